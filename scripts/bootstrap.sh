@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Installs what `make build`, `make test` and `make demo` need, only when missing.
+# Idempotent: a second run on a ready machine takes a second or two.
+# Usage: scripts/bootstrap.sh [rust|node|browsers|all]...
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+
+say() { printf 'bootstrap: %s\n' "$*" >&2; }
+
+rust() {
+  if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+    say "adding rustup target wasm32-unknown-unknown"
+    rustup target add wasm32-unknown-unknown
+  fi
+  # The CLI must equal the wasm-bindgen crate in Cargo.lock.
+  local want
+  want=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/"/,"",$3); print $3; exit}' Cargo.lock)
+  if ! command -v wasm-bindgen >/dev/null || [ "$(wasm-bindgen --version | awk '{print $2}')" != "$want" ]; then
+    say "installing wasm-bindgen-cli $want (about 2 minutes)"
+    cargo install wasm-bindgen-cli --version "=$want"
+  fi
+}
+
+node() {
+  # npm ci only when node_modules is missing or older than the lock file.
+  if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    say "npm ci"
+    npm ci --no-audit --no-fund
+  fi
+}
+
+apt_install() {
+  if [ "$(id -u)" != 0 ]; then
+    say "not root: install $* yourself"; return 0
+  fi
+  if [ ! -f /tmp/.saferetry-apt-updated ]; then
+    apt-get update -qq && touch /tmp/.saferetry-apt-updated
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+browsers() {
+  local need=()
+  command -v chromium >/dev/null || need+=(chromium)
+  command -v chromedriver >/dev/null || need+=(chromium-driver)
+  command -v firefox-esr >/dev/null || need+=(firefox-esr)
+  command -v WebKitWebDriver >/dev/null || need+=(webkit2gtk-driver)
+  command -v xvfb-run >/dev/null || need+=(xvfb xauth)
+  if [ ${#need[@]} -gt 0 ]; then
+    say "apt-get install ${need[*]}"
+    apt_install "${need[@]}"
+  fi
+  if ! command -v geckodriver >/dev/null; then
+    say "installing geckodriver (about 3 minutes)"
+    cargo install geckodriver --version '^0.37'
+  fi
+}
+
+[ $# -gt 0 ] || set -- all
+for part in "$@"; do
+  case "$part" in
+    rust) rust ;;
+    node) node ;;
+    browsers) browsers ;;
+    all) rust; node; browsers ;;
+    *) say "unknown part $part"; exit 2 ;;
+  esac
+done

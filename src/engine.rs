@@ -1,0 +1,341 @@
+//! The retry loop: one logical operation, from the first attempt to a
+//! terminal state.
+//!
+//! It is generic over a [`Transport`] (send one attempt) and a [`Clock`]
+//! (read the time, sleep until woken or cancelled), so the same loop runs
+//! against the host's `fetch` and timers in wasm and on virtual time in the
+//! native tests. It asks `policy` for every decision and only sequences them.
+//!
+//! Our own timers live here, not in the transport: each attempt races the
+//! transport against a sleep bounded by `attemptMs` and the deadline. The
+//! loser is dropped, and the host transport aborts its request on drop, so
+//! one mechanism stops the request, its body read and any wait, whichever
+//! signal comes first.
+
+use alloc::string::String;
+use core::future::{poll_fn, Future};
+use core::pin::pin;
+use core::task::Poll;
+
+use crate::policy::budget::Quota;
+use crate::policy::classify::{classify, Attempted, Failure, Safety, Stage, Verdict, WaitKind};
+use crate::policy::limits::Timer;
+use crate::policy::options::Options;
+use crate::policy::reason::Reason;
+use crate::policy::report::{AttemptRecord, ErrorInfo, Report};
+use crate::policy::retry::{plan_retry, RetryCase};
+use crate::policy::retry_after::{self, RetryAfter};
+use crate::policy::state::{Phase, StateMachine, WaitWhy};
+
+/// How a sleep ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slept {
+    Elapsed,
+    Cancelled,
+}
+
+/// Time, and the operation's cancellation.
+pub trait Clock {
+    /// Unix epoch milliseconds.
+    fn now_ms(&self) -> u64;
+    /// Resolves after `ms`, or as soon as the operation is cancelled.
+    fn sleep(&self, ms: u64) -> impl Future<Output = Slept>;
+    fn cancelled(&self) -> bool;
+}
+
+/// A response, as the loop needs it; `body` is the transport's own.
+#[derive(Debug)]
+pub struct Answer<B> {
+    pub status: u16,
+    pub retry_after: Option<String>,
+    pub retry_after_ms: Option<String>,
+    /// Cross-origin: headers not exposed by CORS are invisible.
+    pub cross_origin: bool,
+    pub body: B,
+}
+
+/// A failed attempt: the policy's view, the report's, and the original error.
+#[derive(Debug)]
+pub struct Failed<E> {
+    pub failure: Failure,
+    pub code: String,
+    pub name: String,
+    pub error: Option<E>,
+}
+
+/// Sends one attempt (request and body read) and classifies its failure.
+pub trait Transport {
+    type Body;
+    type Error;
+    fn send(
+        &self,
+        attempt: u32,
+    ) -> impl Future<Output = Result<Answer<Self::Body>, Failed<Self::Error>>>;
+    /// A bounded, redacted snippet of a failed response's body.
+    fn snippet(&self, body: &Self::Body) -> Option<String>;
+}
+
+/// One operation's request-level facts.
+#[derive(Debug, Clone, Copy)]
+pub struct Call<'a> {
+    pub options: &'a Options,
+    pub safety: Safety,
+    pub body_replayable: bool,
+}
+
+/// How an operation ended.
+#[derive(Debug)]
+pub struct Finished<B, E> {
+    pub phase: Phase,
+    pub report: Report,
+    /// The last response, whenever one arrived.
+    pub response: Option<Answer<B>>,
+    /// The last error, when the operation ended on one.
+    pub cause: Option<E>,
+}
+
+/// Runs one logical operation to its end. `random` is drawn once per
+/// planned wait; `observe` sees every state change.
+pub async fn run<T: Transport, C: Clock>(
+    call: Call<'_>,
+    transport: &T,
+    clock: &C,
+    quota: Option<&Quota>,
+    random: &mut dyn FnMut() -> f64,
+    observe: &mut dyn FnMut(Phase),
+) -> Finished<T::Body, T::Error> {
+    let start = clock.now_ms();
+    let mut op = Op::new(start, call, observe);
+    if clock.cancelled() {
+        return op.finish(clock.now_ms(), Reason::Cancelled, None, None, None);
+    }
+    let limits = &call.options.limits;
+    let deadline = limits.deadline(start);
+    let mut last_retry_cost = None;
+    let mut attempt = 0u32;
+    loop {
+        attempt += 1;
+        let now = clock.now_ms();
+        let Some((timer_ms, timer)) = limits.attempt_timer(now, deadline) else {
+            return op.finish(clock.now_ms(), Reason::Deadline, None, None, None);
+        };
+        op.enter(Phase::Requesting {
+            attempt,
+            max: limits.max_attempts,
+        });
+        let outcome = match race(transport.send(attempt), clock.sleep(timer_ms)).await {
+            Either::Left(outcome) => outcome,
+            Either::Right(Slept::Elapsed) => Err(ours(match timer {
+                Timer::Attempt => Failure::AttemptTimeout,
+                Timer::Deadline => Failure::Deadline,
+            })),
+            Either::Right(Slept::Cancelled) => Err(ours(Failure::Cancelled)),
+        };
+        let end = clock.now_ms();
+        let mut record = AttemptRecord {
+            start_ms: now - start,
+            duration_ms: end.saturating_sub(now),
+            ..AttemptRecord::default()
+        };
+        let (attempted, response, cause) = match outcome {
+            Ok(answer) => {
+                let ra = retry_after::from_headers(
+                    answer.retry_after.as_deref(),
+                    answer.retry_after_ms.as_deref(),
+                    end,
+                );
+                record.status = Some(answer.status);
+                record.retry_after_ms = ra.and_then(RetryAfter::floor_ms);
+                let hidden = answer.cross_origin
+                    && ra.is_none()
+                    && call.options.retry_on.status(answer.status);
+                op.report.retry_after_hidden |= hidden;
+                let attempted = Attempted::Responded {
+                    status: answer.status,
+                    retry_after: ra,
+                    retry_after_hidden: hidden,
+                };
+                (attempted, Some(answer), None)
+            }
+            Err(failed) => {
+                let stage = match failed.failure {
+                    Failure::Network(stage) => stage,
+                    _ => Stage::MaybeDelivered,
+                };
+                record.error = Some(ErrorInfo {
+                    stage,
+                    code: failed.code,
+                    name: failed.name,
+                });
+                (Attempted::Failed(failed.failure), None, failed.error)
+            }
+        };
+        let verdict = classify(attempted, call.safety, &call.options.retry_on);
+        let kind = match verdict {
+            Verdict::Succeeded => {
+                op.report.attempts.push(record);
+                if let Some(q) = quota {
+                    q.on_success(last_retry_cost);
+                }
+                return op.finish(clock.now_ms(), Reason::Succeeded, None, response, cause);
+            }
+            Verdict::Stop(reason) => {
+                op.report.attempts.push(record);
+                let snippet = response.as_ref().and_then(|r| op.snippet_of(transport, r));
+                op.report.snippet = snippet;
+                return op.finish(clock.now_ms(), reason, None, response, cause);
+            }
+            Verdict::Retry(kind) => kind,
+        };
+        let case = RetryCase {
+            options: call.options,
+            kind,
+            attempts_made: attempt,
+            now_ms: end,
+            deadline_ms: deadline,
+            body_replayable: call.body_replayable,
+            after_timeout: attempted == Attempted::Failed(Failure::AttemptTimeout),
+            random: random(),
+        };
+        let planned = match plan_retry(case, quota) {
+            Ok(planned) => planned,
+            Err(refused) => {
+                op.report.attempts.push(record);
+                let snippet = response.as_ref().and_then(|r| op.snippet_of(transport, r));
+                op.report.snippet = snippet;
+                return op.finish(
+                    clock.now_ms(),
+                    refused.reason,
+                    refused.retry_at,
+                    response,
+                    cause,
+                );
+            }
+        };
+        last_retry_cost = planned.cost;
+        record.planned_wait_ms = Some(planned.wait_ms);
+        record.wait_kind = Some(kind);
+        op.report.attempts.push(record);
+        op.enter(Phase::Waiting {
+            attempt: attempt + 1,
+            until_ms: end.saturating_add(planned.wait_ms),
+            wait_ms: planned.wait_ms,
+            why: wait_why(kind),
+        });
+        if clock.sleep(planned.wait_ms).await == Slept::Cancelled {
+            return op.finish(clock.now_ms(), Reason::Cancelled, None, None, None);
+        }
+    }
+}
+
+fn wait_why(kind: WaitKind) -> WaitWhy {
+    match kind {
+        WaitKind::Backoff => WaitWhy::Backoff,
+        WaitKind::Throttle => WaitWhy::Throttle,
+        WaitKind::RetryAfter(_) => WaitWhy::RetryAfter,
+    }
+}
+
+/// A failure raised by our own timers or the caller's cancellation.
+fn ours<E>(failure: Failure) -> Failed<E> {
+    let (code, name) = match failure {
+        Failure::AttemptTimeout => ("attempt-timeout", "TimeoutError"),
+        Failure::Deadline => ("deadline", "TimeoutError"),
+        _ => ("cancelled", "AbortError"),
+    };
+    Failed {
+        failure,
+        code: String::from(code),
+        name: String::from(name),
+        error: None,
+    }
+}
+
+/// The operation's report and state, built as the loop goes.
+struct Op<'o> {
+    start: u64,
+    safety: Safety,
+    report: Report,
+    machine: StateMachine,
+    observe: &'o mut dyn FnMut(Phase),
+}
+
+impl<'o> Op<'o> {
+    fn new(start: u64, call: Call, observe: &'o mut dyn FnMut(Phase)) -> Op<'o> {
+        let report = Report {
+            reason: Reason::Succeeded,
+            retry_at: None,
+            elapsed_ms: 0,
+            attempts: alloc::vec::Vec::new(),
+            retry_after_hidden: false,
+            snippet: None,
+        };
+        Op {
+            start,
+            safety: call.safety,
+            report,
+            machine: StateMachine::default(),
+            observe,
+        }
+    }
+
+    fn enter(&mut self, phase: Phase) {
+        if let Some(p) = self.machine.advance(phase) {
+            (self.observe)(p);
+        }
+    }
+
+    /// A snippet only for a failed response that did not say, in its
+    /// headers, when to come back.
+    fn snippet_of<T: Transport>(&self, transport: &T, answer: &Answer<T::Body>) -> Option<String> {
+        let failed = !(200..=299).contains(&answer.status);
+        let said_when = answer.retry_after.is_some() || answer.retry_after_ms.is_some();
+        (failed && !said_when)
+            .then(|| transport.snippet(&answer.body))
+            .flatten()
+    }
+
+    fn finish<B, E>(
+        mut self,
+        now: u64,
+        reason: Reason,
+        retry_at: Option<u64>,
+        response: Option<Answer<B>>,
+        cause: Option<E>,
+    ) -> Finished<B, E> {
+        self.report.elapsed_ms = now.saturating_sub(self.start);
+        self.report.reason = reason;
+        self.report.retry_at = retry_at;
+        let phase = Phase::terminal(reason, retry_at, self.safety);
+        self.enter(phase);
+        Finished {
+            phase,
+            report: self.report,
+            response,
+            cause,
+        }
+    }
+}
+
+enum Either<A, B> {
+    Left(A),
+    Right(B),
+}
+
+/// Polls both futures; the first to finish wins and the other is dropped.
+/// `a` is polled first, so a transport that finishes at the very instant
+/// its timer fires is not counted as timed out.
+async fn race<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Output> {
+    let mut a = pin!(a);
+    let mut b = pin!(b);
+    poll_fn(|cx| {
+        if let Poll::Ready(x) = a.as_mut().poll(cx) {
+            return Poll::Ready(Either::Left(x));
+        }
+        if let Poll::Ready(y) = b.as_mut().poll(cx) {
+            return Poll::Ready(Either::Right(y));
+        }
+        Poll::Pending
+    })
+    .await
+}

@@ -1,0 +1,1 @@
+//! wasm32 only: translates between JavaScript and the policy.

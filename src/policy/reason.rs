@@ -1,0 +1,46 @@
+//! Why a logical operation ended: `report.reason` and `RetryError.reason`.
+
+/// The end of an operation. Every name is one of DESIGN §1's stop reasons,
+/// plus `succeeded` for a 2xx and `invalid-random` for an injected
+/// `random()` that returned something outside `[0, 1)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    Succeeded,
+    HttpStop,
+    AttemptsExhausted,
+    WaitExceedsBudget,
+    UnsupportedRetryAfter,
+    AttemptTimeout,
+    Deadline,
+    Cancelled,
+    MaybeDelivered,
+    NetworkError,
+    RetryQuotaExhausted,
+    QueueExceedsBudget,
+    BodyNotReplayable,
+    BodyTooLarge,
+    InvalidRandom,
+}
+
+impl Reason {
+    /// The public, kebab-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reason::Succeeded => "succeeded",
+            Reason::HttpStop => "http-stop",
+            Reason::AttemptsExhausted => "attempts-exhausted",
+            Reason::WaitExceedsBudget => "wait-exceeds-budget",
+            Reason::UnsupportedRetryAfter => "unsupported-retry-after",
+            Reason::AttemptTimeout => "attempt-timeout",
+            Reason::Deadline => "deadline",
+            Reason::Cancelled => "cancelled",
+            Reason::MaybeDelivered => "maybe-delivered",
+            Reason::NetworkError => "network-error",
+            Reason::RetryQuotaExhausted => "retry-quota-exhausted",
+            Reason::QueueExceedsBudget => "queue-exceeds-budget",
+            Reason::BodyNotReplayable => "body-not-replayable",
+            Reason::BodyTooLarge => "body-too-large",
+            Reason::InvalidRandom => "invalid-random",
+        }
+    }
+}

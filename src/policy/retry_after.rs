@@ -1,0 +1,360 @@
+//! `Retry-After` (RFC 9110 §10.2.3): delta-seconds or an HTTP-date, never
+//! milliseconds.
+//!
+//! Anything we cannot read exactly is `Unsupported`, never a guessed 0: a
+//! server that asked for a wait and was answered by an immediate retry is the
+//! thundering herd this header exists to prevent. The server's value is a
+//! floor; callers add jitter on top of it, never below.
+
+/// What a `Retry-After` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryAfter {
+    /// Wait this many milliseconds (0 for a date in the past).
+    Delay(u64),
+    /// More seconds than can be represented: exceeds any budget.
+    Infinite,
+    /// Fractions, negatives, garbage, impossible dates.
+    Unsupported,
+}
+
+impl RetryAfter {
+    /// The floor in milliseconds, `u64::MAX` standing for infinite.
+    pub fn floor_ms(self) -> Option<u64> {
+        match self {
+            RetryAfter::Delay(ms) => Some(ms),
+            RetryAfter::Infinite => Some(u64::MAX),
+            RetryAfter::Unsupported => None,
+        }
+    }
+}
+
+/// Reads the headers that matter: `Retry-After-Ms` (milliseconds, sent by
+/// some APIs) is preferred when present and readable; otherwise
+/// `Retry-After`. `None` when neither is present.
+pub fn from_headers(
+    retry_after: Option<&str>,
+    retry_after_ms: Option<&str>,
+    now_ms: u64,
+) -> Option<RetryAfter> {
+    if let Some(ms) = retry_after_ms.and_then(parse_ms) {
+        return Some(RetryAfter::Delay(ms));
+    }
+    retry_after.map(|value| parse(value, now_ms))
+}
+
+/// Parses a `Retry-After` value against `now_ms` (Unix epoch milliseconds).
+pub fn parse(value: &str, now_ms: u64) -> RetryAfter {
+    let value = value.trim_matches([' ', '\t']);
+    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        return delta_seconds(value);
+    }
+    match http_date(value.as_bytes(), now_ms) {
+        Some(date_ms) if date_ms > now_ms as i64 => RetryAfter::Delay(date_ms as u64 - now_ms),
+        Some(_) => RetryAfter::Delay(0),
+        None => RetryAfter::Unsupported,
+    }
+}
+
+/// `Retry-After-Ms`: a non-negative decimal number of milliseconds, rounded
+/// up. Unreadable values are ignored (the standard header then decides).
+pub fn parse_ms(value: &str) -> Option<u64> {
+    let value = value.trim_matches([' ', '\t']);
+    let (whole, fraction) = value.split_once('.').unwrap_or((value, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() || !digits(whole) || !digits(fraction) || value.ends_with('.') {
+        return None;
+    }
+    let ms = decimal(whole)?;
+    let round_up = fraction.bytes().any(|b| b != b'0');
+    Some(ms.saturating_add(round_up as u64))
+}
+
+fn decimal(digits: &str) -> Option<u64> {
+    digits.bytes().try_fold(0u64, |acc, b| {
+        acc.checked_mul(10)?.checked_add(u64::from(b - b'0'))
+    })
+}
+
+fn delta_seconds(digits: &str) -> RetryAfter {
+    match decimal(digits).and_then(|s| s.checked_mul(1000)) {
+        Some(ms) => RetryAfter::Delay(ms),
+        None => RetryAfter::Infinite,
+    }
+}
+
+const MONTHS: [&[u8]; 12] = [
+    b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",
+];
+const DAYS: [&[u8]; 7] = [b"Mon", b"Tue", b"Wed", b"Thu", b"Fri", b"Sat", b"Sun"];
+const LONG_DAYS: [&[u8]; 7] = [
+    b"Monday",
+    b"Tuesday",
+    b"Wednesday",
+    b"Thursday",
+    b"Friday",
+    b"Saturday",
+    b"Sunday",
+];
+
+/// A date in any of the three forms RFC 9110 §5.6.7 requires recipients to
+/// accept, as Unix epoch milliseconds (negative before 1970).
+fn http_date(s: &[u8], now_ms: u64) -> Option<i64> {
+    let mut c = Cursor(s);
+    if let Some(comma) = s.iter().position(|&b| b == b',') {
+        let (day, rest) = s.split_at_checked(comma)?;
+        c.0 = rest;
+        c.lit(b", ")?;
+        if DAYS.contains(&day) {
+            // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT
+            let d = c.digits(2)?;
+            c.lit(b" ")?;
+            let m = c.month()?;
+            c.lit(b" ")?;
+            let y = c.digits(4)?;
+            c.lit(b" ")?;
+            return c.time_gmt(y as i64, m, d);
+        }
+        if LONG_DAYS.contains(&day) {
+            // RFC 850: Sunday, 06-Nov-94 08:49:37 GMT
+            let d = c.digits(2)?;
+            c.lit(b"-")?;
+            let m = c.month()?;
+            c.lit(b"-")?;
+            let yy = c.digits(2)? as i64;
+            c.lit(b" ")?;
+            return c.time_gmt(two_digit_year(yy, now_ms), m, d);
+        }
+        return None;
+    }
+    // asctime: Sun Nov  6 08:49:37 1994
+    let day = c.take(3)?;
+    if !DAYS.contains(&day) {
+        return None;
+    }
+    c.lit(b" ")?;
+    let m = c.month()?;
+    c.lit(b" ")?;
+    let d = if c.0.first() == Some(&b' ') {
+        c.lit(b" ")?;
+        c.digits(1)?
+    } else {
+        c.digits(2)?
+    };
+    c.lit(b" ")?;
+    let (h, min, sec) = c.time()?;
+    c.lit(b" ")?;
+    let y = c.digits(4)?;
+    c.end()?;
+    epoch_ms(y as i64, m, d, h, min, sec)
+}
+
+/// RFC 9110: a two-digit year more than 50 years in the future is the most
+/// recent past year with the same last two digits.
+fn two_digit_year(yy: i64, now_ms: u64) -> i64 {
+    let now_year = civil_year((now_ms / 86_400_000) as i64);
+    let candidate = now_year - now_year.rem_euclid(100) + yy;
+    if candidate > now_year + 50 {
+        candidate - 100
+    } else {
+        candidate
+    }
+}
+
+struct Cursor<'a>(&'a [u8]);
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (head, rest) = self.0.split_at_checked(n)?;
+        self.0 = rest;
+        Some(head)
+    }
+    fn lit(&mut self, expected: &[u8]) -> Option<()> {
+        (self.take(expected.len())? == expected).then_some(())
+    }
+    fn digits(&mut self, n: usize) -> Option<u32> {
+        let head = self.take(n)?;
+        head.iter().try_fold(0u32, |acc, &b| {
+            b.is_ascii_digit().then(|| acc * 10 + u32::from(b - b'0'))
+        })
+    }
+    fn month(&mut self) -> Option<u32> {
+        let name = self.take(3)?;
+        MONTHS.iter().position(|&m| m == name).map(|i| i as u32 + 1)
+    }
+    fn time(&mut self) -> Option<(u32, u32, u32)> {
+        let h = self.digits(2)?;
+        self.lit(b":")?;
+        let m = self.digits(2)?;
+        self.lit(b":")?;
+        let s = self.digits(2)?;
+        Some((h, m, s))
+    }
+    fn time_gmt(&mut self, y: i64, m: u32, d: u32) -> Option<i64> {
+        let (h, min, s) = self.time()?;
+        self.lit(b" GMT")?;
+        self.end()?;
+        epoch_ms(y, m, d, h, min, s)
+    }
+    fn end(&self) -> Option<()> {
+        self.0.is_empty().then_some(())
+    }
+}
+
+fn is_leap(y: i64) -> bool {
+    (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
+}
+
+fn days_in_month(y: i64, m: u32) -> u32 {
+    match m {
+        2 if is_leap(y) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Validates the fields (a leap second, 60, is accepted as RFC 9110 allows)
+/// and converts to epoch milliseconds.
+fn epoch_ms(y: i64, m: u32, d: u32, h: u32, min: u32, s: u32) -> Option<i64> {
+    if d == 0 || d > days_in_month(y, m) || h > 23 || min > 59 || s > 60 {
+        return None;
+    }
+    let days = days_from_civil(y, m, d);
+    Some(((days * 24 + h as i64) * 60 + min as i64) * 60_000 + s as i64 * 1000)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
+/// algorithm).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m as i64 + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The Gregorian year of a day count since 1970-01-01.
+fn civil_year(days: i64) -> i64 {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let month_from_march = mp + 3;
+    yoe + era * 400 + i64::from(month_from_march > 12)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RetryAfter::{Delay, Infinite, Unsupported};
+    use super::*;
+
+    /// 1994-11-06 08:49:00 GMT, 37 s before the RFC's example date.
+    const NOW: u64 = 784_111_740_000;
+
+    #[test]
+    fn parses_every_form_in_the_table() {
+        let table: &[(&str, RetryAfter)] = &[
+            ("1", Delay(1000)),
+            ("0", Delay(0)),
+            ("120", Delay(120_000)),
+            (" 7\t", Delay(7000)),
+            ("007", Delay(7000)),
+            ("1.5", Unsupported),
+            ("-1", Unsupported),
+            ("+1", Unsupported),
+            ("abc", Unsupported),
+            ("", Unsupported),
+            ("1e3", Unsupported),
+            ("1000ms", Unsupported),
+            ("99999999999999999999", Infinite),
+            ("18446744073709552", Infinite),
+            ("Sun, 06 Nov 1994 08:49:37 GMT", Delay(37_000)),
+            ("Sunday, 06-Nov-94 08:49:37 GMT", Delay(37_000)),
+            ("Sun Nov  6 08:49:37 1994", Delay(37_000)),
+            ("Sun Nov 16 08:49:37 1994", Delay(10 * 86_400_000 + 37_000)),
+            ("Sat, 05 Nov 1994 08:49:37 GMT", Delay(0)),
+            ("Thu, 01 Jan 1970 00:00:00 GMT", Delay(0)),
+            ("Mon, 01 Jan 1900 00:00:00 GMT", Delay(0)),
+            ("Sun, 06 Nov 1994 08:49:37 UTC", Unsupported),
+            ("Sun, 6 Nov 1994 08:49:37 GMT", Unsupported),
+            ("Sun, 30 Feb 1994 08:49:37 GMT", Unsupported),
+            ("Sun, 29 Feb 1994 08:49:37 GMT", Unsupported),
+            ("Sun, 06 Nov 1994 24:00:00 GMT", Unsupported),
+            ("Sun, 06 Nov 1994 08:60:00 GMT", Unsupported),
+            ("Sun, 06 Nov 1994 08:49:37 GMT trailing", Unsupported),
+            ("Sun, 06 Foo 1994 08:49:37 GMT", Unsupported),
+            ("Xyz, 06 Nov 1994 08:49:37 GMT", Unsupported),
+            ("Sun Nov 06 08:49:37 1994 GMT", Unsupported),
+            ("Sunday, 06 Nov 1994 08:49:37 GMT", Unsupported),
+            (",", Unsupported),
+            ("Sun", Unsupported),
+        ];
+        for &(value, expected) in table {
+            assert_eq!(parse(value, NOW), expected, "Retry-After {value:?}");
+        }
+    }
+
+    #[test]
+    fn a_leap_day_and_a_leap_second_are_real_dates() {
+        let leap_day = parse("Thu, 29 Feb 1996 00:00:00 GMT", NOW);
+        assert!(matches!(leap_day, Delay(ms) if ms > 0));
+        assert_eq!(parse("Sun, 06 Nov 1994 08:49:60 GMT", NOW), Delay(60_000));
+    }
+
+    #[test]
+    fn rfc850_years_more_than_fifty_years_ahead_belong_to_the_past_century() {
+        // now = 2026-11-30: "76" is 2076 (50 years ahead), "77" is 1977.
+        let now_2026 = (days_from_civil(2026, 11, 30) * 86_400_000) as u64;
+        let in_76 = parse("Thursday, 01-Jan-76 00:00:00 GMT", now_2026);
+        assert_eq!(
+            in_76,
+            Delay((days_from_civil(2076, 1, 1) * 86_400_000) as u64 - now_2026)
+        );
+        assert_eq!(
+            parse("Saturday, 01-Jan-77 00:00:00 GMT", now_2026),
+            Delay(0)
+        );
+        let in_27 = parse("Friday, 01-Jan-27 00:00:00 GMT", now_2026);
+        assert_eq!(
+            in_27,
+            Delay(32 * 86_400_000),
+            "Dec 1 to Jan 1 is 31 days, plus Nov 30"
+        );
+    }
+
+    #[test]
+    fn civil_conversions_round_trip() {
+        for (y, m, d) in [
+            (1970, 1, 1),
+            (2000, 2, 29),
+            (2026, 11, 30),
+            (1969, 12, 31),
+            (9999, 12, 31),
+        ] {
+            assert_eq!(civil_year(days_from_civil(y, m, d)), y);
+        }
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(1994, 11, 6), 9075);
+    }
+
+    #[test]
+    fn retry_after_ms_is_preferred_and_rounded_up() {
+        assert_eq!(from_headers(Some("5"), Some("250"), NOW), Some(Delay(250)));
+        assert_eq!(from_headers(Some("5"), Some("0.2"), NOW), Some(Delay(1)));
+        assert_eq!(from_headers(Some("5"), Some("12.0"), NOW), Some(Delay(12)));
+        assert_eq!(
+            from_headers(Some("5"), Some("soon"), NOW),
+            Some(Delay(5000))
+        );
+        assert_eq!(from_headers(Some("5"), Some("-3"), NOW), Some(Delay(5000)));
+        assert_eq!(from_headers(Some("5"), Some("3."), NOW), Some(Delay(5000)));
+        assert_eq!(from_headers(None, Some("7"), NOW), Some(Delay(7)));
+        assert_eq!(from_headers(None, None, NOW), None);
+        assert_eq!(from_headers(Some("x"), None, NOW), Some(Unsupported));
+        assert_eq!(parse_ms("99999999999999999999"), None);
+    }
+}

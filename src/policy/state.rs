@@ -1,0 +1,195 @@
+//! The states a UI shows, and the rule that turns a stop reason into one.
+//!
+//! Every operation ends, in bounded time, in exactly one terminal state; a
+//! terminal state never changes again. `try-later` means "nothing is wrong
+//! with the request; the server or the budget needs time", `failed` means
+//! "trying again blindly would be wrong or useless".
+
+use super::classify::Safety;
+use super::reason::Reason;
+
+/// Why an operation is waiting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitWhy {
+    Backoff,
+    Throttle,
+    RetryAfter,
+    RateLimit,
+    Queue,
+    Offline,
+}
+
+impl WaitWhy {
+    pub fn name(self) -> &'static str {
+        match self {
+            WaitWhy::Backoff => "backoff",
+            WaitWhy::Throttle => "throttle",
+            WaitWhy::RetryAfter => "retry-after",
+            WaitWhy::RateLimit => "rate-limit",
+            WaitWhy::Queue => "queue",
+            WaitWhy::Offline => "offline",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Idle,
+    Requesting {
+        attempt: u32,
+        max: u32,
+    },
+    /// Before attempt `attempt`, until `until_ms` (epoch ms).
+    Waiting {
+        attempt: u32,
+        until_ms: u64,
+        wait_ms: u64,
+        why: WaitWhy,
+    },
+    Succeeded,
+    TryLater {
+        retry_at: Option<u64>,
+        reason: Reason,
+    },
+    Failed {
+        reason: Reason,
+    },
+    Cancelled,
+}
+
+impl Phase {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Phase::Idle => "idle",
+            Phase::Requesting { .. } => "requesting",
+            Phase::Waiting { .. } => "waiting",
+            Phase::Succeeded => "succeeded",
+            Phase::TryLater { .. } => "try-later",
+            Phase::Failed { .. } => "failed",
+            Phase::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn is_terminal(&self) -> bool {
+        matches!(
+            self,
+            Phase::Succeeded | Phase::TryLater { .. } | Phase::Failed { .. } | Phase::Cancelled
+        )
+    }
+
+    /// The terminal state for a stop reason. Timeouts are worth another
+    /// try later only when repeating the request is harmless.
+    pub fn terminal(reason: Reason, retry_at: Option<u64>, safety: Safety) -> Phase {
+        match reason {
+            Reason::Succeeded => Phase::Succeeded,
+            Reason::Cancelled => Phase::Cancelled,
+            Reason::AttemptsExhausted
+            | Reason::WaitExceedsBudget
+            | Reason::UnsupportedRetryAfter
+            | Reason::RetryQuotaExhausted
+            | Reason::QueueExceedsBudget
+            | Reason::NetworkError => Phase::TryLater { retry_at, reason },
+            Reason::AttemptTimeout | Reason::Deadline if safety.repeatable() => {
+                Phase::TryLater { retry_at, reason }
+            }
+            _ => Phase::Failed { reason },
+        }
+    }
+}
+
+/// A short sentence for a person, per reason.
+pub fn message(reason: Reason) -> &'static str {
+    match reason {
+        Reason::Succeeded => "Done.",
+        Reason::HttpStop => "The server refused the request; trying again will not help.",
+        Reason::AttemptsExhausted => "The server is not answering properly right now.",
+        Reason::WaitExceedsBudget => "The server asked us to wait longer than this operation may take.",
+        Reason::UnsupportedRetryAfter => "The server asked us to wait, in a form we cannot read.",
+        Reason::AttemptTimeout => "The server took too long to answer.",
+        Reason::Deadline => "This took too long.",
+        Reason::Cancelled => "Cancelled.",
+        Reason::MaybeDelivered => {
+            "The connection broke after the request was sent; it may have been received, so it was not sent again."
+        }
+        Reason::NetworkError => "The network is not reachable right now.",
+        Reason::RetryQuotaExhausted => "Too many requests are failing; retries are paused for now.",
+        Reason::QueueExceedsBudget => "Too busy to start this request in time.",
+        Reason::BodyNotReplayable => "The request body could not be sent again.",
+        Reason::BodyTooLarge => "The response was larger than allowed.",
+        Reason::InvalidRandom => "The configured random() returned a value outside [0, 1).",
+    }
+}
+
+/// Drives the phase: every transition goes through here, and once terminal
+/// nothing moves it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StateMachine {
+    phase: Phase,
+}
+
+impl Default for StateMachine {
+    fn default() -> Self {
+        StateMachine { phase: Phase::Idle }
+    }
+}
+
+impl StateMachine {
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// Moves to `next`; returns it when the move happened.
+    pub fn advance(&mut self, next: Phase) -> Option<Phase> {
+        if self.phase.is_terminal() || next == Phase::Idle {
+            return None;
+        }
+        self.phase = next;
+        Some(next)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_reasons_map_to_the_states_a_ui_shows() {
+        let table = [
+            (Reason::Succeeded, Safety::Unsafe, "succeeded"),
+            (Reason::Cancelled, Safety::Idempotent, "cancelled"),
+            (Reason::AttemptsExhausted, Safety::Idempotent, "try-later"),
+            (Reason::WaitExceedsBudget, Safety::Idempotent, "try-later"),
+            (Reason::RetryQuotaExhausted, Safety::Idempotent, "try-later"),
+            (Reason::AttemptTimeout, Safety::Idempotent, "try-later"),
+            (Reason::AttemptTimeout, Safety::Unsafe, "failed"),
+            (Reason::Deadline, Safety::Keyed, "try-later"),
+            (Reason::Deadline, Safety::Unsafe, "failed"),
+            (Reason::MaybeDelivered, Safety::Unsafe, "failed"),
+            (Reason::HttpStop, Safety::Idempotent, "failed"),
+            (Reason::BodyTooLarge, Safety::Idempotent, "failed"),
+        ];
+        for (reason, safety, name) in table {
+            assert_eq!(
+                Phase::terminal(reason, None, safety).name(),
+                name,
+                "{reason:?} {safety:?}"
+            );
+            assert!(!message(reason).is_empty());
+        }
+    }
+
+    #[test]
+    fn a_terminal_state_never_changes() {
+        let mut m = StateMachine::default();
+        assert_eq!(
+            m.advance(Phase::Requesting { attempt: 1, max: 3 })
+                .map(|p| p.name()),
+            Some("requesting")
+        );
+        assert_eq!(m.advance(Phase::Idle), None);
+        assert!(m.advance(Phase::Cancelled).is_some());
+        assert_eq!(m.advance(Phase::Succeeded), None);
+        assert_eq!(m.advance(Phase::Requesting { attempt: 2, max: 3 }), None);
+        assert_eq!(m.phase(), Phase::Cancelled);
+    }
+}

@@ -1,0 +1,742 @@
+// Runtime-agnostic end-to-end suite for saferetry.
+//
+// Web-standard APIs only (fetch, AbortController, setTimeout, URL,
+// URLSearchParams, TextEncoder, ReadableStream, crypto.randomUUID, Date), so
+// this file runs unchanged in Node, Deno, Bun, workerd and browsers.
+//
+//   cases({ saferetry, server: { url, altUrl }, runtime }) -> [{ name, run, skip?, runtimes? }]
+//   runSuite({ saferetry, server, runtime, filter, log, timeoutMs })
+//     -> { passed, failed, skipped, results: [{ name, status, ok, error, ms, skipped? }] }
+//
+// runtime: 'node' | 'deno' | 'bun' | 'workerd' | 'chromium' | 'firefox' | 'webkit'.
+// Every count claimed below is read from the fault server (/count/<runId>),
+// which counts what it actually received.
+
+import * as assert from './assert.mjs';
+
+export const STOP_REASONS = ['http-stop', 'attempts-exhausted', 'wait-exceeds-budget', 'unsupported-retry-after',
+  'attempt-timeout', 'deadline', 'cancelled', 'maybe-delivered', 'network-error', 'retry-quota-exhausted',
+  'queue-exceeds-budget', 'body-not-replayable', 'body-too-large'];
+export const RUNTIMES = ['node', 'deno', 'bun', 'workerd', 'chromium', 'firefox', 'webkit'];
+const BROWSERS = ['chromium', 'firefox', 'webkit'];
+// Runtimes whose fetch errors let the library prove `not-sent` for a buffered body.
+const PROVES_NOT_SENT = ['node', 'bun'];
+
+// The foundation policy: every case starts from it.
+export const FOUNDATION = Object.freeze({
+  maxAttempts: 3, totalMs: 4000, attemptMs: 1000, baseMs: 50, capMs: 200,
+  retryOn: { statuses: [429, 503], timeouts: true, networkErrors: true },
+  retryAfterSpread: false, random: () => 0.5, quota: false,
+});
+
+const SLACK_MS = 2; // Date.now() granularity between two server timestamps
+const SECRET = /sekrit/i;
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const rid = () => crypto.randomUUID();
+const stateOf = (s) => (typeof s === 'string' ? s : s?.state ?? s?.kind);
+const toMs = (t) => (t instanceof Date ? t.getTime() : typeof t === 'string' ? Date.parse(t) : t);
+const qs = (params, lead) => {
+  const s = new URLSearchParams(params).toString();
+  return s ? lead + s : '';
+};
+
+export function cases({ saferetry, server, runtime = 'unknown' }) {
+  const { RetryPolicy, retryFetch, RetryError, reportOf } = saferetry;
+  const base = server.url.replace(/\/$/, '');
+  const alt = (server.altUrl ?? server.url).replace(/\/$/, '');
+  const isBrowser = BROWSERS.includes(runtime);
+  const list = [];
+
+  // ---- helpers ---------------------------------------------------------
+  const add = (name, run, extra = {}) => list.push({ name, run, ...extra });
+  const only = (runtimes, reason) => (RUNTIMES.includes(runtime) && runtimes.includes(runtime)
+    ? {} : { runtimes, skip: RUNTIMES.includes(runtime) ? reason : `unknown runtime ${JSON.stringify(runtime)}; ${reason}` });
+  const known = () => (RUNTIMES.includes(runtime) ? {} : { skip: `unknown runtime ${JSON.stringify(runtime)}: expectations differ per runtime` });
+
+  const policy = (over = {}) => new RetryPolicy({ ...FOUNDATION, ...over, retryOn: { ...FOUNDATION.retryOn, ...over.retryOn } });
+  // Steps are percent-encoded one by one, so a comma inside an HTTP-date survives.
+  const seqUrl = (id, steps, params = {}, origin = base) =>
+    `${origin}/s/seq/${id}?steps=${steps.map(encodeURIComponent).join(',')}${qs(params, '&')}`;
+  const scen = (name, id, params = {}, origin = base) => `${origin}/s/${name}/${id}${qs(params, '?')}`;
+
+  async function count(id) {
+    const res = await fetch(`${base}/count/${id}`);
+    assert.equal(res.status, 200, `GET /count/${id}`);
+    return res.json();
+  }
+  // Waits so a stray (wrong) extra request would have arrived, then counts.
+  async function settledCount(id, ms = 150) {
+    await sleep(ms);
+    return count(id);
+  }
+  async function control(path, method = 'GET') {
+    const res = await fetch(`${base}${path}`, { method });
+    assert.equal(res.status, 200, `${method} ${path}`);
+    return res.json();
+  }
+  function reportFor(res) {
+    const r = reportOf(res);
+    assert.ok(r && Array.isArray(r.attempts), 'reportOf(response) returns a report with an attempts array');
+    return r;
+  }
+  async function retryError(promise, reason, msg = 'policy.fetch') {
+    const err = await assert.rejects(promise, 'RetryError', msg);
+    assert.ok(err instanceof TypeError, 'a RetryError is a TypeError');
+    assert.ok(err instanceof RetryError, 'the rejection is an instance of RetryError');
+    assert.ok(err.report && Array.isArray(err.report.attempts), 'err.report has attempts');
+    if (Array.isArray(reason)) assert.oneOf(err.reason, reason, 'err.reason');
+    else if (reason) assert.equal(err.reason, reason, 'err.reason');
+    assert.equal(err.report.reason, err.reason, 'err.report.reason equals err.reason');
+    return err;
+  }
+  async function rejectsWith(promise, reason, msg) {
+    try {
+      await promise;
+    } catch (err) {
+      assert.ok(err === reason, `${msg}: expected the caller's abort reason itself, got ${assert.show(err)}`);
+      return;
+    }
+    assert.fail(`${msg}: expected a rejection with the caller's reason, but it resolved`);
+  }
+  const gaps = (starts) => starts.slice(1).map((t, i) => t - starts[i]);
+  // Resolves when the operation's snapshot reaches `state` (bounded by ms).
+  function reach(op, state, ms = 2000) {
+    return new Promise((resolve, reject) => {
+      if (stateOf(op.getSnapshot()) === state) return resolve();
+      let done = false;
+      let unsub;
+      const finish = (err) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        unsub?.();
+        if (err) reject(err); else resolve();
+      };
+      const timer = setTimeout(() => finish(new Error(`operation never reached "${state}" within ${ms} ms`)), ms);
+      unsub = op.subscribe((s) => { if (stateOf(s ?? op.getSnapshot()) === state) finish(); });
+      if (done) unsub(); // the callback fired synchronously inside subscribe()
+    });
+  }
+
+  // ---- foundation table ------------------------------------------------
+  add('A 503, 503, 200 sequence succeeds on the third request after planned waits of 25 and 50 ms', async () => {
+    const id = rid();
+    const res = await policy().fetch(seqUrl(id, ['503', '503', '200']));
+    assert.equal(res.status, 200, 'status');
+    assert.equal(await res.text(), 'status 200 (request 3)', 'the resolved body is readable');
+    const r = reportFor(res);
+    assert.equal(r.reason, 'succeeded', 'report.reason');
+    assert.equal(r.attempts.map((a) => a.status), [503, 503, 200], 'attempt statuses');
+    assert.equal(r.attempts[0].plannedWaitMs, 25, 'first planned wait');
+    assert.equal(r.attempts[1].plannedWaitMs, 50, 'second planned wait');
+    assert.ok(typeof r.elapsedMs === 'number' && r.elapsedMs >= 75, `elapsedMs ≥ 75, got ${r.elapsedMs}`);
+    const c = await settledCount(id);
+    assert.equal(c.requests, 3, 'server requests');
+    const [g1, g2] = gaps(c.starts);
+    assert.ok(g1 >= 25 - SLACK_MS && g2 >= 50 - SLACK_MS, `server saw the requests ≥ 25 and ≥ 50 ms apart, got ${g1}, ${g2}`);
+  });
+
+  for (const status of [404, 501]) {
+    add(`A ${status} is final after one request: it resolves with the ${status} and reason http-stop`, async () => {
+      const id = rid();
+      const res = await policy().fetch(seqUrl(id, [String(status)]));
+      assert.equal(res.status, status, 'status');
+      assert.equal(reportFor(res).reason, 'http-stop', 'report.reason');
+      assert.equal((await settledCount(id)).requests, 1, 'server requests');
+    });
+  }
+
+  add('A 503 on every request stops after maxAttempts (3) requests with attempts-exhausted and resolves with the last 503', async () => {
+    const id = rid();
+    const res = await policy().fetch(seqUrl(id, ['503']));
+    assert.equal(res.status, 503, 'status');
+    assert.equal(await res.text(), 'status 503 (request 3)', 'the last response is the one resolved');
+    const r = reportFor(res);
+    assert.equal(r.reason, 'attempts-exhausted', 'report.reason');
+    assert.equal(r.attempts.length, 3, 'report attempts');
+    assert.equal((await settledCount(id)).requests, 3, 'server requests');
+  });
+
+  add('A 503 with maxAttempts 1 is sent once and stops with attempts-exhausted', async () => {
+    const id = rid();
+    const res = await policy({ maxAttempts: 1 }).fetch(seqUrl(id, ['503']));
+    assert.equal(res.status, 503, 'status');
+    assert.equal(reportFor(res).reason, 'attempts-exhausted', 'report.reason');
+    assert.equal((await settledCount(id)).requests, 1, 'server requests');
+  });
+
+  add('A 429 with Retry-After: 1 is retried after exactly 1000 ms (spread off) and the second request succeeds', async () => {
+    const id = rid();
+    const res = await policy().fetch(seqUrl(id, ['429~ra=1', '200']));
+    assert.equal(res.status, 200, 'status');
+    const r = reportFor(res);
+    assert.equal(r.reason, 'succeeded', 'report.reason');
+    assert.equal(r.attempts[0].plannedWaitMs, 1000, 'planned wait');
+    assert.equal(r.attempts[0].retryAfterMs, 1000, 'Retry-After seen');
+    const c = await settledCount(id);
+    assert.equal(c.requests, 2, 'server requests');
+    assert.ok(gaps(c.starts)[0] >= 1000 - SLACK_MS, `second request ≥ 1000 ms after the first, got ${gaps(c.starts)[0]}`);
+  });
+
+  add('With retryAfterSpread on, a 429 with Retry-After: 1 waits at least the server\'s 1000 ms plus a spread (1000–1025 ms)', async () => {
+    const id = rid();
+    const res = await policy({ retryAfterSpread: true }).fetch(seqUrl(id, ['429~ra=1', '200']));
+    assert.equal(res.status, 200, 'status');
+    assert.within(reportFor(res).attempts[0].plannedWaitMs, 1000, 1025, 'planned wait');
+    const c = await settledCount(id);
+    assert.equal(c.requests, 2, 'server requests');
+    assert.ok(gaps(c.starts)[0] >= 1000 - SLACK_MS, `second request ≥ 1000 ms after the first, got ${gaps(c.starts)[0]}`);
+  });
+
+  add('A 503 with Retry-After: 60 under totalMs 1000 stops at once with wait-exceeds-budget and retryAt ≈ now + 60 s', async () => {
+    const id = rid();
+    const t0 = Date.now();
+    const res = await policy({ totalMs: 1000 }).fetch(seqUrl(id, ['503~ra=60', '200']));
+    const elapsed = Date.now() - t0;
+    assert.equal(res.status, 503, 'status');
+    const r = reportFor(res);
+    assert.equal(r.reason, 'wait-exceeds-budget', 'report.reason');
+    assert.within(toMs(r.retryAt) - t0, 58_000, 62_000, 'retryAt - start (ms)');
+    assert.equal(r.attempts[0].retryAfterMs, 60_000, 'Retry-After seen');
+    assert.ok(elapsed < 900, `it did not sit out the budget: took ${elapsed} ms`);
+    assert.equal((await settledCount(id)).requests, 1, 'server requests');
+  });
+
+  add('A 503 with a fractional Retry-After (1.5) stops with unsupported-retry-after and is not guessed as 0', async () => {
+    const id = rid();
+    const res = await policy().fetch(seqUrl(id, ['503~ra=1.5', '200']));
+    assert.equal(res.status, 503, 'status');
+    assert.equal(reportFor(res).reason, 'unsupported-retry-after', 'report.reason');
+    assert.equal((await settledCount(id)).requests, 1, 'server requests');
+  });
+
+  add('Headers that arrive after 400 ms with attemptMs 50 (timeouts not retried) reject promptly with attempt-timeout after one request', async () => {
+    const id = rid();
+    const t0 = Date.now();
+    await retryError(policy({ attemptMs: 50, retryOn: { timeouts: false } }).fetch(scen('slow-headers', id, { ms: 400 })), 'attempt-timeout');
+    assert.within(Date.now() - t0, 45, 300, 'time to reject (ms)');
+    assert.equal((await settledCount(id)).requests, 1, 'server requests');
+  });
+
+  add('A body that trickles for 400 ms with attemptMs 50 (timeouts not retried) is a timeout, not a success: attempt-timeout after one request', async () => {
+    const id = rid();
+    const t0 = Date.now();
+    await retryError(policy({ attemptMs: 50, retryOn: { timeouts: false } }).fetch(scen('slow-body', id, { ms: 400 })), 'attempt-timeout');
+    assert.within(Date.now() - t0, 45, 300, 'time to reject (ms)');
+    assert.equal((await settledCount(id)).requests, 1, 'server requests');
+  });
+
+  add('The same trickling body with totalMs 50 and attemptMs 1000 stops with deadline after one request', async () => {
+    const id = rid();
+    const t0 = Date.now();
+    await retryError(policy({ totalMs: 50, attemptMs: 1000 }).fetch(scen('slow-body', id, { ms: 400 })), 'deadline');
+    assert.within(Date.now() - t0, 45, 300, 'time to reject (ms)');
+    assert.equal((await settledCount(id)).requests, 1, 'server requests');
+  });
+
+  add('A call whose signal is already aborted sends nothing and rejects with the caller\'s reason', async () => {
+    const id = rid();
+    const ac = new AbortController();
+    const reason = new Error('user left the page');
+    ac.abort(reason);
+    await rejectsWith(policy().fetch(seqUrl(id, ['200']), { signal: ac.signal }), reason, 'pre-aborted call');
+    assert.equal((await settledCount(id, 100)).requests, 0, 'server requests');
+  });
+
+  add('Aborting from onRetry cancels the wait: it rejects with the caller\'s reason and no further request is sent', async () => {
+    const id = rid();
+    const ac = new AbortController();
+    const reason = new Error('cancel from onRetry');
+    const p = policy({ baseMs: 400, capMs: 400, onRetry: () => ac.abort(reason) });
+    await rejectsWith(p.fetch(seqUrl(id, ['503', '200']), { signal: ac.signal }), reason, 'abort in onRetry');
+    assert.equal((await settledCount(id, 400)).requests, 1, 'server requests after the planned wait (200 ms) passed');
+  });
+
+  add('Aborting by a timer during a 1000 ms backoff wait rejects promptly with the caller\'s reason and sends no further request', async () => {
+    const id = rid();
+    const ac = new AbortController();
+    const reason = new Error('cancel during wait');
+    const t0 = Date.now();
+    const timer = setTimeout(() => ac.abort(reason), 250);
+    try {
+      await rejectsWith(policy({ baseMs: 2000, capMs: 2000 }).fetch(seqUrl(id, ['503', '200']), { signal: ac.signal }), reason, 'abort during wait');
+    } finally {
+      clearTimeout(timer);
+    }
+    assert.within(Date.now() - t0, 240, 700, 'time to reject (ms)');
+    assert.equal((await settledCount(id, Math.max(0, t0 + 1200 - Date.now()))).requests, 1, 'server requests after the planned wait passed');
+  });
+
+  add('Aborting while the body is being read rejects promptly (well under attemptMs) with the caller\'s reason and sends no further request', async () => {
+    const id = rid();
+    const ac = new AbortController();
+    const reason = new Error('cancel during body');
+    const t0 = Date.now();
+    const timer = setTimeout(() => ac.abort(reason), 200);
+    try {
+      const p = policy({ attemptMs: 2500, retryOn: { timeouts: false } });
+      await rejectsWith(p.fetch(scen('slow-body', id, { ms: 2000 }), { signal: ac.signal }), reason, 'abort during body');
+    } finally {
+      clearTimeout(timer);
+    }
+    assert.within(Date.now() - t0, 190, 800, 'time to reject (ms)');
+    assert.equal((await settledCount(id, 300)).requests, 1, 'server requests');
+  });
+
+  // ---- delivery stages ---------------------------------------------------
+  add('A POST whose connection drops after the server read it is not resent: one request, RetryError maybe-delivered, stage maybe-delivered', async () => {
+    const id = rid();
+    const err = await retryError(policy().fetch(scen('reset-after-read', id), { method: 'POST', body: 'pay-1' }), 'maybe-delivered');
+    assert.equal(err.report.attempts.length, 1, 'report attempts');
+    assert.equal(err.report.attempts[0].error?.stage, 'maybe-delivered', 'attempt error stage');
+    const c = await settledCount(id, 300);
+    assert.equal(c.requests, 1, 'server requests');
+    assert.equal(c.bodiesRead, 1, 'server read the body');
+  });
+
+  add('A POST dropped after its head but before its body was read is still maybe-delivered and not resent', async () => {
+    const id = rid();
+    const err = await retryError(policy().fetch(scen('reset-before-read', id), { method: 'POST', body: 'pay-2' }), 'maybe-delivered');
+    assert.equal(err.report.attempts[0].error?.stage, 'maybe-delivered', 'attempt error stage');
+    assert.equal((await settledCount(id, 300)).requests, 1, 'server requests');
+  });
+
+  add('A GET whose connection drops after the request was read is retried (idempotent) up to maxAttempts', async () => {
+    const id = rid();
+    const err = await retryError(policy().fetch(scen('reset-after-read', id)), ['attempts-exhausted', 'network-error', 'maybe-delivered']);
+    assert.equal(err.report.attempts.length, 3, 'report attempts');
+    assert.equal((await settledCount(id)).requests, 3, 'server requests');
+  });
+
+  add('A GET whose body is cut mid-way is retried and the retry succeeds', async () => {
+    const id = rid();
+    const res = await policy().fetch(seqUrl(id, ['cut', '200']));
+    assert.equal(res.status, 200, 'status');
+    const r = reportFor(res);
+    assert.equal(r.attempts[0].error?.stage, 'maybe-delivered', 'first attempt error stage');
+    assert.equal((await settledCount(id)).requests, 2, 'server requests');
+  });
+
+  add('A POST to a port that refuses at first and opens ~300 ms later is retried only where not-sent is provable, and never delivered twice', async () => {
+    const late = await control('/control/late-port?delay=300', 'POST');
+    const p = policy({ maxAttempts: 6, baseMs: 200, capMs: 800, totalMs: 5000 });
+    const call = p.fetch(`${late.url}/pay`, { method: 'POST', body: 'pay-3' });
+    const portId = `port-${late.port}`;
+    if (PROVES_NOT_SENT.includes(runtime)) {
+      const res = await call;
+      assert.equal(res.status, 200, 'status');
+      const r = reportFor(res);
+      assert.equal(r.reason, 'succeeded', 'report.reason');
+      assert.equal(r.attempts[0].error?.stage, 'not-sent', 'first attempt error stage');
+      assert.equal((await settledCount(portId, 300)).requests, 1, 'requests delivered to the late port');
+    } else {
+      const err = await retryError(call, ['maybe-delivered', 'network-error']);
+      assert.equal(err.report.attempts.length, 1, 'report attempts (no resend)');
+      const c = await settledCount(portId, Math.max(0, late.opensAt + 500 - Date.now()));
+      assert.equal(c.requests, 0, 'requests delivered to the late port');
+    }
+  }, known());
+
+  add('A POST answered 307 to a closed port is not followed: one request at the first hop, resolved with the redirect, http-stop', async () => {
+    const id = rid();
+    const closed = await control('/control/closed-port');
+    const res = await policy().fetch(scen('redirect', id, { to: `${closed.url}/pay` }), { method: 'POST', body: 'pay-4' });
+    const allowed = isBrowser ? [307, 0] : [307];
+    assert.oneOf(res.status, allowed, 'status (0 = opaque redirect)');
+    const r = reportFor(res);
+    assert.equal(r.reason, 'http-stop', 'report.reason');
+    assert.equal(r.attempts.length, 1, 'report attempts');
+    assert.oneOf(r.attempts[0].status, allowed, 'a response arrived');
+    assert.equal(r.attempts[0].error, undefined, 'no error on the attempt');
+    const c = await settledCount(id, 300);
+    assert.equal(c.requests, 1, 'first-hop requests');
+    assert.equal(c.bodiesRead, 1, 'first hop read the POST body');
+  });
+
+  add('A 429 with an IMF-fixdate Retry-After ~2–3 s ahead is retried no earlier than that date', async () => {
+    const id = rid();
+    const target = (Math.floor(Date.now() / 1000) + 3) * 1000; // a whole second: the date has 1 s granularity
+    const res = await policy({ totalMs: 8000 }).fetch(seqUrl(id, [`429~ra=${new Date(target).toUTCString()}`, '200']));
+    assert.equal(res.status, 200, 'status');
+    const c = await settledCount(id);
+    assert.equal(c.requests, 2, 'server requests');
+    assert.ok(c.starts[1] >= target, `second request arrived ${target - c.starts[1]} ms before the Retry-After date`);
+  });
+
+  // ---- idempotency keys ------------------------------------------------------
+  add('A POST with idempotencyKey "k-1" is retried after 503 and every attempt carries Idempotency-Key: k-1', async () => {
+    const id = rid();
+    const res = await policy().fetch(seqUrl(id, ['503', '503', '200']), { method: 'POST', body: 'pay-5', retry: { idempotencyKey: 'k-1' } });
+    assert.equal(res.status, 200, 'status');
+    const c = await settledCount(id);
+    assert.equal(c.requests, 3, 'server requests');
+    assert.equal(c.idempotencyKeys, ['k-1', 'k-1', 'k-1'], 'Idempotency-Key per attempt');
+  });
+
+  add('idempotencyKey true generates one key shared by all attempts of an operation, and a new one for the next operation', async () => {
+    const id = rid();
+    const p = policy();
+    const res = await p.fetch(seqUrl(id, ['503', '503', '200']), { method: 'POST', body: 'pay-6', retry: { idempotencyKey: true } });
+    assert.equal(res.status, 200, 'status');
+    const c = await settledCount(id);
+    const [k] = c.idempotencyKeys;
+    assert.ok(typeof k === 'string' && k.length >= 8, `a generated key, got ${assert.show(k)}`);
+    assert.equal(c.idempotencyKeys, [k, k, k], 'the same key on every attempt');
+    const id2 = rid();
+    await p.fetch(seqUrl(id2, ['200']), { method: 'POST', body: 'pay-7', retry: { idempotencyKey: true } });
+    const [k2] = (await count(id2)).idempotencyKeys;
+    assert.ok(typeof k2 === 'string' && k2 !== k, 'a second operation gets a different key');
+  });
+
+  add('A POST without an idempotency key answered 503 is not retried', async () => {
+    const id = rid();
+    const res = await policy().fetch(seqUrl(id, ['503', '200']), { method: 'POST', body: 'pay-8' });
+    assert.equal(res.status, 503, 'status');
+    assert.oneOf(reportFor(res).reason, STOP_REASONS, 'report.reason is a stop reason');
+    assert.equal((await settledCount(id)).requests, 1, 'server requests');
+  });
+
+  add('A PATCH without an idempotency key answered 503 is not retried', async () => {
+    const id = rid();
+    const res = await policy().fetch(seqUrl(id, ['503', '200']), { method: 'PATCH', body: 'x' });
+    assert.equal(res.status, 503, 'status');
+    assert.equal((await settledCount(id)).requests, 1, 'server requests');
+  });
+
+  add('A PUT (idempotent) answered 503 is retried and succeeds', async () => {
+    const id = rid();
+    const res = await policy().fetch(seqUrl(id, ['503', '200']), { method: 'PUT', body: 'x' });
+    assert.equal(res.status, 200, 'status');
+    const c = await settledCount(id);
+    assert.equal(c.methods, ['PUT', 'PUT'], 'server methods');
+  });
+
+  // ---- credentials never in reports ---------------------------------------------
+  const secretHeaders = { Authorization: 'Bearer sekrit-auth-1', Cookie: 'session=sekrit-cookie-2', 'Proxy-Authorization': 'Basic sekrit-proxy-3' };
+
+  add('Credentials sent by the caller never appear in the report of a failing response that echoes them', async () => {
+    const id = rid();
+    const res = await policy().fetch(scen('echo', id, { status: 500, setcookie: 'sekrit-setcookie-4' }), { headers: secretHeaders });
+    assert.equal(res.status, 500, 'status');
+    assert.match(await res.text(), /sekrit-auth-1/, 'precondition: the server echoed the Authorization header');
+    const r = reportFor(res);
+    assert.equal(r.reason, 'http-stop', 'report.reason');
+    assert.notMatch(JSON.stringify(r), SECRET, 'JSON.stringify(report)');
+  });
+
+  add('Credentials never appear in a RetryError\'s report or message, even after a response echoed them', async () => {
+    const id = rid();
+    const err = await retryError(policy({ maxAttempts: 2 }).fetch(seqUrl(id, ['503~echo=1', 'reset']), { headers: secretHeaders }));
+    assert.notMatch(JSON.stringify(err.report), SECRET, 'JSON.stringify(err.report)');
+    assert.notMatch(String(err.message), SECRET, 'err.message');
+    assert.equal((await settledCount(id)).requests, 2, 'server requests');
+  });
+
+  // ---- option validation -----------------------------------------------------
+  const badOptions = [
+    ['maxAttempts: 0', { maxAttempts: 0 }, RangeError, /maxAttempts/],
+    ["maxAttempts: 'x'", { maxAttempts: 'x' }, TypeError, /maxAttempts/],
+    ['totalMs: -1', { totalMs: -1 }, RangeError, /totalMs/],
+    ['retryOn.statuses: [99999]', { retryOn: { statuses: [99999] } }, RangeError, /statuses/],
+    ['random: 42 (not a function)', { random: 42 }, TypeError, /random/],
+  ];
+  for (const [label, bad, Type, field] of badOptions) {
+    add(`new RetryPolicy({ ${label} }) throws a ${Type.name} naming the field, and a normal call still succeeds afterwards`, async () => {
+      const err = assert.throws(() => policy(bad), Type, label);
+      assert.match(err.message, field, `${Type.name} message`);
+      if (label === 'maxAttempts: 0') assert.match(err.message, /\d/, 'the message states the accepted range');
+      const id = rid();
+      const res = await policy().fetch(seqUrl(id, ['200']));
+      assert.equal(res.status, 200, 'normal call status');
+    });
+  }
+
+  // ---- CORS: hidden Retry-After (browsers only) -------------------------------
+  const browsersOnly = only(BROWSERS, 'only browsers hide non-exposed headers of cross-origin responses');
+  add('A cross-origin 503 whose Retry-After is not exposed is reported as retryAfterHidden and uses the throttling backoff', async () => {
+    const id = rid();
+    const res = await policy({ totalMs: 6000 }).fetch(seqUrl(id, ['503~ra=1', '200'], { expose: '0' }, alt));
+    assert.equal(res.status, 200, 'status');
+    const r = reportFor(res);
+    assert.equal(r.retryAfterHidden, true, 'report.retryAfterHidden');
+    assert.equal(r.attempts[0].waitKind, 'throttle', 'waitKind');
+    assert.equal((await settledCount(id)).requests, 2, 'server requests');
+  }, browsersOnly);
+
+  add('A cross-origin 503 whose Retry-After is exposed is honoured (1000 ms) and not reported as hidden', async () => {
+    const id = rid();
+    const res = await policy({ totalMs: 6000 }).fetch(seqUrl(id, ['503~ra=1', '200'], {}, alt));
+    assert.equal(res.status, 200, 'status');
+    const r = reportFor(res);
+    assert.ok(!r.retryAfterHidden, 'report.retryAfterHidden is not set');
+    assert.equal(r.attempts[0].plannedWaitMs, 1000, 'planned wait');
+  }, browsersOnly);
+
+  // ---- bodies ------------------------------------------------------------------
+  for (const cl of ['1', '0']) {
+    add(`A body larger than maxBodyBytes (${cl === '1' ? 'with Content-Length' : 'chunked'}) rejects with body-too-large after one request`, async () => {
+      const id = rid();
+      await retryError(policy({ maxBodyBytes: 1000 }).fetch(scen('big', id, { bytes: 200_000, cl })), 'body-too-large');
+      assert.equal((await settledCount(id)).requests, 1, 'server requests');
+    });
+  }
+
+  add('A ReadableStream POST body that fails before it was sent is never sent again (body-not-replayable where not-sent is provable)', async () => {
+    const late = await control('/control/late-port?delay=300', 'POST');
+    const body = new ReadableStream({
+      start(c) { c.enqueue(new TextEncoder().encode('pay-9')); c.close(); },
+    });
+    const p = policy({ maxAttempts: 5, baseMs: 200, capMs: 800, totalMs: 5000 });
+    const expected = PROVES_NOT_SENT.includes(runtime) ? 'body-not-replayable'
+      : runtime === 'deno' ? ['body-not-replayable', 'maybe-delivered']
+        : ['body-not-replayable', 'maybe-delivered', 'network-error'];
+    const err = await retryError(p.fetch(`${late.url}/pay`, { method: 'POST', body, duplex: 'half' }), expected);
+    assert.equal(err.report.attempts.length, 1, 'report attempts');
+    const c = await settledCount(`port-${late.port}`, Math.max(0, late.opensAt + 500 - Date.now()));
+    assert.equal(c.requests, 0, 'requests delivered to the late port');
+  }, only(['node', 'bun', 'deno', 'workerd'], 'browsers cannot stream a request body over HTTP/1.1'));
+
+  // ---- more rules ---------------------------------------------------------------
+  add('A first-try 200 reports reason succeeded with one attempt and timings', async () => {
+    const id = rid();
+    const res = await policy().fetch(seqUrl(id, ['200']));
+    const r = reportFor(res);
+    assert.equal(r.reason, 'succeeded', 'report.reason');
+    assert.equal(r.attempts.length, 1, 'report attempts');
+    const [a] = r.attempts;
+    assert.equal(a.status, 200, 'attempt status');
+    assert.ok(typeof a.startMs === 'number' && typeof a.durationMs === 'number' && a.durationMs >= 0, 'startMs and durationMs are numbers');
+    assert.ok(typeof r.elapsedMs === 'number' && r.elapsedMs >= 0, 'elapsedMs is a number');
+  });
+
+  add('onRetry is called once per retry with increasing attempt numbers, the planned wait and a reason', async () => {
+    const id = rid();
+    const calls = [];
+    const res = await policy({ onRetry: (info) => calls.push(info) }).fetch(seqUrl(id, ['503', '503', '200']));
+    assert.equal(res.status, 200, 'status');
+    assert.equal(calls.length, 2, 'onRetry calls');
+    assert.equal(calls.map((c) => c.waitMs), [25, 50], 'waitMs per call');
+    assert.ok(Number.isInteger(calls[0].attempt) && calls[1].attempt > calls[0].attempt, 'attempt numbers increase');
+    assert.ok(calls.every((c) => c.reason != null), 'each call has a reason');
+  });
+
+  const pastDates = [
+    ['IMF-fixdate', 'Sun, 06 Nov 1994 08:49:37 GMT'],
+    ['RFC 850', 'Sunday, 06-Nov-94 08:49:37 GMT'],
+    ['asctime', 'Sun Nov  6 08:49:37 1994'],
+  ];
+  for (const [form, date] of pastDates) {
+    add(`A Retry-After ${form} date in the past means "now": retried with a planned wait of 0 ms`, async () => {
+      const id = rid();
+      const res = await policy().fetch(seqUrl(id, [`503~ra=${date}`, '200']));
+      assert.equal(res.status, 200, 'status');
+      assert.equal(reportFor(res).attempts[0].plannedWaitMs, 0, 'planned wait');
+      assert.equal((await settledCount(id)).requests, 2, 'server requests');
+    });
+  }
+
+  for (const bad of ['-1', 'soon', '1e3']) {
+    add(`A Retry-After of ${JSON.stringify(bad)} stops with unsupported-retry-after`, async () => {
+      const id = rid();
+      const res = await policy().fetch(seqUrl(id, [`503~ra=${bad}`, '200']));
+      assert.equal(reportFor(res).reason, 'unsupported-retry-after', 'report.reason');
+      assert.equal((await settledCount(id)).requests, 1, 'server requests');
+    });
+  }
+
+  add('A Retry-After-Ms header is not Retry-After: the retry uses the ordinary backoff (25 ms)', async () => {
+    const id = rid();
+    const res = await policy().fetch(seqUrl(id, ['503~ms=3000', '200']));
+    assert.equal(res.status, 200, 'status');
+    assert.equal(reportFor(res).attempts[0].plannedWaitMs, 25, 'planned wait');
+    const c = await settledCount(id);
+    assert.ok(gaps(c.starts)[0] < 1000, `retried without waiting 3 s, gap ${gaps(c.starts)[0]} ms`);
+  });
+
+  add('With default retryOn, a 502 is retried and a 501 is not', async () => {
+    const id = rid();
+    const p = new RetryPolicy({ baseMs: 50, capMs: 200, random: () => 0.5, quota: false });
+    const res = await p.fetch(seqUrl(id, ['502', '200']));
+    assert.equal(res.status, 200, 'status after 502');
+    assert.equal((await settledCount(id)).requests, 2, 'server requests (502)');
+    const id2 = rid();
+    const res2 = await p.fetch(seqUrl(id2, ['501', '200']));
+    assert.equal(res2.status, 501, 'status (501)');
+    assert.equal((await settledCount(id2)).requests, 1, 'server requests (501)');
+  });
+
+  add('retryFetch (one-shot, options in init.retry) retries a 503 and succeeds', async () => {
+    const id = rid();
+    const res = await retryFetch(seqUrl(id, ['503', '200']), { retry: { ...FOUNDATION } });
+    assert.equal(res.status, 200, 'status');
+    assert.equal(reportFor(res).attempts.length, 2, 'report attempts');
+    assert.equal((await settledCount(id)).requests, 2, 'server requests');
+  });
+
+  add('A GET whose first attempt times out (headers late) is retried and the retry succeeds', async () => {
+    const id = rid();
+    const res = await policy({ attemptMs: 100 }).fetch(seqUrl(id, ['200~delay=600', '200']));
+    assert.equal(res.status, 200, 'status');
+    const r = reportFor(res);
+    assert.ok(r.attempts[0].error, 'the first attempt has an error');
+    assert.equal((await settledCount(id)).requests, 2, 'server requests');
+  });
+
+  add('A POST without a key whose attempt times out is not retried (a timeout is maybe-delivered)', async () => {
+    const id = rid();
+    await retryError(policy({ attemptMs: 100 }).fetch(seqUrl(id, ['200~delay=600', '200']), { method: 'POST', body: 'pay-10' }),
+      ['attempt-timeout', 'maybe-delivered']);
+    assert.equal((await settledCount(id, 300)).requests, 1, 'server requests');
+  });
+
+  // ---- run(): the UI form ---------------------------------------------------------
+  add('run() passes through waiting to succeeded, notifies subscribers, and unsubscribe stops notifications', async () => {
+    const id = rid();
+    const op = policy().run(seqUrl(id, ['503', '200']));
+    const seen = [];
+    const unsub = op.subscribe((s) => seen.push(stateOf(s ?? op.getSnapshot())));
+    let late = 0;
+    const unsub2 = op.subscribe(() => { late += 1; });
+    assert.equal(typeof unsub2, 'function', 'subscribe returns an unsubscribe function');
+    const before = late;
+    unsub2();
+    const out = await op.result;
+    unsub();
+    assert.equal(out.kind, 'succeeded', 'outcome.kind');
+    assert.equal(out.response?.status, 200, 'outcome.response.status');
+    assert.ok(out.report && out.report.attempts.length === 2, 'outcome.report has 2 attempts');
+    assert.equal(stateOf(op.getSnapshot()), 'succeeded', 'final snapshot');
+    assert.ok(seen.includes('waiting'), `subscriber saw "waiting": ${assert.show(seen)}`);
+    assert.equal(late, before, 'no notifications after unsubscribe');
+  });
+
+  add('run() resolves (never rejects) with kind try-later and retryAt when Retry-After exceeds the budget', async () => {
+    const id = rid();
+    const t0 = Date.now();
+    const out = await policy({ totalMs: 1000 }).run(seqUrl(id, ['503~ra=60'])).result;
+    assert.equal(out.kind, 'try-later', 'outcome.kind');
+    assert.equal(out.reason, 'wait-exceeds-budget', 'outcome.reason');
+    assert.within(toMs(out.retryAt) - t0, 58_000, 62_000, 'retryAt - start (ms)');
+  });
+
+  add('run() resolves with kind failed and reason http-stop on a 404', async () => {
+    const id = rid();
+    const out = await policy().run(seqUrl(id, ['404'])).result;
+    assert.equal(out.kind, 'failed', 'outcome.kind');
+    assert.equal(out.reason, 'http-stop', 'outcome.reason');
+  });
+
+  add('run() resolves with kind failed when no response arrived (POST dropped after read)', async () => {
+    const id = rid();
+    const out = await policy().run(scen('reset-after-read', id), { method: 'POST', body: 'pay-11' }).result;
+    assert.equal(out.kind, 'failed', 'outcome.kind');
+    assert.equal(out.reason, 'maybe-delivered', 'outcome.reason');
+    assert.equal((await settledCount(id, 300)).requests, 1, 'server requests');
+  });
+
+  add('op.cancel() during a wait resolves with kind cancelled and sends no further request', async () => {
+    const id = rid();
+    const op = policy({ baseMs: 800, capMs: 800 }).run(seqUrl(id, ['503', '200']));
+    await reach(op, 'waiting');
+    op.cancel();
+    const out = await op.result;
+    assert.equal(out.kind, 'cancelled', 'outcome.kind');
+    assert.equal(stateOf(op.getSnapshot()), 'cancelled', 'final snapshot');
+    assert.equal((await settledCount(id, 600)).requests, 1, 'server requests after the planned wait (400 ms) passed');
+  });
+
+  add('op.retryNow() during a backoff wait sends the next attempt at once', async () => {
+    const id = rid();
+    const op = policy({ baseMs: 4000, capMs: 4000, totalMs: 8000 }).run(seqUrl(id, ['503', '200']));
+    await reach(op, 'waiting');
+    const t0 = Date.now();
+    op.retryNow();
+    const out = await op.result;
+    assert.equal(out.kind, 'succeeded', 'outcome.kind');
+    assert.ok(Date.now() - t0 < 1000, `succeeded ${Date.now() - t0} ms after retryNow (planned wait 2000 ms)`);
+    assert.equal((await settledCount(id)).requests, 2, 'server requests');
+  });
+
+  // ---- shared budgets ---------------------------------------------------------------
+  add('Without a concurrency limit, 5 parallel calls are in flight together (server counter sanity check)', async () => {
+    const id = rid();
+    const p = policy();
+    const all = await Promise.all(Array.from({ length: 5 }, () => p.fetch(scen('hold', id, { ms: 300 }))));
+    assert.ok(all.every((r) => r.status === 200), 'all succeeded');
+    const c = await count(id);
+    assert.ok(c.maxInFlight >= 3, `maxInFlight ≥ 3, got ${c.maxInFlight}`);
+  });
+
+  add('concurrency: 2 keeps at most 2 requests of one policy in flight, and all 5 calls succeed', async () => {
+    const id = rid();
+    const p = policy({ concurrency: 2 });
+    const all = await Promise.all(Array.from({ length: 5 }, () => p.fetch(scen('hold', id, { ms: 200 }))));
+    assert.ok(all.every((r) => r.status === 200), 'all succeeded');
+    const c = await count(id);
+    assert.equal(c.requests, 5, 'server requests');
+    assert.within(c.maxInFlight, 1, 2, 'maxInFlight');
+  });
+
+  add('rate { requests: 2, perMs: 400 } spreads 4 starts over at least ~400 ms', async () => {
+    const id = rid();
+    const p = policy({ rate: { requests: 2, perMs: 400 } });
+    await Promise.all(Array.from({ length: 4 }, () => p.fetch(seqUrl(id, ['200']))));
+    const c = await count(id);
+    assert.equal(c.requests, 4, 'server requests');
+    const span = c.starts[3] - c.starts[0];
+    assert.ok(span >= 400 - 20, `first to fourth start ${span} ms`);
+  });
+
+  return list;
+}
+
+function selects(filter, name) {
+  if (filter == null || filter === '') return true;
+  if (typeof filter === 'function') return filter(name);
+  if (filter instanceof RegExp) return filter.test(name);
+  return name.toLowerCase().includes(String(filter).toLowerCase());
+}
+
+const oneLine = (s) => String(s).replace(/\s*\n\s*/g, ' | ');
+
+export async function runSuite({ saferetry, server, runtime = 'unknown', filter, log = (line) => console.log(line), timeoutMs = 15_000 }) {
+  const selected = cases({ saferetry, server, runtime }).filter((c) => selects(filter, c.name));
+  const results = [];
+  let passed = 0;
+  let failed = 0;
+  let skipped = 0;
+  for (const c of selected) {
+    if (c.skip) {
+      skipped += 1;
+      results.push({ name: c.name, status: 'skipped', ok: null, skipped: c.skip, error: null, ms: 0 });
+      log(`skip ${c.name} — ${c.skip}`);
+      continue;
+    }
+    const t0 = Date.now();
+    let timer;
+    let error = null;
+    try {
+      await Promise.race([
+        Promise.resolve().then(() => c.run()),
+        new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs); }),
+      ]);
+    } catch (err) {
+      error = err instanceof Error ? `${err.name}: ${err.message}` : `thrown: ${assert.show(err)}`;
+    } finally {
+      clearTimeout(timer);
+    }
+    const ms = Date.now() - t0;
+    if (error) {
+      failed += 1;
+      log(`FAIL ${c.name} (${ms} ms) — ${oneLine(error)}`);
+    } else {
+      passed += 1;
+      log(`ok   ${c.name} (${ms} ms)`);
+    }
+    results.push({ name: c.name, status: error ? 'failed' : 'passed', ok: !error, error, ms });
+  }
+  if (skipped) log(`(${skipped} skipped)`);
+  log(`${passed} passed, ${failed} failed`);
+  return { passed, failed, skipped, results };
+}
