@@ -1,5 +1,6 @@
 //! Properties of the parsers and the backoff over arbitrary input: no
 //! panic, never below the server's floor, never above cap (+ spread).
+#![cfg(not(target_arch = "wasm32"))]
 
 use proptest::prelude::*;
 use saferetry::policy::backoff::{full_jitter, window};

@@ -1,1 +1,14 @@
 //! wasm32 only: translates between JavaScript and the policy.
+//!
+//! Nothing here decides anything: it reads JS values into policy data,
+//! drives `fetch` and timers for the engine, and writes the engine's results
+//! back as JS values.
+
+mod bind;
+mod clock;
+mod convert;
+mod error;
+mod exports;
+mod options;
+mod request;
+mod transport;

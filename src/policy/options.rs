@@ -108,7 +108,7 @@ impl Numeric {
     /// Checks a JS number: an integer inside the field's range.
     pub fn check(self, value: f64) -> Result<u64, OptionError> {
         let (field, _, min, max, expected) = self.spec();
-        let ok = value.fract() == 0.0 && value >= min as f64 && value <= max as f64;
+        let ok = value >= min as f64 && value <= max as f64 && whole(value);
         if ok {
             Ok(value as u64)
         } else {
@@ -119,6 +119,12 @@ impl Numeric {
             })
         }
     }
+}
+
+/// A non-negative number with no fraction (`f64::fract` is not in `core`).
+/// Callers check the range first, so the cast cannot saturate.
+fn whole(value: f64) -> bool {
+    value as u64 as f64 == value
 }
 
 /// The boolean options.
@@ -160,7 +166,7 @@ pub const STATUSES: OptionError = OptionError {
 
 /// Checks one entry of `retryOn.statuses`.
 pub fn check_status(value: f64) -> Result<u16, OptionError> {
-    if value.fract() == 0.0 && (100.0..=599.0).contains(&value) {
+    if (100.0..=599.0).contains(&value) && whole(value) {
         Ok(value as u16)
     } else {
         Err(OptionError {

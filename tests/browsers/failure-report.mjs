@@ -8,18 +8,24 @@ const normErr = (e) => {
 };
 const countsWithoutConn = ({ conn, ...rest } = {}) => rest; // conn can include speculative connections
 
+// JSON with sorted keys: drivers return object keys in different orders.
+const canon = (v) => JSON.stringify(v, (k, x) => (x && typeof x === 'object' && !Array.isArray(x)
+  ? Object.fromEntries(Object.keys(x).sort().map((key) => [key, x[key]])) : x));
+
 /** What must stay the same for the classification to stay the same. */
-export const shapeKey = (r) => JSON.stringify({
+export const shapeKey = (r) => canon({
   phase: r.phase, status: r.status, type: r.type, err: normErr(r.err), isReason: r.isReason, counts: countsWithoutConn(r.counts),
 });
 /** The error alone, as the page sees it (what a classifier could use). */
-const errKey = (r) => JSON.stringify({ phase: r.phase === 'body' ? 'body' : 'fetch', err: normErr(r.err) });
+const errKey = (r) => canon({ phase: r.phase === 'body' ? 'body' : 'fetch', err: normErr(r.err) });
 
 export const fmtCounts = (c = {}) => {
   const parts = [];
-  for (const [k, v] of Object.entries(c)) {
+  const order = ['conn', 'req', 'reused', 'opt', 'body', 'killed', 'answered', 'trace'];
+  for (const k of Object.keys(c).sort((a, b) => order.indexOf(a) - order.indexOf(b))) {
+    const v = c[k];
     if (typeof v === 'number') parts.push(`${k}=${v}`);
-    else for (const [x, n] of Object.entries(v)) parts.push(`${k}(${x})=${n}`);
+    else for (const x of Object.keys(v).sort()) parts.push(`${k}(${x})=${v[x]}`);
   }
   return parts.length ? parts.join(' ') : '0 (nothing reached a server)';
 };
@@ -105,6 +111,38 @@ export function renderMarkdown(data, findings = FINDINGS) {
 
 // Hand-written reading of the measured data (kept next to the renderer so a
 // re-measure keeps it; re-read it when --check fails).
-export const FINDINGS = `## Findings
+export const FINDINGS = `## Findings (hand-written; WebKit here is WebKitGTK's MiniBrowser on libsoup 3, not Safari/CFNetwork)
 
-See the report in the lead's notes; this section is filled in below.`;
+1. **Every network failure is one opaque \`TypeError\` per browser, with no \`code\` and no \`cause\`:**
+   Chromium \`"Failed to fetch"\`, Firefox \`"NetworkError when attempting to fetch resource."\` (own props
+   \`fileName ""\`, \`lineNumber 0\`, \`columnNumber 1\`), WebKit \`"Load failed"\`. Refused (s1), closed or reset
+   before the request was read (s4a/s4b), POST read then dropped (s5a/s5b), 307 to a refused second hop
+   (s9a) and a refused automatic resend (s5e) look identical. **Nothing can honestly be classified
+   \`not-sent\` in Firefox or WebKit** (nor in Chromium). The one distinct message, Firefox's body-cut
+   \`"Content-Length header of network response exceeds response Body."\`, is in the body phase, i.e. delivered anyway.
+2. **The rejection of an aborted fetch cannot be trusted to carry the reason:**
+   - WebKit: any abort after fetch() started (\`AbortSignal.timeout\`, \`abort()\`, \`abort(reason)\`), in either
+     phase, rejects with a fresh \`DOMException AbortError "Fetch is aborted"\` (code 20), \`!== signal.reason\`:
+     a timeout shows up as \`AbortError\`, a custom reason is lost. Only an already-aborted signal (s8d)
+     rejects with \`signal.reason\`.
+   - Firefox: while waiting for headers it rejects with \`signal.reason\` (\`TimeoutError\` 23, a custom
+     \`Error\`, even a string); while reading the body it always rejects with a fresh \`AbortError "The operation
+     was aborted. "\` (trailing space), \`!== signal.reason\`, also for \`AbortSignal.timeout\` (s6a, s8e, s8f).
+   - Chromium passes the reason through in both phases.
+   So timeout vs cancelled must come from the library's own signals (\`callerSignal.aborted\`, "our attempt
+   timer fired"), never from \`err.name\` or \`err === signal.reason\`.
+3. **Keep-alive trap:** Firefox silently resends the POST like Chromium (s5c: server read "second" twice,
+   page saw 200). WebKitGTK does not: libsoup never sends a non-idempotent method on a reused connection
+   (POST "second" arrived as request #1 on a new connection), and restarts only idempotent methods on a
+   reused connection; with GET (s5g) it resends too. In all three, a GET can be sent twice by the browser.
+4. **Resend refused (s5e):** in Chromium and Firefox a POST the server had already read fails exactly like
+   a refused connection when the browser's own resend is refused.
+5. **Redirects:** with \`redirect:'follow'\` a 307 to a refused port fails like s1 after the first hop read the
+   POST (all three). \`redirect:'manual'\` resolves with \`type 'opaqueredirect'\`, \`status 0\` in all three.
+6. Firefox reconnects by itself when the server closes or resets a connection before reading anything
+   (s4a/s4b: up to 11 connections for one fetch, never a request read) — invisible to the page.
+7. No preflight was sent for GET or text/plain POST (\`opt\` never counted).
+
+Consequence: in browsers, a network \`TypeError\` is \`maybe-delivered\` (or delivered, in the body phase);
+\`not-sent\` is never provable; a POST without an idempotency key is not retried after a network error; and in
+Chromium and Firefox even a successful POST may have been sent twice by the browser.`;

@@ -3,6 +3,8 @@
 //
 //   node tests/browsers/measure-failures.mjs [--runs 3] [--repeats 5] [browser...]
 //       measure; writes failure-matrix.json and failure-matrix.md next to this file
+//   node tests/browsers/measure-failures.mjs --render
+//       rewrite failure-matrix.md from failure-matrix.json (no browser)
 //   node tests/browsers/measure-failures.mjs --check [browser...]
 //       re-measure once and fail (exit 1) if an error shape or a server count
 //       differs from the recorded matrix; prints "N passed, M failed"
@@ -100,6 +102,10 @@ function parseArgs(argv) {
 }
 
 async function main() {
+  if (process.argv[2] === '--render') {
+    writeFileSync(join(HERE, 'failure-matrix.md'), renderMarkdown(JSON.parse(readFileSync(JSON_PATH, 'utf8'))));
+    return 0;
+  }
   const opts = parseArgs(process.argv.slice(2));
   if (!opts.check) {
     const data = { generated: new Date().toISOString(), node: process.version, runs: opts.runs, repeats: opts.repeats, cases: CASES, browsers: {} };

@@ -117,7 +117,7 @@ async function waitReady(base, proc, timeoutMs) {
 }
 
 export class Session {
-  constructor(base, id, caps, onDelete) { this.base = base; this.id = id; this.caps = caps; this.onDelete = onDelete; }
+  constructor(base, id, caps) { this.base = base; this.id = id; this.caps = caps; }
   cmd(method, path, body, timeoutMs) { return wd(this.base, method, `/session/${this.id}${path}`, body, timeoutMs); }
   setTimeouts(t) { return this.cmd('POST', '/timeouts', t); }
   navigate(url, timeoutMs = 30_000) { return this.cmd('POST', '/url', { url }, timeoutMs + 2000); }
@@ -129,7 +129,7 @@ export class Session {
     if (this.deleted) return;
     this.deleted = true;
     sessions.delete(this);
-    try { await wd(this.base, 'DELETE', `/session/${this.id}`, undefined, 5000); } finally { this.onDelete?.(); }
+    await wd(this.base, 'DELETE', `/session/${this.id}`, undefined, 5000);
   }
 }
 
@@ -206,7 +206,7 @@ export async function launch(browser, { launchTimeoutMs = 30_000 } = {}) {
         const tReady = Date.now();
         const v = await wd(base, 'POST', '/session', { capabilities: { alwaysMatch: spec.caps } }, launchTimeoutMs);
         procs.push(proc);
-        session = new Session(base, v.sessionId, v.capabilities, null);
+        session = new Session(base, v.sessionId, v.capabilities);
         sessions.add(session);
         const timings = { driverReadyMs: tReady - t0, sessionMs: Date.now() - tReady };
         return { browser, session, browserVersion: v.capabilities?.browserVersion, timings, close };

@@ -32,7 +32,7 @@
 //   redirect           ?to=<encoded URL>&status=307  redirect to `to`
 //   big                ?bytes=N&cl=0  a 200 body of N bytes (cl=0: chunked)
 //   hold               ?ms=300  200 after ms (observe maxInFlight)
-//   echo               ?status=200&setcookie=v  JSON {method,url,headers,
+//   echo               ?status=200&setcookie=v  JSON {method,path,headers,
 //                      bodyLength,body}; setcookie adds a Set-Cookie header
 //   Any scenario: expose=0 omits Access-Control-Expose-Headers.
 //
@@ -141,7 +141,10 @@ export async function startFaultServer({ port = 0, host = '127.0.0.1', staticDir
     served.set(req.socket, n + 1);
     s.inFlight += 1;
     s.maxInFlight = Math.max(s.maxInFlight, s.inFlight);
-    res.once('close', () => { s.inFlight -= 1; });
+    let open = true;
+    const settle = () => { if (open) { open = false; s.inFlight -= 1; } };
+    res.once('finish', settle);
+    res.once('close', settle);
     return { s, ordinal };
   }
 
@@ -197,7 +200,8 @@ export async function startFaultServer({ port = 0, host = '127.0.0.1', staticDir
   }
 
   function echoBody(req, url, body) {
-    return JSON.stringify({ method: req.method, url: url.pathname + url.search, headers: req.headers,
+    // The path only: a query may carry test values (setcookie) that must not echo back.
+    return JSON.stringify({ method: req.method, path: url.pathname, headers: req.headers,
       bodyLength: body.bytes, body: body.text.slice(0, 1000) });
   }
 
@@ -338,6 +342,7 @@ export async function startFaultServer({ port = 0, host = '127.0.0.1', staticDir
       const late = http.createServer((req, res) => lateHandler(req, res, id));
       servers.add(late);
       listen(late, p).then(() => {
+        if (closed) return closeServer(late);
         runState(id).listening = true;
         later(LATE_LIFETIME_MS, () => closeServer(late));
       }, (err) => { runState(id).error = err.code ?? String(err); servers.delete(late); });

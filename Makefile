@@ -1,0 +1,24 @@
+# The two commands that matter: `make demo` and `make test`. Both install
+# what is missing first (scripts/bootstrap.sh) and are quick when it is there.
+SHELL := /bin/bash
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+
+.PHONY: demo test build bench bootstrap worker clean
+
+demo: build
+	node www/demo.mjs
+
+test:
+	scripts/test.sh
+
+build:
+	scripts/build.sh
+
+bench: build
+	node bench/run.mjs
+
+bootstrap:
+	scripts/bootstrap.sh all
+
+clean:
+	rm -rf target js/pkg test-output

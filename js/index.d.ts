@@ -1,0 +1,136 @@
+/** Why an operation ended (`report.reason`, `RetryError.reason`). */
+export type Reason =
+  | "succeeded"
+  | "http-stop"
+  | "attempts-exhausted"
+  | "wait-exceeds-budget"
+  | "unsupported-retry-after"
+  | "attempt-timeout"
+  | "deadline"
+  | "cancelled"
+  | "maybe-delivered"
+  | "network-error"
+  | "retry-quota-exhausted"
+  | "queue-exceeds-budget"
+  | "body-not-replayable"
+  | "body-too-large"
+  | "invalid-random";
+
+export type Stage = "not-sent" | "maybe-delivered";
+export type WaitKind = "backoff" | "throttle" | "retry-after";
+export type WaitWhy = WaitKind | "rate-limit" | "queue" | "offline";
+
+export interface RetryOn {
+  /** Statuses retried for idempotent (or keyed) requests. Default 408, 429, 500, 502, 503, 504. */
+  statuses?: number[];
+  /** Retry after our per-attempt timeout. Default true. */
+  timeouts?: boolean;
+  /** Retry after network errors. Default true. */
+  networkErrors?: boolean;
+}
+
+export interface QuotaOptions {
+  /** Default 500. */
+  capacity?: number;
+  /** Default 5. */
+  retryCost?: number;
+  /** Default 10. */
+  timeoutCost?: number;
+  /** Default 1. */
+  successRefund?: number;
+}
+
+export interface RetryOptions {
+  /** Attempts, counting the first. 1..=100, default 3. */
+  maxAttempts?: number;
+  /** The whole operation: requests, body reads, waits. Default 30000. */
+  totalMs?: number;
+  /** One request and its body read. Default 10000. */
+  attemptMs?: number;
+  /** Backoff base. Default 100. */
+  baseMs?: number;
+  /** Backoff cap. Default 20000. */
+  capMs?: number;
+  /** Base for 429 without Retry-After and for hidden Retry-After. Default 1000. */
+  throttleBaseMs?: number;
+  retryOn?: RetryOn;
+  /** Add jitter on top of a Retry-After floor. Default true. */
+  retryAfterSpread?: boolean;
+  /** Largest response body buffered. Default 16 MiB. */
+  maxBodyBytes?: number;
+  /** The shared retry quota; false disables it. */
+  quota?: boolean | QuotaOptions;
+  /** Returns a number in [0, 1). Default Math.random. */
+  random?: () => number;
+  onRetry?: (info: { attempt: number; waitMs: number; reason: WaitKind }) => void;
+  /** Per call: a key sent unchanged with every attempt; `true` generates one. On a policy: only `true`. */
+  idempotencyKey?: string | boolean;
+}
+
+export interface AttemptReport {
+  startMs: number;
+  durationMs: number;
+  status?: number;
+  error?: { stage: Stage; code: string; name: string };
+  plannedWaitMs?: number;
+  waitKind?: WaitKind;
+  retryAfterMs?: number;
+}
+
+export interface Report {
+  reason: Reason;
+  retryAt?: number;
+  elapsedMs: number;
+  attempts: AttemptReport[];
+  retryAfterHidden?: boolean;
+  snippet?: string;
+}
+
+export type State =
+  | { state: "idle" }
+  | { state: "requesting"; attempt: number; maxAttempts: number }
+  | { state: "waiting"; attempt: number; until: number; waitMs: number; why: WaitWhy }
+  | { state: "succeeded" }
+  | { state: "try-later"; retryAt: number | null; reason: Reason; message: string }
+  | { state: "failed"; reason: Reason; message: string }
+  | { state: "cancelled" };
+
+export interface Outcome {
+  kind: "succeeded" | "try-later" | "failed" | "cancelled";
+  reason: Reason;
+  message: string;
+  retryAt?: number;
+  report: Report;
+  response?: Response;
+  cause?: unknown;
+}
+
+export interface RetryInit extends RequestInit {
+  retry?: RetryOptions;
+}
+
+export interface Operation {
+  readonly result: Promise<Outcome>;
+  readonly state: State;
+  getSnapshot(): State;
+  subscribe(listener: (state: State) => void): () => void;
+  cancel(reason?: unknown): void;
+  retryNow(): Promise<Outcome>;
+}
+
+export declare class RetryPolicy {
+  constructor(options?: RetryOptions);
+  fetch(input: RequestInfo | URL, init?: RetryInit): Promise<Response>;
+  run(input: RequestInfo | URL, init?: RetryInit): Operation;
+  readonly runtime: "node" | "bun" | "deno" | "workerd" | "browser";
+}
+
+export declare class RetryError extends TypeError {
+  readonly name: "RetryError";
+  readonly reason: Reason;
+  readonly report: Report;
+  readonly retryAt: number | null;
+}
+
+export declare function retryFetch(input: RequestInfo | URL, init?: RetryInit): Promise<Response>;
+export declare function reportOf(response: Response): Report | undefined;

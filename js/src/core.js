@@ -1,0 +1,147 @@
+// The public API over the wasm `Policy`. Glue only: every retry decision is
+// made in Rust (src/policy); this file adapts outcomes to `fetch` semantics
+// and to a UI store.
+import { Policy } from "../pkg/saferetry.js";
+
+const reports = new WeakMap();
+
+/** A request that ended without a usable response. A `TypeError`, as
+ * `fetch`'s own network errors are; recognise it across realms by `name`. */
+export class RetryError extends TypeError {
+  constructor(outcome) {
+    super(`saferetry: ${outcome.message} (${outcome.reason})`, { cause: outcome.cause });
+    this.name = "RetryError";
+    this.reason = outcome.reason;
+    this.report = outcome.report;
+    this.retryAt = outcome.retryAt ?? null;
+  }
+}
+
+/** The report of the operation that produced `response`. */
+export function reportOf(response) {
+  return reports.get(response);
+}
+
+function settle(outcome) {
+  if (outcome.response) {
+    reports.set(outcome.response, outcome.report);
+    return outcome.response;
+  }
+  if (outcome.kind === "cancelled") throw outcome.cause;
+  throw new RetryError(outcome);
+}
+
+function callerSignal(input, init) {
+  return init?.signal ?? (input instanceof Request ? input.signal : undefined);
+}
+
+const IDLE = Object.freeze({ state: "idle" });
+
+/** One logical operation as a UI store (`getSnapshot`/`subscribe`). */
+class Operation {
+  #policy;
+  #input;
+  #init;
+  #snapshot = IDLE;
+  #listeners = new Set();
+  #controller;
+  #result;
+
+  constructor(policy, input, init) {
+    this.#policy = policy;
+    this.#input = input;
+    this.#init = init;
+    this.#start();
+  }
+
+  #start() {
+    const controller = new AbortController();
+    this.#controller = controller;
+    const caller = callerSignal(this.#input, this.#init);
+    const forward = () => controller.abort(caller.reason);
+    if (caller?.aborted) forward();
+    else caller?.addEventListener("abort", forward, { once: true });
+    const init = { ...this.#init, signal: controller.signal };
+    const promise = this.#policy.execute(this.#input, init, (state) => {
+      if (this.#controller === controller) this.#set(Object.freeze(state));
+    });
+    this.#result = promise.then((outcome) => {
+      caller?.removeEventListener("abort", forward);
+      if (outcome.response) reports.set(outcome.response, outcome.report);
+      return outcome;
+    });
+  }
+
+  #set(state) {
+    this.#snapshot = state;
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener(state);
+      } catch (error) {
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
+  }
+
+  /** Resolves to `{ kind, reason, retryAt?, message, report, response? }`; never rejects. */
+  get result() {
+    return this.#result;
+  }
+
+  get state() {
+    return this.#snapshot;
+  }
+
+  getSnapshot = () => this.#snapshot;
+
+  subscribe = (listener) => {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  };
+
+  /** Stops the request, its body read and any wait, at once. */
+  cancel(reason) {
+    this.#controller.abort(reason);
+  }
+
+  /** Starts a fresh logical operation for the same request, under the same policy. */
+  retryNow() {
+    this.#controller.abort();
+    this.#start();
+    return this.#result;
+  }
+}
+
+/** Options plus the budgets every call through it shares. */
+export class RetryPolicy {
+  #policy;
+
+  constructor(options) {
+    this.#policy = new Policy(options);
+  }
+
+  /** Like `fetch`: resolves with the final Response (body already read). */
+  async fetch(input, init) {
+    return settle(await this.#policy.execute(input, init));
+  }
+
+  /** The operation as a UI store; `result` never rejects. */
+  run(input, init) {
+    return new Operation(this.#policy, input, init);
+  }
+
+  /** Which runtime's error rules apply here. */
+  get runtime() {
+    return this.#policy.runtime;
+  }
+}
+
+let shared;
+
+/** One-shot form: `init.retry` holds the options; calls share one default policy's budgets. */
+export function retryFetch(input, init) {
+  shared ??= new RetryPolicy();
+  return shared.fetch(input, init);
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Builds the npm package in js/: the no_std wasm module, its wasm-bindgen
+# glue (at the CLI version pinned in Cargo.lock) and `wasm-opt -Oz`; then
+# prints the sizes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+scripts/bootstrap.sh rust node
+
+cargo build --quiet --release --target wasm32-unknown-unknown --no-default-features
+rm -rf js/pkg
+wasm-bindgen --target web --no-typescript --out-dir js/pkg --out-name saferetry \
+  target/wasm32-unknown-unknown/release/saferetry.wasm
+node_modules/.bin/wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue --strip-debug --strip-producers \
+  -o js/pkg/saferetry_bg.wasm js/pkg/saferetry_bg.wasm
+node scripts/size.mjs

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs every test tier, one summary line per tier, and a final
+# "N passed, M failed" over the tiers. Exits non-zero if any tier failed.
+# TIERS="fmt native" scripts/test.sh runs a subset.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+export CHROMEDRIVER="${CHROMEDRIVER:-$(command -v chromedriver || true)}"
+mkdir -p test-output
+
+scripts/bootstrap.sh all || { echo "bootstrap failed"; exit 1; }
+scripts/build.sh >test-output/build.log 2>&1 || { cat test-output/build.log; echo "build failed"; exit 1; }
+tail -n 6 test-output/build.log
+
+ALL="fmt clippy native wasm-node wasm-chromium types pack e2e-node"
+passed=0; failed=0; summary=()
+
+tier() { # name, command...
+  local name=$1; shift
+  [[ " ${TIERS:-$ALL} " == *" $name "* ]] || return 0
+  local log="test-output/$name.log" start=$SECONDS
+  if "$@" >"$log" 2>&1; then
+    passed=$((passed + 1)); status=passed
+  else
+    failed=$((failed + 1)); status=FAILED
+    echo "---- $name failed; last lines of $log:"; tail -n 40 "$log"
+  fi
+  local detail
+  detail=$(grep -E '^(test result:|[0-9]+ passed, [0-9]+ failed)' "$log" | tail -n 1)
+  summary+=("$(printf 'tier %-14s %-7s %4ss  %s' "$name" "$status" $((SECONDS - start)) "$detail")")
+  echo "${summary[-1]}"
+}
+
+native_tests() { cargo test --all-targets 2>&1 | tee /dev/stderr | awk '/^test result:/ {p+=$4; f+=$6} END {print "test result: " (f ? "FAILED" : "ok") ". " p " passed; " f " failed"; exit f > 0}'; }
+
+tier fmt           cargo fmt --check
+tier clippy        bash -c 'cargo clippy --all-targets -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --no-default-features -- -D warnings'
+tier native        native_tests
+tier wasm-node     cargo test --target wasm32-unknown-unknown --test policy_tables
+tier wasm-chromium env WASM_BINDGEN_USE_BROWSER=1 cargo test --target wasm32-unknown-unknown --test policy_tables
+tier types         node_modules/.bin/tsc --strict --noEmit -p tests/types
+tier pack          bash scripts/pack-install.sh test-output/project
+tier e2e-node      bash -c 'cd test-output/project && node run-node.mjs'
+
+echo
+printf '%s\n' "${summary[@]}"
+echo "tiers: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,135 @@
+//! The engine's clock on the host: `Date.now()`, and sleeps on
+//! `setTimeout` that also wake when the caller's `AbortSignal` fires. A
+//! sleep releases its timer and its listener when it ends or is dropped; a
+//! wait of 0 schedules no timer at all.
+
+use alloc::rc::Rc;
+use core::cell::Cell;
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll, Waker};
+use js_sys::Function;
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::AbortSignal;
+
+use super::bind::{clear_timeout, date_now, set_timeout};
+use crate::engine::{Clock, Slept};
+use crate::policy::limits::timer_ms;
+
+pub struct HostClock {
+    pub signal: Option<AbortSignal>,
+}
+
+impl Clock for HostClock {
+    fn now_ms(&self) -> u64 {
+        date_now() as u64
+    }
+
+    fn cancelled(&self) -> bool {
+        self.signal.as_ref().is_some_and(AbortSignal::aborted)
+    }
+
+    fn sleep(&self, ms: u64) -> impl Future<Output = Slept> {
+        Sleep {
+            ms,
+            signal: self.signal.clone(),
+            armed: None,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Shared {
+    done: Cell<Option<Slept>>,
+    waker: Cell<Option<Waker>>,
+}
+
+impl Shared {
+    fn wake(&self, how: Slept) {
+        if self.done.get().is_none() {
+            self.done.set(Some(how));
+        }
+        if let Some(w) = self.waker.take() {
+            w.wake();
+        }
+    }
+}
+
+/// What a started sleep holds, released on drop.
+struct Armed {
+    shared: Rc<Shared>,
+    timer: JsValue,
+    _on_timer: Closure<dyn FnMut()>,
+    on_abort: Option<Closure<dyn FnMut()>>,
+    signal: Option<AbortSignal>,
+}
+
+impl Drop for Armed {
+    fn drop(&mut self) {
+        clear_timeout(&self.timer);
+        if let (Some(signal), Some(f)) = (&self.signal, &self.on_abort) {
+            let f: &Function = f.as_ref().unchecked_ref();
+            let _ = signal.remove_event_listener_with_callback("abort", f);
+        }
+    }
+}
+
+struct Sleep {
+    ms: u64,
+    signal: Option<AbortSignal>,
+    armed: Option<Armed>,
+}
+
+impl Sleep {
+    fn arm(&self) -> Armed {
+        let shared = Rc::new(Shared::default());
+        let s = shared.clone();
+        let on_timer = Closure::<dyn FnMut()>::new(move || s.wake(Slept::Elapsed));
+        let timer = set_timeout(on_timer.as_ref().unchecked_ref(), timer_ms(self.ms) as f64);
+        let on_abort = self.signal.as_ref().map(|signal| {
+            let s = shared.clone();
+            let f = Closure::<dyn FnMut()>::new(move || s.wake(Slept::Cancelled));
+            let _ = signal.add_event_listener_with_callback("abort", f.as_ref().unchecked_ref());
+            f
+        });
+        Armed {
+            shared,
+            timer,
+            _on_timer: on_timer,
+            on_abort,
+            signal: self.signal.clone(),
+        }
+    }
+}
+
+impl Future for Sleep {
+    type Output = Slept;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Slept> {
+        if self.signal.as_ref().is_some_and(AbortSignal::aborted) {
+            self.armed = None;
+            return Poll::Ready(Slept::Cancelled);
+        }
+        if self.ms == 0 {
+            return Poll::Ready(Slept::Elapsed);
+        }
+        if self.armed.is_none() {
+            let armed = self.arm();
+            self.armed = Some(armed);
+        }
+        let Some(armed) = &self.armed else {
+            return Poll::Pending;
+        };
+        match armed.shared.done.get() {
+            Some(how) => {
+                self.armed = None;
+                Poll::Ready(how)
+            }
+            None => {
+                armed.shared.waker.set(Some(cx.waker().clone()));
+                Poll::Pending
+            }
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! Reads a JS options object into policy data. Types are checked here
+//! (`TypeError`); ranges in `policy::options` (`RangeError`).
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use js_sys::{Array, Function};
+use wasm_bindgen::{JsCast, JsValue};
+
+use super::bind::get;
+use crate::policy::classify::RetryOn;
+use crate::policy::options::{
+    check_status, ErrorKind, Flag, Numeric, OptionError, Options, STATUSES,
+};
+
+/// The options that are JS functions or per-call values.
+#[derive(Clone, Default)]
+pub struct Hooks {
+    pub random: Option<Function>,
+    pub on_retry: Option<Function>,
+    pub idempotency_key: Key,
+}
+
+#[derive(Clone, Default, PartialEq, Eq)]
+pub enum Key {
+    #[default]
+    None,
+    Generate,
+    Given(String),
+}
+
+const fn type_error(field: &'static str, expected: &'static str) -> OptionError {
+    OptionError {
+        field,
+        expected,
+        kind: ErrorKind::Type,
+    }
+}
+
+const OPTIONS: OptionError = type_error("options", "an object");
+const RETRY_ON: OptionError =
+    type_error("retryOn", "an object { statuses, timeouts, networkErrors }");
+const QUOTA: OptionError = type_error(
+    "quota",
+    "a boolean or an object { capacity, retryCost, timeoutCost, successRefund }",
+);
+const QUOTA_PER_CALL: OptionError = type_error(
+    "retry.quota",
+    "false (a call may opt out of the policy's shared quota, not bring its own)",
+);
+const RANDOM: OptionError = type_error("random", "a function returning a number in [0, 1)");
+const ON_RETRY: OptionError = type_error("onRetry", "a function");
+const KEY: OptionError = type_error(
+    "idempotencyKey",
+    "a non-empty string of visible ASCII, or true (per call; only true on a policy)",
+);
+
+/// `base` and `hooks` overridden by whatever `js` sets. `per_call` allows a
+/// literal idempotency key.
+pub fn read(
+    base: &Options,
+    hooks: &Hooks,
+    js: &JsValue,
+    per_call: bool,
+) -> Result<(Options, Hooks), OptionError> {
+    let mut o = base.clone();
+    let mut h = hooks.clone();
+    if js.is_undefined() || js.is_null() {
+        return Ok((o, h));
+    }
+    if !js.is_object() {
+        return Err(OPTIONS);
+    }
+    numbers(&mut o, js, &Numeric::TOP_LEVEL)?;
+    flag(&mut o, js, Flag::RetryAfterSpread)?;
+    retry_on(&mut o, &get(js, "retryOn"))?;
+    let q = get(js, "quota");
+    if per_call && !q.is_undefined() && q.as_bool() != Some(false) {
+        return Err(QUOTA_PER_CALL);
+    }
+    quota(&mut o, &q)?;
+    if let Some(f) = function(&get(js, "random"), RANDOM)? {
+        h.random = Some(f);
+    }
+    if let Some(f) = function(&get(js, "onRetry"), ON_RETRY)? {
+        h.on_retry = Some(f);
+    }
+    let key = get(js, "idempotencyKey");
+    if !key.is_undefined() {
+        h.idempotency_key = idempotency_key(&key, per_call)?;
+    }
+    Ok((o, h))
+}
+
+fn numbers(o: &mut Options, js: &JsValue, fields: &[Numeric]) -> Result<(), OptionError> {
+    for &field in fields {
+        let v = get(js, field.key());
+        if v.is_undefined() {
+            continue;
+        }
+        let n = v.as_f64().ok_or(field.type_error())?;
+        o.set(field, n)?;
+    }
+    Ok(())
+}
+
+fn flag(o: &mut Options, js: &JsValue, flag: Flag) -> Result<(), OptionError> {
+    let v = get(js, flag.key());
+    if !v.is_undefined() {
+        o.set_flag(flag, v.as_bool().ok_or(flag.type_error())?);
+    }
+    Ok(())
+}
+
+fn retry_on(o: &mut Options, js: &JsValue) -> Result<(), OptionError> {
+    if js.is_undefined() {
+        return Ok(());
+    }
+    if !js.is_object() {
+        return Err(RETRY_ON);
+    }
+    let statuses = get(js, "statuses");
+    if !statuses.is_undefined() {
+        let array: &Array = statuses.dyn_ref().ok_or(STATUSES)?;
+        let mut list = Vec::new();
+        for v in array.iter() {
+            list.push(check_status(v.as_f64().ok_or(STATUSES)?)?);
+        }
+        o.retry_on = RetryOn::new(&list, o.retry_on.timeouts, o.retry_on.network_errors);
+    }
+    flag(o, js, Flag::RetryOnTimeouts)?;
+    flag(o, js, Flag::RetryOnNetworkErrors)
+}
+
+fn quota(o: &mut Options, js: &JsValue) -> Result<(), OptionError> {
+    if js.is_undefined() {
+        return Ok(());
+    }
+    match js.as_bool() {
+        Some(false) => o.quota = None,
+        Some(true) => o.quota = Some(o.quota.unwrap_or_default()),
+        None if js.is_object() => {
+            o.quota = Some(o.quota.unwrap_or_default());
+            numbers(o, js, &Numeric::QUOTA)?;
+        }
+        None => return Err(QUOTA),
+    }
+    Ok(())
+}
+
+fn function(v: &JsValue, error: OptionError) -> Result<Option<Function>, OptionError> {
+    if v.is_undefined() {
+        return Ok(None);
+    }
+    v.dyn_ref::<Function>().cloned().map(Some).ok_or(error)
+}
+
+fn idempotency_key(v: &JsValue, per_call: bool) -> Result<Key, OptionError> {
+    match (v.as_bool(), v.as_string()) {
+        (Some(true), _) => Ok(Key::Generate),
+        (Some(false), _) => Ok(Key::None),
+        (_, Some(s)) if per_call => {
+            let visible =
+                !s.is_empty() && s.len() <= 255 && s.bytes().all(|b| (0x21..=0x7e).contains(&b));
+            if visible {
+                Ok(Key::Given(s))
+            } else {
+                Err(OptionError {
+                    kind: ErrorKind::Range,
+                    ..KEY
+                })
+            }
+        }
+        _ => Err(KEY),
+    }
+}

@@ -1,0 +1,268 @@
+//! One attempt on the host: `fetch` under the attempt's own
+//! `AbortController`, the body read (buffered) under the same signal, and
+//! a `Response` rebuilt with the original status, status text, headers and
+//! URL. Dropping an attempt aborts it: the engine drops the loser of the
+//! race against our timers and the caller's signal, so the request and its
+//! body read stop at once, whichever fired.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use js_sys::{Reflect, Uint8Array};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{
+    AbortController, ReadableStream, ReadableStreamDefaultReader, Request, RequestInit, Response,
+    ResponseInit, ResponseType,
+};
+
+use super::bind::{fetch, get, get_string, Obj};
+use super::request::Prepared;
+use crate::engine::{Answer, Failed, Transport};
+use crate::policy::classify::{Failure, Stage};
+use crate::policy::report::{snippet, SNIPPET_READ_BYTES};
+use crate::policy::runtime::{fetch_failure_stage, ErrorShape, Runtime, Sent};
+
+pub struct FetchTransport {
+    pub prepared: Prepared,
+    pub runtime: Runtime,
+    pub max_body_bytes: u64,
+}
+
+/// A response ready for the caller, and its buffered body.
+pub struct Received {
+    pub response: Response,
+    pub bytes: Option<Uint8Array>,
+}
+
+/// Aborts the attempt unless it completed.
+struct AbortOnDrop(Option<AbortController>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.take() {
+            c.abort();
+        }
+    }
+}
+
+type Outcome = Result<Answer<Received>, Failed<JsValue>>;
+
+fn failed(failure: Failure, code: &str, name: &str, error: Option<JsValue>) -> Failed<JsValue> {
+    Failed {
+        failure,
+        code: String::from(code),
+        name: String::from(name),
+        error,
+    }
+}
+
+/// A failure after the response started: the request was delivered.
+fn delivered(e: JsValue) -> Failed<JsValue> {
+    let name = get_string(&e, "name").unwrap_or_else(|| String::from("Error"));
+    let cause = get(&e, "cause");
+    let code = get_string(&cause, "code")
+        .or_else(|| get_string(&e, "code"))
+        .unwrap_or_else(|| name.clone());
+    Failed {
+        failure: Failure::Network(Stage::MaybeDelivered),
+        code,
+        name,
+        error: Some(e),
+    }
+}
+
+fn too_large() -> Failed<JsValue> {
+    failed(Failure::BodyTooLarge, "body-too-large", "RangeError", None)
+}
+
+/// Statuses whose responses never have a body.
+fn null_body(status: u16) -> bool {
+    matches!(status, 101 | 103 | 204 | 205 | 304)
+}
+
+impl FetchTransport {
+    fn fetch_failed(&self, e: JsValue) -> Failed<JsValue> {
+        let name = get_string(&e, "name").unwrap_or_else(|| String::from("Error"));
+        let code = get_string(&e, "code");
+        let cause = get(&e, "cause");
+        let (cause_code, syscall, message) = (
+            get_string(&cause, "code"),
+            get_string(&cause, "syscall"),
+            get_string(&cause, "message"),
+        );
+        let shape = ErrorShape {
+            name: &name,
+            code: code.as_deref(),
+            cause_code: cause_code.as_deref(),
+            cause_syscall: syscall.as_deref(),
+            cause_message: message.as_deref(),
+        };
+        let sent = Sent {
+            url: &self.prepared.url,
+            body_streamed: self.prepared.streamed,
+        };
+        let stage = fetch_failure_stage(self.runtime, &shape, sent);
+        let code = String::from(shape.best_code());
+        Failed {
+            failure: Failure::Network(stage),
+            code,
+            name,
+            error: Some(e),
+        }
+    }
+
+    /// The request for one attempt: a clone while the body may be needed
+    /// again, the prepared request itself when it has no body or its body is
+    /// a one-shot stream (sent once, never cloned into memory).
+    fn request_for_attempt(&self) -> Result<Request, JsValue> {
+        let r = &self.prepared.request;
+        if self.prepared.replayable && r.body().is_some() {
+            r.clone()
+        } else {
+            Ok(Clone::clone(r))
+        }
+    }
+
+    async fn attempt(&self, controller: &AbortController) -> Outcome {
+        let not_sent = |e| {
+            failed(
+                Failure::Network(Stage::NotSent),
+                "setup",
+                "TypeError",
+                Some(e),
+            )
+        };
+        let request = self.request_for_attempt().map_err(not_sent)?;
+        let init = RequestInit::new();
+        init.set_signal(Some(&controller.signal()));
+        let promise = fetch(&request, &init).map_err(not_sent)?;
+        let response: Response = JsFuture::from(promise)
+            .await
+            .map_err(|e| self.fetch_failed(e))?
+            .unchecked_into();
+        let status = response.status();
+        let headers = response.headers();
+        let header = |name| headers.get(name).ok().flatten();
+        let (retry_after, retry_after_ms) = (header("retry-after"), header("retry-after-ms"));
+        let cross_origin = response.type_() == ResponseType::Cors;
+        let body = match response.type_() {
+            // Opaque responses (manual redirects, no-cors) have no readable body.
+            ResponseType::Opaqueredirect | ResponseType::Opaque => Received {
+                response,
+                bytes: None,
+            },
+            _ => self.buffer(response, status).await?,
+        };
+        Ok(Answer {
+            status,
+            retry_after,
+            retry_after_ms,
+            cross_origin,
+            body,
+        })
+    }
+
+    async fn buffer(&self, response: Response, status: u16) -> Result<Received, Failed<JsValue>> {
+        let bytes = match response.body() {
+            Some(stream) if !null_body(status) => Some(self.read_body(&response, stream).await?),
+            _ => None,
+        };
+        let init = ResponseInit::new();
+        init.set_status(status);
+        init.set_status_text(&response.status_text());
+        init.set_headers(&response.headers());
+        let Ok(rebuilt) = Response::new_with_opt_js_u8_array_and_init(bytes.as_ref(), &init) else {
+            return Ok(Received { response, bytes });
+        };
+        let url = Obj::new();
+        url.set("value", response.url());
+        let _ = Reflect::define_property(&rebuilt, &JsValue::from_str("url"), &url.0);
+        Ok(Received {
+            response: rebuilt,
+            bytes,
+        })
+    }
+
+    /// Reads the whole body, refusing more than `maxBodyBytes`: at once from
+    /// `Content-Length` when it describes the body, else while streaming.
+    async fn read_body(
+        &self,
+        response: &Response,
+        stream: ReadableStream,
+    ) -> Result<Uint8Array, Failed<JsValue>> {
+        let max = self.max_body_bytes;
+        let headers = response.headers();
+        let encoded = headers.has("content-encoding").unwrap_or(true);
+        let declared = headers
+            .get("content-length")
+            .ok()
+            .flatten()
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        if let (Some(len), false) = (declared, encoded) {
+            if len > max {
+                return Err(too_large());
+            }
+            let promise = response.array_buffer().map_err(delivered)?;
+            let buffer = JsFuture::from(promise).await.map_err(delivered)?;
+            let bytes = Uint8Array::new(&buffer);
+            return if u64::from(bytes.length()) > max {
+                Err(too_large())
+            } else {
+                Ok(bytes)
+            };
+        }
+        let reader: ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
+        let mut chunks: Vec<Uint8Array> = Vec::new();
+        let mut total: u64 = 0;
+        loop {
+            let step = JsFuture::from(reader.read()).await.map_err(delivered)?;
+            if get(&step, "done").as_bool().unwrap_or(true) {
+                break;
+            }
+            let chunk: Uint8Array = get(&step, "value").unchecked_into();
+            total += u64::from(chunk.length());
+            if total > max {
+                return Err(too_large());
+            }
+            chunks.push(chunk);
+        }
+        let all = Uint8Array::new_with_length(total as u32);
+        let mut offset = 0;
+        for chunk in &chunks {
+            all.set(chunk, offset);
+            offset += chunk.length();
+        }
+        Ok(all)
+    }
+}
+
+impl Transport for FetchTransport {
+    type Body = Received;
+    type Error = JsValue;
+
+    async fn send(&self, _attempt: u32) -> Outcome {
+        let controller = match AbortController::new() {
+            Ok(c) => c,
+            Err(e) => {
+                return Err(failed(
+                    Failure::Network(Stage::NotSent),
+                    "setup",
+                    "TypeError",
+                    Some(e),
+                ))
+            }
+        };
+        let mut guard = AbortOnDrop(Some(Clone::clone(&controller)));
+        let outcome = self.attempt(&controller).await;
+        if outcome.is_ok() {
+            guard.0 = None;
+        }
+        outcome
+    }
+
+    fn snippet(&self, body: &Received) -> Option<String> {
+        let bytes = body.bytes.as_ref()?;
+        let head = bytes.subarray(0, bytes.length().min(SNIPPET_READ_BYTES as u32));
+        snippet(&head.to_vec(), &self.prepared.secrets)
+    }
+}
