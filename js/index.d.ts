@@ -60,6 +60,10 @@ export interface RetryOptions {
   maxBodyBytes?: number;
   /** The shared retry quota; false disables it. */
   quota?: boolean | QuotaOptions;
+  /** Policy only: at most this many requests in flight at once (FIFO queue). Default unlimited. */
+  concurrency?: number;
+  /** Policy only: starts spaced evenly, retries included (GCRA). Default unlimited. */
+  rate?: { requests: number; perMs?: number; burst?: number };
   /** Returns a number in [0, 1). Default Math.random. */
   random?: () => number;
   onRetry?: (info: { attempt: number; waitMs: number; reason: WaitKind }) => void;
@@ -123,6 +127,19 @@ export declare class RetryPolicy {
   fetch(input: RequestInfo | URL, init?: RetryInit): Promise<Response>;
   run(input: RequestInfo | URL, init?: RetryInit): Operation;
   readonly runtime: "node" | "bun" | "deno" | "workerd" | "browser";
+  stats(): Stats;
+}
+
+export interface Stats {
+  operations: number;
+  /** Operations that ended after 1, 2, 3, 4 and 5+ attempts. */
+  attempts: [number, number, number, number, number];
+  retries: number;
+  /** Operations that ended with attempts-exhausted. */
+  exhausted: number;
+  quotaLevel?: number;
+  queued: number;
+  inFlight: number;
 }
 
 export declare class RetryError extends TypeError {

@@ -17,7 +17,10 @@ use core::future::{poll_fn, Future};
 use core::pin::pin;
 use core::task::Poll;
 
-use crate::policy::budget::Quota;
+use alloc::rc::Rc;
+
+use crate::policy::budget::concurrency::{Gate, Permit};
+use crate::policy::budget::{Counting, SharedState, Stats};
 use crate::policy::classify::{classify, Attempted, Failure, Safety, Stage, Verdict, WaitKind};
 use crate::policy::limits::Timer;
 use crate::policy::options::Options;
@@ -67,10 +70,7 @@ pub struct Failed<E> {
 pub trait Transport {
     type Body;
     type Error;
-    fn send(
-        &self,
-        attempt: u32,
-    ) -> impl Future<Output = Result<Answer<Self::Body>, Failed<Self::Error>>>;
+    fn send(&self, attempt: u32) -> impl Future<Output = Result<Answer<Self::Body>, Failed<Self::Error>>>;
     /// A bounded, redacted snippet of a failed response's body.
     fn snippet(&self, body: &Self::Body) -> Option<String>;
 }
@@ -81,6 +81,16 @@ pub struct Call<'a> {
     pub options: &'a Options,
     pub safety: Safety,
     pub body_replayable: bool,
+}
+
+/// The budgets an operation runs under, shared with the policy's other calls.
+#[derive(Clone, Copy)]
+pub struct Budget<'a> {
+    pub shared: &'a dyn SharedState,
+    pub gate: Option<&'a Rc<Gate>>,
+    pub stats: &'a Stats,
+    /// False when the call opted out of the retry quota.
+    pub quota: bool,
 }
 
 /// How an operation ended.
@@ -100,12 +110,14 @@ pub async fn run<T: Transport, C: Clock>(
     call: Call<'_>,
     transport: &T,
     clock: &C,
-    quota: Option<&Quota>,
+    budget: Budget<'_>,
     random: &mut dyn FnMut() -> f64,
     observe: &mut dyn FnMut(Phase),
 ) -> Finished<T::Body, T::Error> {
     let start = clock.now_ms();
-    let mut op = Op::new(start, call, observe);
+    budget.stats.operations.set(budget.stats.operations.get() + 1);
+    let mut op = Op::new(start, call, observe, budget.stats);
+    let quota = budget.quota.then_some(budget.shared);
     if clock.cancelled() {
         return op.finish(clock.now_ms(), Reason::Cancelled, None, None, None);
     }
@@ -115,14 +127,16 @@ pub async fn run<T: Transport, C: Clock>(
     let mut attempt = 0u32;
     loop {
         attempt += 1;
+        let permit = match admit(&mut op, clock, budget, attempt, deadline).await {
+            Ok(permit) => permit,
+            Err((reason, retry_at)) => return op.finish(clock.now_ms(), reason, retry_at, None, None),
+        };
         let now = clock.now_ms();
         let Some((timer_ms, timer)) = limits.attempt_timer(now, deadline) else {
-            return op.finish(clock.now_ms(), Reason::Deadline, None, None, None);
+            return op.finish(now, Reason::Deadline, None, None, None);
         };
-        op.enter(Phase::Requesting {
-            attempt,
-            max: limits.max_attempts,
-        });
+        op.enter(Phase::Requesting { attempt, max: limits.max_attempts });
+        let in_flight = Counting::new(&budget.stats.in_flight);
         let outcome = match race(transport.send(attempt), clock.sleep(timer_ms)).await {
             Either::Left(outcome) => outcome,
             Either::Right(Slept::Elapsed) => Err(ours(match timer {
@@ -131,6 +145,7 @@ pub async fn run<T: Transport, C: Clock>(
             })),
             Either::Right(Slept::Cancelled) => Err(ours(Failure::Cancelled)),
         };
+        drop((in_flight, permit));
         let end = clock.now_ms();
         let mut record = AttemptRecord {
             start_ms: now - start,
@@ -146,9 +161,8 @@ pub async fn run<T: Transport, C: Clock>(
                 );
                 record.status = Some(answer.status);
                 record.retry_after_ms = ra.and_then(RetryAfter::floor_ms);
-                let hidden = answer.cross_origin
-                    && ra.is_none()
-                    && call.options.retry_on.status(answer.status);
+                let hidden =
+                    answer.cross_origin && ra.is_none() && call.options.retry_on.status(answer.status);
                 op.report.retry_after_hidden |= hidden;
                 let attempted = Attempted::Responded {
                     status: answer.status,
@@ -162,11 +176,7 @@ pub async fn run<T: Transport, C: Clock>(
                     Failure::Network(stage) => stage,
                     _ => Stage::MaybeDelivered,
                 };
-                record.error = Some(ErrorInfo {
-                    stage,
-                    code: failed.code,
-                    name: failed.name,
-                });
+                record.error = Some(ErrorInfo { stage, code: failed.code, name: failed.name });
                 (Attempted::Failed(failed.failure), None, failed.error)
             }
         };
@@ -174,9 +184,7 @@ pub async fn run<T: Transport, C: Clock>(
         let kind = match verdict {
             Verdict::Succeeded => {
                 op.report.attempts.push(record);
-                if let Some(q) = quota {
-                    q.on_success(last_retry_cost);
-                }
+                budget.shared.on_success(last_retry_cost);
                 return op.finish(clock.now_ms(), Reason::Succeeded, None, response, cause);
             }
             Verdict::Stop(reason) => {
@@ -203,13 +211,7 @@ pub async fn run<T: Transport, C: Clock>(
                 op.report.attempts.push(record);
                 let snippet = response.as_ref().and_then(|r| op.snippet_of(transport, r));
                 op.report.snippet = snippet;
-                return op.finish(
-                    clock.now_ms(),
-                    refused.reason,
-                    refused.retry_at,
-                    response,
-                    cause,
-                );
+                return op.finish(clock.now_ms(), refused.reason, refused.retry_at, response, cause);
             }
         };
         last_retry_cost = planned.cost;
@@ -228,6 +230,51 @@ pub async fn run<T: Transport, C: Clock>(
     }
 }
 
+/// Waits for a concurrency permit, then for a rate slot; both count against
+/// the deadline, and a cancel leaves the queue at once.
+async fn admit<C: Clock>(
+    op: &mut Op<'_>,
+    clock: &C,
+    budget: Budget<'_>,
+    attempt: u32,
+    deadline: u64,
+) -> Result<Option<Permit>, (Reason, Option<u64>)> {
+    let waiting = |op: &mut Op, until_ms: u64, why| {
+        let now = clock.now_ms();
+        op.enter(Phase::Waiting { attempt, until_ms, wait_ms: until_ms.saturating_sub(now), why });
+        Counting::new(&budget.stats.queued)
+    };
+    let permit = match budget.gate {
+        Some(gate) => {
+            let acquire = gate.acquire();
+            let _queued = (!gate.available()).then(|| waiting(op, deadline, WaitWhy::Queue));
+            let remaining = deadline.saturating_sub(clock.now_ms());
+            match race(acquire, clock.sleep(remaining)).await {
+                Either::Left(permit) => Some(permit),
+                Either::Right(Slept::Elapsed) => return Err((Reason::QueueExceedsBudget, None)),
+                Either::Right(Slept::Cancelled) => return Err((Reason::Cancelled, None)),
+            }
+        }
+        None => None,
+    };
+    let now = clock.now_ms();
+    if now >= deadline {
+        return Err((Reason::QueueExceedsBudget, None));
+    }
+    match budget.shared.reserve_start(now, deadline) {
+        Err(start) => Err((Reason::QueueExceedsBudget, Some(start))),
+        Ok(start) if start > now => {
+            let _queued = waiting(op, start, WaitWhy::RateLimit);
+            if clock.sleep(start - now).await == Slept::Cancelled {
+                budget.shared.release_start(start);
+                return Err((Reason::Cancelled, None));
+            }
+            Ok(permit)
+        }
+        Ok(_) => Ok(permit),
+    }
+}
+
 fn wait_why(kind: WaitKind) -> WaitWhy {
     match kind {
         WaitKind::Backoff => WaitWhy::Backoff,
@@ -243,25 +290,21 @@ fn ours<E>(failure: Failure) -> Failed<E> {
         Failure::Deadline => ("deadline", "TimeoutError"),
         _ => ("cancelled", "AbortError"),
     };
-    Failed {
-        failure,
-        code: String::from(code),
-        name: String::from(name),
-        error: None,
-    }
+    Failed { failure, code: String::from(code), name: String::from(name), error: None }
 }
 
 /// The operation's report and state, built as the loop goes.
 struct Op<'o> {
     start: u64,
     safety: Safety,
+    stats: &'o Stats,
     report: Report,
     machine: StateMachine,
     observe: &'o mut dyn FnMut(Phase),
 }
 
 impl<'o> Op<'o> {
-    fn new(start: u64, call: Call, observe: &'o mut dyn FnMut(Phase)) -> Op<'o> {
+    fn new(start: u64, call: Call, observe: &'o mut dyn FnMut(Phase), stats: &'o Stats) -> Op<'o> {
         let report = Report {
             reason: Reason::Succeeded,
             retry_at: None,
@@ -270,13 +313,7 @@ impl<'o> Op<'o> {
             retry_after_hidden: false,
             snippet: None,
         };
-        Op {
-            start,
-            safety: call.safety,
-            report,
-            machine: StateMachine::default(),
-            observe,
-        }
+        Op { start, safety: call.safety, stats, report, machine: StateMachine::default(), observe }
     }
 
     fn enter(&mut self, phase: Phase) {
@@ -290,9 +327,7 @@ impl<'o> Op<'o> {
     fn snippet_of<T: Transport>(&self, transport: &T, answer: &Answer<T::Body>) -> Option<String> {
         let failed = !(200..=299).contains(&answer.status);
         let said_when = answer.retry_after.is_some() || answer.retry_after_ms.is_some();
-        (failed && !said_when)
-            .then(|| transport.snippet(&answer.body))
-            .flatten()
+        (failed && !said_when).then(|| transport.snippet(&answer.body)).flatten()
     }
 
     fn finish<B, E>(
@@ -304,16 +339,12 @@ impl<'o> Op<'o> {
         cause: Option<E>,
     ) -> Finished<B, E> {
         self.report.elapsed_ms = now.saturating_sub(self.start);
+        self.stats.ended(self.report.attempts.len(), reason == Reason::AttemptsExhausted);
         self.report.reason = reason;
         self.report.retry_at = retry_at;
         let phase = Phase::terminal(reason, retry_at, self.safety);
         self.enter(phase);
-        Finished {
-            phase,
-            report: self.report,
-            response,
-            cause,
-        }
+        Finished { phase, report: self.report, response, cause }
     }
 }
 

@@ -14,9 +14,7 @@ const NOW: u64 = 784_111_740_000;
 
 #[test]
 fn full_jitter_at_random_one_half_waits_25_50_100_100() {
-    let waits: Vec<u64> = (1..=4)
-        .map(|r| full_jitter(r, 50, 200, 0.5).unwrap())
-        .collect();
+    let waits: Vec<u64> = (1..=4).map(|r| full_jitter(r, 50, 200, 0.5).unwrap()).collect();
     assert_eq!(waits, [25, 50, 100, 100]);
     assert_eq!(full_jitter(3, 50, 200, 0.0), Ok(0));
     assert_eq!(full_jitter(3, 50, 200, 0.9999999), Ok(199));

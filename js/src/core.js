@@ -132,6 +132,11 @@ export class RetryPolicy {
     return new Operation(this.#policy, input, init);
   }
 
+  /** Counters over every call so far: operations, attempts histogram (1..4, 5+), retries, exhausted, quota level, queued, in flight. */
+  stats() {
+    return this.#policy.stats();
+  }
+
   /** Which runtime's error rules apply here. */
   get runtime() {
     return this.#policy.runtime;

@@ -31,11 +31,7 @@ impl Clock for HostClock {
     }
 
     fn sleep(&self, ms: u64) -> impl Future<Output = Slept> {
-        Sleep {
-            ms,
-            signal: self.signal.clone(),
-            armed: None,
-        }
+        Sleep { ms, signal: self.signal.clone(), armed: None }
     }
 }
 
@@ -93,13 +89,7 @@ impl Sleep {
             let _ = signal.add_event_listener_with_callback("abort", f.as_ref().unchecked_ref());
             f
         });
-        Armed {
-            shared,
-            timer,
-            _on_timer: on_timer,
-            on_abort,
-            signal: self.signal.clone(),
-        }
+        Armed { shared, timer, _on_timer: on_timer, on_abort, signal: self.signal.clone() }
     }
 }
 

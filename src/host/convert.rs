@@ -16,12 +16,7 @@ pub fn phase(p: &Phase) -> JsValue {
         Phase::Requesting { attempt, max } => {
             o.set("attempt", attempt).set("maxAttempts", max);
         }
-        Phase::Waiting {
-            attempt,
-            until_ms,
-            wait_ms,
-            why,
-        } => {
+        Phase::Waiting { attempt, until_ms, wait_ms, why } => {
             o.set("attempt", attempt)
                 .set("until", ms(until_ms))
                 .set("waitMs", ms(wait_ms))
@@ -33,8 +28,7 @@ pub fn phase(p: &Phase) -> JsValue {
                 .set("message", message(reason));
         }
         Phase::Failed { reason } => {
-            o.set("reason", reason.name())
-                .set("message", message(reason));
+            o.set("reason", reason.name()).set("message", message(reason));
         }
         Phase::Idle | Phase::Succeeded | Phase::Cancelled => {}
     }
@@ -43,14 +37,11 @@ pub fn phase(p: &Phase) -> JsValue {
 
 fn attempt(a: &AttemptRecord) -> JsValue {
     let o = Obj::new();
-    o.set("startMs", ms(a.start_ms))
-        .set("durationMs", ms(a.duration_ms));
+    o.set("startMs", ms(a.start_ms)).set("durationMs", ms(a.duration_ms));
     o.opt("status", a.status);
     if let Some(e) = &a.error {
         let err = Obj::new();
-        err.set("stage", e.stage.name())
-            .set("code", e.code.as_str())
-            .set("name", e.name.as_str());
+        err.set("stage", e.stage.name()).set("code", e.code.as_str()).set("name", e.name.as_str());
         o.set("error", err.into_js());
     }
     o.opt("plannedWaitMs", a.planned_wait_ms.map(ms));
@@ -64,10 +55,7 @@ pub fn report(r: &Report) -> JsValue {
     o.set("reason", r.reason.name());
     o.opt("retryAt", r.retry_at.map(ms));
     o.set("elapsedMs", ms(r.elapsed_ms));
-    o.set(
-        "attempts",
-        r.attempts.iter().map(attempt).collect::<Array>(),
-    );
+    o.set("attempts", r.attempts.iter().map(attempt).collect::<Array>());
     if r.retry_after_hidden {
         o.set("retryAfterHidden", true);
     }

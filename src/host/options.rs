@@ -8,9 +8,7 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use super::bind::get;
 use crate::policy::classify::RetryOn;
-use crate::policy::options::{
-    check_status, ErrorKind, Flag, Numeric, OptionError, Options, STATUSES,
-};
+use crate::policy::options::{check_status, ErrorKind, Flag, Numeric, OptionError, Options, STATUSES};
 
 /// The options that are JS functions or per-call values.
 #[derive(Clone, Default)]
@@ -29,24 +27,20 @@ pub enum Key {
 }
 
 const fn type_error(field: &'static str, expected: &'static str) -> OptionError {
-    OptionError {
-        field,
-        expected,
-        kind: ErrorKind::Type,
-    }
+    OptionError { field, expected, kind: ErrorKind::Type }
 }
 
 const OPTIONS: OptionError = type_error("options", "an object");
-const RETRY_ON: OptionError =
-    type_error("retryOn", "an object { statuses, timeouts, networkErrors }");
-const QUOTA: OptionError = type_error(
-    "quota",
-    "a boolean or an object { capacity, retryCost, timeoutCost, successRefund }",
+const RETRY_ON: OptionError = type_error("retryOn", "an object { statuses, timeouts, networkErrors }");
+const QUOTA: OptionError =
+    type_error("quota", "a boolean or an object { capacity, retryCost, timeoutCost, successRefund }");
+const QUOTA_PER_CALL: OptionError =
+    type_error("retry.quota", "false (a call may opt out of the policy's shared quota, not bring its own)");
+const SHARED_ONLY: OptionError = type_error(
+    "retry.rate/retry.concurrency",
+    "set on the policy (they are shared by its calls), not per call",
 );
-const QUOTA_PER_CALL: OptionError = type_error(
-    "retry.quota",
-    "false (a call may opt out of the policy's shared quota, not bring its own)",
-);
+const RATE: OptionError = type_error("rate", "an object { requests, perMs = 1000, burst = 1 }");
 const RANDOM: OptionError = type_error("random", "a function returning a number in [0, 1)");
 const ON_RETRY: OptionError = type_error("onRetry", "a function");
 const KEY: OptionError = type_error(
@@ -78,6 +72,7 @@ pub fn read(
         return Err(QUOTA_PER_CALL);
     }
     quota(&mut o, &q)?;
+    limits(&mut o, js, per_call)?;
     if let Some(f) = function(&get(js, "random"), RANDOM)? {
         h.random = Some(f);
     }
@@ -89,6 +84,26 @@ pub fn read(
         h.idempotency_key = idempotency_key(&key, per_call)?;
     }
     Ok((o, h))
+}
+
+/// `concurrency` and `rate` belong to the policy: they are what its calls share.
+fn limits(o: &mut Options, js: &JsValue, per_call: bool) -> Result<(), OptionError> {
+    let rate = get(js, "rate");
+    let concurrency = get(js, "concurrency");
+    if per_call && !(rate.is_undefined() && concurrency.is_undefined()) {
+        return Err(SHARED_ONLY);
+    }
+    numbers(o, js, &[Numeric::Concurrency])?;
+    if rate.is_undefined() {
+        return Ok(());
+    }
+    if !rate.is_object() {
+        return Err(RATE);
+    }
+    if get(&rate, "requests").is_undefined() {
+        return Err(Numeric::RateRequests.type_error());
+    }
+    numbers(o, &rate, &Numeric::RATE)
 }
 
 fn numbers(o: &mut Options, js: &JsValue, fields: &[Numeric]) -> Result<(), OptionError> {
@@ -159,15 +174,11 @@ fn idempotency_key(v: &JsValue, per_call: bool) -> Result<Key, OptionError> {
         (Some(true), _) => Ok(Key::Generate),
         (Some(false), _) => Ok(Key::None),
         (_, Some(s)) if per_call => {
-            let visible =
-                !s.is_empty() && s.len() <= 255 && s.bytes().all(|b| (0x21..=0x7e).contains(&b));
+            let visible = !s.is_empty() && s.len() <= 255 && s.bytes().all(|b| (0x21..=0x7e).contains(&b));
             if visible {
                 Ok(Key::Given(s))
             } else {
-                Err(OptionError {
-                    kind: ErrorKind::Range,
-                    ..KEY
-                })
+                Err(OptionError { kind: ErrorKind::Range, ..KEY })
             }
         }
         _ => Err(KEY),

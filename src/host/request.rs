@@ -41,11 +41,7 @@ fn with(init: &JsValue, extra: &Obj) -> JsValue {
 
 /// Builds the request; throws what `fetch` itself would throw for bad input.
 pub fn prepare(input: &JsValue, init: &JsValue, key: &Key) -> Result<Prepared, JsValue> {
-    let init = if init.is_object() {
-        init.clone()
-    } else {
-        Object::new().into()
-    };
+    let init = if init.is_object() { init.clone() } else { Object::new().into() };
     let streamed = get(&init, "body").dyn_ref::<ReadableStream>().is_some();
     let half_duplex = Obj::new();
     if streamed {

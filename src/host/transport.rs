@@ -19,7 +19,7 @@ use super::bind::{fetch, get, get_string, Obj};
 use super::request::Prepared;
 use crate::engine::{Answer, Failed, Transport};
 use crate::policy::classify::{Failure, Stage};
-use crate::policy::report::{snippet, SNIPPET_READ_BYTES};
+use crate::policy::report::{secrets_of, snippet, SNIPPET_READ_BYTES};
 use crate::policy::runtime::{fetch_failure_stage, ErrorShape, Runtime, Sent};
 
 pub struct FetchTransport {
@@ -48,27 +48,15 @@ impl Drop for AbortOnDrop {
 type Outcome = Result<Answer<Received>, Failed<JsValue>>;
 
 fn failed(failure: Failure, code: &str, name: &str, error: Option<JsValue>) -> Failed<JsValue> {
-    Failed {
-        failure,
-        code: String::from(code),
-        name: String::from(name),
-        error,
-    }
+    Failed { failure, code: String::from(code), name: String::from(name), error }
 }
 
 /// A failure after the response started: the request was delivered.
 fn delivered(e: JsValue) -> Failed<JsValue> {
     let name = get_string(&e, "name").unwrap_or_else(|| String::from("Error"));
     let cause = get(&e, "cause");
-    let code = get_string(&cause, "code")
-        .or_else(|| get_string(&e, "code"))
-        .unwrap_or_else(|| name.clone());
-    Failed {
-        failure: Failure::Network(Stage::MaybeDelivered),
-        code,
-        name,
-        error: Some(e),
-    }
+    let code = get_string(&cause, "code").or_else(|| get_string(&e, "code")).unwrap_or_else(|| name.clone());
+    Failed { failure: Failure::Network(Stage::MaybeDelivered), code, name, error: Some(e) }
 }
 
 fn too_large() -> Failed<JsValue> {
@@ -85,11 +73,8 @@ impl FetchTransport {
         let name = get_string(&e, "name").unwrap_or_else(|| String::from("Error"));
         let code = get_string(&e, "code");
         let cause = get(&e, "cause");
-        let (cause_code, syscall, message) = (
-            get_string(&cause, "code"),
-            get_string(&cause, "syscall"),
-            get_string(&cause, "message"),
-        );
+        let (cause_code, syscall, message) =
+            (get_string(&cause, "code"), get_string(&cause, "syscall"), get_string(&cause, "message"));
         let shape = ErrorShape {
             name: &name,
             code: code.as_deref(),
@@ -97,18 +82,10 @@ impl FetchTransport {
             cause_syscall: syscall.as_deref(),
             cause_message: message.as_deref(),
         };
-        let sent = Sent {
-            url: &self.prepared.url,
-            body_streamed: self.prepared.streamed,
-        };
+        let sent = Sent { url: &self.prepared.url, body_streamed: self.prepared.streamed };
         let stage = fetch_failure_stage(self.runtime, &shape, sent);
         let code = String::from(shape.best_code());
-        Failed {
-            failure: Failure::Network(stage),
-            code,
-            name,
-            error: Some(e),
-        }
+        Failed { failure: Failure::Network(stage), code, name, error: Some(e) }
     }
 
     /// The request for one attempt: a clone while the body may be needed
@@ -124,22 +101,13 @@ impl FetchTransport {
     }
 
     async fn attempt(&self, controller: &AbortController) -> Outcome {
-        let not_sent = |e| {
-            failed(
-                Failure::Network(Stage::NotSent),
-                "setup",
-                "TypeError",
-                Some(e),
-            )
-        };
+        let not_sent = |e| failed(Failure::Network(Stage::NotSent), "setup", "TypeError", Some(e));
         let request = self.request_for_attempt().map_err(not_sent)?;
         let init = RequestInit::new();
         init.set_signal(Some(&controller.signal()));
         let promise = fetch(&request, &init).map_err(not_sent)?;
-        let response: Response = JsFuture::from(promise)
-            .await
-            .map_err(|e| self.fetch_failed(e))?
-            .unchecked_into();
+        let response: Response =
+            JsFuture::from(promise).await.map_err(|e| self.fetch_failed(e))?.unchecked_into();
         let status = response.status();
         let headers = response.headers();
         let header = |name| headers.get(name).ok().flatten();
@@ -147,19 +115,10 @@ impl FetchTransport {
         let cross_origin = response.type_() == ResponseType::Cors;
         let body = match response.type_() {
             // Opaque responses (manual redirects, no-cors) have no readable body.
-            ResponseType::Opaqueredirect | ResponseType::Opaque => Received {
-                response,
-                bytes: None,
-            },
+            ResponseType::Opaqueredirect | ResponseType::Opaque => Received { response, bytes: None },
             _ => self.buffer(response, status).await?,
         };
-        Ok(Answer {
-            status,
-            retry_after,
-            retry_after_ms,
-            cross_origin,
-            body,
-        })
+        Ok(Answer { status, retry_after, retry_after_ms, cross_origin, body })
     }
 
     async fn buffer(&self, response: Response, status: u16) -> Result<Received, Failed<JsValue>> {
@@ -177,10 +136,7 @@ impl FetchTransport {
         let url = Obj::new();
         url.set("value", response.url());
         let _ = Reflect::define_property(&rebuilt, &JsValue::from_str("url"), &url.0);
-        Ok(Received {
-            response: rebuilt,
-            bytes,
-        })
+        Ok(Received { response: rebuilt, bytes })
     }
 
     /// Reads the whole body, refusing more than `maxBodyBytes`: at once from
@@ -193,11 +149,8 @@ impl FetchTransport {
         let max = self.max_body_bytes;
         let headers = response.headers();
         let encoded = headers.has("content-encoding").unwrap_or(true);
-        let declared = headers
-            .get("content-length")
-            .ok()
-            .flatten()
-            .and_then(|v| v.trim().parse::<u64>().ok());
+        let declared =
+            headers.get("content-length").ok().flatten().and_then(|v| v.trim().parse::<u64>().ok());
         if let (Some(len), false) = (declared, encoded) {
             if len > max {
                 return Err(too_large());
@@ -205,11 +158,7 @@ impl FetchTransport {
             let promise = response.array_buffer().map_err(delivered)?;
             let buffer = JsFuture::from(promise).await.map_err(delivered)?;
             let bytes = Uint8Array::new(&buffer);
-            return if u64::from(bytes.length()) > max {
-                Err(too_large())
-            } else {
-                Ok(bytes)
-            };
+            return if u64::from(bytes.length()) > max { Err(too_large()) } else { Ok(bytes) };
         }
         let reader: ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
         let mut chunks: Vec<Uint8Array> = Vec::new();
@@ -243,14 +192,7 @@ impl Transport for FetchTransport {
     async fn send(&self, _attempt: u32) -> Outcome {
         let controller = match AbortController::new() {
             Ok(c) => c,
-            Err(e) => {
-                return Err(failed(
-                    Failure::Network(Stage::NotSent),
-                    "setup",
-                    "TypeError",
-                    Some(e),
-                ))
-            }
+            Err(e) => return Err(failed(Failure::Network(Stage::NotSent), "setup", "TypeError", Some(e))),
         };
         let mut guard = AbortOnDrop(Some(Clone::clone(&controller)));
         let outcome = self.attempt(&controller).await;
@@ -263,6 +205,10 @@ impl Transport for FetchTransport {
     fn snippet(&self, body: &Received) -> Option<String> {
         let bytes = body.bytes.as_ref()?;
         let head = bytes.subarray(0, bytes.length().min(SNIPPET_READ_BYTES as u32));
-        snippet(&head.to_vec(), &self.prepared.secrets)
+        let mut secrets = self.prepared.secrets.clone();
+        if let Ok(Some(cookies)) = body.response.headers().get("set-cookie") {
+            secrets_of(&cookies, &mut secrets);
+        }
+        snippet(&head.to_vec(), &secrets)
     }
 }

@@ -57,9 +57,7 @@ mod tests {
 
     #[test]
     fn four_retries_at_random_one_half_wait_25_50_100_100() {
-        let waits: Vec<u64> = (1..=4)
-            .map(|r| full_jitter(r, 50, 200, 0.5).unwrap())
-            .collect();
+        let waits: Vec<u64> = (1..=4).map(|r| full_jitter(r, 50, 200, 0.5).unwrap()).collect();
         assert_eq!(waits, vec![25, 50, 100, 100]);
     }
 

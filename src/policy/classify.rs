@@ -76,17 +76,11 @@ impl RetryOn {
                 *word |= 1 << (s % 64);
             }
         }
-        RetryOn {
-            statuses: set,
-            timeouts,
-            network_errors,
-        }
+        RetryOn { statuses: set, timeouts, network_errors }
     }
 
     pub fn status(&self, status: u16) -> bool {
-        self.statuses
-            .get(usize::from(status / 64))
-            .is_some_and(|word| word & (1 << (status % 64)) != 0)
+        self.statuses.get(usize::from(status / 64)).is_some_and(|word| word & (1 << (status % 64)) != 0)
     }
 }
 
@@ -159,11 +153,7 @@ pub fn classify(attempted: Attempted, safety: Safety, retry_on: &RetryOn) -> Ver
         Attempted::Responded { status, .. } if !retry_on.status(status) || !safety.repeatable() => {
             Verdict::Stop(Reason::HttpStop)
         }
-        Attempted::Responded {
-            status,
-            retry_after,
-            retry_after_hidden,
-        } => match retry_after {
+        Attempted::Responded { status, retry_after, retry_after_hidden } => match retry_after {
             Some(RetryAfter::Unsupported) => Verdict::Stop(Reason::UnsupportedRetryAfter),
             Some(ra) => Verdict::Retry(WaitKind::RetryAfter(ra.floor_ms().unwrap_or(u64::MAX))),
             None if status == 429 || retry_after_hidden => Verdict::Retry(WaitKind::Throttle),
@@ -186,13 +176,8 @@ fn classify_failure(failure: Failure, safety: Safety, retry_on: &RetryOn) -> Ver
         Failure::Network(Stage::MaybeDelivered) if !safety.repeatable() => {
             Verdict::Stop(Reason::MaybeDelivered)
         }
-        Failure::Network(Stage::MaybeDelivered) => {
-            retry_if(retry_on.network_errors, Reason::NetworkError)
-        }
-        Failure::AttemptTimeout => retry_if(
-            retry_on.timeouts && safety.repeatable(),
-            Reason::AttemptTimeout,
-        ),
+        Failure::Network(Stage::MaybeDelivered) => retry_if(retry_on.network_errors, Reason::NetworkError),
+        Failure::AttemptTimeout => retry_if(retry_on.timeouts && safety.repeatable(), Reason::AttemptTimeout),
         Failure::Deadline => Verdict::Stop(Reason::Deadline),
         Failure::Cancelled => Verdict::Stop(Reason::Cancelled),
         Failure::BodyTooLarge => Verdict::Stop(Reason::BodyTooLarge),
@@ -207,11 +192,7 @@ mod tests {
     use super::*;
 
     fn status(status: u16) -> Attempted {
-        Attempted::Responded {
-            status,
-            retry_after: None,
-            retry_after_hidden: false,
-        }
+        Attempted::Responded { status, retry_after: None, retry_after_hidden: false }
     }
 
     #[test]
@@ -222,11 +203,7 @@ mod tests {
         assert_eq!(Safety::of("POST", false), Unsafe);
         assert_eq!(Safety::of("PATCH", false), Unsafe);
         assert_eq!(Safety::of("POST", true), Keyed);
-        assert_eq!(
-            Safety::of("get", false),
-            Unsafe,
-            "non-normalised methods are unknown"
-        );
+        assert_eq!(Safety::of("get", false), Unsafe, "non-normalised methods are unknown");
         assert_eq!(Safety::of("PROPFIND", false), Unsafe);
     }
 
@@ -234,51 +211,15 @@ mod tests {
     fn classification_table() {
         let d = RetryOn::default();
         let table: &[(Attempted, Safety, Verdict)] = &[
-            (
-                Attempted::Failed(Network(NotSent)),
-                Unsafe,
-                Verdict::Retry(WaitKind::Backoff),
-            ),
-            (
-                Attempted::Failed(Network(MaybeDelivered)),
-                Unsafe,
-                Verdict::Stop(Reason::MaybeDelivered),
-            ),
-            (
-                Attempted::Failed(Network(MaybeDelivered)),
-                Keyed,
-                Verdict::Retry(WaitKind::Backoff),
-            ),
-            (
-                Attempted::Failed(Network(MaybeDelivered)),
-                Idempotent,
-                Verdict::Retry(WaitKind::Backoff),
-            ),
-            (
-                Attempted::Failed(AttemptTimeout),
-                Unsafe,
-                Verdict::Stop(Reason::AttemptTimeout),
-            ),
-            (
-                Attempted::Failed(AttemptTimeout),
-                Keyed,
-                Verdict::Retry(WaitKind::Backoff),
-            ),
-            (
-                Attempted::Failed(Deadline),
-                Idempotent,
-                Verdict::Stop(Reason::Deadline),
-            ),
-            (
-                Attempted::Failed(Cancelled),
-                Idempotent,
-                Verdict::Stop(Reason::Cancelled),
-            ),
-            (
-                Attempted::Failed(BodyTooLarge),
-                Idempotent,
-                Verdict::Stop(Reason::BodyTooLarge),
-            ),
+            (Attempted::Failed(Network(NotSent)), Unsafe, Verdict::Retry(WaitKind::Backoff)),
+            (Attempted::Failed(Network(MaybeDelivered)), Unsafe, Verdict::Stop(Reason::MaybeDelivered)),
+            (Attempted::Failed(Network(MaybeDelivered)), Keyed, Verdict::Retry(WaitKind::Backoff)),
+            (Attempted::Failed(Network(MaybeDelivered)), Idempotent, Verdict::Retry(WaitKind::Backoff)),
+            (Attempted::Failed(AttemptTimeout), Unsafe, Verdict::Stop(Reason::AttemptTimeout)),
+            (Attempted::Failed(AttemptTimeout), Keyed, Verdict::Retry(WaitKind::Backoff)),
+            (Attempted::Failed(Deadline), Idempotent, Verdict::Stop(Reason::Deadline)),
+            (Attempted::Failed(Cancelled), Idempotent, Verdict::Stop(Reason::Cancelled)),
+            (Attempted::Failed(BodyTooLarge), Idempotent, Verdict::Stop(Reason::BodyTooLarge)),
             (status(200), Unsafe, Verdict::Succeeded),
             (status(204), Idempotent, Verdict::Succeeded),
             (status(307), Unsafe, Verdict::Stop(Reason::HttpStop)),
@@ -293,11 +234,7 @@ mod tests {
             (status(408), Idempotent, Verdict::Retry(WaitKind::Backoff)),
         ];
         for (i, &(attempted, safety, expected)) in table.iter().enumerate() {
-            assert_eq!(
-                classify(attempted, safety, &d),
-                expected,
-                "row {i}: {attempted:?} {safety:?}"
-            );
+            assert_eq!(classify(attempted, safety, &d), expected, "row {i}: {attempted:?} {safety:?}");
         }
     }
 
@@ -321,25 +258,15 @@ mod tests {
             classify(with(Some(RetryAfter::Unsupported), false), Idempotent, &d),
             Verdict::Stop(Reason::UnsupportedRetryAfter)
         );
-        assert_eq!(
-            classify(with(None, true), Idempotent, &d),
-            Verdict::Retry(WaitKind::Throttle)
-        );
+        assert_eq!(classify(with(None, true), Idempotent, &d), Verdict::Retry(WaitKind::Throttle));
     }
 
     #[test]
     fn allowlists_are_configurable_and_cannot_widen_unsafe_requests() {
         let none = RetryOn::new(&[], false, false);
+        assert_eq!(classify(status(503), Idempotent, &none), Verdict::Stop(Reason::HttpStop));
         assert_eq!(
-            classify(status(503), Idempotent, &none),
-            Verdict::Stop(Reason::HttpStop)
-        );
-        assert_eq!(
-            classify(
-                Attempted::Failed(Network(MaybeDelivered)),
-                Idempotent,
-                &none
-            ),
+            classify(Attempted::Failed(Network(MaybeDelivered)), Idempotent, &none),
             Verdict::Stop(Reason::NetworkError)
         );
         assert_eq!(
@@ -347,18 +274,10 @@ mod tests {
             Verdict::Stop(Reason::AttemptTimeout)
         );
         let wide = RetryOn::new(&[404, 501, 599, 100], true, true);
-        assert_eq!(
-            classify(status(404), Idempotent, &wide),
-            Verdict::Retry(WaitKind::Backoff)
-        );
-        assert_eq!(
-            classify(status(404), Unsafe, &wide),
-            Verdict::Stop(Reason::HttpStop)
-        );
+        assert_eq!(classify(status(404), Idempotent, &wide), Verdict::Retry(WaitKind::Backoff));
+        assert_eq!(classify(status(404), Unsafe, &wide), Verdict::Stop(Reason::HttpStop));
         assert!(wide.status(599) && wide.status(100) && !wide.status(503));
         let out_of_range = RetryOn::new(&[0, 99, 600, 65535], true, true);
-        assert!(
-            !out_of_range.status(0) && !out_of_range.status(600) && !out_of_range.status(65535)
-        );
+        assert!(!out_of_range.status(0) && !out_of_range.status(600) && !out_of_range.status(65535));
     }
 }

@@ -76,17 +76,11 @@ impl Backoff {
     pub fn plan(&self, kind: WaitKind, retry: u32, random: f64) -> Result<Wait, BadRandom> {
         let jitter = |base, cap| backoff::full_jitter(retry, base, cap, random);
         Ok(match kind {
-            WaitKind::Backoff => Wait {
-                ms: jitter(self.base_ms, self.cap_ms)?,
-                floor_ms: 0,
-            },
+            WaitKind::Backoff => Wait { ms: jitter(self.base_ms, self.cap_ms)?, floor_ms: 0 },
             WaitKind::Throttle => {
                 // The cap never shrinks the throttling window below its base.
                 let cap = self.cap_ms.max(self.throttle_base_ms);
-                Wait {
-                    ms: jitter(self.throttle_base_ms, cap)?,
-                    floor_ms: 0,
-                }
+                Wait { ms: jitter(self.throttle_base_ms, cap)?, floor_ms: 0 }
             }
             WaitKind::RetryAfter(floor_ms) => {
                 let spread = if self.retry_after_spread {
@@ -95,10 +89,7 @@ impl Backoff {
                     backoff::check_random(random)?;
                     0
                 };
-                Wait {
-                    ms: floor_ms.saturating_add(spread),
-                    floor_ms,
-                }
+                Wait { ms: floor_ms.saturating_add(spread), floor_ms }
             }
         })
     }
@@ -111,15 +102,9 @@ impl Backoff {
 /// would next allow a request, `None` when unknown.
 pub fn fit(wait: Wait, now_ms: u64, deadline_ms: u64) -> Result<u64, Option<u64>> {
     let remaining = deadline_ms.saturating_sub(now_ms);
-    let must_wait = if wait.floor_ms > 0 {
-        wait.floor_ms
-    } else {
-        wait.ms
-    };
+    let must_wait = if wait.floor_ms > 0 { wait.floor_ms } else { wait.ms };
     if must_wait >= remaining {
-        return Err(now_ms
-            .checked_add(must_wait)
-            .filter(|_| must_wait != u64::MAX));
+        return Err(now_ms.checked_add(must_wait).filter(|_| must_wait != u64::MAX));
     }
     Ok(wait.ms.min(remaining - 1).max(wait.floor_ms))
 }
@@ -128,20 +113,12 @@ pub fn fit(wait: Wait, now_ms: u64, deadline_ms: u64) -> Result<u64, Option<u64>
 mod tests {
     use super::*;
 
-    const B: Backoff = Backoff {
-        base_ms: 50,
-        cap_ms: 200,
-        throttle_base_ms: 1000,
-        retry_after_spread: false,
-    };
+    const B: Backoff =
+        Backoff { base_ms: 50, cap_ms: 200, throttle_base_ms: 1000, retry_after_spread: false };
 
     #[test]
     fn the_attempt_timer_is_the_smaller_of_attempt_ms_and_what_is_left() {
-        let l = Limits {
-            max_attempts: 3,
-            total_ms: 4000,
-            attempt_ms: 1000,
-        };
+        let l = Limits { max_attempts: 3, total_ms: 4000, attempt_ms: 1000 };
         assert_eq!(l.attempt_timer(0, 4000), Some((1000, Timer::Attempt)));
         assert_eq!(l.attempt_timer(3500, 4000), Some((500, Timer::Deadline)));
         assert_eq!(l.attempt_timer(3000, 4000), Some((1000, Timer::Deadline)));
@@ -152,137 +129,37 @@ mod tests {
 
     #[test]
     fn attempts_count_the_first_request() {
-        let l = Limits {
-            max_attempts: 3,
-            total_ms: 1,
-            attempt_ms: 1,
-        };
+        let l = Limits { max_attempts: 3, total_ms: 1, attempt_ms: 1 };
         assert!(l.may_attempt_again(1) && l.may_attempt_again(2) && !l.may_attempt_again(3));
     }
 
     #[test]
     fn waits_follow_their_kind() {
-        assert_eq!(
-            B.plan(WaitKind::Backoff, 1, 0.5),
-            Ok(Wait {
-                ms: 25,
-                floor_ms: 0
-            })
-        );
-        assert_eq!(
-            B.plan(WaitKind::Throttle, 1, 0.5),
-            Ok(Wait {
-                ms: 500,
-                floor_ms: 0
-            })
-        );
-        assert_eq!(
-            B.plan(WaitKind::Throttle, 3, 0.5),
-            Ok(Wait {
-                ms: 500,
-                floor_ms: 0
-            })
-        );
-        assert_eq!(
-            B.plan(WaitKind::RetryAfter(1000), 1, 0.5),
-            Ok(Wait {
-                ms: 1000,
-                floor_ms: 1000
-            })
-        );
-        let spread = Backoff {
-            retry_after_spread: true,
-            ..B
-        };
-        assert_eq!(
-            spread.plan(WaitKind::RetryAfter(1000), 1, 0.5),
-            Ok(Wait {
-                ms: 1025,
-                floor_ms: 1000
-            })
-        );
+        assert_eq!(B.plan(WaitKind::Backoff, 1, 0.5), Ok(Wait { ms: 25, floor_ms: 0 }));
+        assert_eq!(B.plan(WaitKind::Throttle, 1, 0.5), Ok(Wait { ms: 500, floor_ms: 0 }));
+        assert_eq!(B.plan(WaitKind::Throttle, 3, 0.5), Ok(Wait { ms: 500, floor_ms: 0 }));
+        assert_eq!(B.plan(WaitKind::RetryAfter(1000), 1, 0.5), Ok(Wait { ms: 1000, floor_ms: 1000 }));
+        let spread = Backoff { retry_after_spread: true, ..B };
+        assert_eq!(spread.plan(WaitKind::RetryAfter(1000), 1, 0.5), Ok(Wait { ms: 1025, floor_ms: 1000 }));
         assert_eq!(
             spread.plan(WaitKind::RetryAfter(u64::MAX), 1, 0.5),
-            Ok(Wait {
-                ms: u64::MAX,
-                floor_ms: u64::MAX
-            })
+            Ok(Wait { ms: u64::MAX, floor_ms: u64::MAX })
         );
         assert_eq!(B.plan(WaitKind::RetryAfter(5), 1, 1.0), Err(BadRandom));
     }
 
     #[test]
     fn a_wait_that_does_not_fit_reports_when_to_try_again() {
-        assert_eq!(
-            fit(
-                Wait {
-                    ms: 60_000,
-                    floor_ms: 60_000
-                },
-                10,
-                1000
-            ),
-            Err(Some(60_010))
-        );
-        assert_eq!(
-            fit(
-                Wait {
-                    ms: u64::MAX,
-                    floor_ms: u64::MAX
-                },
-                10,
-                1000
-            ),
-            Err(None)
-        );
-        assert_eq!(
-            fit(
-                Wait {
-                    ms: 990,
-                    floor_ms: 0
-                },
-                10,
-                1000
-            ),
-            Err(Some(1000))
-        );
-        assert_eq!(
-            fit(
-                Wait {
-                    ms: 989,
-                    floor_ms: 0
-                },
-                10,
-                1000
-            ),
-            Ok(989)
-        );
+        assert_eq!(fit(Wait { ms: 60_000, floor_ms: 60_000 }, 10, 1000), Err(Some(60_010)));
+        assert_eq!(fit(Wait { ms: u64::MAX, floor_ms: u64::MAX }, 10, 1000), Err(None));
+        assert_eq!(fit(Wait { ms: 990, floor_ms: 0 }, 10, 1000), Err(Some(1000)));
+        assert_eq!(fit(Wait { ms: 989, floor_ms: 0 }, 10, 1000), Ok(989));
     }
 
     #[test]
     fn our_jitter_is_trimmed_to_fit_but_the_server_floor_never_is() {
-        assert_eq!(
-            fit(
-                Wait {
-                    ms: 1025,
-                    floor_ms: 1000
-                },
-                0,
-                1010
-            ),
-            Ok(1009)
-        );
-        assert_eq!(
-            fit(
-                Wait {
-                    ms: 1025,
-                    floor_ms: 1000
-                },
-                0,
-                1000
-            ),
-            Err(Some(1000))
-        );
+        assert_eq!(fit(Wait { ms: 1025, floor_ms: 1000 }, 0, 1010), Ok(1009));
+        assert_eq!(fit(Wait { ms: 1025, floor_ms: 1000 }, 0, 1000), Err(Some(1000)));
         assert_eq!(fit(Wait { ms: 0, floor_ms: 0 }, 0, 1), Ok(0));
     }
 

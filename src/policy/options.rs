@@ -4,7 +4,8 @@
 //! typed setters); every check lives here, so one table says what is
 //! accepted and the error names the field and that range.
 
-use super::budget::QuotaConfig;
+use super::budget::quota::QuotaConfig;
+use super::budget::rate::RateConfig;
 use super::classify::RetryOn;
 use super::limits::{Backoff, Limits, MAX_TIMER_MS};
 
@@ -37,6 +38,10 @@ pub enum Numeric {
     QuotaRetryCost,
     QuotaTimeoutCost,
     QuotaSuccessRefund,
+    Concurrency,
+    RateRequests,
+    RatePerMs,
+    RateBurst,
 }
 
 const MS: &str = "an integer number of milliseconds in 0..=2147483647";
@@ -44,6 +49,7 @@ const POSITIVE_MS: &str = "an integer number of milliseconds in 1..=2147483647";
 const COUNT: &str = "an integer in 0..=1000000";
 
 impl Numeric {
+    pub const RATE: [Numeric; 3] = [Numeric::RateRequests, Numeric::RatePerMs, Numeric::RateBurst];
     pub const TOP_LEVEL: [Numeric; 7] = [
         Numeric::MaxAttempts,
         Numeric::TotalMs,
@@ -63,31 +69,23 @@ impl Numeric {
     /// (full name, key inside its object, min, max, what is accepted)
     fn spec(self) -> (&'static str, &'static str, u64, u64, &'static str) {
         match self {
-            Numeric::MaxAttempts => (
-                "maxAttempts",
-                "maxAttempts",
-                1,
-                100,
-                "an integer in 1..=100",
-            ),
+            Numeric::MaxAttempts => ("maxAttempts", "maxAttempts", 1, 100, "an integer in 1..=100"),
             Numeric::TotalMs => ("totalMs", "totalMs", 1, MAX_TIMER_MS, POSITIVE_MS),
             Numeric::AttemptMs => ("attemptMs", "attemptMs", 1, MAX_TIMER_MS, POSITIVE_MS),
             Numeric::BaseMs => ("baseMs", "baseMs", 0, MAX_TIMER_MS, MS),
             Numeric::CapMs => ("capMs", "capMs", 0, MAX_TIMER_MS, MS),
             Numeric::ThrottleBaseMs => ("throttleBaseMs", "throttleBaseMs", 0, MAX_TIMER_MS, MS),
-            Numeric::MaxBodyBytes => (
-                "maxBodyBytes",
-                "maxBodyBytes",
-                0,
-                1 << 32,
-                "an integer number of bytes in 0..=4294967296",
-            ),
+            Numeric::MaxBodyBytes => {
+                ("maxBodyBytes", "maxBodyBytes", 0, 1 << 32, "an integer number of bytes in 0..=4294967296")
+            }
             Numeric::QuotaCapacity => ("quota.capacity", "capacity", 0, 1_000_000, COUNT),
             Numeric::QuotaRetryCost => ("quota.retryCost", "retryCost", 0, 1_000_000, COUNT),
             Numeric::QuotaTimeoutCost => ("quota.timeoutCost", "timeoutCost", 0, 1_000_000, COUNT),
-            Numeric::QuotaSuccessRefund => {
-                ("quota.successRefund", "successRefund", 0, 1_000_000, COUNT)
-            }
+            Numeric::QuotaSuccessRefund => ("quota.successRefund", "successRefund", 0, 1_000_000, COUNT),
+            Numeric::Concurrency => ("concurrency", "concurrency", 1, 10_000, "an integer in 1..=10000"),
+            Numeric::RateRequests => ("rate.requests", "requests", 1, 1_000_000, "an integer in 1..=1000000"),
+            Numeric::RatePerMs => ("rate.perMs", "perMs", 1, MAX_TIMER_MS, POSITIVE_MS),
+            Numeric::RateBurst => ("rate.burst", "burst", 1, 1_000_000, "an integer in 1..=1000000"),
         }
     }
 
@@ -98,11 +96,7 @@ impl Numeric {
 
     pub fn type_error(self) -> OptionError {
         let (field, _, _, _, expected) = self.spec();
-        OptionError {
-            field,
-            expected,
-            kind: ErrorKind::Type,
-        }
+        OptionError { field, expected, kind: ErrorKind::Type }
     }
 
     /// Checks a JS number: an integer inside the field's range.
@@ -112,11 +106,7 @@ impl Numeric {
         if ok {
             Ok(value as u64)
         } else {
-            Err(OptionError {
-                field,
-                expected,
-                kind: ErrorKind::Range,
-            })
+            Err(OptionError { field, expected, kind: ErrorKind::Range })
         }
     }
 }
@@ -150,11 +140,7 @@ impl Flag {
             Flag::RetryOnTimeouts => "retryOn.timeouts",
             Flag::RetryOnNetworkErrors => "retryOn.networkErrors",
         };
-        OptionError {
-            field,
-            expected: "a boolean",
-            kind: ErrorKind::Type,
-        }
+        OptionError { field, expected: "a boolean", kind: ErrorKind::Type }
     }
 }
 
@@ -169,10 +155,7 @@ pub fn check_status(value: f64) -> Result<u16, OptionError> {
     if (100.0..=599.0).contains(&value) && whole(value) {
         Ok(value as u16)
     } else {
-        Err(OptionError {
-            kind: ErrorKind::Range,
-            ..STATUSES
-        })
+        Err(OptionError { kind: ErrorKind::Range, ..STATUSES })
     }
 }
 
@@ -185,16 +168,16 @@ pub struct Options {
     pub max_body_bytes: u64,
     /// `None`: the retry quota is disabled.
     pub quota: Option<QuotaConfig>,
+    /// Start-rate limit; `None`: unlimited.
+    pub rate: Option<RateConfig>,
+    /// Requests in flight at once; `None`: unlimited.
+    pub concurrency: Option<u32>,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
-            limits: Limits {
-                max_attempts: 3,
-                total_ms: 30_000,
-                attempt_ms: 10_000,
-            },
+            limits: Limits { max_attempts: 3, total_ms: 30_000, attempt_ms: 10_000 },
             backoff: Backoff {
                 base_ms: 100,
                 cap_ms: 20_000,
@@ -204,6 +187,8 @@ impl Default for Options {
             retry_on: RetryOn::default(),
             max_body_bytes: 16 * 1024 * 1024,
             quota: Some(QuotaConfig::default()),
+            rate: None,
+            concurrency: None,
         }
     }
 }
@@ -221,6 +206,15 @@ impl Options {
             Numeric::CapMs => self.backoff.cap_ms = v,
             Numeric::ThrottleBaseMs => self.backoff.throttle_base_ms = v,
             Numeric::MaxBodyBytes => self.max_body_bytes = v,
+            Numeric::Concurrency => self.concurrency = Some(small),
+            Numeric::RateRequests | Numeric::RatePerMs | Numeric::RateBurst => {
+                let rate = self.rate.get_or_insert(RateConfig { requests: 1, per_ms: 1000, burst: 1 });
+                match field {
+                    Numeric::RateRequests => rate.requests = small,
+                    Numeric::RatePerMs => rate.per_ms = v,
+                    _ => rate.burst = small,
+                }
+            }
             quota_field => {
                 let quota = self.quota.get_or_insert_with(QuotaConfig::default);
                 let slot = match quota_field {
@@ -275,14 +269,8 @@ mod tests {
                 assert!(!e.field.is_empty() && e.expected.contains(".."), "{e:?}");
             }
         }
-        assert_eq!(
-            Numeric::MaxAttempts.check(0.0).unwrap_err().field,
-            "maxAttempts"
-        );
-        assert_eq!(
-            Numeric::QuotaRetryCost.check(-2.0).unwrap_err().field,
-            "quota.retryCost"
-        );
+        assert_eq!(Numeric::MaxAttempts.check(0.0).unwrap_err().field, "maxAttempts");
+        assert_eq!(Numeric::QuotaRetryCost.check(-2.0).unwrap_err().field, "quota.retryCost");
     }
 
     #[test]
@@ -299,21 +287,14 @@ mod tests {
         assert_eq!(o.limits.total_ms, Options::default().limits.total_ms);
         o.quota = None;
         o.set(Numeric::MaxAttempts, 2.0).unwrap();
-        assert_eq!(
-            o.quota, None,
-            "a non-quota field leaves a disabled quota disabled"
-        );
+        assert_eq!(o.quota, None, "a non-quota field leaves a disabled quota disabled");
     }
 
     #[test]
     fn statuses_must_be_http_statuses() {
         assert_eq!(check_status(503.0), Ok(503));
         for bad in [99.0, 600.0, 99999.0, 503.5, f64::NAN] {
-            assert_eq!(
-                check_status(bad).unwrap_err().kind,
-                ErrorKind::Range,
-                "{bad}"
-            );
+            assert_eq!(check_status(bad).unwrap_err().kind, ErrorKind::Range, "{bad}");
         }
     }
 }

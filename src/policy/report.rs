@@ -53,12 +53,7 @@ pub const SNIPPET_CHARS: usize = 200;
 const REDACTED: &str = "[redacted]";
 
 /// The credential headers whose values never reach a report.
-pub const CREDENTIAL_HEADERS: [&str; 4] = [
-    "authorization",
-    "cookie",
-    "proxy-authorization",
-    "set-cookie",
-];
+pub const CREDENTIAL_HEADERS: [&str; 4] = ["authorization", "cookie", "proxy-authorization", "set-cookie"];
 
 /// The values to scrub for one credential header's value: the whole value,
 /// an `Authorization` value's credentials after its scheme, and each cookie
@@ -75,7 +70,7 @@ pub fn secrets_of(value: &str, out: &mut Vec<String>) {
     if let Some((_, credentials)) = value.split_once(' ') {
         push(credentials);
     }
-    for pair in value.split(';') {
+    for pair in value.split([';', ',']) {
         if let Some((_, v)) = pair.split_once('=') {
             push(v);
         }
@@ -128,10 +123,7 @@ mod tests {
         let body = b"denied: got Authorization: Bearer tok-123456 and also tok-123456";
         let out = snippet(body, &s).unwrap();
         assert!(!out.contains("tok-123456"), "{out}");
-        assert_eq!(
-            out,
-            "denied: got Authorization: [redacted] and also [redacted]"
-        );
+        assert_eq!(out, "denied: got Authorization: [redacted] and also [redacted]");
 
         let long = [b'x'; 5000];
         assert_eq!(snippet(&long, &[]).unwrap().chars().count(), SNIPPET_CHARS);

@@ -3,7 +3,7 @@
 //! must fit the deadline, and the shared quota must pay for it.
 
 use super::backoff::BadRandom;
-use super::budget::Quota;
+use super::budget::SharedState;
 use super::classify::WaitKind;
 use super::limits::{fit, Wait};
 use super::options::Options;
@@ -45,7 +45,8 @@ impl Refused {
     }
 }
 
-pub fn plan_retry(case: RetryCase, quota: Option<&Quota>) -> Result<Planned, Refused> {
+/// `quota` is `None` when the call opted out of the shared quota.
+pub fn plan_retry(case: RetryCase, quota: Option<&dyn SharedState>) -> Result<Planned, Refused> {
     let floor_at = match case.kind {
         WaitKind::RetryAfter(ms) if ms != u64::MAX => case.now_ms.checked_add(ms),
         _ => None,
@@ -64,13 +65,10 @@ pub fn plan_retry(case: RetryCase, quota: Option<&Quota>) -> Result<Planned, Ref
     let wait_ms = fit(wait, case.now_ms, case.deadline_ms)
         .map_err(|retry_at| Refused::new(Reason::WaitExceedsBudget, retry_at))?;
     let cost = match quota {
-        Some(q) => {
-            let cost = q.cost(case.after_timeout);
-            if !q.try_spend(cost) {
-                return Err(Refused::new(Reason::RetryQuotaExhausted, None));
-            }
-            Some(cost)
-        }
+        Some(q) => match q.spend_retry(case.after_timeout) {
+            Some(cost) => Some(cost),
+            None => return Err(Refused::new(Reason::RetryQuotaExhausted, None)),
+        },
         None => None,
     };
     Ok(Planned { wait_ms, cost })
@@ -79,7 +77,8 @@ pub fn plan_retry(case: RetryCase, quota: Option<&Quota>) -> Result<Planned, Ref
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::budget::QuotaConfig;
+    use crate::policy::budget::quota::QuotaConfig;
+    use crate::policy::budget::InMemory;
 
     fn case(options: &Options, kind: WaitKind, attempts_made: u32) -> RetryCase<'_> {
         RetryCase {
@@ -96,69 +95,32 @@ mod tests {
 
     #[test]
     fn checks_run_in_order_replayable_attempts_wait_quota() {
-        let o = Options {
-            quota: None,
-            ..Options::default()
-        };
-        let q = Quota::new(QuotaConfig {
-            capacity: 7,
-            ..QuotaConfig::default()
-        });
-        let stream = RetryCase {
-            body_replayable: false,
-            ..case(&o, WaitKind::Backoff, 3)
-        };
-        assert_eq!(
-            plan_retry(stream, Some(&q)).unwrap_err().reason,
-            Reason::BodyNotReplayable
-        );
-        let exhausted = plan_retry(case(&o, WaitKind::RetryAfter(2_000), 3), Some(&q)).unwrap_err();
-        assert_eq!(
-            exhausted,
-            Refused::new(Reason::AttemptsExhausted, Some(3_000))
-        );
-        let far = plan_retry(case(&o, WaitKind::RetryAfter(60_000), 1), Some(&q)).unwrap_err();
+        let o = Options { quota: None, ..Options::default() };
+        let state = InMemory::new(Some(QuotaConfig { capacity: 7, ..QuotaConfig::default() }), None);
+        let q: Option<&dyn SharedState> = Some(&state);
+        let stream = RetryCase { body_replayable: false, ..case(&o, WaitKind::Backoff, 3) };
+        assert_eq!(plan_retry(stream, q).unwrap_err().reason, Reason::BodyNotReplayable);
+        let exhausted = plan_retry(case(&o, WaitKind::RetryAfter(2_000), 3), q).unwrap_err();
+        assert_eq!(exhausted, Refused::new(Reason::AttemptsExhausted, Some(3_000)));
+        let far = plan_retry(case(&o, WaitKind::RetryAfter(60_000), 1), q).unwrap_err();
         assert_eq!(far, Refused::new(Reason::WaitExceedsBudget, Some(61_000)));
-        assert_eq!(q.level(), 7, "refused retries cost nothing");
-        let bad = RetryCase {
-            random: f64::NAN,
-            ..case(&o, WaitKind::Backoff, 1)
-        };
-        assert_eq!(
-            plan_retry(bad, Some(&q)).unwrap_err().reason,
-            Reason::InvalidRandom
-        );
-        assert_eq!(
-            plan_retry(case(&o, WaitKind::Backoff, 1), Some(&q)),
-            Ok(Planned {
-                wait_ms: 50,
-                cost: Some(5)
-            })
-        );
-        assert_eq!(
-            plan_retry(case(&o, WaitKind::Backoff, 1), Some(&q))
-                .unwrap_err()
-                .reason,
-            Reason::RetryQuotaExhausted
-        );
-        assert_eq!(
-            plan_retry(case(&o, WaitKind::Backoff, 1), None),
-            Ok(Planned {
-                wait_ms: 50,
-                cost: None
-            })
-        );
+        assert_eq!(state.quota_level(), Some(7), "refused retries cost nothing");
+        let bad = RetryCase { random: f64::NAN, ..case(&o, WaitKind::Backoff, 1) };
+        assert_eq!(plan_retry(bad, q).unwrap_err().reason, Reason::InvalidRandom);
+        let planned = plan_retry(case(&o, WaitKind::Backoff, 1), q);
+        assert_eq!(planned, Ok(Planned { wait_ms: 50, cost: Some(5) }));
+        let empty = plan_retry(case(&o, WaitKind::Backoff, 1), q).unwrap_err();
+        assert_eq!(empty.reason, Reason::RetryQuotaExhausted);
+        let opted_out = plan_retry(case(&o, WaitKind::Backoff, 1), None);
+        assert_eq!(opted_out, Ok(Planned { wait_ms: 50, cost: None }));
     }
 
     #[test]
     fn a_retry_after_a_timeout_costs_more() {
         let o = Options::default();
-        let q = Quota::new(QuotaConfig::default());
-        let timeout = RetryCase {
-            after_timeout: true,
-            ..case(&o, WaitKind::Backoff, 1)
-        };
-        assert_eq!(plan_retry(timeout, Some(&q)).unwrap().cost, Some(10));
-        assert_eq!(q.level(), 490);
+        let state = InMemory::new(Some(QuotaConfig::default()), None);
+        let timeout = RetryCase { after_timeout: true, ..case(&o, WaitKind::Backoff, 1) };
+        assert_eq!(plan_retry(timeout, Some(&state)).unwrap().cost, Some(10));
+        assert_eq!(state.quota_level(), Some(490));
     }
 }

@@ -70,9 +70,7 @@ pub fn parse_ms(value: &str) -> Option<u64> {
 }
 
 fn decimal(digits: &str) -> Option<u64> {
-    digits.bytes().try_fold(0u64, |acc, b| {
-        acc.checked_mul(10)?.checked_add(u64::from(b - b'0'))
-    })
+    digits.bytes().try_fold(0u64, |acc, b| acc.checked_mul(10)?.checked_add(u64::from(b - b'0')))
 }
 
 fn delta_seconds(digits: &str) -> RetryAfter {
@@ -82,19 +80,11 @@ fn delta_seconds(digits: &str) -> RetryAfter {
     }
 }
 
-const MONTHS: [&[u8]; 12] = [
-    b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",
-];
+const MONTHS: [&[u8]; 12] =
+    [b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec"];
 const DAYS: [&[u8]; 7] = [b"Mon", b"Tue", b"Wed", b"Thu", b"Fri", b"Sat", b"Sun"];
-const LONG_DAYS: [&[u8]; 7] = [
-    b"Monday",
-    b"Tuesday",
-    b"Wednesday",
-    b"Thursday",
-    b"Friday",
-    b"Saturday",
-    b"Sunday",
-];
+const LONG_DAYS: [&[u8]; 7] =
+    [b"Monday", b"Tuesday", b"Wednesday", b"Thursday", b"Friday", b"Saturday", b"Sunday"];
 
 /// A date in any of the three forms RFC 9110 §5.6.7 requires recipients to
 /// accept, as Unix epoch milliseconds (negative before 1970).
@@ -173,9 +163,7 @@ impl<'a> Cursor<'a> {
     }
     fn digits(&mut self, n: usize) -> Option<u32> {
         let head = self.take(n)?;
-        head.iter().try_fold(0u32, |acc, &b| {
-            b.is_ascii_digit().then(|| acc * 10 + u32::from(b - b'0'))
-        })
+        head.iter().try_fold(0u32, |acc, &b| b.is_ascii_digit().then(|| acc * 10 + u32::from(b - b'0')))
     }
     fn month(&mut self) -> Option<u32> {
         let name = self.take(3)?;
@@ -310,31 +298,15 @@ mod tests {
         // now = 2026-11-30: "76" is 2076 (50 years ahead), "77" is 1977.
         let now_2026 = (days_from_civil(2026, 11, 30) * 86_400_000) as u64;
         let in_76 = parse("Thursday, 01-Jan-76 00:00:00 GMT", now_2026);
-        assert_eq!(
-            in_76,
-            Delay((days_from_civil(2076, 1, 1) * 86_400_000) as u64 - now_2026)
-        );
-        assert_eq!(
-            parse("Saturday, 01-Jan-77 00:00:00 GMT", now_2026),
-            Delay(0)
-        );
+        assert_eq!(in_76, Delay((days_from_civil(2076, 1, 1) * 86_400_000) as u64 - now_2026));
+        assert_eq!(parse("Saturday, 01-Jan-77 00:00:00 GMT", now_2026), Delay(0));
         let in_27 = parse("Friday, 01-Jan-27 00:00:00 GMT", now_2026);
-        assert_eq!(
-            in_27,
-            Delay(32 * 86_400_000),
-            "Dec 1 to Jan 1 is 31 days, plus Nov 30"
-        );
+        assert_eq!(in_27, Delay(32 * 86_400_000), "Dec 1 to Jan 1 is 31 days, plus Nov 30");
     }
 
     #[test]
     fn civil_conversions_round_trip() {
-        for (y, m, d) in [
-            (1970, 1, 1),
-            (2000, 2, 29),
-            (2026, 11, 30),
-            (1969, 12, 31),
-            (9999, 12, 31),
-        ] {
+        for (y, m, d) in [(1970, 1, 1), (2000, 2, 29), (2026, 11, 30), (1969, 12, 31), (9999, 12, 31)] {
             assert_eq!(civil_year(days_from_civil(y, m, d)), y);
         }
         assert_eq!(days_from_civil(1970, 1, 1), 0);
@@ -346,10 +318,7 @@ mod tests {
         assert_eq!(from_headers(Some("5"), Some("250"), NOW), Some(Delay(250)));
         assert_eq!(from_headers(Some("5"), Some("0.2"), NOW), Some(Delay(1)));
         assert_eq!(from_headers(Some("5"), Some("12.0"), NOW), Some(Delay(12)));
-        assert_eq!(
-            from_headers(Some("5"), Some("soon"), NOW),
-            Some(Delay(5000))
-        );
+        assert_eq!(from_headers(Some("5"), Some("soon"), NOW), Some(Delay(5000)));
         assert_eq!(from_headers(Some("5"), Some("-3"), NOW), Some(Delay(5000)));
         assert_eq!(from_headers(Some("5"), Some("3."), NOW), Some(Delay(5000)));
         assert_eq!(from_headers(None, Some("7"), NOW), Some(Delay(7)));

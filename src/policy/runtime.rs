@@ -55,13 +55,8 @@ pub struct Sent<'a> {
     pub body_streamed: bool,
 }
 
-const NODE_CONNECT_CODES: [&str; 5] = [
-    "ECONNREFUSED",
-    "ENOTFOUND",
-    "EAI_AGAIN",
-    "EHOSTUNREACH",
-    "ENETUNREACH",
-];
+const NODE_CONNECT_CODES: [&str; 5] =
+    ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"];
 const BUN_CODES: [&str; 3] = ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN"];
 
 /// How far a request got whose `fetch` rejected (not during the body read,
@@ -70,8 +65,7 @@ pub fn fetch_failure_stage(runtime: Runtime, e: &ErrorShape, sent: Sent) -> Stag
     let not_sent = match runtime {
         Runtime::Node => {
             let connecting = matches!(e.cause_syscall, Some("connect" | "getaddrinfo"))
-                && e.cause_code
-                    .is_some_and(|c| NODE_CONNECT_CODES.contains(&c));
+                && e.cause_code.is_some_and(|c| NODE_CONNECT_CODES.contains(&c));
             connecting || e.cause_code == Some("UND_ERR_CONNECT_TIMEOUT")
         }
         Runtime::Bun => e.code.is_some_and(|c| BUN_CODES.contains(&c)),
@@ -98,14 +92,8 @@ mod tests {
     use super::*;
 
     const URL: &str = "http://127.0.0.1:18099/x?sid=s1";
-    const BUFFERED: Sent = Sent {
-        url: URL,
-        body_streamed: false,
-    };
-    const STREAMED: Sent = Sent {
-        url: URL,
-        body_streamed: true,
-    };
+    const BUFFERED: Sent = Sent { url: URL, body_streamed: false };
+    const STREAMED: Sent = Sent { url: URL, body_streamed: true };
 
     fn node(code: &'static str, syscall: &'static str) -> ErrorShape<'static> {
         ErrorShape {
@@ -119,17 +107,10 @@ mod tests {
     #[test]
     fn measured_failures_classify_as_the_matrix_says() {
         let deno_refused = "error sending request for url (http://127.0.0.1:18099/x?sid=s1): client error (Connect): tcp connect error: Connection refused (os error 111)";
-        let deno_other_url = "error sending request for url (http://127.0.0.1:1/): client error (Connect): tcp connect error";
-        let bun = |code| ErrorShape {
-            name: "TypeError",
-            code: Some(code),
-            ..Default::default()
-        };
-        let deno = |m| ErrorShape {
-            name: "TypeError",
-            cause_message: Some(m),
-            ..Default::default()
-        };
+        let deno_other_url =
+            "error sending request for url (http://127.0.0.1:1/): client error (Connect): tcp connect error";
+        let bun = |code| ErrorShape { name: "TypeError", code: Some(code), ..Default::default() };
+        let deno = |m| ErrorShape { name: "TypeError", cause_message: Some(m), ..Default::default() };
         let table: &[(Runtime, ErrorShape, Sent, Stage)] = &[
             (Node, node("ECONNREFUSED", "connect"), BUFFERED, NotSent),
             (Node, node("ENOTFOUND", "getaddrinfo"), BUFFERED, NotSent),
@@ -137,35 +118,21 @@ mod tests {
             (Node, node("EHOSTUNREACH", "connect"), BUFFERED, NotSent),
             (
                 Node,
-                ErrorShape {
-                    cause_code: Some("UND_ERR_CONNECT_TIMEOUT"),
-                    ..Default::default()
-                },
+                ErrorShape { cause_code: Some("UND_ERR_CONNECT_TIMEOUT"), ..Default::default() },
                 BUFFERED,
                 NotSent,
             ),
-            (
-                Node,
-                node("ECONNRESET", "connect"),
-                BUFFERED,
-                MaybeDelivered,
-            ),
+            (Node, node("ECONNRESET", "connect"), BUFFERED, MaybeDelivered),
             (Node, node("ECONNRESET", "read"), BUFFERED, MaybeDelivered),
             (
                 Node,
-                ErrorShape {
-                    cause_code: Some("UND_ERR_SOCKET"),
-                    ..Default::default()
-                },
+                ErrorShape { cause_code: Some("UND_ERR_SOCKET"), ..Default::default() },
                 BUFFERED,
                 MaybeDelivered,
             ),
             (
                 Node,
-                ErrorShape {
-                    cause_code: Some("ECONNREFUSED"),
-                    ..Default::default()
-                },
+                ErrorShape { cause_code: Some("ECONNREFUSED"), ..Default::default() },
                 BUFFERED,
                 MaybeDelivered,
             ),
@@ -175,62 +142,21 @@ mod tests {
             (Deno, deno(deno_refused), STREAMED, NotSent),
             (Deno, deno(deno_refused), BUFFERED, MaybeDelivered),
             (Deno, deno(deno_other_url), STREAMED, MaybeDelivered),
-            (
-                Deno,
-                deno("Connection reset by peer (os error 104)"),
-                STREAMED,
-                MaybeDelivered,
-            ),
-            (
-                Workerd,
-                ErrorShape {
-                    name: "Error",
-                    ..Default::default()
-                },
-                STREAMED,
-                MaybeDelivered,
-            ),
-            (
-                Browser,
-                ErrorShape {
-                    name: "TypeError",
-                    ..Default::default()
-                },
-                STREAMED,
-                MaybeDelivered,
-            ),
-            (
-                Browser,
-                node("ECONNREFUSED", "connect"),
-                BUFFERED,
-                MaybeDelivered,
-            ),
+            (Deno, deno("Connection reset by peer (os error 104)"), STREAMED, MaybeDelivered),
+            (Workerd, ErrorShape { name: "Error", ..Default::default() }, STREAMED, MaybeDelivered),
+            (Browser, ErrorShape { name: "TypeError", ..Default::default() }, STREAMED, MaybeDelivered),
+            (Browser, node("ECONNREFUSED", "connect"), BUFFERED, MaybeDelivered),
         ];
         for (i, &(rt, shape, sent, stage)) in table.iter().enumerate() {
-            assert_eq!(
-                fetch_failure_stage(rt, &shape, sent),
-                stage,
-                "row {i}: {rt:?} {shape:?}"
-            );
+            assert_eq!(fetch_failure_stage(rt, &shape, sent), stage, "row {i}: {rt:?} {shape:?}");
         }
     }
 
     #[test]
     fn the_report_code_is_the_most_specific_one() {
         assert_eq!(node("ECONNREFUSED", "connect").best_code(), "ECONNREFUSED");
-        let bun = ErrorShape {
-            name: "TypeError",
-            code: Some("ECONNRESET"),
-            ..Default::default()
-        };
+        let bun = ErrorShape { name: "TypeError", code: Some("ECONNRESET"), ..Default::default() };
         assert_eq!(bun.best_code(), "ECONNRESET");
-        assert_eq!(
-            ErrorShape {
-                name: "TypeError",
-                ..Default::default()
-            }
-            .best_code(),
-            "TypeError"
-        );
+        assert_eq!(ErrorShape { name: "TypeError", ..Default::default() }.best_code(), "TypeError");
     }
 }

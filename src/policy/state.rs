@@ -71,10 +71,7 @@ impl Phase {
     }
 
     pub fn is_terminal(&self) -> bool {
-        matches!(
-            self,
-            Phase::Succeeded | Phase::TryLater { .. } | Phase::Failed { .. } | Phase::Cancelled
-        )
+        matches!(self, Phase::Succeeded | Phase::TryLater { .. } | Phase::Failed { .. } | Phase::Cancelled)
     }
 
     /// The terminal state for a stop reason. Timeouts are worth another
@@ -169,11 +166,7 @@ mod tests {
             (Reason::BodyTooLarge, Safety::Idempotent, "failed"),
         ];
         for (reason, safety, name) in table {
-            assert_eq!(
-                Phase::terminal(reason, None, safety).name(),
-                name,
-                "{reason:?} {safety:?}"
-            );
+            assert_eq!(Phase::terminal(reason, None, safety).name(), name, "{reason:?} {safety:?}");
             assert!(!message(reason).is_empty());
         }
     }
@@ -181,11 +174,7 @@ mod tests {
     #[test]
     fn a_terminal_state_never_changes() {
         let mut m = StateMachine::default();
-        assert_eq!(
-            m.advance(Phase::Requesting { attempt: 1, max: 3 })
-                .map(|p| p.name()),
-            Some("requesting")
-        );
+        assert_eq!(m.advance(Phase::Requesting { attempt: 1, max: 3 }).map(|p| p.name()), Some("requesting"));
         assert_eq!(m.advance(Phase::Idle), None);
         assert!(m.advance(Phase::Cancelled).is_some());
         assert_eq!(m.advance(Phase::Succeeded), None);

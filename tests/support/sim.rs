@@ -45,11 +45,7 @@ impl Sim {
 
     /// A plain timer, deaf to cancellation.
     pub fn delay(self: &Rc<Self>, ms: u64) -> Delay {
-        Delay {
-            sim: self.clone(),
-            at: self.now().saturating_add(ms),
-            armed: false,
-        }
+        Delay { sim: self.clone(), at: self.now().saturating_add(ms), armed: false }
     }
 
     /// Drives every task to completion on virtual time. Panics if a task
@@ -77,10 +73,7 @@ impl Sim {
                     None => panic!("a task is pending with no timer to wake it"),
                 }
             };
-            assert!(
-                next - EPOCH_MS <= limit_ms,
-                "virtual time ran past {limit_ms} ms"
-            );
+            assert!(next - EPOCH_MS <= limit_ms, "virtual time ran past {limit_ms} ms");
             self.now.set(next);
         }
     }
@@ -118,10 +111,7 @@ pub struct SimClock {
 
 impl SimClock {
     pub fn new(sim: &Rc<Sim>) -> SimClock {
-        SimClock {
-            sim: sim.clone(),
-            cancel_at: Cell::new(None),
-        }
+        SimClock { sim: sim.clone(), cancel_at: Cell::new(None) }
     }
 
     /// Cancels the operation `after_ms` from now (0: now).
@@ -169,14 +159,7 @@ pub struct Step {
 
 impl Step {
     pub fn status(status: u16) -> Step {
-        Step {
-            status,
-            retry_after: None,
-            headers_ms: 0,
-            body_ms: 0,
-            fail: None,
-            cross_origin: false,
-        }
+        Step { status, retry_after: None, headers_ms: 0, body_ms: 0, fail: None, cross_origin: false }
     }
     pub fn retry_after(mut self, value: &'static str) -> Step {
         self.retry_after = Some(value);
@@ -191,10 +174,7 @@ impl Step {
         self
     }
     pub fn fails(stage: Stage) -> Step {
-        Step {
-            fail: Some(stage),
-            ..Step::status(0)
-        }
+        Step { fail: Some(stage), ..Step::status(0) }
     }
     pub fn cross_origin(mut self) -> Step {
         self.cross_origin = true;
@@ -240,17 +220,13 @@ impl Transport for Script {
     type Body = u16;
     type Error = &'static str;
 
-    fn send(
-        &self,
-        attempt: u32,
-    ) -> impl Future<Output = Result<Answer<u16>, Failed<&'static str>>> {
+    fn send(&self, attempt: u32) -> impl Future<Output = Result<Answer<u16>, Failed<&'static str>>> {
         let n = self.requests();
         let step = self.steps[n.min(self.steps.len() - 1)].clone();
         let _ = attempt;
         self.starts.borrow_mut().push(self.sim.elapsed());
         self.in_flight.set(self.in_flight.get() + 1);
-        self.max_in_flight
-            .set(self.max_in_flight.get().max(self.in_flight.get()));
+        self.max_in_flight.set(self.max_in_flight.get().max(self.in_flight.get()));
         let guard = InFlight(self);
         let sim = self.sim.clone();
         async move {
@@ -277,5 +253,31 @@ impl Transport for Script {
 
     fn snippet(&self, body: &u16) -> Option<String> {
         Some(format!("status {body}"))
+    }
+}
+
+/// What one policy's calls share, as the host keeps it.
+pub struct Shared {
+    pub state: saferetry::policy::budget::InMemory,
+    pub gate: Option<Rc<saferetry::policy::budget::concurrency::Gate>>,
+    pub stats: saferetry::policy::budget::Stats,
+}
+
+impl Shared {
+    pub fn new(options: &saferetry::policy::options::Options) -> Shared {
+        Shared {
+            state: saferetry::policy::budget::InMemory::new(options.quota, options.rate),
+            gate: options.concurrency.map(saferetry::policy::budget::concurrency::Gate::new),
+            stats: Default::default(),
+        }
+    }
+
+    pub fn budget(&self) -> saferetry::engine::Budget<'_> {
+        saferetry::engine::Budget {
+            shared: &self.state,
+            gate: self.gate.as_ref(),
+            stats: &self.stats,
+            quota: true,
+        }
     }
 }

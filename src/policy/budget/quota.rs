@@ -1,4 +1,4 @@
-//! Budgets shared by every call of one policy.
+//! The retry quota: a token bucket shared by every call of one policy.
 //!
 //! Why a budget beats a fixed retry count: "3 attempts per call" triples the
 //! load on a server that is already failing, exactly when it can least take
@@ -20,12 +20,7 @@ pub struct QuotaConfig {
 
 impl Default for QuotaConfig {
     fn default() -> Self {
-        QuotaConfig {
-            capacity: 500,
-            retry_cost: 5,
-            timeout_cost: 10,
-            success_refund: 1,
-        }
+        QuotaConfig { capacity: 500, retry_cost: 5, timeout_cost: 10, success_refund: 1 }
     }
 }
 
@@ -38,10 +33,7 @@ pub struct Quota {
 
 impl Quota {
     pub fn new(config: QuotaConfig) -> Quota {
-        Quota {
-            config,
-            level: Cell::new(config.capacity),
-        }
+        Quota { config, level: Cell::new(config.capacity) }
     }
 
     pub fn level(&self) -> u32 {
@@ -72,11 +64,7 @@ impl Quota {
     /// success refund when the operation needed no retry.
     pub fn on_success(&self, last_retry_cost: Option<u32>) {
         let refund = last_retry_cost.unwrap_or(self.config.success_refund);
-        let level = self
-            .level
-            .get()
-            .saturating_add(refund)
-            .min(self.config.capacity);
+        let level = self.level.get().saturating_add(refund).min(self.config.capacity);
         self.level.set(level);
     }
 }
@@ -87,10 +75,7 @@ mod tests {
 
     #[test]
     fn retries_spend_and_an_empty_bucket_refuses() {
-        let q = Quota::new(QuotaConfig {
-            capacity: 12,
-            ..QuotaConfig::default()
-        });
+        let q = Quota::new(QuotaConfig { capacity: 12, ..QuotaConfig::default() });
         assert!(q.try_spend(q.cost(false)));
         assert_eq!(q.level(), 7);
         assert!(!q.try_spend(q.cost(true)), "a timeout retry costs 10");

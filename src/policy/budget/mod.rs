@@ -1,0 +1,161 @@
+//! Budgets shared by every call of one policy: the retry quota, the start
+//! rate and the concurrency limit, plus the counters behind `stats()`.
+//!
+//! The quota and the rate sit behind [`SharedState`], one small trait: the
+//! default keeps them in memory, and an adapter can keep them elsewhere (a
+//! Cloudflare Durable Object for a fleet of workers, a `BroadcastChannel`
+//! or `localStorage` lease for browser tabs) without touching the engine.
+//! Concurrency and the counters describe this isolate's own requests, so
+//! they stay local.
+
+pub mod concurrency;
+pub mod quota;
+pub mod rate;
+
+use core::cell::Cell;
+
+use quota::{Quota, QuotaConfig};
+use rate::{Rate, RateConfig};
+
+/// The state a policy's calls share, wherever it lives.
+pub trait SharedState {
+    /// Pays for one retry: `Some(cost)` taken, `None` when the quota is empty.
+    fn spend_retry(&self, after_timeout: bool) -> Option<u32>;
+    /// After a success: refund what the last retry cost, or a small refund.
+    fn on_success(&self, last_retry_cost: Option<u32>);
+    /// Tokens left, when a quota is kept.
+    fn quota_level(&self) -> Option<u32>;
+    /// Reserves the earliest start at or after `now_ms`, unless it would
+    /// fall at or after `latest_ms` (`Err(that start)`).
+    fn reserve_start(&self, now_ms: u64, latest_ms: u64) -> Result<u64, u64>;
+    /// Gives back a reservation whose start did not happen.
+    fn release_start(&self, start_ms: u64);
+}
+
+/// The default: everything in this isolate's memory.
+pub struct InMemory {
+    quota: Option<Quota>,
+    rate: Option<Rate>,
+}
+
+impl InMemory {
+    pub fn new(quota: Option<QuotaConfig>, rate: Option<RateConfig>) -> InMemory {
+        InMemory { quota: quota.map(Quota::new), rate: rate.map(Rate::new) }
+    }
+}
+
+impl SharedState for InMemory {
+    fn spend_retry(&self, after_timeout: bool) -> Option<u32> {
+        match &self.quota {
+            Some(q) => {
+                let cost = q.cost(after_timeout);
+                q.try_spend(cost).then_some(cost)
+            }
+            None => Some(0),
+        }
+    }
+
+    fn on_success(&self, last_retry_cost: Option<u32>) {
+        if let Some(q) = &self.quota {
+            q.on_success(last_retry_cost);
+        }
+    }
+
+    fn quota_level(&self) -> Option<u32> {
+        self.quota.as_ref().map(Quota::level)
+    }
+
+    fn reserve_start(&self, now_ms: u64, latest_ms: u64) -> Result<u64, u64> {
+        match &self.rate {
+            Some(r) => r.reserve(now_ms, latest_ms),
+            None => Ok(now_ms),
+        }
+    }
+
+    fn release_start(&self, start_ms: u64) {
+        if let Some(r) = &self.rate {
+            r.release(start_ms);
+        }
+    }
+}
+
+/// Counters for `policy.stats()`.
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub operations: Cell<u64>,
+    /// Operations that ended after 1, 2, 3, 4 and 5+ attempts.
+    pub attempts_histogram: [Cell<u64>; 5],
+    pub retries: Cell<u64>,
+    /// Operations that ended with `attempts-exhausted`.
+    pub exhausted: Cell<u64>,
+    /// Operations waiting for a rate or concurrency slot right now.
+    pub queued: Cell<u32>,
+    pub in_flight: Cell<u32>,
+}
+
+impl Stats {
+    pub fn ended(&self, attempts: usize, exhausted: bool) {
+        if attempts > 0 {
+            let bucket = &self.attempts_histogram[attempts.min(5) - 1];
+            bucket.set(bucket.get() + 1);
+            self.retries.set(self.retries.get() + attempts as u64 - 1);
+        }
+        if exhausted {
+            self.exhausted.set(self.exhausted.get() + 1);
+        }
+    }
+}
+
+/// Adds one while alive: in-flight and queued counts survive every exit.
+pub struct Counting<'a>(pub &'a Cell<u32>);
+
+impl<'a> Counting<'a> {
+    pub fn new(cell: &'a Cell<u32>) -> Counting<'a> {
+        cell.set(cell.get() + 1);
+        Counting(cell)
+    }
+}
+
+impl Drop for Counting<'_> {
+    fn drop(&mut self) {
+        self.0.set(self.0.get().saturating_sub(1));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_in_memory_state_spends_refunds_and_spaces() {
+        let s = InMemory::new(
+            Some(QuotaConfig { capacity: 10, ..QuotaConfig::default() }),
+            Some(RateConfig { requests: 2, per_ms: 1000, burst: 1 }),
+        );
+        assert_eq!(s.spend_retry(false), Some(5));
+        assert_eq!(s.spend_retry(true), None);
+        s.on_success(Some(5));
+        assert_eq!(s.quota_level(), Some(10));
+        assert_eq!((s.reserve_start(0, 10_000), s.reserve_start(0, 10_000)), (Ok(0), Ok(500)));
+        let none = InMemory::new(None, None);
+        assert_eq!(
+            (none.spend_retry(true), none.quota_level(), none.reserve_start(7, 8)),
+            (Some(0), None, Ok(7))
+        );
+    }
+
+    #[test]
+    fn stats_bucket_attempts_and_count_retries() {
+        let s = Stats::default();
+        for n in [1, 2, 3, 5, 9] {
+            s.ended(n, n == 3);
+        }
+        let h: Vec<u64> = s.attempts_histogram.iter().map(Cell::get).collect();
+        assert_eq!(h, [1, 1, 1, 0, 2]);
+        assert_eq!((s.retries.get(), s.exhausted.get()), (15, 1));
+        let c = Counting::new(&s.in_flight);
+        assert_eq!(s.in_flight.get(), 1);
+        drop(c);
+        assert_eq!(s.in_flight.get(), 0);
+    }
+}

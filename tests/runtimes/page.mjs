@@ -1,0 +1,32 @@
+// The e2e suite in a browser page. Loaded two ways by run.mjs:
+//  - as is, from a page whose import map maps `saferetry` to the installed
+//    package's browser entry (what a browser-resolving bundler would pick);
+//  - bundled by esbuild (--bundle --format=esm --platform=browser).
+// Query: runtime=<chromium|firefox|webkit>&url=<fault server>&alt=<alt origin>[&filter=...]
+// Streams lines to window.__log and sets window.__result when done.
+import * as saferetry from 'saferetry';
+import { runSuite } from './suite.mjs';
+
+window.__log ??= [];
+window.__started = true;
+const q = new URLSearchParams(location.search);
+const log = (line) => window.__log.push(String(line));
+
+let entry = null;
+try {
+  entry = import.meta.resolve('saferetry'); // the import map's answer; throws inside a bundle
+} catch { /* bundled: no specifier left to resolve */ }
+log(`entry ${entry ?? '(bundled)'}`);
+
+try {
+  const { passed, failed, skipped, results } = await runSuite({
+    saferetry,
+    server: { url: q.get('url') ?? location.origin, altUrl: q.get('alt') },
+    runtime: q.get('runtime'),
+    filter: q.get('filter') || undefined,
+    log,
+  });
+  window.__result = { passed, failed, skipped, results, entry };
+} catch (err) {
+  window.__result = { error: `suite crashed: ${err?.stack ?? err}` };
+}

@@ -1,0 +1,422 @@
+// Runs the unchanged e2e suite (tests/e2e/suite.mjs) against the PACKED
+// package installed in a project (scripts/pack-install.sh <projectDir>), in
+// one runtime:
+//
+//   node tests/runtimes/run.mjs <runtime> <projectDir> [filter]
+//     runtime: deno | bun | workerd | chromium | firefox | webkit | bundle
+//              (bundle = the page built by esbuild from the package, in Chromium)
+//
+// The fault server runs as its own Node process (its CLI, --static <projectDir>).
+// Each runtime loads the package through its own resolver and export
+// condition; the entry file it got is printed and checked against the
+// package's `exports`. Prints the suite's lines, then exactly one
+// "N passed, M failed" line for the runtime, then a timing line; exits 1 on any
+// failure (or if nothing ran). Every process started here is killed at the end,
+// on error and on SIGINT/SIGTERM; every wait is bounded.
+import { spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const REPO = path.resolve(HERE, '../..');
+const BIN = path.join(REPO, 'node_modules/.bin');
+const RUNTIMES = ['deno', 'bun', 'workerd', 'chromium', 'firefox', 'webkit', 'bundle'];
+// Conditions each runtime's resolver has active (the first matching key of
+// `exports`, in the package's key order, wins; `types` is never active).
+const CONDITIONS = {
+  deno: ['deno', 'node', 'import', 'default'],
+  bun: ['bun', 'node', 'import', 'default'],
+  workerd: ['workerd', 'worker', 'browser', 'import', 'default'], // as wrangler resolves for workerd
+  browser: ['browser', 'import', 'default'], // esbuild --platform=browser; a browser import map points there too
+};
+const RUN_BUDGET_MS = Number(process.env.SAFERETRY_RUNTIME_BUDGET_MS) || 8 * 60_000; // the whole run, hard stop
+const CASE_TIMEOUT_MS = 15_000; // the suite's own per-case bound
+const WORKERD_COMPAT_DATE = '2025-06-01'; // as in /work/shared/runtime-errors.md's measurements
+
+const t0 = Date.now();
+const stamp = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
+const note = (line) => process.stderr.write(`[run ${stamp()}] ${line}\n`);
+
+// ---------------- processes: tracked, own process group, killed on exit ----------------
+const live = new Set();
+function killGroup(child, sig) {
+  try { process.kill(-child.pid, sig); } catch { /* gone */ }
+}
+process.on('exit', () => { for (const p of live) killGroup(p.child, 'SIGKILL'); });
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.once(sig, () => { note(`${sig}: stopping ${live.size} process(es)`); process.exit(130); });
+}
+
+function start(name, cmd, args, { cwd, env = {}, extraFds = 0, echo = true } = {}) {
+  const child = spawn(cmd, args, {
+    cwd, detached: true, env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe', ...Array(extraFds).fill('pipe')],
+  });
+  const p = { name, child, lines: [], tail: '', onLine: null };
+  p.exited = new Promise((resolve) => child.once('close', (code, sig) => { live.delete(p); resolve(code ?? sig); }));
+  child.once('error', (e) => { p.tail += `spawn error: ${e.message}\n`; });
+  let buf = '';
+  child.stdout.setEncoding('utf8').on('data', (d) => {
+    buf += d;
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      p.lines.push(line);
+      p.onLine?.(line);
+      if (echo) console.log(line);
+    }
+  });
+  child.stdout.on('end', () => { if (buf) { p.lines.push(buf); p.onLine?.(buf); if (echo) console.log(buf); buf = ''; } });
+  child.stderr.setEncoding('utf8').on('data', (d) => {
+    p.tail = (p.tail + d).slice(-6000);
+    if (echo) process.stderr.write(d.replace(/^(?=.)/gm, `[${name}] `));
+  });
+  live.add(p);
+  return p;
+}
+
+async function stop(p, graceMs = 2000) {
+  if (!live.has(p)) return;
+  killGroup(p.child, 'SIGTERM');
+  const ac = new AbortController();
+  await Promise.race([p.exited, sleep(graceMs, null, { signal: ac.signal }).catch(() => {})]);
+  ac.abort();
+  killGroup(p.child, 'SIGKILL');
+  await Promise.race([p.exited, sleep(1000)]);
+}
+
+// Resolves with the process's exit code, or kills it when the deadline passes.
+async function waitExit(p, deadline) {
+  const ac = new AbortController();
+  const left = Math.max(0, deadline - Date.now());
+  const r = await Promise.race([p.exited, sleep(left, 'timeout', { signal: ac.signal }).catch(() => {})]);
+  ac.abort();
+  if (r === 'timeout') {
+    note(`${p.name} still running at the deadline: killed`);
+    await stop(p, 500);
+    return 'timeout';
+  }
+  return r;
+}
+
+// ---------------- package layout ----------------
+function resolveExport(pkgDir, conditions) {
+  const pkg = JSON.parse(readFileSync(path.join(pkgDir, 'package.json'), 'utf8'));
+  let target = typeof pkg.exports === 'string' || !('.' in (pkg.exports ?? {})) ? pkg.exports : pkg.exports['.'];
+  for (let depth = 0; target && typeof target === 'object' && depth < 10; depth++) { // nested conditions
+    const key = Object.keys(target).find((k) => conditions.includes(k));
+    target = key ? target[key] : undefined;
+  }
+  if (typeof target !== 'string') throw new Error(`package exports have no entry for conditions ${conditions.join(', ')}`);
+  return path.join(pkgDir, target);
+}
+
+// Modules reachable from `entry` by static relative imports (JS and .wasm).
+function moduleGraph(entry) {
+  const seen = new Map(); // absolute path -> 'esModule' | 'wasm'
+  const todo = [entry];
+  while (todo.length && seen.size < 200) {
+    const file = todo.pop();
+    if (seen.has(file)) continue;
+    if (file.endsWith('.wasm')) { seen.set(file, 'wasm'); continue; }
+    seen.set(file, 'esModule');
+    const src = readFileSync(file, 'utf8');
+    for (const m of src.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)(["'])(\.{1,2}\/[^"']+)\1/g)) {
+      todo.push(path.resolve(path.dirname(file), m[2]));
+    }
+  }
+  return seen;
+}
+
+// ---------------- fault server (its CLI, in its own Node process) ----------------
+async function startFaultServer(projectDir) {
+  const script = existsSync(path.join(projectDir, 'fault-server.mjs'))
+    ? path.join(projectDir, 'fault-server.mjs') : path.join(REPO, 'www/server/fault-server.mjs');
+  const p = start('fault-server', process.execPath, [script, '--static', projectDir], { echo: false });
+  const until = Date.now() + 10_000;
+  for (;;) { // bounded by `until`
+    const url = p.lines.map((l) => /^fault server (\S+)/.exec(l)?.[1]).find(Boolean);
+    const altUrl = p.lines.map((l) => /^alt origin (\S+)/.exec(l)?.[1]).find(Boolean);
+    if (url && altUrl) return { url, altUrl, proc: p };
+    if (!live.has(p)) throw new Error(`fault server exited:\n${p.tail}`);
+    if (Date.now() > until) throw new Error(`fault server printed no URLs in 10 s:\n${p.lines.join('\n')}\n${p.tail}`);
+    await sleep(50);
+  }
+}
+
+const COUNT_LINE = /^(\d+) passed, (\d+) failed$/;
+
+// ---------------- Deno, Bun: the runner in the project, by the runtime's own resolver ----------------
+async function runScriptRuntime(runtime, projectDir, server, filter, deadline) {
+  const bin = path.join(BIN, runtime);
+  const rest = ['runner.mjs', runtime, server.url, server.altUrl, ...(filter ? [filter] : [])];
+  const args = runtime === 'deno'
+    ? ['run', '--no-prompt', '--allow-net=127.0.0.1', `--allow-read=${projectDir}`, '--node-modules-dir=manual', '--no-lock', ...rest]
+    : ['run', ...rest];
+  const env = runtime === 'deno'
+    ? { DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' }
+    : { DO_NOT_TRACK: '1', NO_COLOR: '1' };
+  note(`${path.relative(REPO, bin)} ${args.join(' ')}   (cwd ${projectDir})`);
+  const p = start(runtime, bin, args, { cwd: projectDir, env });
+  const code = await waitExit(p, deadline);
+  const entry = p.lines.map((l) => /^entry (\S+)/.exec(l)?.[1]).find(Boolean) ?? null;
+  const counts = p.lines.map((l) => COUNT_LINE.exec(l)).filter(Boolean).pop();
+  return { code, entry: entry && fileURLToPath(entry), counts: counts && { passed: +counts[1], failed: +counts[2] } };
+}
+
+// ---------------- workerd: one case per request ----------------
+function capnpString(s) {
+  return JSON.stringify(s); // capnp text strings take JSON-style escapes
+}
+
+async function runWorkerd(projectDir, server, filter, deadline) {
+  const pkgDir = path.join(projectDir, 'node_modules/saferetry');
+  const entry = resolveExport(pkgDir, CONDITIONS.workerd);
+  const genDir = path.join(projectDir, 'gen');
+  mkdirSync(genDir, { recursive: true });
+  // workerd resolves a bare `saferetry` from "app/worker.mjs" as the module
+  // named "app/saferetry", and the entry's relative imports from that name.
+  // So every package module is named by its path relative to the entry's
+  // folder, under the worker's folder "app/" (deep enough for the entry's "../").
+  const modules = [
+    { name: 'app/worker.mjs', file: path.join(projectDir, 'worker.mjs'), type: 'esModule' },
+    { name: 'app/suite.mjs', file: path.join(projectDir, 'suite.mjs'), type: 'esModule' },
+    { name: 'app/assert.mjs', file: path.join(projectDir, 'assert.mjs'), type: 'esModule' },
+  ];
+  for (const [file, type] of moduleGraph(entry)) {
+    const rel = path.posix.normalize(`app/${path.relative(path.dirname(entry), file).split(path.sep).join('/')}`);
+    if (rel.startsWith('..')) throw new Error(`package module ${file} lies outside what "app/" can reach`);
+    modules.push({ name: file === entry ? 'app/saferetry' : rel, file, type });
+  }
+  const config = `using Workerd = import "/workerd/workerd.capnp";
+# Generated by tests/runtimes/run.mjs: the e2e suite in workerd, one case per request.
+const config :Workerd.Config = (
+  services = [
+    (name = "main", worker = .worker),
+    (name = "internet", network = (allow = ["public", "private", "local"])),
+  ],
+  sockets = [(name = "http", address = "127.0.0.1:0", http = (), service = "main")],
+);
+const worker :Workerd.Worker = (
+  modules = [
+${modules.map((m) => `    (name = ${capnpString(m.name)}, ${m.type} = embed ${capnpString(path.relative(genDir, m.file))}),`).join('\n')}
+  ],
+  compatibilityDate = ${capnpString(WORKERD_COMPAT_DATE)},
+  bindings = [
+    (name = "FAULT_URL", text = ${capnpString(server.url)}),
+    (name = "FAULT_ALT_URL", text = ${capnpString(server.altUrl)}),
+  ],
+  globalOutbound = "internet",
+);
+`;
+  const configFile = path.join(genDir, 'workerd.capnp');
+  writeFileSync(configFile, config);
+  for (const m of modules) note(`workerd module ${m.name} = ${m.type} ${path.relative(projectDir, m.file)}`);
+
+  // --control-fd=3: workerd reports the port it bound (address 127.0.0.1:0) as JSON lines.
+  const args = ['serve', configFile, '--control-fd=3'];
+  note(`${path.relative(REPO, path.join(BIN, 'workerd'))} ${args.join(' ')}`);
+  const p = start('workerd', path.join(BIN, 'workerd'), args, { cwd: projectDir, extraFds: 1 });
+  try {
+    const port = await new Promise((resolve, reject) => {
+      let buf = '';
+      const timer = setTimeout(() => reject(new Error(`workerd reported no port in 20 s:\n${p.tail}`)), 20_000);
+      p.child.stdio[3].setEncoding('utf8').on('data', (d) => {
+        buf += d;
+        for (const line of buf.split('\n')) {
+          try {
+            const m = JSON.parse(line);
+            if (m.event === 'listen' && m.socket === 'http') { clearTimeout(timer); resolve(m.port); }
+          } catch { /* partial line */ }
+        }
+      });
+      p.exited.then((c) => { clearTimeout(timer); reject(new Error(`workerd exited (${c}):\n${p.tail}`)); });
+    });
+    const base = `http://127.0.0.1:${port}`;
+    const get = async (pathname, ms = 10_000) => {
+      const res = await fetch(base + pathname, { signal: AbortSignal.timeout(ms) });
+      const text = await res.text();
+      if (!res.ok) throw new Error(`workerd GET ${pathname}: ${res.status} ${text.slice(0, 500)}`);
+      return JSON.parse(text);
+    };
+    const list = await get('/list');
+    note(`workerd listening on ${base}; ${list.length} cases`);
+    const selected = list.filter((c) => selects(filter, c.name));
+    let passed = 0, failed = 0, skipped = 0;
+    for (const c of selected) { // bounded: one request per case, each bounded
+      if (Date.now() > deadline) { failed += 1; console.log(`FAIL ${c.name} — not run: the run's deadline passed`); continue; }
+      let r;
+      try {
+        r = await get(`/run?case=${c.index}&timeoutMs=${CASE_TIMEOUT_MS}`, CASE_TIMEOUT_MS + 10_000);
+        if (r.name !== c.name) throw new Error(`case ${c.index} is ${JSON.stringify(r.name)}, expected ${JSON.stringify(c.name)}`);
+      } catch (err) {
+        r = { name: c.name, ok: false, line: `FAIL ${c.name} — request failed: ${err.message}${live.has(p) ? '' : `\n${p.tail}`}` };
+      }
+      console.log(r.line);
+      if (r.skipped) skipped += 1; else if (r.ok) passed += 1; else failed += 1;
+    }
+    if (skipped) console.log(`(${skipped} skipped)`);
+    console.log(`${passed} passed, ${failed} failed`);
+    return { code: failed === 0 && passed > 0 ? 0 : 1, entry, counts: { passed, failed } };
+  } finally {
+    await stop(p);
+  }
+}
+
+function selects(filter, name) {
+  return !filter || name.toLowerCase().includes(String(filter).toLowerCase());
+}
+
+// ---------------- browsers ----------------
+function pageHtml({ title, importMap, script }) {
+  return `<!doctype html>
+<meta charset="utf-8">
+<title>${title}</title>
+<script>
+  window.__log = [];
+  // A failure before the suite starts ends the page at once; later stray errors are logged.
+  const fatal = (what) => {
+    window.__log.push('page error: ' + what);
+    if (!window.__started && window.__result === undefined) window.__result = { error: String(what) };
+  };
+  addEventListener('error', (e) => fatal(e.error?.stack ?? e.message));
+  addEventListener('unhandledrejection', (e) => fatal(e.reason?.stack ?? e.reason));
+</script>
+${importMap ? `<script type="importmap">${JSON.stringify({ imports: importMap })}</script>\n` : ''}<script type="module" src="${script}" onerror="fatal('module script ${script} or one of its imports failed to load')"></script>
+`;
+}
+
+async function buildBundle(projectDir) {
+  const outDir = path.join(projectDir, 'gen/bundle');
+  rmSync(outDir, { recursive: true, force: true });
+  mkdirSync(path.join(outDir, 'dist'), { recursive: true });
+  const outfile = path.join(outDir, 'dist/page.js');
+  const meta = path.join(outDir, 'meta.json');
+  const args = [path.join(projectDir, 'page.mjs'), '--bundle', '--format=esm', '--platform=browser',
+    `--outfile=${outfile}`, `--metafile=${meta}`, '--log-level=warning'];
+  note(`${path.relative(REPO, path.join(BIN, 'esbuild'))} ${args.map((a) => a.replace(projectDir, '<project>')).join(' ')}`);
+  const p = start('esbuild', path.join(BIN, 'esbuild'), args, { cwd: projectDir });
+  const code = await waitExit(p, Date.now() + 60_000);
+  if (code !== 0) throw new Error(`esbuild failed (${code}):\n${p.tail}`);
+  const inputs = Object.keys(JSON.parse(readFileSync(meta, 'utf8')).inputs);
+  const fromPkg = inputs.filter((f) => f.includes('node_modules/saferetry/')).sort();
+  note(`bundle: ${(readFileSync(outfile).length / 1024).toFixed(1)} KB; package files in it: ${fromPkg.join(', ')}`);
+  // esbuild leaves `new URL("<rel>", import.meta.url)` alone: the wasm must be
+  // served at that path relative to the bundle. Copy it to every such place.
+  const bundle = readFileSync(outfile, 'utf8');
+  const wasm = path.join(projectDir, 'node_modules/saferetry/pkg/saferetry_bg.wasm');
+  const targets = [...new Set([...bundle.matchAll(/new URL\(\s*(["'])([^"']+\.wasm)\1\s*,\s*import\.meta\.url\s*\)/g)].map((m) => m[2]))];
+  if (!targets.length) throw new Error('the bundle references no .wasm through new URL(..., import.meta.url)');
+  for (const rel of targets) {
+    const dest = path.resolve(path.dirname(outfile), rel);
+    if (!dest.startsWith(outDir + path.sep)) throw new Error(`wasm path ${rel} leaves the bundle folder`);
+    mkdirSync(path.dirname(dest), { recursive: true });
+    copyFileSync(wasm, dest);
+    note(`bundle: new URL(${JSON.stringify(rel)}, import.meta.url) -> copied the wasm to ${path.relative(projectDir, dest)}`);
+  }
+  return { fromPkg, html: 'gen/bundle/index.html', outDir };
+}
+
+async function runBrowser(runtime, projectDir, server, filter, deadline) {
+  const { runPage } = await import('../browsers/run-page.mjs');
+  const browser = runtime === 'bundle' ? 'chromium' : runtime;
+  const pkgDir = path.join(projectDir, 'node_modules/saferetry');
+  const entry = resolveExport(pkgDir, CONDITIONS.browser);
+  let pagePath;
+  let expectEntryUrl = null;
+  if (runtime === 'bundle') {
+    const b = await buildBundle(projectDir);
+    const want = path.relative(projectDir, entry).split(path.sep).join('/');
+    const wrong = b.fromPkg.filter((f) => /\/src\/[^/]+\.js$/.test(f) && !f.endsWith(want) && !f.endsWith('/core.js'));
+    if (!b.fromPkg.some((f) => f.endsWith(want)) || wrong.length) {
+      throw new Error(`esbuild did not bundle the browser entry ${want} alone: ${b.fromPkg.join(', ')}`);
+    }
+    writeFileSync(path.join(projectDir, b.html), pageHtml({ title: 'saferetry e2e (esbuild bundle)', script: 'dist/page.js' }));
+    pagePath = b.html;
+  } else {
+    mkdirSync(path.join(projectDir, 'gen'), { recursive: true });
+    const rel = path.relative(projectDir, entry).split(path.sep).join('/');
+    expectEntryUrl = `${server.url}/static/${rel}`;
+    pagePath = 'gen/page.html';
+    writeFileSync(path.join(projectDir, pagePath), pageHtml({
+      title: 'saferetry e2e (import map)', importMap: { saferetry: `/static/${rel}` }, script: '/static/page.mjs',
+    }));
+    note(`import map: "saferetry" -> /static/${rel}`);
+  }
+  const q = new URLSearchParams({ runtime: browser, url: server.url, alt: server.altUrl, ...(filter ? { filter } : {}) });
+  const url = `${server.url}/static/${pagePath}?${q}`;
+  note(`${browser}: ${url}`);
+  const shotDir = path.join(projectDir, 'gen');
+  const r = await runPage({
+    browser, url, timeoutMs: Math.max(10_000, deadline - Date.now() - 15_000),
+    screenshotPath: path.join(shotDir, `${runtime}.png`),
+    onLog: (line) => console.log(line),
+  });
+  note(`${browser} ${r.browserVersion}: launch ${r.timings.launchMs} ms, page ${r.timings.pageMs} ms, close ${r.timings.closeMs} ms; ${r.userAgent}`);
+  const res = r.result ?? {};
+  if (res.error) {
+    console.log(`page failed: ${res.error}`);
+    return { code: 1, entry: null, counts: null };
+  }
+  if (expectEntryUrl && res.entry !== expectEntryUrl) {
+    console.log(`page resolved saferetry to ${res.entry}, expected ${expectEntryUrl}`);
+    return { code: 1, entry: res.entry, counts: { passed: res.passed, failed: res.failed } };
+  }
+  return { code: res.failed === 0 && res.passed > 0 ? 0 : 1, entry, counts: { passed: res.passed, failed: res.failed }, skipped: res.skipped };
+}
+
+// ---------------- main ----------------
+async function main() {
+  const [runtime, dirArg, filter] = process.argv.slice(2);
+  if (!RUNTIMES.includes(runtime) || !dirArg) {
+    console.error(`usage: node tests/runtimes/run.mjs <${RUNTIMES.join('|')}> <projectDir> [filter]`);
+    return 2;
+  }
+  const projectDir = path.resolve(dirArg);
+  const pkgDir = path.join(projectDir, 'node_modules/saferetry');
+  if (!existsSync(path.join(pkgDir, 'package.json')) || !existsSync(path.join(projectDir, 'suite.mjs'))) {
+    console.error(`${projectDir} has no installed saferetry or suite.mjs: run scripts/pack-install.sh ${dirArg} first`);
+    return 2;
+  }
+  for (const f of ['runner.mjs', 'worker.mjs', 'page.mjs']) copyFileSync(path.join(HERE, f), path.join(projectDir, f));
+  const deadline = t0 + RUN_BUDGET_MS;
+
+  const server = await startFaultServer(projectDir);
+  note(`fault server ${server.url}, alt origin ${server.altUrl}`);
+  const tSuite = Date.now();
+  let r;
+  try {
+    if (runtime === 'deno' || runtime === 'bun') {
+      r = await runScriptRuntime(runtime, projectDir, server, filter, deadline);
+      const want = resolveExport(pkgDir, CONDITIONS[runtime]);
+      if (r.entry !== want) {
+        console.log(`${runtime} loaded saferetry from ${r.entry}, expected ${want}`);
+        r.code = 1;
+      }
+    } else if (runtime === 'workerd') {
+      r = await runWorkerd(projectDir, server, filter, deadline);
+    } else {
+      r = await runBrowser(runtime, projectDir, server, filter, deadline);
+    }
+  } finally {
+    await stop(server.proc);
+  }
+  const ok = r.code === 0 && r.counts && r.counts.failed === 0 && r.counts.passed > 0;
+  const entryNote = r.entry ? `entry ${path.relative(projectDir, r.entry)}` : 'entry ?';
+  console.log(`${runtime}: ${ok ? 'ok' : 'FAILED'}; ${r.counts ? `${r.counts.passed} passed, ${r.counts.failed} failed` : 'no count line'}`
+    + `; ${entryNote}; suite ${((Date.now() - tSuite) / 1000).toFixed(1)} s, total ${stamp()}`);
+  return ok ? 0 : 1;
+}
+
+let exitCode = 1;
+try {
+  exitCode = await main();
+} catch (err) {
+  console.error(`run.mjs: ${err.stack ?? err}`);
+} finally {
+  for (const p of [...live]) await stop(p, 1000);
+}
+process.exit(exitCode);
