@@ -14,11 +14,12 @@ export type Reason =
   | "queue-exceeds-budget"
   | "body-not-replayable"
   | "body-too-large"
-  | "invalid-random";
+  | "invalid-random"
+  | "task-failed";
 
 export type Stage = "not-sent" | "maybe-delivered";
 export type WaitKind = "backoff" | "throttle" | "retry-after";
-export type WaitWhy = WaitKind | "rate-limit" | "queue" | "offline";
+export type WaitWhy = WaitKind | "rate-limit" | "queue" | "offline" | "poll";
 
 export interface RetryOn {
   /** Statuses retried for idempotent (or keyed) requests. Default 408, 429, 500, 502, 503, 504. */
@@ -79,6 +80,8 @@ export interface AttemptReport {
   plannedWaitMs?: number;
   waitKind?: WaitKind;
   retryAfterMs?: number;
+  /** Set on the polls of `policy.poll` (the submit has none). */
+  phase?: "poll";
 }
 
 export interface Report {
@@ -98,6 +101,19 @@ export type State =
   | { state: "try-later"; retryAt: number | null; reason: Reason; message: string }
   | { state: "failed"; reason: Reason; message: string }
   | { state: "cancelled" };
+
+export type PollVerdict = "done" | "pending" | "transient" | "fatal";
+
+export interface PollSpec {
+  /** The task's status URL or Request, or a function of the submit's Response returning one. */
+  status: string | URL | Request | ((submitted: Response) => string | URL | Request | Promise<string | URL | Request>);
+  /** Judges each poll's response (a clone). Default: 202 pending, other 2xx done, else fatal. 502/503/504 and network errors are always transient. */
+  verdict?: (response: Response) => PollVerdict | Promise<PollVerdict>;
+  /** Default: every 1000 ms for 30000 ms, then every 2000 ms. */
+  phases?: { everyMs: number; forMs?: number }[];
+  /** Polling's own budget. Default 300000 (5 minutes). */
+  budgetMs?: number;
+}
 
 export interface Outcome {
   kind: "succeeded" | "try-later" | "failed" | "cancelled";
@@ -126,6 +142,7 @@ export declare class RetryPolicy {
   constructor(options?: RetryOptions);
   fetch(input: RequestInfo | URL, init?: RetryInit): Promise<Response>;
   run(input: RequestInfo | URL, init?: RetryInit): Operation;
+  poll(input: RequestInfo | URL, init: RetryInit | undefined, spec: PollSpec): Operation;
   readonly runtime: "node" | "bun" | "deno" | "workerd" | "browser";
   stats(): Stats;
 }

@@ -12,6 +12,8 @@
 //! one mechanism stops the request, its body read and any wait, whichever
 //! signal comes first.
 
+pub mod poll;
+
 use alloc::string::String;
 use core::future::{poll_fn, Future};
 use core::pin::pin;
@@ -91,6 +93,9 @@ pub struct Budget<'a> {
     pub stats: &'a Stats,
     /// False when the call opted out of the retry quota.
     pub quota: bool,
+    /// Count the operation in `stats` (false for the polls of a submitted
+    /// task: the submit is the logical operation, polls are not retries).
+    pub counted: bool,
 }
 
 /// How an operation ended.
@@ -115,8 +120,7 @@ pub async fn run<T: Transport, C: Clock>(
     observe: &mut dyn FnMut(Phase),
 ) -> Finished<T::Body, T::Error> {
     let start = clock.now_ms();
-    budget.stats.operations.set(budget.stats.operations.get() + 1);
-    let mut op = Op::new(start, call, observe, budget.stats);
+    let mut op = Op::new(start, call, observe, budget.counted.then_some(budget.stats));
     let quota = budget.quota.then_some(budget.shared);
     if clock.cancelled() {
         return op.finish(clock.now_ms(), Reason::Cancelled, None, None, None);
@@ -297,14 +301,19 @@ fn ours<E>(failure: Failure) -> Failed<E> {
 struct Op<'o> {
     start: u64,
     safety: Safety,
-    stats: &'o Stats,
+    /// Where this operation is counted; `None` for a poll, which belongs
+    /// to its submit's operation.
+    stats: Option<&'o Stats>,
     report: Report,
     machine: StateMachine,
     observe: &'o mut dyn FnMut(Phase),
 }
 
 impl<'o> Op<'o> {
-    fn new(start: u64, call: Call, observe: &'o mut dyn FnMut(Phase), stats: &'o Stats) -> Op<'o> {
+    fn new(start: u64, call: Call, observe: &'o mut dyn FnMut(Phase), stats: Option<&'o Stats>) -> Op<'o> {
+        if let Some(s) = stats {
+            s.operations.set(s.operations.get() + 1);
+        }
         let report = Report {
             reason: Reason::Succeeded,
             retry_at: None,
@@ -339,7 +348,9 @@ impl<'o> Op<'o> {
         cause: Option<E>,
     ) -> Finished<B, E> {
         self.report.elapsed_ms = now.saturating_sub(self.start);
-        self.stats.ended(self.report.attempts.len(), reason == Reason::AttemptsExhausted);
+        if let Some(s) = self.stats {
+            s.ended(self.report.attempts.len(), reason == Reason::AttemptsExhausted);
+        }
         self.report.reason = reason;
         self.report.retry_at = retry_at;
         let phase = Phase::terminal(reason, retry_at, self.safety);

@@ -14,7 +14,12 @@ use support::sim::{Script, Shared, Sim, SimClock, Step};
 
 /// Runs `n` GET operations at once against one scripted server, sharing
 /// one policy's budgets; returns their results and the server.
-fn many(options: &Options, n: usize, steps: Vec<Step>, limit_ms: u64) -> (Vec<Finished<u16, &'static str>>, Script, Shared) {
+fn many(
+    options: &Options,
+    n: usize,
+    steps: Vec<Step>,
+    limit_ms: u64,
+) -> (Vec<Finished<u16, &'static str>>, Script, Shared) {
     let sim = Sim::new();
     let script = Script::new(&sim, steps);
     let shared = Shared::new(options);
@@ -48,12 +53,18 @@ fn six_hundred_requests_at_ninety_a_minute_start_two_thirds_of_a_second_apart_an
     assert!(starts.windows(2).all(|w| w[1] - w[0] >= 666), "every gap is at least 666 ms");
     let last = *starts.last().unwrap();
     assert!((399_000..=400_000).contains(&last), "last start at {last} ms");
-    println!("600 starts at 90/min: last at {last} ms, smallest gap {} ms", starts.windows(2).map(|w| w[1] - w[0]).min().unwrap());
+    println!(
+        "600 starts at 90/min: last at {last} ms, smallest gap {} ms",
+        starts.windows(2).map(|w| w[1] - w[0]).min().unwrap()
+    );
 }
 
 /// The most starts inside any window of `window_ms`.
 fn busiest_window(starts: &[u64], window_ms: u64) -> usize {
-    (0..starts.len()).map(|i| starts[i..].iter().take_while(|&&s| s < starts[i] + window_ms).count()).max().unwrap_or(0)
+    (0..starts.len())
+        .map(|i| starts[i..].iter().take_while(|&&s| s < starts[i] + window_ms).count())
+        .max()
+        .unwrap_or(0)
 }
 
 #[test]
@@ -63,7 +74,10 @@ fn no_one_second_window_holds_more_than_the_burst_allowance_plus_one_starts() {
         o.rate = Some(RateConfig { requests, per_ms, burst });
         let (_, script, _) = many(&o, 120, vec![Step::status(200)], 10_000_000);
         let busiest = busiest_window(&script.starts.borrow(), 1000);
-        assert!(busiest <= burst as usize + 1, "{requests}/{per_ms} ms, burst {burst}: {busiest} starts in one second");
+        assert!(
+            busiest <= burst as usize + 1,
+            "{requests}/{per_ms} ms, burst {burst}: {busiest} starts in one second"
+        );
         assert!(busiest >= burst as usize, "the burst allowance is usable");
     }
 }
@@ -73,7 +87,8 @@ fn rate_limited_retries_are_spaced_like_first_attempts() {
     let mut o = unlimited_time();
     o.rate = Some(RateConfig { requests: 1, per_ms: 1000, burst: 1 });
     o.backoff.base_ms = 0;
-    let (results, script, _) = many(&o, 1, vec![Step::status(503), Step::status(503), Step::status(200)], 60_000);
+    let (results, script, _) =
+        many(&o, 1, vec![Step::status(503), Step::status(503), Step::status(200)], 60_000);
     assert_eq!(results[0].report.reason, Reason::Succeeded);
     assert_eq!(*script.starts.borrow(), [0, 1000, 2000]);
 }

@@ -39,7 +39,7 @@ const IDLE = Object.freeze({ state: "idle" });
 
 /** One logical operation as a UI store (`getSnapshot`/`subscribe`). */
 class Operation {
-  #policy;
+  #execute;
   #input;
   #init;
   #snapshot = IDLE;
@@ -47,8 +47,9 @@ class Operation {
   #controller;
   #result;
 
-  constructor(policy, input, init) {
-    this.#policy = policy;
+  /** `execute(init, observe)` starts the wasm operation for (`input`, `init`). */
+  constructor(execute, input, init) {
+    this.#execute = execute;
     this.#input = input;
     this.#init = init;
     this.#start();
@@ -62,7 +63,7 @@ class Operation {
     if (caller?.aborted) forward();
     else caller?.addEventListener("abort", forward, { once: true });
     const init = { ...this.#init, signal: controller.signal };
-    const promise = this.#policy.execute(this.#input, init, (state) => {
+    const promise = this.#execute(init, (state) => {
       if (this.#controller === controller) this.#set(Object.freeze(state));
     });
     this.#result = promise.then((outcome) => {
@@ -129,7 +130,13 @@ export class RetryPolicy {
 
   /** The operation as a UI store; `result` never rejects. */
   run(input, init) {
-    return new Operation(this.#policy, input, init);
+    return new Operation((i, observe) => this.#policy.execute(input, i, observe), input, init);
+  }
+
+  /** Submit-then-poll: the submit is never repeated; `spec` is
+   * `{ status, verdict?, phases?, budgetMs? }`. Returns an operation like `run`. */
+  poll(input, init, spec) {
+    return new Operation((i, observe) => this.#policy.poll(input, i, spec, observe), input, init);
   }
 
   /** Counters over every call so far: operations, attempts histogram (1..4, 5+), retries, exhausted, quota level, queued, in flight. */

@@ -47,6 +47,9 @@ fn attempt(a: &AttemptRecord) -> JsValue {
     o.opt("plannedWaitMs", a.planned_wait_ms.map(ms));
     o.opt("waitKind", a.wait_kind.map(|k| k.name()));
     o.opt("retryAfterMs", a.retry_after_ms.map(ms));
+    if a.poll {
+        o.set("phase", "poll");
+    }
     o.into_js()
 }
 

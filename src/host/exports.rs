@@ -1,5 +1,6 @@
 //! What JavaScript calls: `Policy` (`new`, `execute`, `stats`).
 
+use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::string::String;
 use js_sys::{Function, Promise};
@@ -10,9 +11,10 @@ use super::bind::{get, get_string, math_random, ms, Obj};
 use super::clock::HostClock;
 use super::convert;
 use super::options::{self, Hooks};
-use super::request::prepare;
-use super::transport::FetchTransport;
-use crate::engine::{self, Budget, Call};
+use super::poll;
+use super::request::{prepare, Prepared};
+use super::transport::{FetchTransport, Received};
+use crate::engine::{self, Budget, Call, Finished};
 use crate::policy::budget::concurrency::Gate;
 use crate::policy::budget::{InMemory, SharedState, Stats};
 use crate::policy::options::Options;
@@ -96,38 +98,129 @@ impl Policy {
         let (options, hooks) = options::read(&shared.options, &shared.hooks, &get(&init, "retry"), true)?;
         let prepared = prepare(&input, &init, &hooks.idempotency_key)?;
         Ok(future_to_promise(async move {
-            let clock = HostClock { signal: prepared.signal.clone() };
-            let call =
-                Call { options: &options, safety: prepared.safety, body_replayable: prepared.replayable };
-            let transport =
-                FetchTransport { prepared, runtime: shared.runtime, max_body_bytes: options.max_body_bytes };
-            let mut random = || match &hooks.random {
-                Some(f) => f.call0(&JsValue::UNDEFINED).ok().and_then(|v| v.as_f64()).unwrap_or(f64::NAN),
-                None => math_random(),
-            };
-            let mut observe = |p: Phase| notify(&p, observe.as_ref(), hooks.on_retry.as_ref());
-            let budget = Budget {
-                shared: &shared.state,
-                gate: shared.gate.as_ref(),
-                stats: &shared.stats,
-                quota: options.quota.is_some(),
-            };
-            let finished = engine::run(call, &transport, &clock, budget, &mut random, &mut observe).await;
-            // A cancelled operation rejects with the caller's own reason.
-            let cause = match (finished.phase, &clock.signal) {
-                (Phase::Cancelled, Some(signal)) => Some(signal.reason()),
-                _ => finished.cause,
-            };
-            let outcome = Obj::new();
-            outcome.set("kind", finished.phase.name());
-            outcome.set("reason", finished.report.reason.name());
-            outcome.set("message", message(finished.report.reason));
-            outcome.opt("retryAt", finished.report.retry_at.map(ms));
-            outcome.set("report", convert::report(&finished.report));
-            outcome.opt("response", finished.response.map(|a| a.body.response));
-            outcome.opt("cause", cause);
-            Ok(outcome.into_js())
+            let mut ctx = Ctx::new(&shared, &options, &hooks, observe, prepared.signal.clone());
+            let finished = ctx.submit(prepared, true).await;
+            Ok(ctx.outcome(finished))
         }))
+    }
+
+    /// Submit-then-poll: `input`/`init` is the submit (non-idempotent
+    /// rules, never repeated); `spec` says how to find and judge the task.
+    /// Same promise contract as `execute`.
+    pub fn poll(
+        &self,
+        input: JsValue,
+        init: JsValue,
+        spec: JsValue,
+        observe: Option<Function>,
+    ) -> Result<Promise, JsValue> {
+        let shared = self.shared.clone();
+        let (options, hooks) = options::read(&shared.options, &shared.hooks, &get(&init, "retry"), true)?;
+        let spec = poll::read(&spec)?;
+        let prepared = prepare(&input, &init, &hooks.idempotency_key)?;
+        Ok(future_to_promise(async move {
+            let mut ctx = Ctx::new(&shared, &options, &hooks, observe, prepared.signal.clone());
+            let submitted = ctx.submit(prepared, false).await;
+            let Some(response) = submitted.response.as_ref().filter(|_| submitted.phase == Phase::Succeeded)
+            else {
+                return Ok(ctx.outcome(submitted));
+            };
+            let status = match poll::status_request(&spec, &response.body.response, &init).await {
+                Ok(prepared) => prepared,
+                Err(e) => return Ok(ctx.outcome(poll::unpollable(submitted.report, e))),
+            };
+            let transport = ctx.transport(status);
+            let budget = ctx.budget();
+            let judge = poll::JsJudge(spec.verdict.clone());
+            let (random, observe) = (&mut ctx.random, &mut ctx.observe);
+            let finished = engine::poll::poll(
+                ctx.options,
+                &spec.schedule,
+                submitted.report,
+                &transport,
+                &judge,
+                &ctx.clock,
+                budget,
+                random,
+                observe,
+            )
+            .await;
+            Ok(ctx.outcome(finished))
+        }))
+    }
+}
+
+/// One operation's host side: its clock, random source and observer.
+struct Ctx<'a> {
+    shared: &'a Shared,
+    options: &'a Options,
+    clock: HostClock,
+    random: Box<dyn FnMut() -> f64 + 'a>,
+    observe: Box<dyn FnMut(Phase) + 'a>,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(
+        shared: &'a Shared,
+        options: &'a Options,
+        hooks: &'a Hooks,
+        observe: Option<Function>,
+        signal: Option<web_sys::AbortSignal>,
+    ) -> Ctx<'a> {
+        let random = Box::new(move || match &hooks.random {
+            Some(f) => f.call0(&JsValue::UNDEFINED).ok().and_then(|v| v.as_f64()).unwrap_or(f64::NAN),
+            None => math_random(),
+        });
+        let observe = Box::new(move |p: Phase| notify(&p, observe.as_ref(), hooks.on_retry.as_ref()));
+        Ctx { shared, options, clock: HostClock { signal }, random, observe }
+    }
+
+    fn budget(&self) -> Budget<'a> {
+        Budget {
+            shared: &self.shared.state,
+            gate: self.shared.gate.as_ref(),
+            stats: &self.shared.stats,
+            quota: self.options.quota.is_some(),
+            counted: true,
+        }
+    }
+
+    fn transport(&self, prepared: Prepared) -> FetchTransport {
+        FetchTransport { prepared, runtime: self.shared.runtime, max_body_bytes: self.options.max_body_bytes }
+    }
+
+    /// Runs the request. When polling follows (`last` false), a success is
+    /// not shown as the end: the operation goes on.
+    async fn submit(&mut self, prepared: Prepared, last: bool) -> Finished<Received, JsValue> {
+        let call =
+            Call { options: self.options, safety: prepared.safety, body_replayable: prepared.replayable };
+        let transport = self.transport(prepared);
+        let budget = self.budget();
+        let observe = &mut self.observe;
+        let mut shown = |p: Phase| {
+            if last || p != Phase::Succeeded {
+                observe(p)
+            }
+        };
+        engine::run(call, &transport, &self.clock, budget, &mut self.random, &mut shown).await
+    }
+
+    /// The outcome object; a cancelled operation carries the caller's own
+    /// abort reason as its cause.
+    fn outcome(&self, finished: Finished<Received, JsValue>) -> JsValue {
+        let cause = match (finished.phase, &self.clock.signal) {
+            (Phase::Cancelled, Some(signal)) => Some(signal.reason()),
+            _ => finished.cause,
+        };
+        let outcome = Obj::new();
+        outcome.set("kind", finished.phase.name());
+        outcome.set("reason", finished.report.reason.name());
+        outcome.set("message", message(finished.report.reason));
+        outcome.opt("retryAt", finished.report.retry_at.map(ms));
+        outcome.set("report", convert::report(&finished.report));
+        outcome.opt("response", finished.response.map(|a| a.body.response));
+        outcome.opt("cause", cause);
+        outcome.into_js()
     }
 }
 

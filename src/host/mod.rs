@@ -10,5 +10,6 @@ mod convert;
 mod error;
 mod exports;
 mod options;
+mod poll;
 mod request;
 mod transport;

@@ -7,6 +7,7 @@ pub mod budget;
 pub mod classify;
 pub mod limits;
 pub mod options;
+pub mod poll;
 pub mod reason;
 pub mod report;
 pub mod retry;

@@ -1,8 +1,9 @@
 //! Why a logical operation ended: `report.reason` and `RetryError.reason`.
 
 /// The end of an operation. Every name is one of DESIGN §1's stop reasons,
-/// plus `succeeded` for a 2xx and `invalid-random` for an injected
-/// `random()` that returned something outside `[0, 1)`.
+/// plus `succeeded` for a 2xx, `invalid-random` for an injected `random()`
+/// that returned something outside `[0, 1)`, and `task-failed` for a polled
+/// task that its verdict hook called fatal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reason {
     Succeeded,
@@ -20,6 +21,8 @@ pub enum Reason {
     BodyNotReplayable,
     BodyTooLarge,
     InvalidRandom,
+    /// A poll's verdict said the task failed.
+    TaskFailed,
 }
 
 impl Reason {
@@ -41,6 +44,7 @@ impl Reason {
             Reason::BodyNotReplayable => "body-not-replayable",
             Reason::BodyTooLarge => "body-too-large",
             Reason::InvalidRandom => "invalid-random",
+            Reason::TaskFailed => "task-failed",
         }
     }
 }

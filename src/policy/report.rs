@@ -33,6 +33,8 @@ pub struct AttemptRecord {
     pub wait_kind: Option<WaitKind>,
     /// The server's Retry-After floor, when one was read.
     pub retry_after_ms: Option<u64>,
+    /// A poll of a submitted task (not the submit).
+    pub poll: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

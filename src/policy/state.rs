@@ -17,6 +17,8 @@ pub enum WaitWhy {
     RateLimit,
     Queue,
     Offline,
+    /// Between two polls of a submitted task.
+    Poll,
 }
 
 impl WaitWhy {
@@ -28,6 +30,7 @@ impl WaitWhy {
             WaitWhy::RateLimit => "rate-limit",
             WaitWhy::Queue => "queue",
             WaitWhy::Offline => "offline",
+            WaitWhy::Poll => "poll",
         }
     }
 }
@@ -114,6 +117,7 @@ pub fn message(reason: Reason) -> &'static str {
         Reason::BodyNotReplayable => "The request body could not be sent again.",
         Reason::BodyTooLarge => "The response was larger than allowed.",
         Reason::InvalidRandom => "The configured random() returned a value outside [0, 1).",
+        Reason::TaskFailed => "The task failed.",
     }
 }
 

@@ -700,6 +700,40 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.ok(span >= 300, `first to fourth start at the server: ${span} ms`);
   });
 
+  add('policy.poll submits once, keeps polling through gateway 502s, and resolves with the done response', async () => {
+    const id = rid();
+    const p = policy();
+    const op = p.poll(scen('task', id, { ms: 300, fail: '2,3' }), { method: 'POST', body: '{"job":1}' }, {
+      status: (submitted) => new URL(submitted.headers.get('location'), base),
+      verdict: async (res) => ((await res.json()).state === 'done' ? 'done' : 'pending'),
+      phases: [{ everyMs: 100 }],
+      budgetMs: 5000,
+    });
+    const seen = new Set();
+    op.subscribe((s) => seen.add(stateOf(s)));
+    const outcome = await op.result;
+    assert.equal(outcome.kind, 'succeeded', 'kind');
+    assert.equal((await outcome.response.json()).state, 'done', 'final body');
+    const c = await settledCount(id);
+    assert.equal(c.methods.filter((m) => m === 'POST').length, 1, 'the submit was sent once');
+    const polls = outcome.report.attempts.filter((a) => a.phase === 'poll');
+    assert.equal(polls.length, c.requests - 1, 'every poll the server saw is in the one report');
+    assert.ok(polls.some((a) => a.status === 502), 'a 502 poll did not stop polling');
+    assert.ok(seen.has('waiting') && !seen.has('failed'), `states seen: ${[...seen]}`);
+  });
+
+  add('policy.poll stops as failed with task-failed when the verdict calls the task fatal', async () => {
+    const id = rid();
+    const op = policy().poll(scen('task', id, { ms: 0, reject: 1 }), { method: 'POST', body: 'x' }, {
+      status: (submitted) => new URL(submitted.headers.get('location'), base),
+      verdict: async (res) => ({ running: 'pending', done: 'done' })[(await res.json()).state] ?? 'fatal',
+      phases: [{ everyMs: 50 }],
+    });
+    const outcome = await op.result;
+    assert.equal([outcome.kind, outcome.reason].join(' '), 'failed task-failed', 'outcome');
+    assert.equal((await count(id)).requests, 2, 'one submit, one poll');
+  });
+
   return list;
 }
 

@@ -278,6 +278,7 @@ impl Shared {
             gate: self.gate.as_ref(),
             stats: &self.stats,
             quota: true,
+            counted: true,
         }
     }
 }

@@ -34,6 +34,9 @@
 //   hold               ?ms=300  200 after ms (observe maxInFlight)
 //   echo               ?status=200&setcookie=v  JSON {method,path,headers,
 //                      bodyLength,body}; setcookie adds a Set-Cookie header
+//   task            POST: 202 + Location of task-status (same runId and query); counts both
+//   task-status     running until ms after the submit, then done (reject=1: rejected);
+//                   polls listed in fail=2,3 (1-based) answer 502
 //   Any scenario: expose=0 omits Access-Control-Expose-Headers.
 //
 // Counters (never counted themselves)
@@ -69,7 +72,7 @@ const MAX_LIST = 1000;
 const LATE_LIFETIME_MS = 30_000;
 const ALLOW_HEADERS = 'Authorization, Cookie, Content-Type, Idempotency-Key, X-Test';
 const ALLOW_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
-const EXPOSE_HEADERS = 'Retry-After, Retry-After-Ms';
+const EXPOSE_HEADERS = 'Retry-After, Retry-After-Ms, Location';
 const CONTENT_TYPES = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
@@ -300,6 +303,25 @@ export async function startFaultServer({ port = 0, host = '127.0.0.1', staticDir
       await readBody(req, s);
       await sleep(clampInt(url.searchParams.get('ms'), 300, 0, MAX_MS), res);
       send(res, 200, 'held');
+    },
+    // Submit-then-poll: POST task → 202 + Location of its status; the status
+    // says running until `ms` after the submit, then done (or rejected with
+    // reject=1); polls listed in `fail` (1-based, e.g. fail=2,3) get a 502.
+    task: async (req, res, url, s) => {
+      await readBody(req, s);
+      s.taskAt = Date.now();
+      s.polls = 0;
+      const location = `${url.pathname.replace('/s/task/', '/s/task-status/')}${url.search}`;
+      send(res, 202, 'accepted', { Location: location });
+    },
+    'task-status': async (req, res, url, s) => {
+      await readBody(req, s);
+      s.polls = (s.polls ?? 0) + 1;
+      const failing = (url.searchParams.get('fail') ?? '').split(',').map(Number);
+      if (failing.includes(s.polls)) return send(res, 502, 'bad gateway');
+      const ready = s.taskAt != null && Date.now() - s.taskAt >= clampInt(url.searchParams.get('ms'), 300, 0, MAX_MS);
+      const state = !ready ? 'running' : url.searchParams.get('reject') === '1' ? 'rejected' : 'done';
+      send(res, 200, JSON.stringify({ state, polls: s.polls }), { 'Content-Type': 'application/json' });
     },
     echo: async (req, res, url, s) => {
       const body = await readBody(req, s);

@@ -1,0 +1,98 @@
+//! Submit-then-poll on the same loop: after a successful submit, query the
+//! task on the phased schedule until its verdict says done or fatal, or the
+//! polling budget ends. Each poll is one attempt through [`run`], so
+//! timeouts, cancellation and the shared rate limit apply to it as to any
+//! request; the submit is never repeated.
+
+use core::future::Future;
+
+use super::{run, Answer, Budget, Call, Clock, Finished, Op, Transport};
+use crate::engine::Slept;
+use crate::policy::classify::Safety;
+use crate::policy::options::Options;
+use crate::policy::poll::{gateway_failure, PollSchedule, PollVerdict};
+use crate::policy::reason::Reason;
+use crate::policy::report::Report;
+use crate::policy::state::{Phase, WaitWhy};
+
+/// The caller's verdict on one poll's response.
+pub trait Judge<B> {
+    fn judge(&self, answer: &Answer<B>) -> impl Future<Output = PollVerdict>;
+}
+
+/// Polls until done, fatal, cancelled or out of budget. `submitted` is the
+/// report of the submit (started `submitted.elapsed_ms` ago), which this
+/// operation's report continues.
+#[allow(clippy::too_many_arguments)]
+pub async fn poll<T: Transport, C: Clock, J: Judge<T::Body>>(
+    options: &Options,
+    schedule: &PollSchedule,
+    submitted: Report,
+    transport: &T,
+    judge: &J,
+    clock: &C,
+    budget: Budget<'_>,
+    random: &mut dyn FnMut() -> f64,
+    observe: &mut dyn FnMut(Phase),
+) -> Finished<T::Body, T::Error> {
+    let begin = clock.now_ms();
+    let start = begin.saturating_sub(submitted.elapsed_ms);
+    let call = Call { options, safety: Safety::Idempotent, body_replayable: true };
+    let mut op = Op::new(start, call, observe, None);
+    let budget = Budget { counted: false, ..budget };
+    op.report = submitted;
+    let mut polls = 0u32;
+    let mut last = 0u64;
+    loop {
+        let Some(next) = schedule.next(last) else {
+            return op.finish(clock.now_ms(), Reason::Deadline, None, None, None);
+        };
+        last = next;
+        let until = begin.saturating_add(next);
+        let now = clock.now_ms();
+        polls += 1;
+        op.enter(Phase::Waiting {
+            attempt: polls,
+            until_ms: until,
+            wait_ms: until.saturating_sub(now),
+            why: WaitWhy::Poll,
+        });
+        if clock.sleep(until.saturating_sub(now)).await == Slept::Cancelled {
+            return op.finish(clock.now_ms(), Reason::Cancelled, None, None, None);
+        }
+        let mut one = options.clone();
+        one.limits.max_attempts = 1;
+        let left = begin.saturating_add(schedule.budget_ms).saturating_sub(clock.now_ms());
+        one.limits.total_ms = one.limits.attempt_ms.min(left).max(1);
+        let poll_start = clock.now_ms().saturating_sub(start);
+        let one_call = Call { options: &one, ..call };
+        let mut inner = |p: Phase| {
+            if let Phase::Requesting { .. } = p {
+                op.enter(Phase::Requesting { attempt: polls, max: 0 });
+            }
+        };
+        let done = run(one_call, transport, clock, budget, random, &mut inner).await;
+        for mut record in done.report.attempts {
+            record.start_ms += poll_start;
+            record.poll = true;
+            op.report.attempts.push(record);
+        }
+        let verdict = match &done.response {
+            Some(answer) if gateway_failure(answer.status) => PollVerdict::Transient,
+            Some(answer) => judge.judge(answer).await,
+            None if done.phase == Phase::Cancelled => {
+                return op.finish(clock.now_ms(), Reason::Cancelled, None, None, None);
+            }
+            None => PollVerdict::Transient,
+        };
+        match verdict {
+            PollVerdict::Done => {
+                return op.finish(clock.now_ms(), Reason::Succeeded, None, done.response, None)
+            }
+            PollVerdict::Fatal => {
+                return op.finish(clock.now_ms(), Reason::TaskFailed, None, done.response, done.cause)
+            }
+            PollVerdict::Pending | PollVerdict::Transient => {}
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! The host side of submit-then-poll: reads the poll spec, finds the status
+//! request from the submit's response, and asks the caller's `verdict`
+//! hook about each poll.
+
+use alloc::vec::Vec;
+use js_sys::{Array, Function, Promise};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::Response;
+
+use super::bind::{get, Obj};
+use super::options::Key;
+use super::request::{prepare, Prepared};
+use super::transport::Received;
+use crate::engine::poll::Judge;
+use crate::engine::{Answer, Finished};
+use crate::policy::limits::MAX_TIMER_MS;
+use crate::policy::options::{ErrorKind, OptionError};
+use crate::policy::poll::{default_verdict, PollPhase, PollSchedule, PollVerdict};
+use crate::policy::reason::Reason;
+use crate::policy::report::Report;
+use crate::policy::state::Phase;
+
+pub struct Spec {
+    pub schedule: PollSchedule,
+    /// A URL, a `Request`, or a function of the submit's `Response`.
+    pub status: JsValue,
+    pub verdict: Option<Function>,
+}
+
+const fn error(field: &'static str, expected: &'static str, kind: ErrorKind) -> OptionError {
+    OptionError { field, expected, kind }
+}
+
+const SPEC: OptionError =
+    error("poll", "an object { status, verdict?, phases?, budgetMs? }", ErrorKind::Type);
+const STATUS: OptionError = error(
+    "poll.status",
+    "a URL, a Request, or a function of the submit's Response returning one",
+    ErrorKind::Type,
+);
+const VERDICT: OptionError =
+    error("poll.verdict", "a function returning 'done' | 'pending' | 'transient' | 'fatal'", ErrorKind::Type);
+const PHASES: OptionError = error(
+    "poll.phases",
+    "a non-empty array of { everyMs: 1..=2147483647, forMs?: 1..=2147483647 }",
+    ErrorKind::Type,
+);
+const BUDGET: OptionError =
+    error("poll.budgetMs", "an integer number of milliseconds in 1..=2147483647", ErrorKind::Range);
+
+fn ms_in_range(v: &JsValue, e: OptionError) -> Result<Option<u64>, OptionError> {
+    if v.is_undefined() {
+        return Ok(None);
+    }
+    let n = v.as_f64().ok_or(OptionError { kind: ErrorKind::Type, ..e })?;
+    let ok = (1.0..=MAX_TIMER_MS as f64).contains(&n) && n as u64 as f64 == n;
+    ok.then_some(Some(n as u64)).ok_or(OptionError { kind: ErrorKind::Range, ..e })
+}
+
+pub fn read(js: &JsValue) -> Result<Spec, OptionError> {
+    if !js.is_object() {
+        return Err(SPEC);
+    }
+    let status = get(js, "status");
+    if status.is_undefined() || status.is_null() {
+        return Err(STATUS);
+    }
+    let verdict = match get(js, "verdict") {
+        v if v.is_undefined() => None,
+        v => Some(v.dyn_into::<Function>().map_err(|_| VERDICT)?),
+    };
+    let mut schedule = PollSchedule::default();
+    if let Some(budget) = ms_in_range(&get(js, "budgetMs"), BUDGET)? {
+        schedule.budget_ms = budget;
+    }
+    let phases = get(js, "phases");
+    if !phases.is_undefined() {
+        let list: &Array = phases.dyn_ref().ok_or(PHASES)?;
+        let mut until = 0u64;
+        let mut out = Vec::new();
+        for p in list.iter() {
+            let every_ms = ms_in_range(&get(&p, "everyMs"), PHASES)?.ok_or(PHASES)?;
+            let until_ms = ms_in_range(&get(&p, "forMs"), PHASES)?.map(|f| {
+                until = until.saturating_add(f);
+                until
+            });
+            out.push(PollPhase { every_ms, until_ms });
+        }
+        if out.is_empty() {
+            return Err(PHASES);
+        }
+        schedule.phases = out;
+    }
+    Ok(Spec { schedule, status, verdict })
+}
+
+/// Awaits `value` when it is a promise.
+async fn settle(value: JsValue) -> Result<JsValue, JsValue> {
+    match value.dyn_into::<Promise>() {
+        Ok(p) => JsFuture::from(p).await,
+        Err(v) => Ok(v),
+    }
+}
+
+/// The status request: the spec's URL or `Request`, or what its function
+/// returns for (a clone of) the submit's response. A URL is queried with
+/// the submit's headers (authorization usually applies to both).
+pub async fn status_request(spec: &Spec, submitted: &Response, init: &JsValue) -> Result<Prepared, JsValue> {
+    let target = match spec.status.dyn_ref::<Function>() {
+        Some(f) => settle(f.call1(&JsValue::UNDEFINED, &submitted.clone()?.into())?).await?,
+        None => spec.status.clone(),
+    };
+    let poll_init = Obj::new();
+    poll_init.set("method", "GET");
+    poll_init.set("headers", get(init, "headers"));
+    poll_init.set("signal", get(init, "signal"));
+    prepare(&target, &poll_init.into_js(), &Key::None)
+}
+
+/// A submitted task whose status request could not be built.
+pub fn unpollable(mut report: Report, error: JsValue) -> Finished<Received, JsValue> {
+    report.reason = Reason::TaskFailed;
+    Finished {
+        phase: Phase::Failed { reason: Reason::TaskFailed },
+        report,
+        response: None,
+        cause: Some(error),
+    }
+}
+
+/// The caller's `verdict(response)` (sync or async); without one, the
+/// status decides. A throwing hook or an unknown answer is `fatal`: a poll
+/// loop must never spin on a verdict nobody can read.
+pub struct JsJudge(pub Option<Function>);
+
+impl Judge<Received> for JsJudge {
+    async fn judge(&self, answer: &Answer<Received>) -> PollVerdict {
+        let Some(f) = &self.0 else {
+            return default_verdict(answer.status);
+        };
+        let Ok(copy) = answer.body.response.clone() else {
+            return PollVerdict::Fatal;
+        };
+        let said = match f.call1(&JsValue::UNDEFINED, &copy.into()) {
+            Ok(v) => settle(v).await.ok(),
+            Err(_) => None,
+        };
+        said.and_then(|v| v.as_string()).and_then(|s| PollVerdict::parse(&s)).unwrap_or(PollVerdict::Fatal)
+    }
+}

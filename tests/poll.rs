@@ -1,0 +1,163 @@
+//! Submit-then-poll on virtual time: the phased schedule, gateway failures
+//! while polling, a fatal verdict, and a submit that is never repeated.
+
+mod support;
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+
+use saferetry::engine::poll::{poll, Judge};
+use saferetry::engine::{run, Answer, Call, Failed, Finished, Transport};
+use saferetry::policy::classify::Safety;
+use saferetry::policy::options::Options;
+use saferetry::policy::poll::{PollSchedule, PollVerdict};
+use saferetry::policy::reason::Reason;
+use support::sim::{Script, Shared, Sim, SimClock, Step};
+
+/// A task that finishes `done_at` ms after the first poll's schedule
+/// began; selected polls are answered by a failing gateway instead.
+struct Task {
+    sim: std::rc::Rc<Sim>,
+    begin: Cell<u64>,
+    done_at: u64,
+    gateway_fails: Vec<usize>,
+    rejected: bool,
+    polls: RefCell<Vec<u64>>,
+}
+
+impl Transport for Task {
+    type Body = u16;
+    type Error = &'static str;
+
+    fn send(&self, _: u32) -> impl Future<Output = Result<Answer<u16>, Failed<&'static str>>> {
+        let elapsed = self.sim.now() - self.begin.get();
+        let n = self.polls.borrow().len();
+        self.polls.borrow_mut().push(elapsed);
+        let status = match () {
+            _ if self.gateway_fails.contains(&n) => 502,
+            _ if self.rejected && elapsed >= self.done_at => 409,
+            _ if elapsed >= self.done_at => 200,
+            _ => 202,
+        };
+        std::future::ready(Ok(Answer {
+            status,
+            retry_after: None,
+            retry_after_ms: None,
+            cross_origin: false,
+            body: status,
+        }))
+    }
+
+    fn snippet(&self, _: &u16) -> Option<String> {
+        None
+    }
+}
+
+/// The caller's hook: 200 done, 202 pending, 409 the task was rejected.
+struct Hook(Cell<u32>);
+
+impl Judge<u16> for Hook {
+    fn judge(&self, answer: &Answer<u16>) -> impl Future<Output = PollVerdict> {
+        self.0.set(self.0.get() + 1);
+        std::future::ready(match answer.status {
+            200 => PollVerdict::Done,
+            202 => PollVerdict::Pending,
+            _ => PollVerdict::Fatal,
+        })
+    }
+}
+
+struct Polled {
+    finished: Finished<u16, &'static str>,
+    submits: usize,
+    polls: Vec<u64>,
+    hook_calls: u32,
+}
+
+fn submit_then_poll(submit: Vec<Step>, done_at: u64, gateway_fails: Vec<usize>, rejected: bool) -> Polled {
+    let sim = Sim::new();
+    let options = Options::default();
+    let shared = Shared::new(&options);
+    let submit_server = Script::new(&sim, submit);
+    let task = Task {
+        sim: sim.clone(),
+        begin: Cell::new(0),
+        done_at,
+        gateway_fails,
+        rejected,
+        polls: RefCell::new(Vec::new()),
+    };
+    let hook = Hook(Cell::new(0));
+    let clock = SimClock::new(&sim);
+    let schedule = PollSchedule::default();
+    let finished = sim.run(async {
+        let call = Call { options: &options, safety: Safety::of("POST", false), body_replayable: true };
+        let submitted = run(call, &submit_server, &clock, shared.budget(), &mut || 0.5, &mut |_| {}).await;
+        if submitted.report.reason != Reason::Succeeded {
+            return submitted;
+        }
+        task.begin.set(sim.now());
+        poll(
+            &options,
+            &schedule,
+            submitted.report,
+            &task,
+            &hook,
+            &clock,
+            shared.budget(),
+            &mut || 0.5,
+            &mut |_| {},
+        )
+        .await
+    });
+    Polled { finished, submits: submit_server.requests(), polls: task.polls.take(), hook_calls: hook.0.get() }
+}
+
+#[test]
+fn a_task_that_takes_45_s_is_fetched_with_30_then_8_polls() {
+    let p = submit_then_poll(vec![Step::status(202)], 45_000, vec![], false);
+    assert_eq!(p.finished.report.reason, Reason::Succeeded);
+    assert_eq!(p.submits, 1);
+    let first_phase = p.polls.iter().filter(|&&t| t <= 30_000).count();
+    let second_phase = p.polls.iter().filter(|&&t| t > 30_000).count();
+    assert_eq!((first_phase, second_phase), (30, 8), "polls at {:?}", p.polls);
+    assert_eq!(*p.polls.last().unwrap(), 46_000);
+    let report = &p.finished.report;
+    assert_eq!(report.attempts.len(), 1 + 38, "one report covers the submit and every poll");
+    assert!(!report.attempts[0].poll && report.attempts[1..].iter().all(|a| a.poll));
+    assert_eq!(report.attempts[1].start_ms, 1000);
+}
+
+#[test]
+fn gateway_502s_while_polling_do_not_stop_it() {
+    let p = submit_then_poll(vec![Step::status(202)], 5_000, vec![1, 2, 3, 4], false);
+    assert_eq!(p.finished.report.reason, Reason::Succeeded);
+    assert_eq!(p.polls, [1000, 2000, 3000, 4000, 5000, 6000]);
+    assert_eq!(p.hook_calls, 2, "gateway failures never reach the hook");
+    let statuses: Vec<Option<u16>> = p.finished.report.attempts.iter().map(|a| a.status).collect();
+    assert_eq!(statuses[1..], [Some(202), Some(502), Some(502), Some(502), Some(502), Some(200)]);
+}
+
+#[test]
+fn a_business_rejection_stops_polling_as_fatal() {
+    let p = submit_then_poll(vec![Step::status(202)], 3_000, vec![], true);
+    assert_eq!(p.finished.report.reason, Reason::TaskFailed);
+    assert_eq!(p.finished.phase.name(), "failed");
+    assert_eq!(p.finished.response.as_ref().map(|a| a.status), Some(409));
+    assert_eq!(p.polls, [1000, 2000, 3000]);
+}
+
+#[test]
+fn a_failed_submit_is_never_repeated_and_never_polled() {
+    let p = submit_then_poll(vec![Step::status(503), Step::status(202)], 0, vec![], false);
+    assert_eq!(p.finished.report.reason, Reason::HttpStop);
+    assert_eq!((p.submits, p.polls.len()), (1, 0));
+}
+
+#[test]
+fn polling_stops_at_its_budget() {
+    let p = submit_then_poll(vec![Step::status(202)], u64::MAX, vec![], false);
+    assert_eq!(p.finished.report.reason, Reason::Deadline);
+    assert_eq!(p.finished.phase.name(), "try-later");
+    assert_eq!(*p.polls.last().unwrap(), 298_000);
+}
