@@ -15,7 +15,8 @@ export type Reason =
   | "body-not-replayable"
   | "body-too-large"
   | "invalid-random"
-  | "task-failed";
+  | "task-failed"
+  | "offline";
 
 export type Stage = "not-sent" | "maybe-delivered";
 export type WaitKind = "backoff" | "throttle" | "retry-after";
@@ -68,6 +69,8 @@ export interface RetryOptions {
   /** Returns a number in [0, 1). Default Math.random. */
   random?: () => number;
   onRetry?: (info: { attempt: number; waitMs: number; reason: WaitKind }) => void;
+  /** Per call: no request starts before this epoch time (ms). */
+  notBefore?: number;
   /** Per call: a key sent unchanged with every attempt; `true` generates one. On a policy: only `true`. */
   idempotencyKey?: string | boolean;
 }
@@ -120,6 +123,8 @@ export interface Outcome {
   reason: Reason;
   message: string;
   retryAt?: number;
+  /** Epoch ms before which the server asked not to be asked again. */
+  notBefore?: number;
   report: Report;
   response?: Response;
   cause?: unknown;
@@ -135,7 +140,8 @@ export interface Operation {
   getSnapshot(): State;
   subscribe(listener: (state: State) => void): () => void;
   cancel(reason?: unknown): void;
-  retryNow(): Promise<Outcome>;
+  /** A fresh operation under the same budgets; never before the server's Retry-After unless forced. */
+  retryNow(options?: { force?: boolean }): Promise<Outcome>;
 }
 
 export declare class RetryPolicy {

@@ -46,6 +46,11 @@ pub trait Clock {
     /// Resolves after `ms`, or as soon as the operation is cancelled.
     fn sleep(&self, ms: u64) -> impl Future<Output = Slept>;
     fn cancelled(&self) -> bool;
+    /// Whether the host believes it is online (true where it cannot tell).
+    fn online(&self) -> bool;
+    /// Like `sleep`, but also wakes (as `Elapsed`) when the host comes
+    /// back online.
+    fn until_online(&self, ms: u64) -> impl Future<Output = Slept>;
 }
 
 /// A response, as the loop needs it; `body` is the transport's own.
@@ -83,6 +88,9 @@ pub struct Call<'a> {
     pub options: &'a Options,
     pub safety: Safety,
     pub body_replayable: bool,
+    /// Epoch ms before which no request may start (a server's Retry-After
+    /// carried over from an earlier operation).
+    pub not_before: Option<u64>,
 }
 
 /// The budgets an operation runs under, shared with the policy's other calls.
@@ -127,6 +135,16 @@ pub async fn run<T: Transport, C: Clock>(
     }
     let limits = &call.options.limits;
     let deadline = limits.deadline(start);
+    if let Some(at) = call.not_before.filter(|&at| at > start) {
+        op.report.not_before = Some(at);
+        if at >= deadline {
+            return op.finish(start, Reason::WaitExceedsBudget, Some(at), None, None);
+        }
+        op.enter(Phase::Waiting { attempt: 1, until_ms: at, wait_ms: at - start, why: WaitWhy::RetryAfter });
+        if clock.sleep(at - start).await == Slept::Cancelled {
+            return op.finish(clock.now_ms(), Reason::Cancelled, None, None, None);
+        }
+    }
     let mut last_retry_cost = None;
     let mut attempt = 0u32;
     loop {
@@ -165,6 +183,9 @@ pub async fn run<T: Transport, C: Clock>(
                 );
                 record.status = Some(answer.status);
                 record.retry_after_ms = ra.and_then(RetryAfter::floor_ms);
+                if let Some(until) = record.retry_after_ms.and_then(|f| end.checked_add(f)) {
+                    op.report.not_before = op.report.not_before.max(Some(until));
+                }
                 let hidden =
                     answer.cross_origin && ra.is_none() && call.options.retry_on.status(answer.status);
                 op.report.retry_after_hidden |= hidden;
@@ -234,8 +255,9 @@ pub async fn run<T: Transport, C: Clock>(
     }
 }
 
-/// Waits for a concurrency permit, then for a rate slot; both count against
-/// the deadline, and a cancel leaves the queue at once.
+/// Waits until the host is online, for a concurrency permit, then for a
+/// rate slot; all count against the deadline (no attempt is spent while
+/// offline), and a cancel leaves the queue at once.
 async fn admit<C: Clock>(
     op: &mut Op<'_>,
     clock: &C,
@@ -248,6 +270,16 @@ async fn admit<C: Clock>(
         op.enter(Phase::Waiting { attempt, until_ms, wait_ms: until_ms.saturating_sub(now), why });
         Counting::new(&budget.stats.queued)
     };
+    if !clock.online() {
+        let _offline = waiting(op, deadline, WaitWhy::Offline);
+        let remaining = deadline.saturating_sub(clock.now_ms());
+        if clock.until_online(remaining).await == Slept::Cancelled {
+            return Err((Reason::Cancelled, None));
+        }
+        if !clock.online() {
+            return Err((Reason::Offline, None));
+        }
+    }
     let permit = match budget.gate {
         Some(gate) => {
             let acquire = gate.acquire();
@@ -321,6 +353,7 @@ impl<'o> Op<'o> {
             attempts: alloc::vec::Vec::new(),
             retry_after_hidden: false,
             snippet: None,
+            not_before: None,
         };
         Op { start, safety: call.safety, stats, report, machine: StateMachine::default(), observe }
     }

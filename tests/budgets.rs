@@ -24,7 +24,7 @@ fn many(
     let script = Script::new(&sim, steps);
     let shared = Shared::new(options);
     let clocks: Vec<SimClock> = (0..n).map(|_| SimClock::new(&sim)).collect();
-    let call = Call { options, safety: Safety::Idempotent, body_replayable: true };
+    let call = Call { options, safety: Safety::Idempotent, body_replayable: true, not_before: None };
     let tasks: Vec<_> = clocks
         .iter()
         .map(|clock| {
@@ -166,7 +166,7 @@ fn the_quota_refills_after_successes() {
     let sim = Sim::new();
     let script = Script::new(&sim, vec![Step::status(503), Step::status(200)]);
     let clock = SimClock::new(&sim);
-    let call = Call { options: &o, safety: Safety::Idempotent, body_replayable: true };
+    let call = Call { options: &o, safety: Safety::Idempotent, body_replayable: true, not_before: None };
     let done = sim.run(run(call, &script, &clock, shared.budget(), &mut || 0.5, &mut |_| {}));
     assert_eq!(done.report.reason, Reason::Succeeded);
     assert_eq!(shared.state.quota_level(), Some(7), "spent 5 on the retry, refunded 5 on success");

@@ -57,7 +57,7 @@ fn run_case(options: &Options, method: &str, steps: Vec<Step>, cancel: Cancel, r
         clock.cancel_after(0);
     }
     let mut phases = Vec::new();
-    let call = Call { options, safety: Safety::of(method, false), body_replayable: true };
+    let call = Call { options, safety: Safety::of(method, false), body_replayable: true, not_before: None };
     let finished = sim.run(async {
         let mut random = || random;
         let mut observe = |p: Phase| {

@@ -91,7 +91,12 @@ fn submit_then_poll(submit: Vec<Step>, done_at: u64, gateway_fails: Vec<usize>, 
     let clock = SimClock::new(&sim);
     let schedule = PollSchedule::default();
     let finished = sim.run(async {
-        let call = Call { options: &options, safety: Safety::of("POST", false), body_replayable: true };
+        let call = Call {
+            options: &options,
+            safety: Safety::of("POST", false),
+            body_replayable: true,
+            not_before: None,
+        };
         let submitted = run(call, &submit_server, &clock, shared.budget(), &mut || 0.5, &mut |_| {}).await;
         if submitted.report.reason != Reason::Succeeded {
             return submitted;

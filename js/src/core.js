@@ -3,7 +3,16 @@
 // and to a UI store.
 import { Policy } from "../pkg/saferetry.js";
 
+// Response -> the operation's data as JSON text, parsed when first read.
 const reports = new WeakMap();
+
+/** The wasm side answers `[json, response?, cause?]`; the data is parsed on demand. */
+function outcomeOf([json, response, cause]) {
+  const outcome = JSON.parse(json);
+  if (response) outcome.response = response;
+  if (cause !== undefined) outcome.cause = cause;
+  return outcome;
+}
 
 /** A request that ended without a usable response. A `TypeError`, as
  * `fetch`'s own network errors are; recognise it across realms by `name`. */
@@ -19,14 +28,21 @@ export class RetryError extends TypeError {
 
 /** The report of the operation that produced `response`. */
 export function reportOf(response) {
-  return reports.get(response);
+  let report = reports.get(response);
+  if (typeof report === "string") {
+    report = JSON.parse(report).report;
+    reports.set(response, report);
+  }
+  return report;
 }
 
-function settle(outcome) {
-  if (outcome.response) {
-    reports.set(outcome.response, outcome.report);
-    return outcome.response;
+function settle(raw) {
+  const [json, response] = raw;
+  if (response) {
+    reports.set(response, json);
+    return response;
   }
+  const outcome = outcomeOf(raw);
   if (outcome.kind === "cancelled") throw outcome.cause;
   throw new RetryError(outcome);
 }
@@ -52,22 +68,24 @@ class Operation {
     this.#execute = execute;
     this.#input = input;
     this.#init = init;
-    this.#start();
+    this.#start(undefined);
   }
 
-  #start() {
+  #start(notBefore) {
     const controller = new AbortController();
     this.#controller = controller;
     const caller = callerSignal(this.#input, this.#init);
     const forward = () => controller.abort(caller.reason);
     if (caller?.aborted) forward();
     else caller?.addEventListener("abort", forward, { once: true });
-    const init = { ...this.#init, signal: controller.signal };
+    const retry = notBefore === undefined ? this.#init?.retry : { ...this.#init?.retry, notBefore };
+    const init = { ...this.#init, signal: controller.signal, retry };
     const promise = this.#execute(init, (state) => {
-      if (this.#controller === controller) this.#set(Object.freeze(state));
+      if (this.#controller === controller) this.#set(Object.freeze(JSON.parse(state)));
     });
-    this.#result = promise.then((outcome) => {
+    this.#result = promise.then((raw) => {
       caller?.removeEventListener("abort", forward);
+      const outcome = outcomeOf(raw);
       if (outcome.response) reports.set(outcome.response, outcome.report);
       return outcome;
     });
@@ -107,10 +125,18 @@ class Operation {
     this.#controller.abort(reason);
   }
 
-  /** Starts a fresh logical operation for the same request, under the same policy. */
-  retryNow() {
-    this.#controller.abort();
-    this.#start();
+  /** Ends the current operation and starts a fresh one for the same
+   * request under the same policy's budgets. It never starts before a
+   * Retry-After the server gave (the wasm side reports it as `notBefore`)
+   * unless `{ force: true }`. Resolves with the new operation's outcome. */
+  retryNow({ force = false } = {}) {
+    const previous = this.#controller;
+    this.#controller = undefined; // the ending operation's states are not shown
+    previous?.abort();
+    this.#result = this.#result.then(({ notBefore }) => {
+      this.#start(force ? undefined : notBefore);
+      return this.#result;
+    });
     return this.#result;
   }
 }

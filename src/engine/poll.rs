@@ -37,7 +37,7 @@ pub async fn poll<T: Transport, C: Clock, J: Judge<T::Body>>(
 ) -> Finished<T::Body, T::Error> {
     let begin = clock.now_ms();
     let start = begin.saturating_sub(submitted.elapsed_ms);
-    let call = Call { options, safety: Safety::Idempotent, body_replayable: true };
+    let call = Call { options, safety: Safety::Idempotent, body_replayable: true, not_before: None };
     let mut op = Op::new(start, call, observe, None);
     let budget = Budget { counted: false, ..budget };
     op.report = submitted;

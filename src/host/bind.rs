@@ -5,13 +5,12 @@
 use alloc::string::String;
 use js_sys::{Function, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
-use web_sys::{Request, RequestInit};
 
 #[wasm_bindgen]
 extern "C" {
     /// The global `fetch`.
     #[wasm_bindgen(catch, js_name = fetch)]
-    pub fn fetch(input: &Request, init: &RequestInit) -> Result<Promise, JsValue>;
+    pub fn fetch(input: &JsValue, init: &JsValue) -> Result<Promise, JsValue>;
 
     /// Returns a number in browsers and workerd, a `Timeout` object in Node.
     #[wasm_bindgen(js_name = setTimeout)]

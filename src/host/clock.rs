@@ -11,9 +11,9 @@ use core::task::{Context, Poll, Waker};
 use js_sys::Function;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
-use web_sys::AbortSignal;
+use web_sys::{AbortSignal, EventTarget};
 
-use super::bind::{clear_timeout, date_now, set_timeout};
+use super::bind::{clear_timeout, date_now, get, set_timeout};
 use crate::engine::{Clock, Slept};
 use crate::policy::limits::timer_ms;
 
@@ -31,7 +31,17 @@ impl Clock for HostClock {
     }
 
     fn sleep(&self, ms: u64) -> impl Future<Output = Slept> {
-        Sleep { ms, signal: self.signal.clone(), armed: None }
+        Sleep { ms, signal: self.signal.clone(), online: false, armed: None }
+    }
+
+    /// `navigator.onLine`, where the runtime has it (browsers, workers);
+    /// elsewhere always online.
+    fn online(&self) -> bool {
+        get(&get(&js_sys::global(), "navigator"), "onLine").as_bool() != Some(false)
+    }
+
+    fn until_online(&self, ms: u64) -> impl Future<Output = Slept> {
+        Sleep { ms, signal: self.signal.clone(), online: true, armed: None }
     }
 }
 
@@ -59,6 +69,7 @@ struct Armed {
     _on_timer: Closure<dyn FnMut()>,
     on_abort: Option<Closure<dyn FnMut()>>,
     signal: Option<AbortSignal>,
+    on_online: Option<Closure<dyn FnMut()>>,
 }
 
 impl Drop for Armed {
@@ -68,12 +79,18 @@ impl Drop for Armed {
             let f: &Function = f.as_ref().unchecked_ref();
             let _ = signal.remove_event_listener_with_callback("abort", f);
         }
+        if let Some(f) = &self.on_online {
+            let global: EventTarget = js_sys::global().unchecked_into();
+            let _ = global.remove_event_listener_with_callback("online", f.as_ref().unchecked_ref());
+        }
     }
 }
 
 struct Sleep {
     ms: u64,
     signal: Option<AbortSignal>,
+    /// Also wake on the global `online` event.
+    online: bool,
     armed: Option<Armed>,
 }
 
@@ -89,7 +106,14 @@ impl Sleep {
             let _ = signal.add_event_listener_with_callback("abort", f.as_ref().unchecked_ref());
             f
         });
-        Armed { shared, timer, _on_timer: on_timer, on_abort, signal: self.signal.clone() }
+        let on_online = self.online.then(|| {
+            let s = shared.clone();
+            let f = Closure::<dyn FnMut()>::new(move || s.wake(Slept::Elapsed));
+            let global: EventTarget = js_sys::global().unchecked_into();
+            let _ = global.add_event_listener_with_callback("online", f.as_ref().unchecked_ref());
+            f
+        });
+        Armed { shared, timer, _on_timer: on_timer, on_abort, signal: self.signal.clone(), on_online }
     }
 }
 

@@ -1,67 +1,76 @@
-//! The engine's results as plain JS objects: states for `subscribe`,
-//! reports, outcomes.
+//! The engine's results as JSON text for JavaScript: states for
+//! `subscribe`, reports, outcomes.
 
-use js_sys::Array;
-use wasm_bindgen::JsValue;
+use alloc::string::String;
 
-use super::bind::{ms, Obj};
+use super::json::Json;
+use crate::policy::reason::Reason;
 use crate::policy::report::{AttemptRecord, Report};
 use crate::policy::state::{message, Phase};
 
 /// A UI state: `{ state, ... }` with what that state needs.
-pub fn phase(p: &Phase) -> JsValue {
-    let o = Obj::new();
-    o.set("state", p.name());
+pub fn phase(p: &Phase) -> String {
+    let mut o = Json::object();
+    o.str("state", p.name());
     match *p {
         Phase::Requesting { attempt, max } => {
-            o.set("attempt", attempt).set("maxAttempts", max);
+            o.num("attempt", attempt.into()).num("maxAttempts", max.into());
         }
         Phase::Waiting { attempt, until_ms, wait_ms, why } => {
-            o.set("attempt", attempt)
-                .set("until", ms(until_ms))
-                .set("waitMs", ms(wait_ms))
-                .set("why", why.name());
+            o.num("attempt", attempt.into())
+                .num("until", until_ms)
+                .num("waitMs", wait_ms)
+                .str("why", why.name());
         }
         Phase::TryLater { retry_at, reason } => {
-            o.set("retryAt", retry_at.map_or(JsValue::NULL, ms))
-                .set("reason", reason.name())
-                .set("message", message(reason));
+            o.num_or_null("retryAt", retry_at);
+            reason_and_message(&mut o, reason);
         }
-        Phase::Failed { reason } => {
-            o.set("reason", reason.name()).set("message", message(reason));
-        }
+        Phase::Failed { reason } => reason_and_message(&mut o, reason),
         Phase::Idle | Phase::Succeeded | Phase::Cancelled => {}
     }
-    o.into_js()
+    o.end()
 }
 
-fn attempt(a: &AttemptRecord) -> JsValue {
-    let o = Obj::new();
-    o.set("startMs", ms(a.start_ms)).set("durationMs", ms(a.duration_ms));
-    o.opt("status", a.status);
+fn reason_and_message(o: &mut Json, reason: Reason) {
+    o.str("reason", reason.name()).str("message", message(reason));
+}
+
+fn attempt(a: &AttemptRecord) -> String {
+    let mut o = Json::object();
+    o.num("startMs", a.start_ms).num("durationMs", a.duration_ms).opt_num("status", a.status.map(u64::from));
     if let Some(e) = &a.error {
-        let err = Obj::new();
-        err.set("stage", e.stage.name()).set("code", e.code.as_str()).set("name", e.name.as_str());
-        o.set("error", err.into_js());
+        let err = Json::object().str("stage", e.stage.name()).str("code", &e.code).str("name", &e.name).end();
+        o.raw("error", &err);
     }
-    o.opt("plannedWaitMs", a.planned_wait_ms.map(ms));
-    o.opt("waitKind", a.wait_kind.map(|k| k.name()));
-    o.opt("retryAfterMs", a.retry_after_ms.map(ms));
+    o.opt_num("plannedWaitMs", a.planned_wait_ms);
+    if let Some(kind) = a.wait_kind {
+        o.str("waitKind", kind.name());
+    }
+    o.opt_num("retryAfterMs", a.retry_after_ms);
     if a.poll {
-        o.set("phase", "poll");
+        o.str("phase", "poll");
     }
-    o.into_js()
+    o.end()
 }
 
-pub fn report(r: &Report) -> JsValue {
-    let o = Obj::new();
-    o.set("reason", r.reason.name());
-    o.opt("retryAt", r.retry_at.map(ms));
-    o.set("elapsedMs", ms(r.elapsed_ms));
-    o.set("attempts", r.attempts.iter().map(attempt).collect::<Array>());
+pub fn report(r: &Report) -> String {
+    let mut o = Json::object();
+    o.str("reason", r.reason.name()).opt_num("retryAt", r.retry_at).num("elapsedMs", r.elapsed_ms);
+    o.raw("attempts", &Json::array(r.attempts.iter().map(attempt)));
     if r.retry_after_hidden {
-        o.set("retryAfterHidden", true);
+        o.flag("retryAfterHidden");
     }
-    o.opt("snippet", r.snippet.as_deref());
-    o.into_js()
+    if let Some(s) = &r.snippet {
+        o.str("snippet", s);
+    }
+    o.end()
+}
+
+/// The outcome's data: `{ kind, reason, message, retryAt?, report }`.
+pub fn outcome(kind: &str, r: &Report) -> String {
+    let mut o = Json::object();
+    o.str("kind", kind).str("reason", r.reason.name()).str("message", message(r.reason));
+    o.opt_num("retryAt", r.retry_at).opt_num("notBefore", r.not_before).raw("report", &report(r));
+    o.end()
 }

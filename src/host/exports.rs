@@ -3,7 +3,7 @@
 use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::string::String;
-use js_sys::{Function, Promise};
+use js_sys::{Array, Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
@@ -19,7 +19,7 @@ use crate::policy::budget::concurrency::Gate;
 use crate::policy::budget::{InMemory, SharedState, Stats};
 use crate::policy::options::Options;
 use crate::policy::runtime::Runtime;
-use crate::policy::state::{message, Phase};
+use crate::policy::state::Phase;
 
 struct Shared {
     options: Options,
@@ -154,6 +154,7 @@ impl Policy {
 struct Ctx<'a> {
     shared: &'a Shared,
     options: &'a Options,
+    not_before: Option<u64>,
     clock: HostClock,
     random: Box<dyn FnMut() -> f64 + 'a>,
     observe: Box<dyn FnMut(Phase) + 'a>,
@@ -172,7 +173,7 @@ impl<'a> Ctx<'a> {
             None => math_random(),
         });
         let observe = Box::new(move |p: Phase| notify(&p, observe.as_ref(), hooks.on_retry.as_ref()));
-        Ctx { shared, options, clock: HostClock { signal }, random, observe }
+        Ctx { shared, options, not_before: hooks.not_before, clock: HostClock { signal }, random, observe }
     }
 
     fn budget(&self) -> Budget<'a> {
@@ -192,8 +193,12 @@ impl<'a> Ctx<'a> {
     /// Runs the request. When polling follows (`last` false), a success is
     /// not shown as the end: the operation goes on.
     async fn submit(&mut self, prepared: Prepared, last: bool) -> Finished<Received, JsValue> {
-        let call =
-            Call { options: self.options, safety: prepared.safety, body_replayable: prepared.replayable };
+        let call = Call {
+            options: self.options,
+            safety: prepared.safety,
+            body_replayable: prepared.replayable,
+            not_before: self.not_before,
+        };
         let transport = self.transport(prepared);
         let budget = self.budget();
         let observe = &mut self.observe;
@@ -205,22 +210,17 @@ impl<'a> Ctx<'a> {
         engine::run(call, &transport, &self.clock, budget, &mut self.random, &mut shown).await
     }
 
-    /// The outcome object; a cancelled operation carries the caller's own
-    /// abort reason as its cause.
+    /// The outcome, as `[json, response?, cause?]`: the data as JSON text
+    /// (parsed only if someone reads it), the last response, and the cause
+    /// (for a cancel, the caller's own abort reason).
     fn outcome(&self, finished: Finished<Received, JsValue>) -> JsValue {
         let cause = match (finished.phase, &self.clock.signal) {
             (Phase::Cancelled, Some(signal)) => Some(signal.reason()),
             _ => finished.cause,
         };
-        let outcome = Obj::new();
-        outcome.set("kind", finished.phase.name());
-        outcome.set("reason", finished.report.reason.name());
-        outcome.set("message", message(finished.report.reason));
-        outcome.opt("retryAt", finished.report.retry_at.map(ms));
-        outcome.set("report", convert::report(&finished.report));
-        outcome.opt("response", finished.response.map(|a| a.body.response));
-        outcome.opt("cause", cause);
-        outcome.into_js()
+        let json = JsValue::from_str(&convert::outcome(finished.phase.name(), &finished.report));
+        let response = finished.response.map_or(JsValue::UNDEFINED, |a| a.body.response.into());
+        Array::of3(&json, &response, &cause.unwrap_or(JsValue::UNDEFINED)).into()
     }
 }
 
@@ -228,7 +228,7 @@ impl<'a> Ctx<'a> {
 /// callback does not disturb the operation.
 fn notify(p: &Phase, observe: Option<&Function>, on_retry: Option<&Function>) {
     if let Some(f) = observe {
-        let _ = f.call1(&JsValue::UNDEFINED, &convert::phase(p));
+        let _ = f.call1(&JsValue::UNDEFINED, &JsValue::from_str(&convert::phase(p)));
     }
     if let (Phase::Waiting { attempt, wait_ms, why, .. }, Some(f)) = (p, on_retry) {
         let info = Obj::new();

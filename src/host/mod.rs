@@ -9,6 +9,7 @@ mod clock;
 mod convert;
 mod error;
 mod exports;
+mod json;
 mod options;
 mod poll;
 mod request;

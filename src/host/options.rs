@@ -16,6 +16,8 @@ pub struct Hooks {
     pub random: Option<Function>,
     pub on_retry: Option<Function>,
     pub idempotency_key: Key,
+    /// Per call: epoch ms before which no request may start.
+    pub not_before: Option<u64>,
 }
 
 #[derive(Clone, Default, PartialEq, Eq)]
@@ -41,6 +43,8 @@ const SHARED_ONLY: OptionError = type_error(
     "set on the policy (they are shared by its calls), not per call",
 );
 const RATE: OptionError = type_error("rate", "an object { requests, perMs = 1000, burst = 1 }");
+const NOT_BEFORE: OptionError =
+    type_error("retry.notBefore", "per call, an epoch time in milliseconds (0..=2^53-1)");
 const RANDOM: OptionError = type_error("random", "a function returning a number in [0, 1)");
 const ON_RETRY: OptionError = type_error("onRetry", "a function");
 const KEY: OptionError = type_error(
@@ -78,6 +82,15 @@ pub fn read(
     }
     if let Some(f) = function(&get(js, "onRetry"), ON_RETRY)? {
         h.on_retry = Some(f);
+    }
+    let not_before = get(js, "notBefore");
+    if !not_before.is_undefined() {
+        let at = not_before.as_f64().filter(|_| per_call).ok_or(NOT_BEFORE)?;
+        let ok = (0.0..=9_007_199_254_740_991.0).contains(&at);
+        if !ok {
+            return Err(OptionError { kind: ErrorKind::Range, ..NOT_BEFORE });
+        }
+        h.not_before = Some(at as u64);
     }
     let key = get(js, "idempotencyKey");
     if !key.is_undefined() {

@@ -1,86 +1,125 @@
-//! Turns the caller's `(input, init)` into the request every attempt sends:
-//! one `Request`, cloned per attempt, carrying the idempotency key and, for
-//! a non-idempotent request, `redirect: 'manual'` (so a 3xx is a response,
-//! never a hidden second hop).
+//! Turns the caller's `(input, init)` into what every attempt sends. A URL
+//! input is sent as `fetch(input, init)` with our own `init` copy (no
+//! `Request` is built: each costs an `AbortSignal` and a headers copy); a
+//! `Request` input is cloned per attempt. Either way the request carries
+//! the idempotency key and, for a non-idempotent request,
+//! `redirect: 'manual'` (so a 3xx is a response, never a hidden second hop).
 
 use alloc::string::String;
 use alloc::vec::Vec;
 use js_sys::{Array, Function, Object, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
-use web_sys::{AbortSignal, ReadableStream, Request};
+use web_sys::{AbortSignal, Headers, ReadableStream, Request};
 
-use super::bind::{get, random_uuid, Obj};
+use super::bind::{get, get_string, random_uuid, Obj};
 use super::options::Key;
-use crate::policy::classify::Safety;
+use crate::policy::classify::{normalize_method, Safety};
 use crate::policy::report::{secrets_of, CREDENTIAL_HEADERS};
 
 pub struct Prepared {
-    pub request: Request,
+    /// A URL (string or `URL`) or a `Request`.
+    pub input: JsValue,
+    /// Our copy of the caller's init; each attempt sets its own `signal`.
+    pub init: Object,
     pub safety: Safety,
     /// The body can be sent again (it is not a one-shot stream).
     pub replayable: bool,
     /// The body is a caller's `ReadableStream`.
     pub streamed: bool,
-    pub url: String,
-    /// Credential values to scrub from body snippets.
-    pub secrets: Vec<String>,
     pub signal: Option<AbortSignal>,
 }
 
 fn construct_request(input: &JsValue, init: &JsValue) -> Result<Request, JsValue> {
     let ctor: Function = get(&js_sys::global(), "Request").dyn_into()?;
-    let args = Array::of2(input, init);
-    Reflect::construct(&ctor, &args)?.dyn_into()
+    Reflect::construct(&ctor, &Array::of2(input, init))?.dyn_into()
 }
 
-/// `init` with extra properties, leaving the caller's object untouched.
-fn with(init: &JsValue, extra: &Obj) -> JsValue {
-    let copy = Object::assign(&Object::new(), init.unchecked_ref());
-    Object::assign(&copy, &extra.0).into()
-}
-
-/// Builds the request; throws what `fetch` itself would throw for bad input.
+/// Builds what each attempt sends; throws what `fetch` itself would throw
+/// for a bad request.
 pub fn prepare(input: &JsValue, init: &JsValue, key: &Key) -> Result<Prepared, JsValue> {
-    let init = if init.is_object() { init.clone() } else { Object::new().into() };
-    let streamed = get(&init, "body").dyn_ref::<ReadableStream>().is_some();
-    let half_duplex = Obj::new();
-    if streamed {
-        half_duplex.set("duplex", "half");
+    let copy = Object::new();
+    if init.is_object() {
+        Object::assign(&copy, init.unchecked_ref());
     }
-    let mut request = construct_request(input, &with(&init, &half_duplex))?;
-    let headers = request.headers();
+    let mut own = Obj(copy);
+    let signal = get(&own.0, "signal").dyn_into::<AbortSignal>().ok();
+    let _ = Reflect::delete_property(&own.0, &JsValue::from_str("retry"));
+    let streamed = get(&own.0, "body").dyn_ref::<ReadableStream>().is_some();
+    if streamed {
+        own.set("duplex", "half");
+    }
+    let request = input.dyn_ref::<Request>();
     let given = match key {
         Key::Given(k) => Some(k.clone()),
         Key::Generate => Some(random_uuid()),
         Key::None => None,
     };
-    if let Some(k) = &given {
-        headers.set("Idempotency-Key", k)?;
+    // Headers are only materialised when the caller gave some or a key must
+    // be added (never on the caller's own Request object).
+    let init_headers = get(&own.0, "headers");
+    let headers = if !init_headers.is_undefined() || given.is_some() {
+        let source = match request {
+            Some(r) if init_headers.is_undefined() => r.headers().into(),
+            _ => init_headers,
+        };
+        let h = if source.is_undefined() {
+            Headers::new()?
+        } else {
+            Headers::new_with_headers(source.unchecked_ref())?
+        };
+        own.set("headers", h.clone());
+        Some(h)
+    } else {
+        request.map(Request::headers)
+    };
+    if let (Some(h), Some(k)) = (&headers, &given) {
+        h.set("Idempotency-Key", k)?;
     }
-    let has_key = headers.has("Idempotency-Key").unwrap_or(false);
-    let safety = Safety::of(&request.method(), has_key);
+    let has_key = headers.as_ref().is_some_and(|h| h.has("Idempotency-Key").unwrap_or(false));
+    let method = match request {
+        Some(r) => r.method(),
+        None => get_string(&own.0, "method").unwrap_or_else(|| String::from("GET")),
+    };
+    let safety = Safety::of(normalize_method(&method), has_key);
     if !safety.repeatable() {
-        half_duplex.set("redirect", "manual");
-        request = construct_request(&request, &half_duplex.0)?;
+        own.set("redirect", "manual");
     }
-    let mut secrets = Vec::new();
-    for name in CREDENTIAL_HEADERS {
-        if let Ok(Some(value)) = request.headers().get(name) {
-            secrets_of(&value, &mut secrets);
+    let signal = signal.or_else(|| request.map(Request::signal));
+    let input = match request {
+        // Fold our changes into the Request once, so attempts only clone it.
+        Some(r) if Object::keys(&own.0).length() > 0 => {
+            let r = construct_request(r.as_ref(), &own.0)?;
+            own.0 = Object::new();
+            r.into()
         }
-    }
-    let signal = match get(&init, "signal").dyn_into::<AbortSignal>() {
-        Ok(s) => Some(s),
-        Err(_) => input.dyn_ref::<Request>().map(Request::signal),
+        _ => input.clone(),
     };
     let input_used = input.dyn_ref::<Request>().is_some_and(Request::body_used);
-    Ok(Prepared {
-        url: request.url(),
-        request,
-        safety,
-        replayable: !streamed && !input_used,
-        streamed,
-        secrets,
-        signal,
-    })
+    Ok(Prepared { input, init: own.0, safety, replayable: !streamed && !input_used, streamed, signal })
+}
+
+impl Prepared {
+    /// The request's URL, for matching it inside an error message.
+    pub fn url(&self) -> String {
+        match self.input.dyn_ref::<Request>() {
+            Some(r) => r.url(),
+            None => get_string(&self.input, "href").or_else(|| self.input.as_string()).unwrap_or_default(),
+        }
+    }
+
+    /// The credential values to scrub from a body snippet (computed only
+    /// when a snippet is made).
+    pub fn secrets(&self) -> Vec<String> {
+        let headers = match self.input.dyn_ref::<Request>() {
+            Some(r) => Some(r.headers()),
+            None => get(&self.init, "headers").dyn_into::<Headers>().ok(),
+        };
+        let mut out = Vec::new();
+        for name in CREDENTIAL_HEADERS {
+            if let Some(Ok(Some(value))) = headers.as_ref().map(|h| h.get(name)) {
+                secrets_of(&value, &mut out);
+            }
+        }
+        out
+    }
 }

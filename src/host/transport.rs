@@ -11,8 +11,8 @@ use js_sys::{Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
-    AbortController, ReadableStream, ReadableStreamDefaultReader, Request, RequestInit, Response,
-    ResponseInit, ResponseType,
+    AbortController, ReadableStream, ReadableStreamDefaultReader, Request, Response, ResponseInit,
+    ResponseType,
 };
 
 use super::bind::{fetch, get, get_string, Obj};
@@ -82,30 +82,32 @@ impl FetchTransport {
             cause_syscall: syscall.as_deref(),
             cause_message: message.as_deref(),
         };
-        let sent = Sent { url: &self.prepared.url, body_streamed: self.prepared.streamed };
+        let url = match self.runtime {
+            Runtime::Deno => self.prepared.url(),
+            _ => String::new(),
+        };
+        let sent = Sent { url: &url, body_streamed: self.prepared.streamed };
         let stage = fetch_failure_stage(self.runtime, &shape, sent);
         let code = String::from(shape.best_code());
         Failed { failure: Failure::Network(stage), code, name, error: Some(e) }
     }
 
-    /// The request for one attempt: a clone while the body may be needed
-    /// again, the prepared request itself when it has no body or its body is
-    /// a one-shot stream (sent once, never cloned into memory).
-    fn request_for_attempt(&self) -> Result<Request, JsValue> {
-        let r = &self.prepared.request;
-        if self.prepared.replayable && r.body().is_some() {
-            r.clone()
-        } else {
-            Ok(Clone::clone(r))
+    /// The input for one attempt: a clone of a `Request` while its body may
+    /// be needed again; otherwise the input itself (a URL, whose `init`
+    /// body is replayable, or a one-shot stream sent once).
+    fn input_for_attempt(&self) -> Result<JsValue, JsValue> {
+        match self.prepared.input.dyn_ref::<Request>() {
+            Some(r) if self.prepared.replayable && r.body().is_some() => r.clone().map(Into::into),
+            _ => Ok(self.prepared.input.clone()),
         }
     }
 
     async fn attempt(&self, controller: &AbortController) -> Outcome {
         let not_sent = |e| failed(Failure::Network(Stage::NotSent), "setup", "TypeError", Some(e));
-        let request = self.request_for_attempt().map_err(not_sent)?;
-        let init = RequestInit::new();
-        init.set_signal(Some(&controller.signal()));
-        let promise = fetch(&request, &init).map_err(not_sent)?;
+        let input = self.input_for_attempt().map_err(not_sent)?;
+        let init = &self.prepared.init;
+        Reflect::set(init, &JsValue::from_str("signal"), &controller.signal()).map_err(not_sent)?;
+        let promise = fetch(&input, init).map_err(not_sent)?;
         let response: Response =
             JsFuture::from(promise).await.map_err(|e| self.fetch_failed(e))?.unchecked_into();
         let status = response.status();
@@ -205,7 +207,7 @@ impl Transport for FetchTransport {
     fn snippet(&self, body: &Received) -> Option<String> {
         let bytes = body.bytes.as_ref()?;
         let head = bytes.subarray(0, bytes.length().min(SNIPPET_READ_BYTES as u32));
-        let mut secrets = self.prepared.secrets.clone();
+        let mut secrets = self.prepared.secrets();
         if let Ok(Some(cookies)) = body.response.headers().get("set-cookie") {
             secrets_of(&cookies, &mut secrets);
         }

@@ -26,6 +26,13 @@ impl Stage {
     }
 }
 
+/// The method as `fetch` sends it: DELETE, GET, HEAD, OPTIONS, POST and PUT
+/// are upper-cased whatever their case; any other name is sent as given.
+pub fn normalize_method(method: &str) -> &str {
+    const NORMALISED: [&str; 6] = ["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"];
+    NORMALISED.iter().find(|m| m.eq_ignore_ascii_case(method)).map_or(method, |m| m)
+}
+
 /// Whether repeating the request is harmless.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Safety {
@@ -205,6 +212,16 @@ mod tests {
         assert_eq!(Safety::of("POST", true), Keyed);
         assert_eq!(Safety::of("get", false), Unsafe, "non-normalised methods are unknown");
         assert_eq!(Safety::of("PROPFIND", false), Unsafe);
+    }
+
+    #[test]
+    fn methods_are_normalised_as_fetch_does() {
+        assert_eq!(normalize_method("get"), "GET");
+        assert_eq!(normalize_method("Post"), "POST");
+        assert_eq!(normalize_method("delete"), "DELETE");
+        assert_eq!(normalize_method("patch"), "patch", "fetch does not normalise PATCH");
+        assert_eq!(Safety::of(normalize_method("put"), false), Idempotent);
+        assert_eq!(Safety::of(normalize_method("patch"), false), Unsafe);
     }
 
     #[test]

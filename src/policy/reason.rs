@@ -3,7 +3,8 @@
 /// The end of an operation. Every name is one of DESIGN §1's stop reasons,
 /// plus `succeeded` for a 2xx, `invalid-random` for an injected `random()`
 /// that returned something outside `[0, 1)`, and `task-failed` for a polled
-/// task that its verdict hook called fatal.
+/// task that its verdict hook called fatal, and `offline` when the host
+/// reported itself offline until the budget ran out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reason {
     Succeeded,
@@ -23,6 +24,8 @@ pub enum Reason {
     InvalidRandom,
     /// A poll's verdict said the task failed.
     TaskFailed,
+    /// The host stayed offline for the rest of the budget.
+    Offline,
 }
 
 impl Reason {
@@ -45,6 +48,7 @@ impl Reason {
             Reason::BodyTooLarge => "body-too-large",
             Reason::InvalidRandom => "invalid-random",
             Reason::TaskFailed => "task-failed",
+            Reason::Offline => "offline",
         }
     }
 }

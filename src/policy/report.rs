@@ -47,6 +47,9 @@ pub struct Report {
     /// A cross-origin response may have hidden its Retry-After.
     pub retry_after_hidden: bool,
     pub snippet: Option<String>,
+    /// Epoch ms before which the server asked not to be asked again (the
+    /// latest Retry-After seen): a fresh operation must not start sooner.
+    pub not_before: Option<u64>,
 }
 
 /// The body bytes read for a snippet, and the characters kept.

@@ -88,7 +88,8 @@ impl Phase {
             | Reason::UnsupportedRetryAfter
             | Reason::RetryQuotaExhausted
             | Reason::QueueExceedsBudget
-            | Reason::NetworkError => Phase::TryLater { retry_at, reason },
+            | Reason::NetworkError
+            | Reason::Offline => Phase::TryLater { retry_at, reason },
             Reason::AttemptTimeout | Reason::Deadline if safety.repeatable() => {
                 Phase::TryLater { retry_at, reason }
             }
@@ -118,6 +119,7 @@ pub fn message(reason: Reason) -> &'static str {
         Reason::BodyTooLarge => "The response was larger than allowed.",
         Reason::InvalidRandom => "The configured random() returned a value outside [0, 1).",
         Reason::TaskFailed => "The task failed.",
+        Reason::Offline => "You are offline; nothing was sent.",
     }
 }
 

@@ -668,6 +668,22 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.equal((await settledCount(id)).requests, 2, 'server requests');
   });
 
+  add('op.retryNow() after a Retry-After that exceeded the budget waits for that time; { force: true } does not', async () => {
+    const id = rid();
+    const op = policy({ totalMs: 1000 }).run(seqUrl(id, ['503~ra=2', '200']));
+    const first = await op.result;
+    assert.equal(`${first.kind} ${first.reason}`, 'try-later wait-exceeds-budget', 'first outcome');
+    assert.ok(first.notBefore >= Date.now() + 1000, `notBefore ${first.notBefore} is the server's time`);
+    const again = await op.retryNow();
+    assert.equal(again.reason, 'wait-exceeds-budget', 'a 1 s budget cannot reach the server time: nothing is sent');
+    assert.equal((await count(id)).requests, 1, 'no request before the server time');
+    const forced = await op.retryNow({ force: true });
+    assert.equal(forced.kind, 'succeeded', 'forced outcome');
+    const c = await count(id);
+    assert.equal(c.requests, 2, 'server requests');
+    assert.ok(c.starts[1] < first.notBefore, 'forced: sent before the server time');
+  });
+
   // ---- shared budgets ---------------------------------------------------------------
   // Each parallel call gets its own URL (&n=i): browsers serialize identical GETs (cache lock).
   add('Without a concurrency limit, 5 parallel calls are in flight together (server counter sanity check)', async () => {

@@ -17,6 +17,11 @@ try {
   entry = import.meta.resolve('saferetry'); // the import map's answer; throws inside a bundle
 } catch { /* bundled: no specifier left to resolve */ }
 log(`entry ${entry ?? '(bundled)'}`);
+// Where the wasm actually came from (the package's `new URL(..., import.meta.url)`).
+const wasm = performance.getEntriesByType('resource').map((e) => e.name).filter((n) => /\.wasm(\?|$)/.test(n));
+log(`wasm ${wasm.join(', ') || '(no resource entry)'}`);
+const detected = new saferetry.RetryPolicy({}).runtime;
+log(`detected ${detected}`);
 
 try {
   const { passed, failed, skipped, results } = await runSuite({
@@ -26,7 +31,7 @@ try {
     filter: q.get('filter') || undefined,
     log,
   });
-  window.__result = { passed, failed, skipped, results, entry };
+  window.__result = { passed, failed, skipped, results, entry, wasm, detected };
 } catch (err) {
   window.__result = { error: `suite crashed: ${err?.stack ?? err}` };
 }

@@ -14,10 +14,10 @@
 // failure (or if nothing ran). Every process started here is killed at the end,
 // on error and on SIGINT/SIGTERM; every wait is bounded.
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '../..');
@@ -31,6 +31,8 @@ const CONDITIONS = {
   workerd: ['workerd', 'worker', 'browser', 'import', 'default'], // as wrangler resolves for workerd
   browser: ['browser', 'import', 'default'], // esbuild --platform=browser; a browser import map points there too
 };
+// What `new RetryPolicy().runtime` must say in each (the wasm's error rules).
+const DETECTED = { deno: 'deno', bun: 'bun', workerd: 'workerd', chromium: 'browser', firefox: 'browser', webkit: 'browser', bundle: 'browser' };
 const RUN_BUDGET_MS = Number(process.env.SAFERETRY_RUNTIME_BUDGET_MS) || 8 * 60_000; // the whole run, hard stop
 const CASE_TIMEOUT_MS = 15_000; // the suite's own per-case bound
 const WORKERD_COMPAT_DATE = '2025-06-01'; // as in /work/shared/runtime-errors.md's measurements
@@ -163,8 +165,9 @@ async function runScriptRuntime(runtime, projectDir, server, filter, deadline) {
   const p = start(runtime, bin, args, { cwd: projectDir, env });
   const code = await waitExit(p, deadline);
   const entry = p.lines.map((l) => /^entry (\S+)/.exec(l)?.[1]).find(Boolean) ?? null;
+  const detected = p.lines.map((l) => /^detected (\S+)/.exec(l)?.[1]).find(Boolean) ?? null;
   const counts = p.lines.map((l) => COUNT_LINE.exec(l)).filter(Boolean).pop();
-  return { code, entry: entry && fileURLToPath(entry), counts: counts && { passed: +counts[1], failed: +counts[2] } };
+  return { code, entry: entry && fileURLToPath(entry), detected, counts: counts && { passed: +counts[1], failed: +counts[2] } };
 }
 
 // ---------------- workerd: one case per request ----------------
@@ -242,6 +245,8 @@ ${modules.map((m) => `    (name = ${capnpString(m.name)}, ${m.type} = embed ${ca
       if (!res.ok) throw new Error(`workerd GET ${pathname}: ${res.status} ${text.slice(0, 500)}`);
       return JSON.parse(text);
     };
+    const { runtime: detected } = await get('/detected');
+    console.log(`detected ${detected}`);
     const list = await get('/list');
     note(`workerd listening on ${base}; ${list.length} cases`);
     const selected = list.filter((c) => selects(filter, c.name));
@@ -260,7 +265,7 @@ ${modules.map((m) => `    (name = ${capnpString(m.name)}, ${m.type} = embed ${ca
     }
     if (skipped) console.log(`(${skipped} skipped)`);
     console.log(`${passed} passed, ${failed} failed`);
-    return { code: failed === 0 && passed > 0 ? 0 : 1, entry, counts: { passed, failed } };
+    return { code: failed === 0 && passed > 0 ? 0 : 1, entry, detected, counts: { passed, failed } };
   } finally {
     await stop(p);
   }
@@ -289,7 +294,7 @@ ${importMap ? `<script type="importmap">${JSON.stringify({ imports: importMap })
 `;
 }
 
-async function buildBundle(projectDir) {
+async function buildBundle(projectDir, entry) {
   const outDir = path.join(projectDir, 'gen/bundle');
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(path.join(outDir, 'dist'), { recursive: true });
@@ -304,20 +309,26 @@ async function buildBundle(projectDir) {
   const inputs = Object.keys(JSON.parse(readFileSync(meta, 'utf8')).inputs);
   const fromPkg = inputs.filter((f) => f.includes('node_modules/saferetry/')).sort();
   note(`bundle: ${(readFileSync(outfile).length / 1024).toFixed(1)} KB; package files in it: ${fromPkg.join(', ')}`);
-  // esbuild leaves `new URL("<rel>", import.meta.url)` alone: the wasm must be
-  // served at that path relative to the bundle. Copy it to every such place.
-  const bundle = readFileSync(outfile, 'utf8');
-  const wasm = path.join(projectDir, 'node_modules/saferetry/pkg/saferetry_bg.wasm');
-  const targets = [...new Set([...bundle.matchAll(/new URL\(\s*(["'])([^"']+\.wasm)\1\s*,\s*import\.meta\.url\s*\)/g)].map((m) => m[2]))];
+  // esbuild leaves `new URL("<rel>", import.meta.url)` alone, and in the
+  // bundle import.meta.url is the bundle's URL: the wasm must be served at
+  // <rel> relative to the bundle. Copy it where the package entry points
+  // (the glue's own default is not used when the entry passes a URL).
+  const urlRefs = (src) => [...new Set([...src.matchAll(/new URL\(\s*(["'])([^"']+\.wasm)\1\s*,\s*import\.meta\.url\s*\)/g)].map((m) => m[2]))];
+  const bundleRefs = urlRefs(readFileSync(outfile, 'utf8'));
+  const entryRefs = urlRefs(readFileSync(entry, 'utf8')).filter((r) => bundleRefs.includes(r));
+  const targets = entryRefs.length ? entryRefs : bundleRefs;
   if (!targets.length) throw new Error('the bundle references no .wasm through new URL(..., import.meta.url)');
+  const wasm = path.join(projectDir, 'node_modules/saferetry/pkg/saferetry_bg.wasm');
+  const served = [];
   for (const rel of targets) {
     const dest = path.resolve(path.dirname(outfile), rel);
     if (!dest.startsWith(outDir + path.sep)) throw new Error(`wasm path ${rel} leaves the bundle folder`);
     mkdirSync(path.dirname(dest), { recursive: true });
     copyFileSync(wasm, dest);
-    note(`bundle: new URL(${JSON.stringify(rel)}, import.meta.url) -> copied the wasm to ${path.relative(projectDir, dest)}`);
+    served.push(path.relative(projectDir, dest).split(path.sep).join('/'));
+    note(`bundle: new URL(${JSON.stringify(rel)}, import.meta.url) in ${path.basename(entry)} -> copied the wasm to ${served.at(-1)}`);
   }
-  return { fromPkg, html: 'gen/bundle/index.html', outDir };
+  return { fromPkg, served, html: 'gen/bundle/index.html', outDir };
 }
 
 async function runBrowser(runtime, projectDir, server, filter, deadline) {
@@ -327,19 +338,22 @@ async function runBrowser(runtime, projectDir, server, filter, deadline) {
   const entry = resolveExport(pkgDir, CONDITIONS.browser);
   let pagePath;
   let expectEntryUrl = null;
+  let expectWasm;
   if (runtime === 'bundle') {
-    const b = await buildBundle(projectDir);
+    const b = await buildBundle(projectDir, entry);
     const want = path.relative(projectDir, entry).split(path.sep).join('/');
     const wrong = b.fromPkg.filter((f) => /\/src\/[^/]+\.js$/.test(f) && !f.endsWith(want) && !f.endsWith('/core.js'));
     if (!b.fromPkg.some((f) => f.endsWith(want)) || wrong.length) {
       throw new Error(`esbuild did not bundle the browser entry ${want} alone: ${b.fromPkg.join(', ')}`);
     }
     writeFileSync(path.join(projectDir, b.html), pageHtml({ title: 'saferetry e2e (esbuild bundle)', script: 'dist/page.js' }));
+    expectWasm = b.served.map((f) => `${server.url}/static/${f}`);
     pagePath = b.html;
   } else {
     mkdirSync(path.join(projectDir, 'gen'), { recursive: true });
     const rel = path.relative(projectDir, entry).split(path.sep).join('/');
     expectEntryUrl = `${server.url}/static/${rel}`;
+    expectWasm = [`${server.url}/static/node_modules/saferetry/pkg/saferetry_bg.wasm`];
     pagePath = 'gen/page.html';
     writeFileSync(path.join(projectDir, pagePath), pageHtml({
       title: 'saferetry e2e (import map)', importMap: { saferetry: `/static/${rel}` }, script: '/static/page.mjs',
@@ -365,7 +379,12 @@ async function runBrowser(runtime, projectDir, server, filter, deadline) {
     console.log(`page resolved saferetry to ${res.entry}, expected ${expectEntryUrl}`);
     return { code: 1, entry: res.entry, counts: { passed: res.passed, failed: res.failed } };
   }
-  return { code: res.failed === 0 && res.passed > 0 ? 0 : 1, entry, counts: { passed: res.passed, failed: res.failed }, skipped: res.skipped };
+  const wrongWasm = (res.wasm ?? []).filter((u) => !expectWasm.includes(u));
+  if (wrongWasm.length) {
+    console.log(`the page loaded wasm from ${wrongWasm.join(', ')}, expected ${expectWasm.join(' or ')}`);
+    return { code: 1, entry, counts: { passed: res.passed, failed: res.failed } };
+  }
+  return { code: res.failed === 0 && res.passed > 0 ? 0 : 1, entry, detected: res.detected, counts: { passed: res.passed, failed: res.failed } };
 }
 
 // ---------------- main ----------------
@@ -404,8 +423,12 @@ async function main() {
   } finally {
     await stop(server.proc);
   }
+  if (r.counts && r.detected !== DETECTED[runtime]) {
+    console.log(`the policy applies ${JSON.stringify(r.detected)} fetch-error rules here, expected ${JSON.stringify(DETECTED[runtime])}`);
+    r.code = 1;
+  }
   const ok = r.code === 0 && r.counts && r.counts.failed === 0 && r.counts.passed > 0;
-  const entryNote = r.entry ? `entry ${path.relative(projectDir, r.entry)}` : 'entry ?';
+  const entryNote = `${r.entry ? `entry ${path.relative(projectDir, r.entry)}` : 'entry ?'}, detected ${r.detected ?? '?'}`;
   console.log(`${runtime}: ${ok ? 'ok' : 'FAILED'}; ${r.counts ? `${r.counts.passed} passed, ${r.counts.failed} failed` : 'no count line'}`
     + `; ${entryNote}; suite ${((Date.now() - tSuite) / 1000).toFixed(1)} s, total ${stamp()}`);
   return ok ? 0 : 1;

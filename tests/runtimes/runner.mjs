@@ -7,7 +7,8 @@
 //   bun run runner.mjs bun <url> <altUrl> [filter]
 //
 // The fault server runs in a separate Node process (its CLI); its URLs come in
-// as arguments. Prints "entry <resolved URL of saferetry>", one line per case
+// as arguments. Prints "entry <resolved URL of saferetry>", "detected <the
+// policy's runtime>", one line per case
 // and "N passed, M failed"; exits 1 on any failure.
 import * as saferetry from 'saferetry';
 import { runSuite } from './suite.mjs';
@@ -22,6 +23,8 @@ try {
   // The file the runtime's own resolver maps `saferetry` to (the same resolver
   // as the import above).
   console.log(`entry ${import.meta.resolve('saferetry')}`);
+  // Which runtime's fetch-error rules the wasm applies here.
+  console.log(`detected ${new saferetry.RetryPolicy({}).runtime}`);
   const { failed } = await runSuite({ saferetry, server: { url, altUrl }, runtime, filter: filter || undefined });
   code = failed === 0 ? 0 : 1;
 } catch (err) {

@@ -4,6 +4,7 @@
 // generated config. The fault server's URLs arrive as text bindings.
 //
 //   GET /health            -> "ok"
+//   GET /detected          -> { runtime }: whose fetch-error rules the policy applies
 //   GET /list              -> [{ index, name, skip }]
 //   GET /run?case=<index>  -> { index, name, ok, error, skipped, ms, line }
 //                             (ok: true/false, null when skipped; line: the suite's own line)
@@ -18,6 +19,7 @@ export default {
     const server = { url: env.FAULT_URL, altUrl: env.FAULT_ALT_URL };
     const runtime = 'workerd';
     if (url.pathname === '/health') return new Response('ok');
+    if (url.pathname === '/detected') return json({ runtime: new saferetry.RetryPolicy({}).runtime });
     if (url.pathname === '/list') {
       return json(cases({ saferetry, server, runtime }).map((c, index) => ({ index, name: c.name, skip: c.skip ?? null })));
     }

@@ -107,11 +107,20 @@ impl Future for Delay {
 pub struct SimClock {
     pub sim: Rc<Sim>,
     cancel_at: Cell<Option<u64>>,
+    offline_until: Cell<Option<u64>>,
 }
 
 impl SimClock {
     pub fn new(sim: &Rc<Sim>) -> SimClock {
-        SimClock { sim: sim.clone(), cancel_at: Cell::new(None) }
+        SimClock { sim: sim.clone(), cancel_at: Cell::new(None), offline_until: Cell::new(None) }
+    }
+
+    /// The host reports itself offline from now until `for_ms` from now
+    /// (`u64::MAX`: for good).
+    pub fn offline_for(&self, for_ms: u64) {
+        let until = self.sim.now().saturating_add(for_ms);
+        self.offline_until.set(Some(until));
+        self.sim.wake_at(until);
     }
 
     /// Cancels the operation `after_ms` from now (0: now).
@@ -129,6 +138,15 @@ impl Clock for SimClock {
 
     fn cancelled(&self) -> bool {
         self.cancel_at.get().is_some_and(|at| self.sim.now() >= at)
+    }
+
+    fn online(&self) -> bool {
+        self.offline_until.get().is_none_or(|until| self.sim.now() >= until)
+    }
+
+    fn until_online(&self, ms: u64) -> impl Future<Output = Slept> {
+        let back = self.offline_until.get().map_or(0, |until| until.saturating_sub(self.sim.now()));
+        self.sleep(ms.min(back))
     }
 
     fn sleep(&self, ms: u64) -> impl Future<Output = Slept> {

@@ -1,0 +1,93 @@
+// `make bench`: figures, not pass/fail. Prints
+//  1. the package size (wasm + glue + entry, raw and gzip);
+//  2. success-path overhead against raw fetch: sequential GETs on loopback,
+//     interleaved in rounds so both sides see the same machine state, median
+//     µs per request and the ratio (ky, a popular fetch retry wrapper, for
+//     comparison);
+//  3. timers scheduled by a retry whose planned wait is 0 (should be none
+//     beyond each attempt's own timer);
+//  4. the retry quota's amplification against a server failing everything
+//     (from the native virtual-time test).
+import http from "node:http";
+import { execFileSync } from "node:child_process";
+import { sizeTable } from "../scripts/size.mjs";
+import { RetryPolicy } from "../js/src/node.js";
+import ky from "ky";
+
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
+const ROUNDS = 20;
+
+console.log("## Package size\n");
+console.log(sizeTable());
+
+const server = http.createServer((req, res) => {
+  if (req.url === "/503-then-200") {
+    res.writeHead(server.flip ? 200 : 503);
+    server.flip = !server.flip;
+    return res.end("x");
+  }
+  // A small JSON-API-like answer with Content-Length; /chunked without it.
+  const body = '{"ok":true}';
+  const headers = { "content-type": "application/json" };
+  if (req.url !== "/chunked") headers["content-length"] = Buffer.byteLength(body);
+  res.writeHead(200, headers);
+  res.end(body);
+});
+server.keepAliveTimeout = 60_000;
+await new Promise((r) => server.listen(0, "127.0.0.1", r));
+const url = `http://127.0.0.1:${server.address().port}/`;
+
+const policy = new RetryPolicy();
+const kyClient = ky.create({ retry: 2, timeout: 10_000 });
+const chunked = url + "chunked";
+const sides = {
+  "raw fetch": async () => (await fetch(url)).arrayBuffer(),
+  saferetry: async () => (await policy.fetch(url)).arrayBuffer(),
+  ky: async () => kyClient.get(url).arrayBuffer(),
+  "raw fetch, chunked body": async () => (await fetch(chunked)).arrayBuffer(),
+  "saferetry, chunked body": async () => (await policy.fetch(chunked)).arrayBuffer(),
+};
+const times = Object.fromEntries(Object.keys(sides).map((k) => [k, []]));
+
+for (const run of Object.values(sides)) for (let i = 0; i < 200; i++) await run(); // warm up
+const perRound = Math.ceil(REQUESTS / ROUNDS);
+for (let round = 0; round < ROUNDS; round++) {
+  for (const [name, run] of Object.entries(sides)) {
+    for (let i = 0; i < perRound; i++) {
+      const t0 = process.hrtime.bigint();
+      await run();
+      times[name].push(Number(process.hrtime.bigint() - t0) / 1000);
+    }
+  }
+}
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[s.length >> 1];
+};
+const base = median(times["raw fetch"]);
+const chunkedBase = median(times["raw fetch, chunked body"]);
+console.log(`\n## Success-path overhead (${perRound * ROUNDS} sequential GETs per side, ${ROUNDS} interleaved rounds, loopback, Node ${process.versions.node})\n`);
+console.log("| client | median µs | ratio to raw fetch (same body kind) |\n|---|---:|---:|");
+for (const [name, xs] of Object.entries(times)) {
+  const against = name.includes("chunked") ? chunkedBase : base;
+  console.log(`| ${name} | ${median(xs).toFixed(1)} | ${(median(xs) / against).toFixed(3)} |`);
+}
+
+// Timers: count setTimeout calls during one operation that retries once
+// with a planned wait of 0 (baseMs 0).
+const realSetTimeout = globalThis.setTimeout;
+let timers = 0;
+globalThis.setTimeout = (...args) => {
+  timers++;
+  return realSetTimeout(...args);
+};
+server.flip = false;
+const zeroWait = new RetryPolicy({ baseMs: 0, quota: false });
+const res = await zeroWait.fetch(url + "503-then-200");
+globalThis.setTimeout = realSetTimeout;
+console.log(`\n## Timers\n\nA 503 then 200 with baseMs 0 (planned wait 0): ${res.status}, ${timers} setTimeout calls for 2 attempts (one attempt timer each; the zero wait scheduled none).`);
+server.close();
+
+console.log("\n## Retry quota amplification (native, virtual time)\n");
+const out = execFileSync("cargo", ["test", "--quiet", "--release", "--test", "budgets", "amplification", "--", "--nocapture"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+console.log(out.split("\n").filter((l) => l.startsWith("amplification")).join("\n"));

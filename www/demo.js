@@ -1,0 +1,252 @@
+// The demo page: one scenario at a time through `policy.run`, its state as
+// text and a countdown, Try now / Cancel, a timeline, and the fault server's
+// own request counter beside the client's view.
+import { RetryPolicy } from 'saferetry';
+import { POLICY_OPTIONS, SCENARIOS, codeFor } from './scenarios.js';
+import { Timeline, formatMs } from './timeline.js';
+
+const $ = (id) => document.getElementById(id);
+const policy = new RetryPolicy(POLICY_OPTIONS);
+const timeline = new Timeline($('timeline'));
+const TICK_MS = 100;
+const COUNT_MS = 300;
+
+const BADGE = {
+  idle: 'Idle', requesting: 'Requesting', waiting: 'Waiting', succeeded: 'Succeeded',
+  'try-later': 'Try later', failed: 'Failed', cancelled: 'Cancelled',
+};
+const WAITING = {
+  backoff: 'The request failed in a way that is safe to repeat; backing off before',
+  throttle: 'The server is throttling us; backing off before',
+  'retry-after': 'The server asked us to wait (Retry-After) before',
+  'rate-limit': 'Keeping to the rate limit before',
+  queue: 'Waiting for a free slot before',
+  poll: 'Waiting to poll again:',
+};
+
+let current = null; // the run on screen: { runId, t0, op, gen, state, attempts, outcome, timers }
+
+// ---------- scenario picker ----------
+for (const [i, s] of SCENARIOS.entries()) {
+  const label = document.createElement('label');
+  label.className = 'choice';
+  const input = Object.assign(document.createElement('input'), { type: 'radio', name: 'scenario', value: s.id, checked: i === 0 });
+  label.append(input, ` ${s.title}`);
+  $('scenarios').append(label);
+}
+const selected = () => SCENARIOS.find((s) => s.id === new FormData($('picker')).get('scenario')) ?? SCENARIOS[0];
+
+function describe(scenario, request) {
+  $('about-server').textContent = scenario.server;
+  $('about-expect').textContent = scenario.expect;
+  $('about-code').textContent = request ? codeFor(request) : '';
+}
+$('picker').addEventListener('change', () => { if (!current || current.outcome) describe(selected()); });
+describe(selected());
+
+// ---------- one run ----------
+$('picker').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  stop(current);
+  const scenario = selected();
+  const runId = `${scenario.id}-${crypto.randomUUID()}`;
+  const run = { runId, t0: 0, op: null, gen: 0, state: null, attempts: 0, outcome: null, timers: [] };
+  current = run;
+  renderStatus(run);
+  const request = await scenario.request(runId);
+  if (run !== current) return; // Start pressed again meanwhile
+  describe(scenario, request);
+  run.t0 = Date.now();
+  timeline.reset(run.t0);
+  $('client-count').textContent = '0';
+  $('server-count').textContent = '0';
+  $('server-note').textContent = '';
+  $('status').dataset.run = runId;
+  clearResult();
+  run.op = policy.run(request.url, request.init);
+  run.op.subscribe((s) => onState(run, s));
+  onState(run, run.op.getSnapshot());
+  follow(run, run.op.result);
+  resume(run);
+});
+
+$('try-now').addEventListener('click', () => {
+  const run = current;
+  if (!run) return;
+  timeline.mark('Try now');
+  run.gen += 1;
+  run.outcome = null;
+  clearResult();
+  follow(run, run.op.retryNow());
+  resume(run);
+});
+
+$('cancel').addEventListener('click', () => {
+  if (!current) return;
+  timeline.mark('Cancel');
+  current.op.cancel();
+});
+
+function onState(run, s) {
+  if (run !== current || s === run.state) return;
+  run.state = s;
+  if (s.state === 'requesting') $('client-count').textContent = String((run.attempts += 1));
+  timeline.state(s);
+  renderStatus(run);
+}
+
+async function follow(run, promise) {
+  const gen = run.gen;
+  const outcome = await promise;
+  if (run !== current || gen !== run.gen) return; // superseded by Try now or another run
+  run.outcome = outcome;
+  timeline.report(outcome.report);
+  for (const stopTimer of run.timers.splice(0)) stopTimer();
+  await pollCount(run); // lets a poll already in flight finish,
+  await pollCount(run); // then counts once more after the end
+  if (run !== current || gen !== run.gen) return;
+  renderStatus(run);
+  renderResult(outcome);
+  timeline.render(false);
+}
+
+/** Starts the countdown/timeline ticker and the server-counter poll. */
+function resume(run) {
+  for (const stopTimer of run.timers.splice(0)) stopTimer();
+  const tick = setInterval(() => { renderCountdown(run); timeline.render(true); }, TICK_MS);
+  const poll = setInterval(() => pollCount(run), COUNT_MS);
+  run.timers.push(() => clearInterval(tick), () => clearInterval(poll));
+  renderCountdown(run);
+  timeline.render(true);
+}
+
+function stop(run) {
+  if (!run) return;
+  for (const stopTimer of run.timers.splice(0)) stopTimer();
+  if (!run.outcome) run.op?.cancel();
+  current = null;
+}
+
+let counting = null; // the counter request in flight, if any
+function pollCount(run) {
+  counting ??= (async () => {
+    try {
+      const res = await fetch(`/count/${run.runId}`, { cache: 'no-store', signal: AbortSignal.timeout(2000) });
+      const count = await res.json();
+      if (run !== current) return;
+      $('server-count').textContent = String(count.requests);
+      $('server-note').textContent = '';
+      timeline.server(count.starts);
+    } catch {
+      if (run === current) $('server-note').textContent = 'The server’s counter is unreachable right now (offline?).';
+    }
+  })().finally(() => { counting = null; });
+  return counting;
+}
+
+// ---------- rendering ----------
+const pad = (n) => String(n).padStart(2, '0');
+const clock = (ms) => { const d = new Date(ms); return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`; };
+function inSeconds(ms) {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  return s < 180 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+function statusText(run) {
+  const s = run.state ?? { state: 'idle' };
+  const o = run.outcome;
+  switch (s.state) {
+    case 'requesting':
+      return `Sending the request — attempt ${s.attempt} of ${s.maxAttempts}.`;
+    case 'waiting':
+      return s.why === 'offline'
+        ? 'Offline — waiting for the network. No attempt is spent while offline.'
+        : `${WAITING[s.why] ?? 'Waiting before'} attempt ${s.attempt}.`;
+    case 'succeeded': {
+      const n = o?.report.attempts.length;
+      return o ? `Succeeded — HTTP ${o.response?.status} after ${n} attempt${n === 1 ? '' : 's'}.` : 'Succeeded.';
+    }
+    case 'try-later':
+      return `Try later — ${s.message}`;
+    case 'failed': {
+      const res = o?.response;
+      const status = !res ? '' : res.type === 'opaqueredirect' || (res.status >= 300 && res.status < 400)
+        ? ' at a redirect, not followed' : ` (HTTP ${res.status})`;
+      return `Failed${status} — ${s.message}`;
+    }
+    case 'cancelled':
+      return 'Cancelled — no further request will be sent.';
+    default:
+      return run === current ? 'Starting…' : 'Pick a scenario and press Start.';
+  }
+}
+
+function renderStatus(run) {
+  const name = run.state?.state ?? 'idle';
+  $('status').dataset.state = name;
+  $('state-badge').textContent = BADGE[name] ?? name;
+  $('state-text').textContent = statusText(run);
+  $('try-now').disabled = !(name === 'waiting' || name === 'try-later');
+  $('cancel').disabled = !(name === 'requesting' || name === 'waiting');
+  renderCountdown(run);
+}
+
+function renderCountdown(run) {
+  const s = run.state;
+  let text = '';
+  if (s?.state === 'waiting' && Number.isFinite(s.until)) {
+    const left = Math.max(0, s.until - Date.now());
+    text = s.why === 'offline' ? `Gives up at ${clock(s.until)} — in ${inSeconds(left)}` : `Retrying in ${(left / 1000).toFixed(1)} s`;
+  } else if (s?.state === 'try-later') {
+    text = s.retryAt != null ? `Try again at ${clock(s.retryAt)} — in ${inSeconds(s.retryAt - Date.now())}` : 'Try again later.';
+  }
+  if ($('countdown').textContent !== text) $('countdown').textContent = text;
+}
+
+function clearResult() {
+  delete $('result').dataset.outcome;
+  $('result').replaceChildren(Object.assign(document.createElement('p'), { className: 'muted', textContent: 'Running…' }));
+}
+
+function renderResult(outcome) {
+  const { report } = outcome;
+  const dl = document.createElement('dl');
+  dl.className = 'facts';
+  const fact = (k, v) => dl.append(Object.assign(document.createElement('dt'), { textContent: k }),
+    Object.assign(document.createElement('dd'), { textContent: v }));
+  fact('Outcome', outcome.kind);
+  fact('Reason', outcome.reason);
+  fact('Message', outcome.message);
+  if (outcome.retryAt) fact('Retry at', `${clock(outcome.retryAt)} (${new Date(outcome.retryAt).toISOString()})`);
+  fact('Elapsed', formatMs(report.elapsedMs));
+
+  const table = document.createElement('table');
+  table.innerHTML = '<caption>Attempts (from the report)</caption><thead><tr><th scope="col">#</th><th scope="col">Start</th>'
+    + '<th scope="col">Duration</th><th scope="col">Result</th><th scope="col">Then waited</th></tr></thead>';
+  const body = table.createTBody();
+  report.attempts.forEach((a, i) => {
+    const result = a.status != null ? `HTTP ${a.status}` : a.error ? `${a.error.stage} (${a.error.code})` : '—';
+    const wait = a.plannedWaitMs != null ? `${formatMs(a.plannedWaitMs)} (${a.waitKind})` : '—';
+    const row = body.insertRow();
+    for (const v of [i + 1, formatMs(a.startMs), formatMs(a.durationMs), result, wait]) row.insertCell().textContent = String(v);
+  });
+
+  const details = document.createElement('details');
+  details.append(Object.assign(document.createElement('summary'), { textContent: 'The full report (JSON)' }),
+    Object.assign(document.createElement('pre'), { className: 'code', textContent: JSON.stringify(report, null, 2) }));
+  $('result').replaceChildren(dl, table, details);
+  $('result').dataset.outcome = outcome.kind;
+}
+
+// ---------- the browser's network state ----------
+function renderNetwork(event) {
+  const online = navigator.onLine;
+  $('net-state').textContent = online ? 'online' : 'offline';
+  $('net-state').parentElement.dataset.online = String(online);
+  if (!event || !current) return;
+  if (!current.outcome) timeline.mark(online ? 'Back online' : 'Went offline');
+  if (online) pollCount(current).then(() => timeline.render(!current?.outcome));
+}
+addEventListener('online', renderNetwork);
+addEventListener('offline', renderNetwork);
+renderNetwork();

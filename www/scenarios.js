@@ -1,0 +1,85 @@
+// The demo's scenarios: what the fault server does, and the call the page makes.
+// `request(runId)` resolves to `{ url, init }` for `policy.run(url, init)`;
+// every URL carries the run id, so the server counts this run alone.
+
+/** The page's one policy; a scenario's `init.retry` overrides it per call. */
+export const POLICY_OPTIONS = { maxAttempts: 3, totalMs: 10_000, attemptMs: 3_000, baseMs: 600, capMs: 2_400 };
+
+const seq = (runId, ...steps) => `/s/seq/${runId}?steps=${steps.map(encodeURIComponent).join(',')}`;
+
+export const SCENARIOS = [
+  {
+    id: 'retry-503',
+    title: '503 twice, then 200',
+    server: 'Answers 503 Service Unavailable to the first two requests, then 200.',
+    expect: 'Two backoff waits, then success. The server counts 3 requests.',
+    request: (runId) => ({ url: seq(runId, '503', '503', '200'), init: {} }),
+  },
+  {
+    id: 'always-503',
+    title: 'Always 503',
+    server: 'Answers 503 to every request.',
+    expect: 'Three attempts (the limit), then “try later”. The server counts 3.',
+    request: (runId) => ({ url: seq(runId, '503'), init: {} }),
+  },
+  {
+    id: 'throttle-429',
+    title: '429 with Retry-After: 3',
+    server: 'Answers 429 Too Many Requests with Retry-After: 3, then 200.',
+    expect: 'A wait of at least 3 s (never shorter), then success. The server counts 2.',
+    request: (runId) => ({ url: seq(runId, '429~ra=3', '200'), init: {} }),
+  },
+  {
+    id: 'retry-after-120',
+    title: 'Retry-After: 120 against a 10 s budget',
+    server: 'Answers 503 with Retry-After: 120; the operation may take 10 s in all.',
+    expect: 'No shortened wait: it stops at once with “try again at …”, 120 s from now. The server counts 1.',
+    request: (runId) => ({ url: seq(runId, '503~ra=120'), init: { retry: { totalMs: 10_000 } } }),
+  },
+  {
+    id: 'slow-body',
+    title: 'Slow body',
+    server: 'Sends the 200 head at once, then trickles the body for 8 s.',
+    expect: 'Each attempt times out after 1.5 s (a slow body is a timeout, not a success); three attempts, then “try later”. The server counts 3.',
+    request: (runId) => ({ url: `/s/slow-body/${runId}?ms=8000`, init: { retry: { attemptMs: 1_500 } } }),
+  },
+  {
+    id: 'post-lost',
+    title: 'POST whose response is lost',
+    server: 'Reads the whole POST body, then drops the connection without answering.',
+    expect: 'Not sent again: the server may have acted on it. The server counts exactly 1.',
+    request: (runId) => ({
+      url: `/s/reset-after-read/${runId}`,
+      init: { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"order":42,"amount":"19.99"}' },
+    }),
+  },
+  {
+    id: 'post-redirect',
+    title: 'POST redirected (307) to a closed port',
+    server: 'Answers the POST with 307 to a port where nothing listens.',
+    expect: 'The redirect is not followed, so a refused second hop cannot pass for “never sent”: it stops. The server counts 1 (the first hop).',
+    request: async (runId) => {
+      const closed = await (await fetch('/control/closed-port')).json();
+      const to = encodeURIComponent(`${closed.url}/pay`);
+      return {
+        url: `/s/redirect/${runId}?status=307&to=${to}`,
+        init: { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"order":43}' },
+      };
+    },
+  },
+  {
+    id: 'offline',
+    title: 'Offline',
+    server: 'Answers 200, once the browser is back online.',
+    expect: 'While the browser is offline no attempt is spent: it waits for the network, then sends. Go offline first (DevTools → Network → Offline), press Start, then go back online.',
+    request: (runId) => ({ url: seq(runId, '200'), init: { retry: { totalMs: 30_000 } } }),
+  },
+];
+
+/** The call as a visitor would write it, for display. */
+export function codeFor({ url, init }) {
+  const shown = { ...init };
+  if (shown.headers) shown.headers = { ...shown.headers };
+  const args = Object.keys(shown).length ? `, ${JSON.stringify(shown, null, 2)}` : '';
+  return `const op = policy.run(${JSON.stringify(url)}${args});`;
+}

@@ -1,0 +1,34 @@
+# workerd config for the saferetry Worker example (www/worker/worker.js).
+#
+#   UPSTREAM=http://127.0.0.1:PORT node_modules/.bin/workerd serve www/worker/config.capnp
+#
+# (www/worker/run.mjs does this with a fault server as the upstream, on a free
+# port: --socket-addr http=127.0.0.1:0 --control-fd 3.) Run `make build` first:
+# the wasm module comes from js/pkg/.
+using Workerd = import "/workerd/workerd.capnp";
+
+const config :Workerd.Config = (
+  services = [
+    (name = "main", worker = .worker),
+    # Outbound fetch may reach loopback addresses only.
+    (name = "loopback", network = (allow = ["127.0.0.0/8", "::1/128"])),
+  ],
+  sockets = [(name = "http", address = "127.0.0.1:8787", http = (), service = "main")],
+);
+
+# workerd resolves `import ... from "saferetry"` in "worker/worker.js" as the
+# module named "worker/saferetry", and that module's own relative imports
+# ("./core.js", "../pkg/...") against the same folder: so the package's
+# modules are named by where they sit relative to its `workerd` entry.
+const worker :Workerd.Worker = (
+  modules = [
+    (name = "worker/worker.js", esModule = embed "worker.js"),
+    (name = "worker/saferetry", esModule = embed "../../js/src/workerd.js"),
+    (name = "worker/core.js", esModule = embed "../../js/src/core.js"),
+    (name = "pkg/saferetry.js", esModule = embed "../../js/pkg/saferetry.js"),
+    (name = "pkg/saferetry_bg.wasm", wasm = embed "../../js/pkg/saferetry_bg.wasm"),
+  ],
+  compatibilityDate = "2025-06-01",
+  bindings = [(name = "UPSTREAM", fromEnvironment = "UPSTREAM")],
+  globalOutbound = "loopback",
+);
