@@ -29,8 +29,7 @@ fn go(steps: Vec<Step>, offline_for: Option<u64>, not_before: Option<u64>) -> Ra
     }
     let mut phases = Vec::new();
     let call = Call { options: &options, safety: Safety::Idempotent, body_replayable: true, not_before };
-    let finished =
-        sim.run(run(call, &script, &clock, shared.budget(), &mut || 0.5, &mut |p| phases.push(p)));
+    let finished = sim.run(run(call, &script, &clock, shared.budget(), &mut || 0.5, &mut |p| phases.push(p)));
     let starts = script.starts.borrow().clone();
     Ran { finished, starts, phases }
 }

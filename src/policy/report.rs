@@ -89,15 +89,36 @@ pub fn snippet(body: &[u8], secrets: &[String]) -> Option<String> {
     let head = body.get(..SNIPPET_READ_BYTES).unwrap_or(body);
     let mut text = String::from_utf8_lossy(head).into_owned();
     // Longest first, so a secret containing another is replaced whole.
-    let mut order: Vec<&String> = secrets.iter().collect();
-    order.sort_by_key(|s| core::cmp::Reverse(s.len()));
-    for secret in order {
-        if text.contains(secret.as_str()) {
-            text = text.replace(secret.as_str(), REDACTED);
-        }
+    let mut left: Vec<&String> = secrets.iter().collect();
+    while let Some(i) = (0..left.len()).max_by_key(|&i| left[i].len()) {
+        text = redact(&text, left.swap_remove(i));
     }
     let kept: String = text.trim().chars().take(SNIPPET_CHARS).collect();
     (!kept.is_empty()).then_some(kept)
+}
+
+/// Where `needle` first occurs in `hay` (a plain byte search: the core
+/// string searcher drags panic formatting into the module).
+pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.is_empty() {
+        return None;
+    }
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// `text` with every occurrence of `secret` replaced.
+fn redact(text: &str, secret: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = find(rest.as_bytes(), secret.as_bytes()) {
+        // `at` and `at + secret.len()` are char boundaries: both strings are UTF-8.
+        let (before, after) = rest.split_at_checked(at).unwrap_or((rest, ""));
+        out.push_str(before);
+        out.push_str(REDACTED);
+        rest = after.get(secret.len()..).unwrap_or("");
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]
@@ -145,6 +166,15 @@ mod tests {
         let out = snippet(&body, &s).unwrap();
         assert!(!out.contains("secret-"), "{out}");
         assert!(out.ends_with("[redac") || out.ends_with(REDACTED));
+    }
+
+    #[test]
+    fn find_and_redact_work_on_bytes_and_keep_utf8_intact() {
+        assert_eq!(find(b"abcabc", b"ca"), Some(2));
+        assert_eq!(find(b"abc", b""), None);
+        assert_eq!(find(b"ab", b"abc"), None);
+        assert_eq!(redact("é-tok-é-tok", "tok"), "é-[redacted]-é-[redacted]");
+        assert_eq!(redact("none here", "tok"), "none here");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! little detail to prove `NotSent`, the honest answer is `MaybeDelivered`.
 
 use super::classify::Stage;
+use super::report::find;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Runtime {

@@ -3,7 +3,8 @@
 //! Starts are spaced evenly, one per `perMs / requests`, with a burst
 //! allowance. A fixed window ("100 per minute") lets a client send ten
 //! seconds' worth at once and then sit silent for fifty; GCRA never does.
-//! Time is scaled by `requests` so the spacing is exact in integers.
+//! Time is scaled by `requests` so the spacing is exact in integers (u64 is
+//! enough: epoch ms × at most 10^6 requests stays below 2^64).
 
 use core::cell::Cell;
 
@@ -19,7 +20,7 @@ pub struct RateConfig {
 pub struct Rate {
     config: RateConfig,
     /// Theoretical arrival time of the next start, in ms × `requests`.
-    tat: Cell<u128>,
+    tat: Cell<u64>,
 }
 
 impl Rate {
@@ -27,37 +28,36 @@ impl Rate {
         Rate { config, tat: Cell::new(0) }
     }
 
-    fn scale(&self) -> u128 {
-        u128::from(self.config.requests.max(1))
+    fn scale(&self) -> u64 {
+        u64::from(self.config.requests.max(1))
+    }
+
+    fn tolerance(&self) -> u64 {
+        self.config.per_ms.saturating_mul(u64::from(self.config.burst.max(1) - 1))
     }
 
     /// Reserves the earliest start at or after `now_ms`. A start that would
     /// fall at or after `latest_ms` is not reserved: `Err(that start)`.
     pub fn reserve(&self, now_ms: u64, latest_ms: u64) -> Result<u64, u64> {
         let scale = self.scale();
-        let interval = u128::from(self.config.per_ms);
-        let tolerance = interval * u128::from(self.config.burst.max(1) - 1);
-        let now = u128::from(now_ms) * scale;
+        let now = now_ms.saturating_mul(scale);
         let tat = self.tat.get().max(now);
-        let allowed = tat.saturating_sub(tolerance).max(now);
-        let start_ms = u64::try_from(allowed.div_ceil(scale)).unwrap_or(u64::MAX);
+        let allowed = tat.saturating_sub(self.tolerance()).max(now);
+        let start_ms = allowed.div_ceil(scale);
         if start_ms > now_ms && start_ms >= latest_ms {
             return Err(start_ms);
         }
-        self.tat.set(tat + interval);
+        self.tat.set(tat.saturating_add(self.config.per_ms));
         Ok(start_ms)
     }
 
     /// Gives back the most recent reservation (a cancelled wait), so the
     /// next caller is not spaced behind a start that never happened.
     pub fn release(&self, start_ms: u64) {
-        let scale = self.scale();
-        let interval = u128::from(self.config.per_ms);
         let tat = self.tat.get();
-        let tolerance = interval * u128::from(self.config.burst.max(1) - 1);
-        let last_allowed = tat.saturating_sub(interval).saturating_sub(tolerance);
-        if last_allowed.div_ceil(scale) == u128::from(start_ms) {
-            self.tat.set(tat - interval);
+        let last_allowed = tat.saturating_sub(self.config.per_ms).saturating_sub(self.tolerance());
+        if last_allowed.div_ceil(self.scale()) == start_ms {
+            self.tat.set(tat - self.config.per_ms);
         }
     }
 }
