@@ -12,7 +12,7 @@ scripts/bootstrap.sh all || { echo "bootstrap failed"; exit 1; }
 scripts/build.sh >test-output/build.log 2>&1 || { cat test-output/build.log; echo "build failed"; exit 1; }
 tail -n 6 test-output/build.log
 
-ALL="fmt clippy native wasm-node wasm-chromium types pack e2e-node"
+ALL="fmt clippy native wasm-node wasm-chromium types pack e2e-node e2e-deno e2e-bun e2e-workerd e2e-chromium e2e-firefox e2e-webkit e2e-bundle browser-errors"
 passed=0; failed=0; summary=()
 
 tier() { # name, command...
@@ -41,6 +41,10 @@ tier wasm-chromium env WASM_BINDGEN_USE_BROWSER=1 cargo test --target wasm32-unk
 tier types         node_modules/.bin/tsc --strict --noEmit -p tests/types
 tier pack          bash scripts/pack-install.sh test-output/project
 tier e2e-node      bash -c 'cd test-output/project && node run-node.mjs'
+for rt in deno bun workerd chromium firefox webkit bundle; do
+  tier "e2e-$rt"   node tests/runtimes/run.mjs "$rt" test-output/project
+done
+tier browser-errors node tests/browsers/measure-failures.mjs --check
 
 echo
 printf '%s\n' "${summary[@]}"

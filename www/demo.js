@@ -3,7 +3,7 @@
 // own request counter beside the client's view.
 import { RetryPolicy } from 'saferetry';
 import { POLICY_OPTIONS, SCENARIOS, codeFor } from './scenarios.js';
-import { Timeline, formatMs } from './timeline.js';
+import { Timeline, formatMs, formatStatus } from './timeline.js';
 
 const $ = (id) => document.getElementById(id);
 const policy = new RetryPolicy(POLICY_OPTIONS);
@@ -108,6 +108,13 @@ async function follow(run, promise) {
   renderStatus(run);
   renderResult(outcome);
   timeline.render(false);
+  if (outcome.retryAt != null) { // keep counting down to "try again at", then stop
+    const tick = setInterval(() => {
+      renderCountdown(run);
+      if (Date.now() > outcome.retryAt) clearInterval(tick);
+    }, 1000);
+    run.timers.push(() => clearInterval(tick));
+  }
 }
 
 /** Starts the countdown/timeline ticker and the server-counter poll. */
@@ -198,7 +205,9 @@ function renderCountdown(run) {
     const left = Math.max(0, s.until - Date.now());
     text = s.why === 'offline' ? `Gives up at ${clock(s.until)} — in ${inSeconds(left)}` : `Retrying in ${(left / 1000).toFixed(1)} s`;
   } else if (s?.state === 'try-later') {
-    text = s.retryAt != null ? `Try again at ${clock(s.retryAt)} — in ${inSeconds(s.retryAt - Date.now())}` : 'Try again later.';
+    const left = s.retryAt - Date.now();
+    text = s.retryAt == null ? 'Try again later.'
+      : left > 0 ? `Try again at ${clock(s.retryAt)} — in ${inSeconds(left)}` : 'You can try again now.';
   }
   if ($('countdown').textContent !== text) $('countdown').textContent = text;
 }
@@ -218,6 +227,7 @@ function renderResult(outcome) {
   fact('Reason', outcome.reason);
   fact('Message', outcome.message);
   if (outcome.retryAt) fact('Retry at', `${clock(outcome.retryAt)} (${new Date(outcome.retryAt).toISOString()})`);
+  if (outcome.notBefore) fact('Server’s wait until', clock(outcome.notBefore));
   fact('Elapsed', formatMs(report.elapsedMs));
 
   const table = document.createElement('table');
@@ -225,11 +235,15 @@ function renderResult(outcome) {
     + '<th scope="col">Duration</th><th scope="col">Result</th><th scope="col">Then waited</th></tr></thead>';
   const body = table.createTBody();
   report.attempts.forEach((a, i) => {
-    const result = a.status != null ? `HTTP ${a.status}` : a.error ? `${a.error.stage} (${a.error.code})` : '—';
+    const result = a.status != null ? formatStatus(a.status) : a.error ? `${a.error.stage} (${a.error.code})` : '—';
     const wait = a.plannedWaitMs != null ? `${formatMs(a.plannedWaitMs)} (${a.waitKind})` : '—';
     const row = body.insertRow();
     for (const v of [i + 1, formatMs(a.startMs), formatMs(a.durationMs), result, wait]) row.insertCell().textContent = String(v);
   });
+
+  if (!report.attempts.length) {
+    table.replaceChildren(Object.assign(document.createElement('caption'), { textContent: 'No request was sent.' }));
+  }
 
   const details = document.createElement('details');
   details.append(Object.assign(document.createElement('summary'), { textContent: 'The full report (JSON)' }),

@@ -81,5 +81,6 @@ export function codeFor({ url, init }) {
   const shown = { ...init };
   if (shown.headers) shown.headers = { ...shown.headers };
   const args = Object.keys(shown).length ? `, ${JSON.stringify(shown, null, 2)}` : '';
-  return `const op = policy.run(${JSON.stringify(url)}${args});`;
+  const options = Object.entries(POLICY_OPTIONS).map(([k, v]) => `${k}: ${v}`).join(', ');
+  return `const policy = new RetryPolicy({ ${options} });\nconst op = policy.run(${JSON.stringify(url)}${args});`;
 }

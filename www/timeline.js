@@ -8,6 +8,9 @@ const WHY = {
   'rate-limit': 'rate limit', queue: 'queued', offline: 'offline', poll: 'poll interval',
 };
 
+/** A status for people: browsers report a redirect not followed as an opaque status 0. */
+export const formatStatus = (status) => (status === 0 ? 'redirect, not followed' : `HTTP ${status}`);
+
 export const formatMs = (ms) => (ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`);
 
 function el(tag, className, text) {
@@ -48,8 +51,9 @@ export class Timeline {
       this.#rows.push({ kind: 'request', attempt: s.attempt, start: at, end: null });
     } else if (s.state === 'waiting') {
       this.#close(at);
-      const planned = Number.isFinite(s.until) ? Math.max(0, s.until - this.#t0 - at) : null;
-      this.#rows.push({ kind: 'wait', why: s.why, before: s.attempt, planned: s.waitMs ?? planned, start: at, end: null });
+      // An offline wait has no plan: it lasts until the network is back (or the budget ends).
+      const planned = s.why === 'offline' ? null : s.waitMs ?? null;
+      this.#rows.push({ kind: 'wait', why: s.why, before: s.attempt, planned, start: at, end: null });
     } else if (s.state !== 'idle') {
       this.#close(at);
     }
@@ -102,14 +106,14 @@ export class Timeline {
   }
 
   #row(r, now, x, w) {
-    const li = el('li', `tl-row tl-${r.kind}`);
+    const li = el('li', `tl-row tl-row-${r.kind}`);
     const track = el('span', 'tl-track');
     const end = r.end ?? now;
     let label;
     if (r.kind === 'request') {
-      const result = r.status != null ? `HTTP ${r.status}` : r.error ? r.error.code : r.end == null ? 'in flight' : '';
+      const result = r.status != null ? formatStatus(r.status) : r.error ? r.error.code : r.end == null ? 'in flight' : '';
       label = `Attempt ${r.attempt}${result ? ` · ${result}` : ''} · ${formatMs(r.durationMs ?? end - r.start)}`;
-      const bar = el('span', `tl-bar ${r.status >= 200 && r.status < 400 ? 'ok' : r.status || r.error ? 'bad' : ''}`);
+      const bar = el('span', `tl-bar ${r.status >= 200 && r.status < 300 ? 'ok' : r.status != null || r.error ? 'bad' : ''}`);
       bar.style.left = x(r.start);
       bar.style.width = w(r.start, end);
       track.append(bar);
@@ -137,7 +141,7 @@ export class Timeline {
   }
 
   #serverRow(x) {
-    const li = el('li', 'tl-row tl-server');
+    const li = el('li', 'tl-row tl-row-server');
     const n = this.#server.length;
     li.append(el('span', 'tl-label', `Server received ${n} request${n === 1 ? '' : 's'}`));
     const track = el('span', 'tl-track');

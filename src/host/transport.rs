@@ -97,7 +97,9 @@ impl FetchTransport {
     /// body is replayable, or a one-shot stream sent once).
     fn input_for_attempt(&self) -> Result<JsValue, JsValue> {
         match self.prepared.input.dyn_ref::<Request>() {
-            Some(r) if self.prepared.replayable && r.body().is_some() => r.clone().map(Into::into),
+            // Cloned whenever it may be needed again, without asking
+            // `.body` (Firefox's Request has no such property).
+            Some(r) if self.prepared.replayable => r.clone().map(Into::into),
             _ => Ok(self.prepared.input.clone()),
         }
     }
@@ -160,7 +162,19 @@ impl FetchTransport {
             let promise = response.array_buffer().map_err(delivered)?;
             let buffer = JsFuture::from(promise).await.map_err(delivered)?;
             let bytes = Uint8Array::new(&buffer);
-            return if u64::from(bytes.length()) > max { Err(too_large()) } else { Ok(bytes) };
+            let got = u64::from(bytes.length());
+            if got < len {
+                // WebKit resolves a body cut short by a clean close: the
+                // connection broke after the request was delivered.
+                let short = JsValue::from_str("the body ended before its Content-Length");
+                return Err(failed(
+                    Failure::Network(Stage::MaybeDelivered),
+                    "body-truncated",
+                    "TypeError",
+                    Some(short),
+                ));
+            }
+            return if got > max { Err(too_large()) } else { Ok(bytes) };
         }
         let reader: ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
         let mut chunks: Vec<Uint8Array> = Vec::new();

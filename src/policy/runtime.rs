@@ -74,8 +74,10 @@ pub fn fetch_failure_stage(runtime: Runtime, e: &ErrorShape, sent: Sent) -> Stag
             // Deno re-sends a buffered body by itself on a dead keep-alive
             // connection, and a refused re-send looks like this too.
             sent.body_streamed
-                && e.cause_message
-                    .is_some_and(|m| m.contains("client error (Connect)") && m.contains(sent.url))
+                && e.cause_message.is_some_and(|m| {
+                    let m = m.as_bytes();
+                    find(m, b"client error (Connect)").is_some() && find(m, sent.url.as_bytes()).is_some()
+                })
         }
         Runtime::Workerd | Runtime::Browser => false,
     };

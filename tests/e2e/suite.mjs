@@ -302,9 +302,12 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.equal((await settledCount(id, 300)).requests, 1, 'server requests');
   });
 
-  add('A GET whose connection drops after the request was read is retried (idempotent) up to maxAttempts', async () => {
+  // PUT, not GET: Firefox itself silently re-sends a GET/HEAD/OPTIONS up to
+  // 10 times on a dropped connection (network.http.request.max-attempts), so
+  // a GET's server count would measure Firefox, not the library.
+  add('A PUT whose connection drops after the request was read is retried (idempotent) up to maxAttempts', async () => {
     const id = rid();
-    const err = await retryError(policy().fetch(scen('reset-after-read', id)), ['attempts-exhausted', 'network-error', 'maybe-delivered']);
+    const err = await retryError(policy().fetch(scen('reset-after-read', id), { method: 'PUT', body: 'v' }), ['attempts-exhausted', 'network-error', 'maybe-delivered']);
     assert.equal(err.report.attempts.length, 3, 'report attempts');
     assert.equal((await settledCount(id)).requests, 3, 'server requests');
   });
@@ -316,6 +319,26 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     const r = reportFor(res);
     assert.equal(r.attempts[0].error?.stage, 'maybe-delivered', 'first attempt error stage');
     assert.equal((await settledCount(id)).requests, 2, 'server requests');
+  });
+
+  add('A Request input with a body is sent again after a 503 (each attempt sends a fresh clone)', async () => {
+    const id = rid();
+    const res = await policy().fetch(new Request(seqUrl(id, ['503', '200']), { method: 'PUT', body: 'payload' }));
+    assert.equal(res.status, 200, 'status');
+    const c = await settledCount(id);
+    assert.equal(c.requests, 2, 'server requests');
+    assert.equal(c.bodiesRead, 2, 'both attempts carried the body');
+  });
+
+  add('Aborting while waiting for headers with a string reason rejects with exactly that reason, after one request', async () => {
+    const id = rid();
+    const ac = new AbortController();
+    setTimeout(() => ac.abort('user left'), 150);
+    const t0 = Date.now();
+    const got = await policy().fetch(scen('slow-headers', id, { ms: 800 }), { signal: ac.signal }).then(() => 'resolved', (e) => e);
+    assert.equal(got, 'user left', 'rejection');
+    assert.ok(Date.now() - t0 < 700, `rejected ${Date.now() - t0} ms after the call`);
+    assert.equal((await settledCount(id)).requests, 1, 'server requests');
   });
 
   add('A POST to a port that refuses at first and opens ~300 ms later is retried only where not-sent is provable, and never delivered twice', async () => {
@@ -427,7 +450,7 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
 
   add('Credentials never appear in a RetryError\'s report or message, even after a response echoed them', async () => {
     const id = rid();
-    const err = await retryError(policy({ maxAttempts: 2 }).fetch(seqUrl(id, ['503~echo=1', 'reset']), { headers: secretHeaders }));
+    const err = await retryError(policy({ maxAttempts: 2 }).fetch(seqUrl(id, ['503~echo=1', 'reset']), { method: 'PUT', headers: secretHeaders }));
     assert.notMatch(JSON.stringify(err.report), SECRET, 'JSON.stringify(err.report)');
     assert.notMatch(String(err.message), SECRET, 'err.message');
     assert.equal((await settledCount(id)).requests, 2, 'server requests');

@@ -1,0 +1,117 @@
+// Node front end of the leak suite; run through `node tests/leaks/run.mjs node`
+// (which adds --expose-gc). The fault server runs in a child process so its
+// own timers, sockets and per-run counters stay out of this process's timer
+// counts and heap figures.
+import { installTimerTracker, runLeakSuite, formatResult } from './workload.js';
+
+// Before the package is imported: the glue calls the global timers.
+const tracker = installTimerTracker();
+
+const { spawn } = await import('node:child_process');
+const { getEventListeners } = await import('node:events');
+const { fileURLToPath } = await import('node:url');
+
+const here = (p) => fileURLToPath(new URL(p, import.meta.url));
+const WATCHDOG_MS = 180_000;
+// Optional: --ops N (default 10 000) and --warmup N (default 2000), to see
+// how a figure scales.
+const numArg = (name, def) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? Math.max(100, Math.min(100_000, Number(process.argv[i + 1]) || def)) : def;
+};
+const total = numArg('--ops', 10_000);
+const warmup = numArg('--warmup', 2000);
+
+if (typeof globalThis.gc !== 'function') {
+  console.error('leaks/node: run with --expose-gc (node tests/leaks/run.mjs node does)');
+  process.exit(2);
+}
+
+const errors = [];
+process.on('uncaughtException', (e) => errors.push(`uncaught: ${e?.stack ?? e}`));
+process.on('unhandledRejection', (e) => errors.push(`unhandled rejection: ${e?.stack ?? e}`));
+
+/** Starts the fault server as a child; resolves with its two origins. */
+function startServerChild() {
+  const child = spawn(process.execPath, [here('../../www/server/fault-server.mjs'), '--port', '0', '--alt-port', '0'],
+    { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const fail = (why) => { child.kill('SIGKILL'); reject(new Error(`fault server: ${why}`)); };
+    const timer = tracker.later(10_000, () => fail('no address within 10 s'));
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`fault server exited (${code})`)); });
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk) => {
+      text += chunk;
+      const url = /fault server (\S+)/.exec(text)?.[1];
+      const altUrl = /alt origin (\S+)/.exec(text)?.[1];
+      if (url && altUrl) {
+        clearTimeout(timer);
+        child.stdout.removeAllListeners('data');
+        child.stdout.resume();
+        resolve({ child, url: url.replace(/\/$/, ''), altUrl: altUrl.replace(/\/$/, '') });
+      }
+    });
+  });
+}
+
+function stopServerChild(child) {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const hard = tracker.later(5000, () => child.kill('SIGKILL'));
+    child.once('exit', () => { clearTimeout(hard); resolve(); });
+    child.kill('SIGTERM');
+  });
+}
+
+function resourceCounts() {
+  const counts = {};
+  for (const r of process.getActiveResourcesInfo()) counts[r] = (counts[r] ?? 0) + 1;
+  return counts;
+}
+
+let server;
+let failed = 1;
+const watchdog = tracker.later(WATCHDOG_MS, () => {
+  console.error(`leaks/node: not done within ${WATCHDOG_MS / 1000} s`);
+  server?.child.kill('SIGKILL');
+  process.exit(1);
+});
+try {
+  const t0 = Date.now();
+  server = await startServerChild();
+  const saferetry = await import('../../js/src/node.js');
+  const { initSync } = await import('../../js/pkg/saferetry.js');
+  const env = {
+    runtime: `node ${process.version}`,
+    gc: () => globalThis.gc(),
+    heapUsed: () => process.memoryUsage().heapUsed,
+    wasmExports: () => initSync(), // already initialised: returns the exports
+    abortListenerCount: (signal) => getEventListeners(signal, 'abort').length,
+    errors,
+    log: (line) => console.log(`# ${line}`),
+  };
+  const result = await runLeakSuite({ saferetry, tracker, env, bases: [server.url], total, warmup });
+  await stopServerChild(server.child);
+  const child = server.child;
+  server = undefined;
+  await tracker.sleep(50);
+  const after = resourceCounts();
+  // What is left once the server is gone: the stdio handles, our own
+  // watchdog, and nothing of the library's (no sockets, no other timers).
+  const sockets = (after.TCPSocketWrap ?? 0) + (after.TCPWrap ?? 0);
+  result.checks.push({ name: 'no sockets left open after closing the server', ok: sockets === 0, detail: JSON.stringify(after) });
+  const lines = formatResult(result);
+  lines.splice(lines.length - result.checks.length - 1, 0,
+    `process.getActiveResourcesInfo() after closing the server (child ${child.pid} exited ${child.exitCode ?? child.signalCode}): ${JSON.stringify(after)}`,
+    `total time ${Date.now() - t0} ms`);
+  for (const line of lines) console.log(line);
+  failed = result.checks.filter((c) => !c.ok).length;
+} catch (e) {
+  console.error(`leaks/node: ${e?.stack ?? e}`);
+  console.log('0 passed, 1 failed');
+} finally {
+  await stopServerChild(server?.child);
+  clearTimeout(watchdog);
+}
+process.exitCode = failed ? 1 : 0;
