@@ -17,6 +17,9 @@ build:
 bench: build
 	node bench/run.mjs
 
+worker: build
+	node www/worker/run.mjs
+
 bootstrap:
 	scripts/bootstrap.sh all
 

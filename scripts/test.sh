@@ -12,7 +12,7 @@ scripts/bootstrap.sh all || { echo "bootstrap failed"; exit 1; }
 scripts/build.sh >test-output/build.log 2>&1 || { cat test-output/build.log; echo "build failed"; exit 1; }
 tail -n 6 test-output/build.log
 
-ALL="fmt clippy native wasm-node wasm-chromium types pack e2e-node e2e-deno e2e-bun e2e-workerd e2e-chromium e2e-firefox e2e-webkit e2e-bundle browser-errors"
+ALL="fmt clippy native wasm-node wasm-chromium types pack e2e-node e2e-deno e2e-bun e2e-workerd e2e-chromium e2e-firefox e2e-webkit e2e-bundle browser-errors demo"
 passed=0; failed=0; summary=()
 
 tier() { # name, command...
@@ -26,7 +26,7 @@ tier() { # name, command...
     echo "---- $name failed; last lines of $log:"; tail -n 40 "$log"
   fi
   local detail
-  detail=$(grep -E '^(test result:|[0-9]+ passed, [0-9]+ failed)' "$log" | tail -n 1)
+  detail=$(grep -E '^(test result:|[0-9]+ passed, [0-9]+ failed|# (pass|fail) )' "$log" | tail -n 2 | tr '\n' ' ')
   summary+=("$(printf 'tier %-14s %-7s %4ss  %s' "$name" "$status" $((SECONDS - start)) "$detail")")
   echo "${summary[-1]}"
 }
@@ -45,6 +45,7 @@ for rt in deno bun workerd chromium firefox webkit bundle; do
   tier "e2e-$rt"   node tests/runtimes/run.mjs "$rt" test-output/project
 done
 tier browser-errors node tests/browsers/measure-failures.mjs --check
+tier demo          node --test tests/demo/
 
 echo
 printf '%s\n' "${summary[@]}"

@@ -386,7 +386,8 @@ impl<'o> Op<'o> {
         }
         self.report.reason = reason;
         self.report.retry_at = retry_at;
-        let phase = Phase::terminal(reason, retry_at, self.safety);
+        let status = self.report.attempts.last().and_then(|a| a.status);
+        let phase = Phase::terminal(reason, retry_at, self.safety, status);
         self.enter(phase);
         Finished { phase, report: self.report, response, cause }
     }

@@ -23,8 +23,9 @@ const BUILT = ['js/pkg/saferetry.js', 'js/pkg/saferetry_bg.wasm'];
 export async function startDemo({ port = 0 } = {}) {
   const missing = BUILT.filter((f) => !fs.existsSync(path.join(REPO, f)));
   if (missing.length) throw new Error(`the package is not built (${missing.join(', ')} missing): run \`make build\``);
-  const server = await startFaultServer({ port, host: '127.0.0.1', staticDir: REPO });
-  return { url: server.url + PAGE, server, close: () => server.close() };
+  // Only the page and the built package are served: not the rest of the repository.
+  const server = await startFaultServer({ port, host: '127.0.0.1', staticDir: REPO, staticOnly: ['www', 'js'], index: PAGE });
+  return { url: server.url + '/', server, close: () => server.close() };
 }
 
 /** Fetches the page, the package and one scenario; throws on the first problem. */
@@ -41,6 +42,9 @@ async function check(demo) {
     await expect(base + f, 'text/javascript');
   }
   await expect(base + 'www/demo.css', 'text/css');
+  const hidden = await fetch(base + 'Cargo.toml', { signal: AbortSignal.timeout(5000) });
+  await hidden.arrayBuffer();
+  if (hidden.status !== 403) throw new Error(`the repository outside www/ and js/ is served (${hidden.status})`);
   await expect(base + BUILT[1], 'application/wasm');
   await expect(`${demo.server.url}/s/seq/demo-check?steps=200`, 'text/plain');
 }

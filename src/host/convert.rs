@@ -4,9 +4,8 @@
 use alloc::string::String;
 
 use super::json::Json;
-use crate::policy::reason::Reason;
 use crate::policy::report::{AttemptRecord, Report};
-use crate::policy::state::{message, Phase};
+use crate::policy::state::{failure_message, message, Phase};
 
 /// A UI state: `{ state, ... }` with what that state needs.
 pub fn phase(p: &Phase) -> String {
@@ -24,16 +23,14 @@ pub fn phase(p: &Phase) -> String {
         }
         Phase::TryLater { retry_at, reason } => {
             o.num_or_null("retryAt", retry_at);
-            reason_and_message(&mut o, reason);
+            o.str("reason", reason.name()).str("message", message(reason));
         }
-        Phase::Failed { reason } => reason_and_message(&mut o, reason),
+        Phase::Failed { reason, status } => {
+            o.str("reason", reason.name()).str("message", failure_message(reason, status));
+        }
         Phase::Idle | Phase::Succeeded | Phase::Cancelled => {}
     }
     o.end()
-}
-
-fn reason_and_message(o: &mut Json, reason: Reason) {
-    o.str("reason", reason.name()).str("message", message(reason));
 }
 
 fn attempt(a: &AttemptRecord) -> String {
@@ -70,7 +67,8 @@ pub fn report(r: &Report) -> String {
 /// The outcome's data: `{ kind, reason, message, retryAt?, report }`.
 pub fn outcome(kind: &str, r: &Report) -> String {
     let mut o = Json::object();
-    o.str("kind", kind).str("reason", r.reason.name()).str("message", message(r.reason));
+    let status = r.attempts.last().and_then(|a| a.status);
+    o.str("kind", kind).str("reason", r.reason.name()).str("message", failure_message(r.reason, status));
     o.opt_num("retryAt", r.retry_at).opt_num("notBefore", r.not_before).raw("report", &report(r));
     o.end()
 }

@@ -122,7 +122,7 @@ pub async fn status_request(spec: &Spec, submitted: &Response, init: &JsValue) -
 pub fn unpollable(mut report: Report, error: JsValue) -> Finished<Received, JsValue> {
     report.reason = Reason::TaskFailed;
     Finished {
-        phase: Phase::Failed { reason: Reason::TaskFailed },
+        phase: Phase::Failed { reason: Reason::TaskFailed, status: None },
         report,
         response: None,
         cause: Some(error),

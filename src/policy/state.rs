@@ -54,8 +54,10 @@ pub enum Phase {
         retry_at: Option<u64>,
         reason: Reason,
     },
+    /// `status`: the final response's, when one arrived.
     Failed {
         reason: Reason,
+        status: Option<u16>,
     },
     Cancelled,
 }
@@ -79,7 +81,7 @@ impl Phase {
 
     /// The terminal state for a stop reason. Timeouts are worth another
     /// try later only when repeating the request is harmless.
-    pub fn terminal(reason: Reason, retry_at: Option<u64>, safety: Safety) -> Phase {
+    pub fn terminal(reason: Reason, retry_at: Option<u64>, safety: Safety, status: Option<u16>) -> Phase {
         match reason {
             Reason::Succeeded => Phase::Succeeded,
             Reason::Cancelled => Phase::Cancelled,
@@ -93,8 +95,19 @@ impl Phase {
             Reason::AttemptTimeout | Reason::Deadline if safety.repeatable() => {
                 Phase::TryLater { retry_at, reason }
             }
-            _ => Phase::Failed { reason },
+            _ => Phase::Failed { reason, status },
         }
+    }
+}
+
+/// The sentence for a failed operation: a redirect that was not followed
+/// is no refusal, whatever its reason's general sentence says.
+pub fn failure_message(reason: Reason, status: Option<u16>) -> &'static str {
+    match (reason, status) {
+        (Reason::HttpStop, Some(0 | 300..=399)) => {
+            "The server redirected the request; it was not followed, because the first hop already received it."
+        }
+        _ => message(reason),
     }
 }
 
@@ -172,9 +185,17 @@ mod tests {
             (Reason::BodyTooLarge, Safety::Idempotent, "failed"),
         ];
         for (reason, safety, name) in table {
-            assert_eq!(Phase::terminal(reason, None, safety).name(), name, "{reason:?} {safety:?}");
+            assert_eq!(Phase::terminal(reason, None, safety, None).name(), name, "{reason:?} {safety:?}");
             assert!(!message(reason).is_empty());
         }
+    }
+
+    #[test]
+    fn a_redirect_that_was_not_followed_is_not_called_a_refusal() {
+        assert!(failure_message(Reason::HttpStop, Some(307)).contains("redirected"));
+        assert!(failure_message(Reason::HttpStop, Some(0)).contains("redirected"));
+        assert_eq!(failure_message(Reason::HttpStop, Some(404)), message(Reason::HttpStop));
+        assert_eq!(failure_message(Reason::MaybeDelivered, None), message(Reason::MaybeDelivered));
     }
 
     #[test]

@@ -25,10 +25,12 @@ export async function runChromium(args = []) {
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({ executablePath: EXECUTABLE, headless: true, args: FLAGS, timeout: LAUNCH_MS });
     const page = await browser.newPage();
-    page.on('console', (m) => console.log(`# [page] ${m.text()}`));
+    // The page's own progress lines only (not the browser's notes on every
+    // 503 and abort).
+    page.on('console', (m) => { if (m.type() === 'log') console.log(`# [page] ${m.text()}`); });
     page.on('pageerror', (e) => console.log(`# [page error] ${e.message}`));
     const q = new URLSearchParams({ alt: server.altUrl.replace(/\/$/, '') });
-    for (const k of ['ops', 'warmup']) if (opt(`--${k}`)) q.set(k, opt(`--${k}`));
+    for (const k of ['ops', 'warmup', 'concurrency']) if (opt(`--${k}`)) q.set(k, opt(`--${k}`));
     const t1 = Date.now();
     await page.goto(`${server.url.replace(/\/$/, '')}/static/tests/leaks/page.html?${q}`, { timeout: LAUNCH_MS });
     await page.waitForFunction(() => window.__result !== undefined, null, { timeout: PAGE_MS, polling: 500 });

@@ -52,7 +52,8 @@
 //     -> {port, url, countUrl, opensAt}
 //   GET  /control/closed-port  -> {port, url}: nothing listens there.
 //
-// Static: GET /static/<path> from staticDir (when given).
+// Static: GET /static/<path> from staticDir (when given), limited to the
+// top-level folders in staticOnly when that is given.
 //
 // Every response: Cache-Control: no-store, Connection: close (no connection is
 // ever reused, so no runtime can silently resend a request on a dead
@@ -91,7 +92,9 @@ const clampInt = (v, def, min, max) => {
   return Number.isFinite(n) ? Math.min(max, Math.max(min, Math.trunc(n))) : def;
 };
 
-export async function startFaultServer({ port = 0, host = '127.0.0.1', staticDir, altPort = 0 } = {}) {
+// `staticOnly`: top-level folders of staticDir that may be served (default all);
+// `index`: where GET / redirects (default: the plain-text scenario list).
+export async function startFaultServer({ port = 0, host = '127.0.0.1', staticDir, staticOnly, index, altPort = 0 } = {}) {
   const runs = new Map();
   const timers = new Set();
   const servers = new Set();
@@ -397,6 +400,8 @@ export async function startFaultServer({ port = 0, host = '127.0.0.1', staticDir
     const root = path.resolve(staticDir);
     const file = path.resolve(root, '.' + path.posix.normalize('/' + decodeURIComponent(rel)));
     if (file !== root && !file.startsWith(root + path.sep)) return send(res, 403, 'forbidden');
+    const top = path.relative(root, file).split(path.sep)[0];
+    if (staticOnly && !staticOnly.includes(top)) return send(res, 403, 'forbidden');
     fs.stat(file, (err, st) => {
       if (err || !st.isFile()) return send(res, 404, 'not found');
       const type = CONTENT_TYPES[path.extname(file)] ?? 'application/octet-stream';
@@ -428,6 +433,7 @@ export async function startFaultServer({ port = 0, host = '127.0.0.1', staticDir
     }
     if (p.startsWith('/static/')) return serveStatic(res, p.slice('/static/'.length));
     if (p === '/health') return send(res, 200, 'ok');
+    if (p === '/' && index) return send(res, 302, 'see index', { Location: index });
     if (p === '/') return send(res, 200, `saferetry fault server\nscenarios: ${Object.keys(scenarios).join(' ')}\n`);
     send(res, 404, 'not found');
   }
