@@ -31,7 +31,11 @@ tier() { # name, command...
   echo "${summary[-1]}"
 }
 
-native_tests() { cargo test --all-targets 2>&1 | tee /dev/stderr | awk '/^test result:/ {p+=$4; f+=$6} END {print "test result: " (f ? "FAILED" : "ok") ". " p " passed; " f " failed"; exit f > 0}'; }
+# One line over every native test binary, in cargo's own words.
+native_tests() {
+  cargo test --all-targets 2>&1 |
+    awk '{print} /^test result:/ {p += $4; f += $6} END {printf "test result: %s. %d passed; %d failed\n", (f ? "FAILED" : "ok"), p, f; exit (f > 0)}'
+}
 
 tier fmt           cargo fmt --check
 tier clippy        bash -c 'cargo clippy --all-targets -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --no-default-features -- -D warnings'

@@ -25,6 +25,15 @@ export async function runChromium(args = []) {
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({ executablePath: EXECUTABLE, headless: true, args: FLAGS, timeout: LAUNCH_MS });
     const page = await browser.newPage();
+    // Figures only the browser side can read: Blink's heap and the
+    // renderer's JS event listener count (after a GC of both heaps).
+    const cdp = await page.context().newCDPSession(page);
+    await page.exposeFunction('__cdpFigures', async () => {
+      await cdp.send('HeapProfiler.collectGarbage');
+      const { embedderHeapUsedSize } = await cdp.send('Runtime.getHeapUsage');
+      const { jsEventListeners } = await cdp.send('Memory.getDOMCounters');
+      return { embedderHeapUsedSize, jsEventListeners };
+    });
     // The page's own progress lines only (not the browser's notes on every
     // 503 and abort).
     page.on('console', (m) => { if (m.type() === 'log') console.log(`# [page] ${m.text()}`); });

@@ -82,10 +82,18 @@ try {
   server = await startServerChild();
   const saferetry = await import('../../js/src/node.js');
   const { initSync } = await import('../../js/pkg/saferetry.js');
+  const MiB = 1024 * 1024;
   const env = {
     runtime: `node ${process.version}`,
     gc: () => globalThis.gc(),
-    heapUsed: () => process.memoryUsage().heapUsed,
+    meters: [
+      // JS objects: operations, closures, promises, reports, Responses.
+      { name: 'heapUsed', unit: 'bytes', bound: 2 * MiB, read: () => process.memoryUsage().heapUsed },
+      // Off-heap: Buffers/ArrayBuffers (response bodies), wasm memory. The
+      // bodies here are ~25 bytes, so a retained op costs little of it (see
+      // the calibration line); the bound catches buffers piling up.
+      { name: 'external', unit: 'bytes', bound: 64 * 1024, calibrated: false, read: () => process.memoryUsage().external },
+    ],
     wasmExports: () => initSync(), // already initialised: returns the exports
     abortListenerCount: (signal) => getEventListeners(signal, 'abort').length,
     errors,

@@ -215,20 +215,30 @@ function unexpectedOutcomes(signatures) {
 // ---------------------------------------------------------------------------
 // Measurements.
 
-/** GC a few times with short pauses (finalizers and microtasks run in
- * between), then read the heap. */
-async function settledHeap(env, tracker) {
+const MiB = 1024 * 1024;
+
+/**
+ * A meter is one figure that must not grow over the run:
+ *   { name, unit: 'bytes' | 'count', bound, read: () => number | Promise<number>, listeners?, calibrated? }
+ * `bound` is the growth allowed from after the warm-up to after the run;
+ * `listeners: true` marks a process-wide count of event listeners;
+ * `calibrated: false` skips the check that 10 000 leaked operations (as
+ * measured by retaining 1000) would exceed 4 × the bound.
+ * Readings are taken after GC several times with short pauses, so
+ * finalizers and what they release have run.
+ */
+async function reading(env, tracker) {
   for (let k = 0; k < 5; k += 1) {
     await env.gc();
     await tracker.sleep(40);
   }
   await env.gc();
-  return env.heapUsed();
-}
-
-function wasmFigures(env) {
+  const r = {};
+  for (const m of env.meters) r[m.name] = await m.read();
   const w = env.wasmExports();
-  return { memory: w.memory.buffer.byteLength, externrefs: w.__wbindgen_externrefs?.length ?? null };
+  r.wasmMemory = w.memory.buffer.byteLength;
+  r.externrefs = w.__wbindgen_externrefs?.length ?? null;
+  return r;
 }
 
 /** Counts the abort listeners on `signal` by wrapping its own add/remove
@@ -253,9 +263,11 @@ function watchAbortListeners(signal) {
 }
 
 /** 1000 sequential calls (fetch and run alternately; one in four is a 503
- * then 200, so the engine's backoff sleep listens on the signal too) sharing one
- * long-lived caller signal; then it is aborted. */
-async function listenerCheck({ policy, saferetry, tracker, env, base, prefix, calls }) {
+ * then 200, so the engine's backoff sleep listens on the signal too) sharing
+ * one long-lived caller signal; then it is aborted. */
+async function listenerCheck({ policy, tracker, env, base, prefix, calls }) {
+  const listenerMeter = env.meters.find((m) => m.listeners);
+  const before = listenerMeter ? (await reading(env, tracker))[listenerMeter.name] : null;
   const controller = new AbortController();
   const signal = controller.signal;
   const watch = watchAbortListeners(signal);
@@ -276,7 +288,14 @@ async function listenerCheck({ policy, saferetry, tracker, env, base, prefix, ca
     else if (failures.length < 5) failures.push(`call ${i}: ${status}`);
   }
   const registeredAfter = watch.registered();
-  const nativeAfter = env.abortListenerCount?.(signal) ?? null;
+  // The runtime's own count: Node's events.getEventListeners on the signal,
+  // or (Chromium) the renderer's count of JS event listeners vs before.
+  let runtimeAfter = env.abortListenerCount?.(signal) ?? null;
+  let runtimeHow = 'events.getEventListeners(signal)';
+  if (runtimeAfter === null && listenerMeter) {
+    runtimeAfter = (await reading(env, tracker))[listenerMeter.name] - before;
+    runtimeHow = `${listenerMeter.name} now − before the calls`;
+  }
   const errorsBefore = env.errors.length;
   let abortThrew = null;
   try {
@@ -286,20 +305,16 @@ async function listenerCheck({ policy, saferetry, tracker, env, base, prefix, ca
   }
   await tracker.sleep(100); // let anything the abort triggered run
   return {
-    calls, ok, failures, ...watch.counts, registeredAfter, nativeAfter,
+    calls, ok, failures, ...watch.counts, registeredAfter, runtimeAfter, runtimeHow,
     abortThrew, errorsAfterAbort: env.errors.slice(errorsBefore, errorsBefore + 5),
-    nativeAfterAbort: env.abortListenerCount?.(signal) ?? null,
     libTimersAfterAbort: tracker.outstanding().lib,
   };
 }
 
-const MiB = 1024 * 1024;
-/** Heap growth allowed over the 10 000 ops (see README.md for why). */
-export const HEAP_BOUND = 2 * MiB;
-
 /**
  * The whole suite. Returns { figures, checks: [{ name, ok, detail }] }.
- * env: { runtime, gc(), heapUsed(), wasmExports(), errors: [], abortListenerCount?(signal), log?(line) }
+ * env: { runtime, gc(), meters: [...], wasmExports(), errors: [],
+ *        abortListenerCount?(signal), log?(line) }
  */
 export async function runLeakSuite({ saferetry, tracker, env, bases, total = 10_000, warmup = 2000, concurrency = 32, listenerCalls = 1000, calibrate = 1000 }) {
   const log = env.log ?? (() => {});
@@ -308,7 +323,8 @@ export async function runLeakSuite({ saferetry, tracker, env, bases, total = 10_
   const ctx = { policy, saferetry, tracker, bases, concurrency };
   const checks = [];
   const check = (name, ok, detail) => checks.push({ name, ok: !!ok, detail });
-  const figures = { runtime: env.runtime, total, warmup, concurrency };
+  const figures = { runtime: env.runtime, total, warmup, concurrency,
+    meters: env.meters.map(({ name, unit, bound }) => ({ name, unit, bound })) };
 
   // Warm-up: reaches the steady state (JIT, wasm memory high-water mark,
   // externref table size, connection machinery) with the same concurrency.
@@ -316,18 +332,15 @@ export async function runLeakSuite({ saferetry, tracker, env, bases, total = 10_
   const warmSigs = await runMix({ ...ctx, prefix: `${run}-w`, count: warmup });
   figures.warmupMs = Date.now() - t;
   log(`warm-up: ${warmup} ops in ${figures.warmupMs} ms`);
-  figures.timersAfterWarmup = tracker.outstanding();
 
-  const heapBefore = await settledHeap(env, tracker);
-  const wasmBefore = wasmFigures(env);
+  const before = await reading(env, tracker);
 
   // The run, in two halves with a settled reading between them: a leak
   // grows both halves alike, a one-time step (JIT, caches) only the first.
   t = Date.now();
   const signatures = {};
   const half = Math.floor(total / 2);
-  let heapMid = null;
-  let wasmMid = null;
+  let mid = null;
   for (const [k, count] of [[0, half], [1, total - half]]) {
     const sigs = await runMix({ ...ctx, prefix: `${run}-r${k}`, count,
       onProgress: (n) => { if (n % 2000 === 0) log(`run half ${k + 1}: ${n}/${count} ops, ${Date.now() - t} ms`); } });
@@ -338,9 +351,8 @@ export async function runLeakSuite({ saferetry, tracker, env, bases, total = 10_
     if (k === 0) {
       figures.timersAtHalf = tracker.outstanding();
       const pause = Date.now();
-      heapMid = await settledHeap(env, tracker);
-      wasmMid = wasmFigures(env);
-      t += Date.now() - pause; // the run's time excludes the GC pause
+      mid = await reading(env, tracker);
+      t += Date.now() - pause; // the run's time excludes this pause
     }
   }
   figures.runMs = Date.now() - t;
@@ -350,11 +362,7 @@ export async function runLeakSuite({ saferetry, tracker, env, bases, total = 10_
   figures.timerStats = { ...tracker.stats };
   figures.signatures = signatures;
   figures.stats = policy.stats();
-
-  const heapAfter = await settledHeap(env, tracker);
-  const wasmAfter = wasmFigures(env);
-  figures.heap = { before: heapBefore, mid: heapMid, after: heapAfter, growth: heapAfter - heapBefore, bound: HEAP_BOUND };
-  figures.wasm = { before: wasmBefore, mid: wasmMid, after: wasmAfter };
+  const after = await reading(env, tracker);
 
   // Long-lived caller signal.
   t = Date.now();
@@ -362,39 +370,48 @@ export async function runLeakSuite({ saferetry, tracker, env, bases, total = 10_
   figures.listenerMs = Date.now() - t;
 
   // Calibration: what one op costs when everything it produced stays
-  // reachable (its controller, Response or error or outcome, the Operation).
-  // A library leak of whole operations would hold at least this much each.
-  const heapCal0 = await settledHeap(env, tracker);
+  // reachable (its controller, Response or error or outcome, Operation).
+  // A library that leaked whole operations would hold at least this each.
+  const cal0 = await reading(env, tracker);
   const keep = [];
+  t = Date.now();
   await runMix({ ...ctx, prefix: `${run}-c`, count: calibrate, keep });
-  const heapCal1 = await settledHeap(env, tracker);
-  figures.calibration = { ops: calibrate, retained: keep.length, bytes: heapCal1 - heapCal0, perOp: (heapCal1 - heapCal0) / calibrate };
+  figures.calibrateMs = Date.now() - t;
+  const cal1 = await reading(env, tracker);
+  figures.calibrate = calibrate;
   keep.length = 0;
-  figures.heapAfterCalibration = await settledHeap(env, tracker);
+  const end = await reading(env, tracker);
   figures.timersAtEnd = tracker.outstanding();
-  figures.wasmAtEnd = wasmFigures(env);
+  figures.readings = { before, mid, after, cal0, cal1, end };
 
   // Checks.
   const bad = unexpectedOutcomes(signatures).concat(unexpectedOutcomes(warmSigs).map((b) => `warm-up ${b}`));
   check(`every op ended as its kind requires (${total} + ${warmup} warm-up)`, bad.length === 0, bad.slice(0, 8).join('; '));
-  check('0 library timers outstanding after the ops settle (midway and at the end)', figures.timersAtSettle.lib === 0 && figures.timersAtHalf.lib === 0,
-    `${figures.timersAtSettle.lib} outstanding, delays ${figures.timersAtSettle.libDelays.join(',')}`);
-  check('every library timer set was cleared or fired', figures.timerStats.libSet === figures.timerStats.libCleared + figures.timerStats.libFired + figures.timersAtSettle.lib && figures.timersAtEnd.lib === 0,
-    JSON.stringify(figures.timerStats));
+  check('0 library timers outstanding once the ops settle (midway and at the end)', figures.timersAtSettle.lib === 0 && figures.timersAtHalf.lib === 0,
+    `${figures.timersAtHalf.lib} midway, ${figures.timersAtSettle.lib} at the end; delays ${figures.timersAtSettle.libDelays.join(',') || '-'}`);
+  const T = figures.timerStats;
+  check('every library timer set was cleared or fired', T.libSet === T.libCleared + T.libFired + figures.timersAtSettle.lib && figures.timersAtEnd.lib === 0,
+    `set ${T.libSet}, cleared ${T.libCleared}, fired ${T.libFired}`);
   check('policy: nothing in flight or queued', figures.stats.inFlight === 0 && figures.stats.queued === 0, JSON.stringify(figures.stats));
-  check(`heap growth over ${total} ops ≤ ${HEAP_BOUND / MiB} MiB`, figures.heap.growth <= HEAP_BOUND,
-    `${fmtBytes(heapBefore)} → ${fmtBytes(heapAfter)} (${fmtSigned(figures.heap.growth)})`);
-  const leakedAll = total * figures.calibration.perOp;
-  check(`the bound catches leaked operations (${total} × one op's cost ≥ 4 × bound)`, leakedAll >= 4 * HEAP_BOUND,
-    `${fmtBytes(figures.calibration.perOp)}/op → ${fmtBytes(leakedAll)} for ${total}`);
-  check('wasm memory did not grow after the warm-up', wasmAfter.memory <= wasmBefore.memory,
-    `${fmtBytes(wasmBefore.memory)} → ${wasmMid ? fmtBytes(wasmMid.memory) : '?'} → ${fmtBytes(wasmAfter.memory)}`);
-  check('externref table did not grow after the warm-up', wasmAfter.externrefs === null || wasmAfter.externrefs <= wasmBefore.externrefs,
-    `${wasmBefore.externrefs} → ${wasmMid?.externrefs} → ${wasmAfter.externrefs} slots`);
+  for (const m of env.meters) {
+    const growth = after[m.name] - before[m.name];
+    const f = m.unit === 'bytes' ? fmtBytes : String;
+    check(`${m.name} growth over ${total} ops ≤ ${f(m.bound)}`, growth <= m.bound,
+      `${f(before[m.name])} → ${f(mid[m.name])} → ${f(after[m.name])} (${m.unit === 'bytes' ? fmtSigned(growth) : growth})`);
+    if (m.unit === 'bytes' && m.calibrated !== false) {
+      const perOp = (cal1[m.name] - cal0[m.name]) / calibrate;
+      check(`${m.name}: the bound catches leaked operations (${total} × one op's cost ≥ 4 × bound)`, total * perOp >= 4 * m.bound,
+        `${fmtBytes(perOp)}/op → ${fmtBytes(total * perOp)} for ${total}`);
+    }
+  }
+  check('wasm memory did not grow after the warm-up', after.wasmMemory <= before.wasmMemory,
+    `${fmtBytes(before.wasmMemory)} → ${fmtBytes(mid.wasmMemory)} → ${fmtBytes(after.wasmMemory)}`);
+  check('externref table did not grow after the warm-up', after.externrefs === null || after.externrefs <= before.externrefs,
+    `${before.externrefs} → ${mid.externrefs} → ${after.externrefs} slots`);
   const L = figures.listeners;
   check(`long-lived signal: ${L.calls} sequential calls succeeded`, L.ok === L.calls, L.failures.join('; '));
-  check('long-lived signal: 0 abort listeners left after the calls', L.registeredAfter === 0 && (L.nativeAfter === null || L.nativeAfter === 0),
-    `wrapped count ${L.registeredAfter}, runtime count ${L.nativeAfter} (added ${L.added}, removed ${L.removed}, max at once ${L.maxAtOnce})`);
+  check('long-lived signal: 0 abort listeners left after the calls', L.registeredAfter === 0 && (L.runtimeAfter === null || L.runtimeAfter === 0),
+    `wrapped count ${L.registeredAfter}, ${L.runtimeHow} ${L.runtimeAfter} (added ${L.added}, removed ${L.removed}, max at once ${L.maxAtOnce})`);
   check('long-lived signal: aborting it afterwards throws nothing and reports nothing',
     L.abortThrew === null && L.errorsAfterAbort.length === 0 && L.libTimersAfterAbort === 0,
     L.abortThrew ?? L.errorsAfterAbort.join('; '));
@@ -416,24 +433,30 @@ const fmtSigned = (n) => (n >= 0 ? '+' : '−') + fmtBytes(Math.abs(n));
 export function formatResult({ figures: f, checks }) {
   const out = [];
   const T = f.timerStats;
+  const R = f.readings;
   out.push(`runtime: ${f.runtime}`);
   out.push(`mix: ${f.total} ops (concurrency ${f.concurrency}) in ${f.runMs} ms; warm-up ${f.warmup} ops in ${f.warmupMs} ms`);
   for (const [key, sigs] of Object.entries(f.signatures).sort()) {
     out.push(`  ${key.padEnd(22)} ${Object.entries(sigs).map(([s, n]) => `${n}× ${s}`).join(' | ')}`);
   }
   out.push(`timers (library): set ${T.libSet}, cleared ${T.libCleared}, fired ${T.libFired}; outstanding midway ${f.timersAtHalf.lib}, at settle ${f.timersAtSettle.lib}, after 50 ms ${f.timersAfterPause.lib}, at end ${f.timersAtEnd.lib}; clears of already-fired timers ${T.clearsOfFinished}`);
-  out.push(`timers (all, harness and runtime included): set ${T.set}, outstanding at settle ${f.timersAtSettle.all}, at end ${f.timersAtEnd.all}` +
+  out.push(`timers (all, runtime's own included): set ${T.set}, outstanding at settle ${f.timersAtSettle.all}, at end ${f.timersAtEnd.all}` +
     ` (others at end: ${Object.entries(f.timersAtEnd.others).map(([k, n]) => `${n}× ${k}`).join(', ') || 'none'})`);
-  out.push(`heap: before ${fmtBytes(f.heap.before)}, after ${fmtBytes(f.heap.after)}, growth ${fmtSigned(f.heap.growth)} (bound ${fmtBytes(f.heap.bound)}); ` +
-    `midway ${fmtBytes(f.heap.mid)}: first half ${fmtSigned(f.heap.mid - f.heap.before)}, second half ${fmtSigned(f.heap.after - f.heap.mid)}`);
-  const c = f.calibration;
-  out.push(`calibration: ${c.ops} ops retained → ${fmtSigned(c.bytes)}, ${fmtBytes(c.perOp)}/op; ${f.total} leaked ops ≈ ${fmtBytes(c.perOp * f.total)}; heap after releasing them ${fmtBytes(f.heapAfterCalibration)}`);
-  const w = f.wasm;
-  out.push(`wasm memory: after warm-up ${fmtBytes(w.before.memory)}, midway ${w.mid ? fmtBytes(w.mid.memory) : '?'}, after run ${fmtBytes(w.after.memory)}, at end ${fmtBytes(f.wasmAtEnd.memory)}`);
-  out.push(`externref table: after warm-up ${w.before.externrefs}, midway ${w.mid?.externrefs}, after run ${w.after.externrefs}, at end ${f.wasmAtEnd.externrefs} slots`);
+  for (const m of f.meters) {
+    const fm = m.unit === 'bytes' ? fmtBytes : String;
+    const d = (a, b) => (m.unit === 'bytes' ? fmtSigned(b - a) : `${b - a >= 0 ? '+' : ''}${b - a}`);
+    out.push(`${m.name}: before ${fm(R.before[m.name])}, after ${fm(R.after[m.name])}, growth ${d(R.before[m.name], R.after[m.name])} (bound ${fm(m.bound)}); ` +
+      `midway ${fm(R.mid[m.name])}: first half ${d(R.before[m.name], R.mid[m.name])}, second half ${d(R.mid[m.name], R.after[m.name])}`);
+    const cal = R.cal1[m.name] - R.cal0[m.name];
+    out.push(`  calibration: ${f.calibrate} ops retained → ${d(0, cal)}` + (m.unit === 'bytes'
+      ? `, ${fmtBytes(cal / f.calibrate)}/op; ${f.total} leaked ops ≈ ${fmtBytes((cal / f.calibrate) * f.total)}; after releasing them ${fmtBytes(R.end[m.name])}`
+      : `; after releasing them ${R.end[m.name]}`));
+  }
+  out.push(`wasm memory: after warm-up ${fmtBytes(R.before.wasmMemory)}, midway ${fmtBytes(R.mid.wasmMemory)}, after run ${fmtBytes(R.after.wasmMemory)}, at end ${fmtBytes(R.end.wasmMemory)}`);
+  out.push(`externref table: after warm-up ${R.before.externrefs}, midway ${R.mid.externrefs}, after run ${R.after.externrefs}, at end ${R.end.externrefs} slots`);
   const L = f.listeners;
   out.push(`listeners: ${L.calls} calls on one signal in ${f.listenerMs} ms; abort listeners added ${L.added}, removed ${L.removed}, max at once ${L.maxAtOnce}, left ${L.registeredAfter}` +
-    (L.nativeAfter === null ? '' : ` (events.getEventListeners: ${L.nativeAfter} before abort, ${L.nativeAfterAbort} after)`));
+    (L.runtimeAfter === null ? '' : `; ${L.runtimeHow}: ${L.runtimeAfter}`));
   out.push(`policy.stats(): ${JSON.stringify(f.stats)}`);
   for (const ch of checks) out.push(`${ch.ok ? 'ok  ' : 'FAIL'} ${ch.name}${ch.detail ? ` — ${ch.detail}` : ''}`);
   const failed = checks.filter((ch) => !ch.ok).length;
