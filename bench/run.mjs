@@ -73,19 +73,34 @@ for (const [name, xs] of Object.entries(times)) {
   console.log(`| ${name} | ${median(xs).toFixed(1)} | ${(median(xs) / against).toFixed(3)} |`);
 }
 
-// Timers: count setTimeout calls during one operation that retries once
-// with a planned wait of 0 (baseMs 0).
+// Timers: setTimeout calls during one operation that retries once (503 then
+// 200), with a planned wait of 0 and of 50 ms, minus what two raw fetches
+// schedule themselves (undici keeps its own timers).
 const realSetTimeout = globalThis.setTimeout;
-let timers = 0;
-globalThis.setTimeout = (...args) => {
-  timers++;
-  return realSetTimeout(...args);
-};
-server.flip = false;
-const zeroWait = new RetryPolicy({ baseMs: 0, quota: false });
-const res = await zeroWait.fetch(url + "503-then-200");
-globalThis.setTimeout = realSetTimeout;
-console.log(`\n## Timers\n\nA 503 then 200 with baseMs 0 (planned wait 0): ${res.status}, ${timers} setTimeout calls for 2 attempts (one attempt timer each; the zero wait scheduled none).`);
+async function timersDuring(run) {
+  let timers = 0;
+  globalThis.setTimeout = (...args) => {
+    timers++;
+    return realSetTimeout(...args);
+  };
+  try {
+    server.flip = false;
+    await run();
+  } finally {
+    globalThis.setTimeout = realSetTimeout;
+  }
+  return timers;
+}
+const twoRaw = await timersDuring(async () => {
+  await (await fetch(url + "503-then-200")).arrayBuffer();
+  await (await fetch(url + "503-then-200")).arrayBuffer();
+});
+const zero = await timersDuring(() => new RetryPolicy({ baseMs: 0, quota: false }).fetch(url + "503-then-200"));
+const fifty = await timersDuring(() => new RetryPolicy({ baseMs: 100, capMs: 100, random: () => 0.5, quota: false }).fetch(url + "503-then-200"));
+console.log("\n## Timers scheduled by saferetry (setTimeout calls beyond what two raw fetches make)\n");
+console.log("| retry after a 503 | timers | expected |\n|---|---:|---|");
+console.log(`| planned wait 0 ms | ${zero - twoRaw} | 2: one per attempt, none for the wait |`);
+console.log(`| planned wait 50 ms | ${fifty - twoRaw} | 3: one per attempt and one for the wait |`);
 server.close();
 
 console.log("\n## Retry quota amplification (native, virtual time)\n");
