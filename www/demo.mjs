@@ -13,7 +13,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startFaultServer } from './server/fault-server.mjs';
+import { isMain, startFaultServer } from './server/fault-server.mjs';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PAGE = '/static/www/index.html';
@@ -49,15 +49,7 @@ async function check(demo) {
   await expect(`${demo.server.url}/s/seq/demo-check?steps=200`, 'text/plain');
 }
 
-function isMain() {
-  try {
-    return fs.realpathSync(process.argv[1] ?? '') === fs.realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (isMain()) {
+if (isMain(import.meta.url)) {
   const args = process.argv.slice(2);
   const portArg = args.includes('--port') ? Number(args[args.indexOf('--port') + 1]) : 0;
   let demo;

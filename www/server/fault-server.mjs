@@ -478,10 +478,11 @@ export async function startFaultServer({ port = 0, host = '127.0.0.1', staticDir
   };
 }
 
-function isMain() {
+/** True when `moduleUrl` (an `import.meta.url`) is the script Node was started with. */
+export function isMain(moduleUrl = import.meta.url) {
   if (!process.argv[1]) return false;
   try {
-    return fs.realpathSync(fileURLToPath(import.meta.url)) === fs.realpathSync(process.argv[1]);
+    return fs.realpathSync(fileURLToPath(moduleUrl)) === fs.realpathSync(process.argv[1]);
   } catch {
     return false;
   }

@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startFaultServer } from '../server/fault-server.mjs';
+import { isMain, startFaultServer } from '../server/fault-server.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '../..');
@@ -95,15 +95,7 @@ export async function startWorkerExample({ echo = false } = {}) {
   }
 }
 
-function isMain() {
-  try {
-    return fs.realpathSync(process.argv[1] ?? '') === fs.realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (isMain()) {
+if (isMain(import.meta.url)) {
   let w;
   try {
     w = await startWorkerExample({ echo: true });
