@@ -475,6 +475,18 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     });
   }
 
+  add('A header fetch itself would refuse rejects with a TypeError before anything is sent, and the module still works', async () => {
+    const id = rid();
+    const p = policy();
+    const err = await p.fetch(seqUrl(id, ['200']), { headers: { 'X-Test': 'bad\nvalue' } }).then(() => null, (e) => e);
+    assert.ok(err instanceof TypeError, `rejected with ${err?.name}: ${err?.message}`);
+    assert.equal((await count(id)).requests, 0, 'nothing was sent');
+    const bad = await p.fetch(seqUrl(id, ['200']), { retry: { idempotencyKey: 'has space' } }).then(() => null, (e) => e);
+    assert.ok(bad instanceof RangeError && /idempotencyKey/.test(bad.message), `a bad key: ${bad?.name}: ${bad?.message}`);
+    const res = await p.fetch(seqUrl(id, ['200']));
+    assert.equal(res.status, 200, 'a normal call afterwards');
+  });
+
   // ---- CORS: hidden Retry-After (browsers only) -------------------------------
   const browsersOnly = only(BROWSERS, 'only browsers hide non-exposed headers of cross-origin responses');
   add('A cross-origin 503 whose Retry-After is not exposed is reported as retryAfterHidden and uses the throttling backoff', async () => {
