@@ -12,7 +12,7 @@ scripts/bootstrap.sh all || { echo "bootstrap failed"; exit 1; }
 scripts/build.sh >test-output/build.log 2>&1 || { cat test-output/build.log; echo "build failed"; exit 1; }
 tail -n 6 test-output/build.log
 
-ALL="fmt clippy native wasm-node wasm-chromium types pack e2e-node e2e-deno e2e-bun e2e-workerd e2e-chromium e2e-firefox e2e-webkit e2e-bundle browser-errors demo"
+ALL="fmt clippy native wasm-node wasm-chromium types pack e2e-node e2e-deno e2e-bun e2e-workerd e2e-chromium e2e-firefox e2e-webkit e2e-bundle browser-errors leaks-node leaks-chromium demo"
 passed=0; failed=0; summary=()
 
 tier() { # name, command...
@@ -49,6 +49,8 @@ for rt in deno bun workerd chromium firefox webkit bundle; do
   tier "e2e-$rt"   node tests/runtimes/run.mjs "$rt" test-output/project
 done
 tier browser-errors node tests/browsers/measure-failures.mjs --check
+tier leaks-node    node tests/leaks/run.mjs node
+tier leaks-chromium node tests/leaks/run.mjs chromium
 tier demo          node --test tests/demo/
 
 echo

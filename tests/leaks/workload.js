@@ -84,7 +84,6 @@ export function installTimerTracker(g = globalThis) {
       }
       return { lib, all, libDelays, others };
     },
-    snapshot() { return { ...stats, ...this.outstanding() }; },
   };
 }
 
@@ -390,7 +389,7 @@ export async function runLeakSuite({ saferetry, tracker, env, bases, total = 10_
   check('0 library timers outstanding once the ops settle (midway and at the end)', figures.timersAtSettle.lib === 0 && figures.timersAtHalf.lib === 0,
     `${figures.timersAtHalf.lib} midway, ${figures.timersAtSettle.lib} at the end; delays ${figures.timersAtSettle.libDelays.join(',') || '-'}`);
   const T = figures.timerStats;
-  check('every library timer set was cleared or fired', T.libSet === T.libCleared + T.libFired + figures.timersAtSettle.lib && figures.timersAtEnd.lib === 0,
+  check('every library timer set was cleared or fired', T.libSet === T.libCleared + T.libFired + figures.timersAfterPause.lib && figures.timersAtEnd.lib === 0,
     `set ${T.libSet}, cleared ${T.libCleared}, fired ${T.libFired}`);
   check('policy: nothing in flight or queued', figures.stats.inFlight === 0 && figures.stats.queued === 0, JSON.stringify(figures.stats));
   for (const m of env.meters) {
