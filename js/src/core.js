@@ -62,6 +62,7 @@ class Operation {
   #listeners = new Set();
   #controller;
   #result;
+  #cancelled; // { reason } once cancel() was called, until retryNow()
 
   /** `execute(init, observe)` starts the wasm operation for (`input`, `init`). */
   constructor(execute, input, init) {
@@ -74,6 +75,7 @@ class Operation {
   #start(notBefore) {
     const controller = new AbortController();
     this.#controller = controller;
+    if (this.#cancelled) controller.abort(this.#cancelled.reason);
     const caller = callerSignal(this.#input, this.#init);
     const forward = () => controller.abort(caller.reason);
     if (caller?.aborted) forward();
@@ -122,7 +124,8 @@ class Operation {
 
   /** Stops the request, its body read and any wait, at once. */
   cancel(reason) {
-    this.#controller.abort(reason);
+    this.#cancelled = { reason };
+    this.#controller?.abort(reason);
   }
 
   /** Ends the current operation and starts a fresh one for the same
@@ -130,6 +133,7 @@ class Operation {
    * Retry-After the server gave (the wasm side reports it as `notBefore`)
    * unless `{ force: true }`. Resolves with the new operation's outcome. */
   retryNow({ force = false } = {}) {
+    this.#cancelled = undefined;
     const previous = this.#controller;
     this.#controller = undefined; // the ending operation's states are not shown
     previous?.abort();

@@ -720,6 +720,18 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.ok(c.starts[1] < first.notBefore, 'forced: sent before the server time');
   });
 
+  add('op.cancel() right after op.retryNow() cancels the fresh operation too: nothing more is sent', async () => {
+    const id = rid();
+    const op = policy({ baseMs: 2000, capMs: 2000 }).run(seqUrl(id, ['503']));
+    await reach(op, 'waiting');
+    const fresh = op.retryNow();
+    op.cancel('stop');
+    const out = await fresh;
+    assert.equal(out.kind, 'cancelled', 'the fresh operation');
+    assert.equal(stateOf(op.getSnapshot()), 'cancelled', 'the store');
+    assert.equal((await settledCount(id, 300)).requests, 1, 'server requests');
+  });
+
   // ---- shared budgets ---------------------------------------------------------------
   // Each parallel call gets its own URL (&n=i): browsers serialize identical GETs (cache lock).
   add('Without a concurrency limit, 5 parallel calls are in flight together (server counter sanity check)', async () => {
