@@ -76,10 +76,10 @@ pub fn prepare(input: &JsValue, init: &JsValue, key: &Key) -> Result<Prepared, J
         h.set("Idempotency-Key", k)?;
     }
     let has_key = headers.as_ref().is_some_and(|h| h.has("Idempotency-Key").unwrap_or(false));
-    let method = match request {
-        Some(r) => r.method(),
-        None => get_string(&own.0, "method").unwrap_or_else(|| String::from("GET")),
-    };
+    // `init.method` wins over a Request's own, as in `fetch(request, init)`.
+    let method = get_string(&own.0, "method")
+        .or_else(|| request.map(Request::method))
+        .unwrap_or_else(|| String::from("GET"));
     let safety = Safety::of(normalize_method(&method), has_key);
     if !safety.repeatable() {
         own.set("redirect", "manual");

@@ -330,6 +330,14 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.equal(c.bodiesRead, 2, 'both attempts carried the body');
   });
 
+  add('A Request input turned into a POST by init.method follows the POST rules: a 503 is not retried', async () => {
+    const id = rid();
+    const res = await policy().fetch(new Request(seqUrl(id, ['503', '200'])), { method: 'POST', body: 'x' });
+    assert.equal(res.status, 503, 'status');
+    assert.equal(reportFor(res).reason, 'http-stop', 'reason');
+    assert.equal((await settledCount(id)).requests, 1, 'server requests');
+  });
+
   add('Aborting while waiting for headers with a string reason rejects with exactly that reason, after one request', async () => {
     const id = rid();
     const ac = new AbortController();
