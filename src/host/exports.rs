@@ -39,7 +39,9 @@ fn detect_runtime() -> Runtime {
         Runtime::Bun
     } else if get_string(&get(&g, "navigator"), "userAgent").as_deref() == Some("Cloudflare-Workers") {
         Runtime::Workerd
-    } else if get(&get(&g, "process"), "versions").is_object() && get(&g, "document").is_undefined() {
+    } else if get(&get(&get(&g, "process"), "versions"), "node").is_string()
+        && get(&g, "document").is_undefined()
+    {
         Runtime::Node
     } else {
         Runtime::Browser
