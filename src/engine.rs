@@ -206,37 +206,35 @@ pub async fn run<T: Transport, C: Clock>(
             }
         };
         let verdict = classify(attempted, call.safety, &call.options.retry_on);
-        let kind = match verdict {
+        let next = match verdict {
             Verdict::Succeeded => {
                 op.report.attempts.push(record);
-                budget.shared.on_success(last_retry_cost);
+                if let Some(q) = quota {
+                    q.on_success(last_retry_cost);
+                }
                 return op.finish(clock.now_ms(), Reason::Succeeded, None, response, cause);
             }
-            Verdict::Stop(reason) => {
-                op.report.attempts.push(record);
-                let snippet = response.as_ref().and_then(|r| op.snippet_of(transport, r));
-                op.report.snippet = snippet;
-                return op.finish(clock.now_ms(), reason, None, response, cause);
+            Verdict::Stop(reason) => Err((reason, None)),
+            Verdict::Retry(kind) => {
+                let case = RetryCase {
+                    options: call.options,
+                    kind,
+                    attempts_made: attempt,
+                    now_ms: end,
+                    deadline_ms: deadline,
+                    body_replayable: call.body_replayable,
+                    after_timeout: attempted == Attempted::Failed(Failure::AttemptTimeout),
+                    random: random(),
+                };
+                plan_retry(case, quota).map(|planned| (kind, planned)).map_err(|r| (r.reason, r.retry_at))
             }
-            Verdict::Retry(kind) => kind,
         };
-        let case = RetryCase {
-            options: call.options,
-            kind,
-            attempts_made: attempt,
-            now_ms: end,
-            deadline_ms: deadline,
-            body_replayable: call.body_replayable,
-            after_timeout: attempted == Attempted::Failed(Failure::AttemptTimeout),
-            random: random(),
-        };
-        let planned = match plan_retry(case, quota) {
-            Ok(planned) => planned,
-            Err(refused) => {
+        let (kind, planned) = match next {
+            Ok(retry) => retry,
+            Err((reason, retry_at)) => {
                 op.report.attempts.push(record);
-                let snippet = response.as_ref().and_then(|r| op.snippet_of(transport, r));
-                op.report.snippet = snippet;
-                return op.finish(clock.now_ms(), refused.reason, refused.retry_at, response, cause);
+                op.report.snippet = response.as_ref().and_then(|r| op.snippet_of(transport, r));
+                return op.finish(clock.now_ms(), reason, retry_at, response, cause);
             }
         };
         last_retry_cost = planned.cost;
