@@ -182,3 +182,19 @@ fn stats_count_operations_attempts_and_retries() {
     assert_eq!(histogram, [3, 1, 0, 0, 0], "the first request failed, the others found the 200");
     assert_eq!(s.retries.get(), 1);
 }
+
+#[test]
+fn a_call_that_opted_out_of_the_quota_neither_spends_nor_refunds_it() {
+    let mut o = unlimited_time();
+    o.quota = Some(QuotaConfig { capacity: 20, ..QuotaConfig::default() });
+    let sim = Sim::new();
+    let shared = Shared::new(&o);
+    assert_eq!(shared.state.spend_retry(false), Some(5));
+    let script = Script::new(&sim, vec![Step::status(503), Step::status(200)]);
+    let clock = SimClock::new(&sim);
+    let call = Call { options: &o, safety: Safety::Idempotent, body_replayable: true, not_before: None };
+    let budget = saferetry::engine::Budget { quota: false, ..shared.budget() };
+    let done = sim.run(run(call, &script, &clock, budget, &mut || 0.5, &mut |_| {}));
+    assert_eq!((done.report.reason, script.requests()), (Reason::Succeeded, 2));
+    assert_eq!(shared.state.quota_level(), Some(15), "untouched by the opted-out call");
+}
