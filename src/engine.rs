@@ -170,7 +170,7 @@ pub async fn run<T: Transport, C: Clock>(
         drop((in_flight, permit));
         let end = clock.now_ms();
         let mut record = AttemptRecord {
-            start_ms: now - start,
+            start_ms: now.saturating_sub(start),
             duration_ms: end.saturating_sub(now),
             ..AttemptRecord::default()
         };
@@ -391,7 +391,8 @@ impl<'o> Op<'o> {
     }
 }
 
-enum Either<A, B> {
+/// Which of two raced futures finished first.
+pub enum Either<A, B> {
     Left(A),
     Right(B),
 }
@@ -399,7 +400,7 @@ enum Either<A, B> {
 /// Polls both futures; the first to finish wins and the other is dropped.
 /// `a` is polled first, so a transport that finishes at the very instant
 /// its timer fires is not counted as timed out.
-async fn race<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Output> {
+pub async fn race<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Output> {
     let mut a = pin!(a);
     let mut b = pin!(b);
     poll_fn(|cx| {

@@ -21,6 +21,8 @@ struct Task {
     begin: Cell<u64>,
     done_at: u64,
     gateway_fails: Vec<usize>,
+    /// Polls answered 503 with Retry-After: 5.
+    busy: Vec<usize>,
     rejected: bool,
     polls: RefCell<Vec<u64>>,
 }
@@ -33,7 +35,9 @@ impl Transport for Task {
         let elapsed = self.sim.now() - self.begin.get();
         let n = self.polls.borrow().len();
         self.polls.borrow_mut().push(elapsed);
+        let busy = self.busy.contains(&n);
         let status = match () {
+            _ if busy => 503,
             _ if self.gateway_fails.contains(&n) => 502,
             _ if self.rejected && elapsed >= self.done_at => 409,
             _ if elapsed >= self.done_at => 200,
@@ -41,7 +45,7 @@ impl Transport for Task {
         };
         std::future::ready(Ok(Answer {
             status,
-            retry_after: None,
+            retry_after: busy.then(|| String::from("5")),
             retry_after_ms: None,
             cross_origin: false,
             body: status,
@@ -75,6 +79,20 @@ struct Polled {
 }
 
 fn submit_then_poll(submit: Vec<Step>, done_at: u64, gateway_fails: Vec<usize>, rejected: bool) -> Polled {
+    let hook = Hook(Cell::new(0));
+    let polled = polled_with(submit, done_at, gateway_fails, vec![], rejected, &hook, None);
+    Polled { hook_calls: hook.0.get(), ..polled }
+}
+
+fn polled_with(
+    submit: Vec<Step>,
+    done_at: u64,
+    gateway_fails: Vec<usize>,
+    busy: Vec<usize>,
+    rejected: bool,
+    hook: &impl Judge<u16>,
+    cancel_after: Option<u64>,
+) -> Polled {
     let sim = Sim::new();
     let options = Options::default();
     let shared = Shared::new(&options);
@@ -84,11 +102,14 @@ fn submit_then_poll(submit: Vec<Step>, done_at: u64, gateway_fails: Vec<usize>, 
         begin: Cell::new(0),
         done_at,
         gateway_fails,
+        busy,
         rejected,
         polls: RefCell::new(Vec::new()),
     };
-    let hook = Hook(Cell::new(0));
     let clock = SimClock::new(&sim);
+    if let Some(ms) = cancel_after {
+        clock.cancel_after(ms);
+    }
     let schedule = PollSchedule::default();
     let finished = sim.run(async {
         let call = Call {
@@ -107,7 +128,7 @@ fn submit_then_poll(submit: Vec<Step>, done_at: u64, gateway_fails: Vec<usize>, 
             &schedule,
             submitted.report,
             &task,
-            &hook,
+            hook,
             &clock,
             shared.budget(),
             &mut || 0.5,
@@ -115,7 +136,7 @@ fn submit_then_poll(submit: Vec<Step>, done_at: u64, gateway_fails: Vec<usize>, 
         )
         .await
     });
-    Polled { finished, submits: submit_server.requests(), polls: task.polls.take(), hook_calls: hook.0.get() }
+    Polled { finished, submits: submit_server.requests(), polls: task.polls.take(), hook_calls: 0 }
 }
 
 #[test]
@@ -165,4 +186,30 @@ fn polling_stops_at_its_budget() {
     assert_eq!(p.finished.report.reason, Reason::Deadline);
     assert_eq!(p.finished.phase.name(), "try-later");
     assert_eq!(*p.polls.last().unwrap(), 298_000);
+}
+
+/// A verdict hook that never answers.
+struct Silent;
+
+impl Judge<u16> for Silent {
+    fn judge(&self, _: &Answer<u16>) -> impl Future<Output = PollVerdict> {
+        std::future::pending()
+    }
+}
+
+#[test]
+fn a_poll_answered_with_retry_after_is_not_repeated_before_it() {
+    let hook = Hook(Cell::new(0));
+    let p = polled_with(vec![Step::status(202)], 9_000, vec![], vec![1], false, &hook, None);
+    assert_eq!(p.finished.report.reason, Reason::Succeeded);
+    assert_eq!(&p.polls[..3], &[1000, 2000, 7000], "the 503 at 2 s asked for 5 s");
+}
+
+#[test]
+fn a_verdict_that_never_comes_ends_at_the_polling_budget_or_on_cancel() {
+    let p = polled_with(vec![Step::status(202)], 0, vec![], vec![], false, &Silent, None);
+    assert_eq!(p.finished.report.reason, Reason::Deadline);
+    assert_eq!(p.polls.len(), 1);
+    let c = polled_with(vec![Step::status(202)], 0, vec![], vec![], false, &Silent, Some(1500));
+    assert_eq!(c.finished.report.reason, Reason::Cancelled);
 }

@@ -77,14 +77,15 @@ class Operation {
     this.#controller = controller;
     if (this.#cancelled) controller.abort(this.#cancelled.reason);
     const caller = callerSignal(this.#input, this.#init);
-    const forward = () => controller.abort(caller.reason);
-    if (caller?.aborted) forward();
-    else caller?.addEventListener("abort", forward, { once: true });
     const retry = notBefore === undefined ? this.#init?.retry : { ...this.#init?.retry, notBefore };
     const init = { ...this.#init, signal: controller.signal, retry };
     const promise = this.#execute(init, (state) => {
       if (this.#controller === controller) this.#set(Object.freeze(JSON.parse(state)));
     });
+    // Registered only once the operation started (a throw above leaves none).
+    const forward = () => controller.abort(caller.reason);
+    if (caller?.aborted) forward();
+    else caller?.addEventListener("abort", forward, { once: true });
     this.#result = promise.then((raw) => {
       caller?.removeEventListener("abort", forward);
       const outcome = outcomeOf(raw);

@@ -6,7 +6,7 @@
 
 use core::future::Future;
 
-use super::{run, Answer, Budget, Call, Clock, Finished, Op, Transport};
+use super::{race, run, Answer, Budget, Call, Clock, Either, Finished, Op, Transport};
 use crate::engine::Slept;
 use crate::policy::classify::Safety;
 use crate::policy::options::Options;
@@ -39,7 +39,10 @@ pub async fn poll<T: Transport, C: Clock, J: Judge<T::Body>>(
     let start = begin.saturating_sub(submitted.elapsed_ms);
     let call = Call { options, safety: Safety::Idempotent, body_replayable: true, not_before: None };
     let mut op = Op::new(start, call, observe, None);
-    let budget = Budget { counted: false, ..budget };
+    // Polls belong to the submit's operation: not counted, and their
+    // successes do not refill the retry quota.
+    let budget = Budget { counted: false, quota: false, ..budget };
+    let end = begin.saturating_add(schedule.budget_ms);
     op.report = submitted;
     let mut polls = 0u32;
     let mut last = 0u64;
@@ -47,8 +50,15 @@ pub async fn poll<T: Transport, C: Clock, J: Judge<T::Body>>(
         let Some(next) = schedule.next(last) else {
             return op.finish(clock.now_ms(), Reason::Deadline, None, None, None);
         };
-        last = next;
-        let until = begin.saturating_add(next);
+        // Never sooner than a Retry-After a poll was answered with; the
+        // schedule then continues from there.
+        let until = begin.saturating_add(next).max(op.report.not_before.unwrap_or(0));
+        last = until - begin;
+        if until >= end {
+            let retry_at = op.report.not_before.filter(|&at| at >= end);
+            let reason = if retry_at.is_some() { Reason::WaitExceedsBudget } else { Reason::Deadline };
+            return op.finish(clock.now_ms(), reason, retry_at, None, None);
+        }
         let now = clock.now_ms();
         polls += 1;
         op.enter(Phase::Waiting {
@@ -62,7 +72,7 @@ pub async fn poll<T: Transport, C: Clock, J: Judge<T::Body>>(
         }
         let mut one = options.clone();
         one.limits.max_attempts = 1;
-        let left = begin.saturating_add(schedule.budget_ms).saturating_sub(clock.now_ms());
+        let left = end.saturating_sub(clock.now_ms());
         one.limits.total_ms = one.limits.attempt_ms.min(left).max(1);
         let poll_start = clock.now_ms().saturating_sub(start);
         let one_call = Call { options: &one, ..call };
@@ -72,14 +82,28 @@ pub async fn poll<T: Transport, C: Clock, J: Judge<T::Body>>(
             }
         };
         let done = run(one_call, transport, clock, budget, random, &mut inner).await;
+        op.report.not_before = op.report.not_before.max(done.report.not_before);
         for mut record in done.report.attempts {
-            record.start_ms += poll_start;
+            record.start_ms = record.start_ms.saturating_add(poll_start);
             record.poll = true;
             op.report.attempts.push(record);
         }
         let verdict = match &done.response {
             Some(answer) if gateway_failure(answer.status) => PollVerdict::Transient,
-            Some(answer) => judge.judge(answer).await,
+            // The caller's hook is raced against the budget and the cancel:
+            // a verdict that never comes must not hold the operation.
+            Some(answer) => {
+                let left = end.saturating_sub(clock.now_ms());
+                match race(judge.judge(answer), clock.sleep(left)).await {
+                    Either::Left(verdict) => verdict,
+                    Either::Right(Slept::Elapsed) => {
+                        return op.finish(clock.now_ms(), Reason::Deadline, None, None, None)
+                    }
+                    Either::Right(Slept::Cancelled) => {
+                        return op.finish(clock.now_ms(), Reason::Cancelled, None, None, None)
+                    }
+                }
+            }
             None if done.phase == Phase::Cancelled => {
                 return op.finish(clock.now_ms(), Reason::Cancelled, None, None, None);
             }

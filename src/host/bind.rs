@@ -25,8 +25,9 @@ extern "C" {
     #[wasm_bindgen(js_namespace = Math, js_name = random)]
     pub fn math_random() -> f64;
 
-    #[wasm_bindgen(js_namespace = crypto, js_name = randomUUID)]
-    pub fn random_uuid() -> String;
+    /// Missing outside secure contexts (plain http:// pages): caught.
+    #[wasm_bindgen(catch, js_namespace = crypto, js_name = randomUUID)]
+    pub fn random_uuid() -> Result<String, JsValue>;
 }
 
 /// `obj[key]`, `undefined` when it cannot be read.

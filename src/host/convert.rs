@@ -5,7 +5,7 @@ use alloc::string::String;
 
 use super::json::Json;
 use crate::policy::report::{AttemptRecord, Report};
-use crate::policy::state::{failure_message, message, Phase};
+use crate::policy::state::{message, phase_message, Phase};
 
 /// A UI state: `{ state, ... }` with what that state needs.
 pub fn phase(p: &Phase) -> String {
@@ -25,8 +25,8 @@ pub fn phase(p: &Phase) -> String {
             o.num_or_null("retryAt", retry_at);
             o.str("reason", reason.name()).str("message", message(reason));
         }
-        Phase::Failed { reason, status } => {
-            o.str("reason", reason.name()).str("message", failure_message(reason, status));
+        Phase::Failed { reason, .. } => {
+            o.str("reason", reason.name()).str("message", phase_message(p, reason));
         }
         Phase::Idle | Phase::Succeeded | Phase::Cancelled => {}
     }
@@ -64,11 +64,10 @@ pub fn report(r: &Report) -> String {
     o.end()
 }
 
-/// The outcome's data: `{ kind, reason, message, retryAt?, report }`.
-pub fn outcome(kind: &str, r: &Report) -> String {
+/// The outcome's data: `{ kind, reason, message, retryAt?, notBefore?, report }`.
+pub fn outcome(phase: &Phase, r: &Report) -> String {
     let mut o = Json::object();
-    let status = r.attempts.last().and_then(|a| a.status);
-    o.str("kind", kind).str("reason", r.reason.name()).str("message", failure_message(r.reason, status));
+    o.str("kind", phase.name()).str("reason", r.reason.name()).str("message", phase_message(phase, r.reason));
     o.opt_num("retryAt", r.retry_at).opt_num("notBefore", r.not_before).raw("report", &report(r));
     o.end()
 }

@@ -14,12 +14,15 @@ use super::options::{self, Hooks};
 use super::poll;
 use super::request::{prepare, Prepared};
 use super::transport::{FetchTransport, Received};
-use crate::engine::{self, Budget, Call, Finished};
+use crate::engine::{self, race, Budget, Call, Clock, Either, Finished, Slept};
 use crate::policy::budget::concurrency::Gate;
 use crate::policy::budget::{InMemory, SharedState, Stats};
+use crate::policy::classify::Safety;
 use crate::policy::options::Options;
+use crate::policy::reason::Reason;
+use crate::policy::report::Report;
 use crate::policy::runtime::Runtime;
-use crate::policy::state::Phase;
+use crate::policy::state::{Phase, WaitWhy};
 
 struct Shared {
     options: Options,
@@ -127,9 +130,19 @@ impl Policy {
             else {
                 return Ok(ctx.outcome(submitted));
             };
-            let status = match poll::status_request(&spec, &response.body.response, &init).await {
-                Ok(prepared) => prepared,
-                Err(e) => return Ok(ctx.outcome(poll::unpollable(submitted.report, e))),
+            // The caller's `status` hook may be async: it is raced against
+            // the polling budget and the cancel like everything else.
+            let hook = poll::status_request(&spec, &response.body.response, &init);
+            let found = race(hook, ctx.clock.sleep(spec.schedule.budget_ms)).await;
+            let status = match found {
+                Either::Left(Ok(prepared)) => prepared,
+                Either::Left(Err(e)) => return Ok(ctx.end(submitted.report, Reason::TaskFailed, Some(e))),
+                Either::Right(Slept::Elapsed) => {
+                    return Ok(ctx.end(submitted.report, Reason::Deadline, None))
+                }
+                Either::Right(Slept::Cancelled) => {
+                    return Ok(ctx.end(submitted.report, Reason::Cancelled, None));
+                }
             };
             let transport = ctx.transport(status);
             let budget = ctx.budget();
@@ -212,6 +225,14 @@ impl<'a> Ctx<'a> {
         engine::run(call, &transport, &self.clock, budget, &mut self.random, &mut shown).await
     }
 
+    /// Ends an operation before polling began, showing its terminal state.
+    fn end(&mut self, mut report: Report, reason: Reason, cause: Option<JsValue>) -> JsValue {
+        report.reason = reason;
+        let phase = Phase::terminal(reason, None, Safety::Idempotent, None);
+        (self.observe)(phase);
+        self.outcome(Finished { phase, report, response: None, cause })
+    }
+
     /// The outcome, as `[json, response?, cause?]`: the data as JSON text
     /// (parsed only if someone reads it), the last response, and the cause
     /// (for a cancel, the caller's own abort reason).
@@ -220,7 +241,7 @@ impl<'a> Ctx<'a> {
             (Phase::Cancelled, Some(signal)) => Some(signal.reason()),
             _ => finished.cause,
         };
-        let json = JsValue::from_str(&convert::outcome(finished.phase.name(), &finished.report));
+        let json = JsValue::from_str(&convert::outcome(&finished.phase, &finished.report));
         let response = finished.response.map_or(JsValue::UNDEFINED, |a| a.body.response.into());
         Array::of3(&json, &response, &cause.unwrap_or(JsValue::UNDEFINED)).into()
     }
@@ -232,7 +253,13 @@ fn notify(p: &Phase, observe: Option<&Function>, on_retry: Option<&Function>) {
     if let Some(f) = observe {
         let _ = f.call1(&JsValue::UNDEFINED, &JsValue::from_str(&convert::phase(p)));
     }
-    if let (Phase::Waiting { attempt, wait_ms, why, .. }, Some(f)) = (p, on_retry) {
+    // Only waits before a retry: not rate/queue/offline/poll waits, nor the
+    // carried-over Retry-After before the first attempt.
+    let retry_wait = |why| matches!(why, WaitWhy::Backoff | WaitWhy::Throttle | WaitWhy::RetryAfter);
+    if let (Phase::Waiting { attempt: attempt @ 2.., wait_ms, why, .. }, Some(f)) = (p, on_retry) {
+        if !retry_wait(*why) {
+            return;
+        }
         let info = Obj::new();
         info.set("attempt", *attempt).set("waitMs", ms(*wait_ms)).set("reason", why.name());
         let _ = f.call1(&JsValue::UNDEFINED, &info.into_js());

@@ -13,13 +13,10 @@ use super::options::Key;
 use super::request::{prepare, Prepared};
 use super::transport::Received;
 use crate::engine::poll::Judge;
-use crate::engine::{Answer, Finished};
+use crate::engine::Answer;
 use crate::policy::limits::MAX_TIMER_MS;
 use crate::policy::options::{ErrorKind, OptionError};
 use crate::policy::poll::{default_verdict, PollPhase, PollSchedule, PollVerdict};
-use crate::policy::reason::Reason;
-use crate::policy::report::Report;
-use crate::policy::state::Phase;
 
 pub struct Spec {
     pub schedule: PollSchedule,
@@ -116,17 +113,6 @@ pub async fn status_request(spec: &Spec, submitted: &Response, init: &JsValue) -
     poll_init.set("headers", get(init, "headers"));
     poll_init.set("signal", get(init, "signal"));
     prepare(&target, &poll_init.into_js(), &Key::None)
-}
-
-/// A submitted task whose status request could not be built.
-pub fn unpollable(mut report: Report, error: JsValue) -> Finished<Received, JsValue> {
-    report.reason = Reason::TaskFailed;
-    Finished {
-        phase: Phase::Failed { reason: Reason::TaskFailed, status: None },
-        report,
-        response: None,
-        cause: Some(error),
-    }
 }
 
 /// The caller's `verdict(response)` (sync or async); without one, the

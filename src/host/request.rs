@@ -34,6 +34,22 @@ fn construct_request(input: &JsValue, init: &JsValue) -> Result<Request, JsValue
     Reflect::construct(&ctor, &Array::of2(input, init))?.dyn_into()
 }
 
+const FORBIDDEN_METHODS: [&str; 3] = ["CONNECT", "TRACE", "TRACK"];
+
+/// Throws, as `fetch` would, for a URL that cannot be parsed (against the
+/// page's base, where there is one) or that carries credentials — so such a
+/// request is refused at once instead of failing as a "network error".
+fn check_url(input: &JsValue) -> Result<(), JsValue> {
+    let ctor: Function = get(&js_sys::global(), "URL").dyn_into()?;
+    let base = get(&get(&js_sys::global(), "location"), "href");
+    let url = Reflect::construct(&ctor, &Array::of2(input, &base))?;
+    let has = |key| get_string(&url, key).is_some_and(|v| !v.is_empty());
+    if has("username") || has("password") {
+        return Err(js_sys::TypeError::new("saferetry: fetch refuses a URL that includes credentials").into());
+    }
+    Ok(())
+}
+
 /// Builds what each attempt sends; throws what `fetch` itself would throw
 /// for a bad request.
 pub fn prepare(input: &JsValue, init: &JsValue, key: &Key) -> Result<Prepared, JsValue> {
@@ -51,7 +67,9 @@ pub fn prepare(input: &JsValue, init: &JsValue, key: &Key) -> Result<Prepared, J
     let request = input.dyn_ref::<Request>();
     let given = match key {
         Key::Given(k) => Some(k.clone()),
-        Key::Generate => Some(random_uuid()),
+        Key::Generate => Some(random_uuid().map_err(|_| {
+            js_sys::TypeError::new("saferetry: `idempotencyKey: true` needs crypto.randomUUID (a secure context); pass a string key")
+        })?),
         Key::None => None,
     };
     // Headers are only materialised when the caller gave some or a key must
@@ -84,11 +102,20 @@ pub fn prepare(input: &JsValue, init: &JsValue, key: &Key) -> Result<Prepared, J
     if !safety.repeatable() {
         own.set("redirect", "manual");
     }
+    if request.is_none() {
+        check_url(input)?;
+    }
+    if FORBIDDEN_METHODS.iter().any(|m| m.eq_ignore_ascii_case(&method)) {
+        return Err(
+            js_sys::TypeError::new("saferetry: fetch refuses the CONNECT, TRACE and TRACK methods").into()
+        );
+    }
     let signal = signal.or_else(|| request.map(Request::signal));
     let input = match request {
         // Fold our changes into the Request once, so attempts only clone it.
+        // (From a clone: the caller's Request keeps its body for later calls.)
         Some(r) if Object::keys(&own.0).length() > 0 => {
-            let r = construct_request(r.as_ref(), &own.0)?;
+            let r = construct_request(r.clone()?.as_ref(), &own.0)?;
             own.0 = Object::new();
             r.into()
         }

@@ -120,14 +120,14 @@ impl FetchTransport {
         let body = match response.type_() {
             // Opaque responses (manual redirects, no-cors) have no readable body.
             ResponseType::Opaqueredirect | ResponseType::Opaque => Received { response, bytes: None },
-            _ => self.buffer(response, status).await?,
+            _ => self.buffer(response, status, cross_origin).await?,
         };
         Ok(Answer { status, retry_after, retry_after_ms, cross_origin, body })
     }
 
-    async fn buffer(&self, response: Response, status: u16) -> Result<Received, Failed<JsValue>> {
+    async fn buffer(&self, response: Response, status: u16, cors: bool) -> Result<Received, Failed<JsValue>> {
         let bytes = match response.body() {
-            Some(stream) if !null_body(status) => Some(self.read_body(&response, stream).await?),
+            Some(stream) if !null_body(status) => Some(self.read_body(&response, stream, cors).await?),
             _ => None,
         };
         let init = ResponseInit::new();
@@ -144,15 +144,18 @@ impl FetchTransport {
     }
 
     /// Reads the whole body, refusing more than `maxBodyBytes`: at once from
-    /// `Content-Length` when it describes the body, else while streaming.
+    /// `Content-Length` when it describes the body, else while streaming. A
+    /// cross-origin response hides `Content-Encoding` unless exposed, so its
+    /// `Content-Length` may count compressed bytes: it is streamed.
     async fn read_body(
         &self,
         response: &Response,
         stream: ReadableStream,
+        cors: bool,
     ) -> Result<Uint8Array, Failed<JsValue>> {
         let max = self.max_body_bytes;
         let headers = response.headers();
-        let encoded = headers.has("content-encoding").unwrap_or(true);
+        let encoded = cors || headers.has("content-encoding").unwrap_or(true);
         let declared =
             headers.get("content-length").ok().flatten().and_then(|v| v.trim().parse::<u64>().ok());
         if let (Some(len), false) = (declared, encoded) {

@@ -29,17 +29,20 @@ impl RetryAfter {
 }
 
 /// Reads the headers that matter: `Retry-After-Ms` (milliseconds, sent by
-/// some APIs) is preferred when present and readable; otherwise
-/// `Retry-After`. `None` when neither is present.
+/// some APIs) is used when present and readable, but never to shorten a
+/// readable `Retry-After` (the larger wins: a server's wait is a floor).
+/// `None` when neither is present.
 pub fn from_headers(
     retry_after: Option<&str>,
     retry_after_ms: Option<&str>,
     now_ms: u64,
 ) -> Option<RetryAfter> {
-    if let Some(ms) = retry_after_ms.and_then(parse_ms) {
-        return Some(RetryAfter::Delay(ms));
+    let standard = retry_after.map(|value| parse(value, now_ms));
+    match (retry_after_ms.and_then(parse_ms), standard) {
+        (Some(ms), Some(RetryAfter::Delay(d))) => Some(RetryAfter::Delay(ms.max(d))),
+        (Some(ms), None | Some(RetryAfter::Unsupported)) => Some(RetryAfter::Delay(ms)),
+        (_, standard) => standard,
     }
-    retry_after.map(|value| parse(value, now_ms))
 }
 
 /// Parses a `Retry-After` value against `now_ms` (Unix epoch milliseconds).
@@ -314,10 +317,13 @@ mod tests {
     }
 
     #[test]
-    fn retry_after_ms_is_preferred_and_rounded_up() {
-        assert_eq!(from_headers(Some("5"), Some("250"), NOW), Some(Delay(250)));
-        assert_eq!(from_headers(Some("5"), Some("0.2"), NOW), Some(Delay(1)));
-        assert_eq!(from_headers(Some("5"), Some("12.0"), NOW), Some(Delay(12)));
+    fn retry_after_ms_is_read_rounded_up_and_never_shortens_retry_after() {
+        assert_eq!(from_headers(Some("5"), Some("250"), NOW), Some(Delay(5000)), "the larger wins");
+        assert_eq!(from_headers(Some("1"), Some("1250"), NOW), Some(Delay(1250)), "ms precision above");
+        assert_eq!(from_headers(None, Some("0.2"), NOW), Some(Delay(1)));
+        assert_eq!(from_headers(None, Some("12.0"), NOW), Some(Delay(12)));
+        assert_eq!(from_headers(Some("later"), Some("300"), NOW), Some(Delay(300)));
+        assert_eq!(from_headers(Some("99999999999999999999"), Some("300"), NOW), Some(Infinite));
         assert_eq!(from_headers(Some("5"), Some("soon"), NOW), Some(Delay(5000)));
         assert_eq!(from_headers(Some("5"), Some("-3"), NOW), Some(Delay(5000)));
         assert_eq!(from_headers(Some("5"), Some("3."), NOW), Some(Delay(5000)));

@@ -54,10 +54,11 @@ pub enum Phase {
         retry_at: Option<u64>,
         reason: Reason,
     },
-    /// `status`: the final response's, when one arrived.
+    /// `redirect`: the final response was a redirect that was deliberately
+    /// not followed (a non-idempotent request sent with `redirect: 'manual'`).
     Failed {
         reason: Reason,
-        status: Option<u16>,
+        redirect: bool,
     },
     Cancelled,
 }
@@ -95,16 +96,20 @@ impl Phase {
             Reason::AttemptTimeout | Reason::Deadline if safety.repeatable() => {
                 Phase::TryLater { retry_at, reason }
             }
-            _ => Phase::Failed { reason, status },
+            _ => {
+                let redirect =
+                    safety == Safety::Unsafe && matches!(status, Some(0 | 301 | 302 | 303 | 307 | 308));
+                Phase::Failed { reason, redirect }
+            }
         }
     }
 }
 
-/// The sentence for a failed operation: a redirect that was not followed
-/// is no refusal, whatever its reason's general sentence says.
-pub fn failure_message(reason: Reason, status: Option<u16>) -> &'static str {
-    match (reason, status) {
-        (Reason::HttpStop, Some(0 | 300..=399)) => {
+/// The sentence for a terminal state: a redirect that was deliberately not
+/// followed is no refusal, whatever its reason's general sentence says.
+pub fn phase_message(phase: &Phase, reason: Reason) -> &'static str {
+    match phase {
+        Phase::Failed { redirect: true, .. } => {
             "The server redirected the request; it was not followed, because the first hop already received it."
         }
         _ => message(reason),
@@ -191,11 +196,15 @@ mod tests {
     }
 
     #[test]
-    fn a_redirect_that_was_not_followed_is_not_called_a_refusal() {
-        assert!(failure_message(Reason::HttpStop, Some(307)).contains("redirected"));
-        assert!(failure_message(Reason::HttpStop, Some(0)).contains("redirected"));
-        assert_eq!(failure_message(Reason::HttpStop, Some(404)), message(Reason::HttpStop));
-        assert_eq!(failure_message(Reason::MaybeDelivered, None), message(Reason::MaybeDelivered));
+    fn only_a_deliberately_unfollowed_redirect_is_described_as_one() {
+        let stop = |safety, status| Phase::terminal(Reason::HttpStop, None, safety, Some(status));
+        for status in [0, 307, 303] {
+            assert!(phase_message(&stop(Safety::Unsafe, status), Reason::HttpStop).contains("redirected"));
+        }
+        let not_modified = stop(Safety::Idempotent, 304);
+        assert_eq!(phase_message(&not_modified, Reason::HttpStop), message(Reason::HttpStop));
+        assert_eq!(phase_message(&stop(Safety::Unsafe, 404), Reason::HttpStop), message(Reason::HttpStop));
+        assert_eq!(phase_message(&stop(Safety::Keyed, 307), Reason::HttpStop), message(Reason::HttpStop));
     }
 
     #[test]

@@ -495,6 +495,65 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.equal(res.status, 200, 'a normal call afterwards');
   });
 
+  add('A URL fetch would refuse (bad port, credentials) rejects with a TypeError at once: nothing is retried as a network error', async () => {
+    const p = policy();
+    for (const url of ['http://127.0.0.1:99999/', `${base.replace('http://', 'http://user:pw@')}/s/seq/${rid()}`]) {
+      const err = await p.fetch(url).then(() => null, (e) => e);
+      assert.ok(err instanceof TypeError && err.name !== 'RetryError', `${url}: ${err?.name}: ${err?.message}`);
+    }
+    const res = await p.fetch(seqUrl(rid(), ['200']));
+    assert.equal(res.status, 200, 'a normal call afterwards');
+  });
+
+  add('Without crypto.randomUUID (an insecure page), idempotencyKey: true is a TypeError, and the module keeps working after many', async () => {
+    const uuid = crypto.randomUUID;
+    const id = rid();
+    const p = policy();
+    let errors = 0;
+    try {
+      Object.defineProperty(crypto, 'randomUUID', { value: undefined, configurable: true, writable: true });
+      for (let i = 0; i < 1500; i++) {
+        await p.fetch(seqUrl(id, ['200']), { method: 'POST', retry: { idempotencyKey: true } }).catch((e) => {
+          if (e instanceof TypeError && /randomUUID/.test(e.message)) errors++;
+        });
+      }
+    } finally {
+      delete crypto.randomUUID;
+      if (crypto.randomUUID !== uuid) Object.defineProperty(crypto, 'randomUUID', { value: uuid, configurable: true, writable: true });
+    }
+    assert.equal(errors, 1500, 'every call was refused with a TypeError naming randomUUID');
+    assert.equal((await count(id)).requests, 0, 'nothing was sent');
+    const res = await p.fetch(seqUrl(rid(), ['200']), { method: 'POST', retry: { idempotencyKey: true } });
+    assert.equal(res.status, 200, 'the module still works');
+  });
+
+  add('onRetry is not called for waits that are not retries (a rate-limit slot)', async () => {
+    const calls = [];
+    const p = policy({ rate: { requests: 1, perMs: 300 }, onRetry: (info) => calls.push(info) });
+    await Promise.all([0, 1].map((n) => p.fetch(seqUrl(rid(), ['200'], { n }))));
+    assert.equal(calls.length, 0, `onRetry calls: ${JSON.stringify(calls)}`);
+  });
+
+  add('policy.poll ends at its budget when the verdict never answers, and a throwing status hook ends it as failed (state shown)', async () => {
+    const id = rid();
+    const t0 = Date.now();
+    const op = policy().poll(scen('task', id, { ms: 0 }), { method: 'POST', body: 'x' }, {
+      status: (submitted) => new URL(submitted.headers.get('location'), base),
+      verdict: () => new Promise(() => {}),
+      phases: [{ everyMs: 100 }],
+      budgetMs: 800,
+    });
+    const out = await op.result;
+    assert.equal(`${out.kind} ${out.reason}`, 'try-later deadline', 'a silent verdict');
+    assert.ok(Date.now() - t0 < 3000, `ended after ${Date.now() - t0} ms`);
+    const broken = policy().poll(scen('task', rid(), { ms: 0 }), { method: 'POST', body: 'x' }, {
+      status: () => { throw new Error('no task id'); },
+    });
+    const ended = await broken.result;
+    assert.equal(`${ended.kind} ${ended.reason}`, 'failed task-failed', 'a throwing status hook');
+    assert.equal(stateOf(broken.getSnapshot()), 'failed', 'the store shows the end');
+  });
+
   // ---- CORS: hidden Retry-After (browsers only) -------------------------------
   const browsersOnly = only(BROWSERS, 'only browsers hide non-exposed headers of cross-origin responses');
   add('A cross-origin 503 whose Retry-After is not exposed is reported as retryAfterHidden and uses the throttling backoff', async () => {
