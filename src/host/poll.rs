@@ -15,7 +15,7 @@ use super::transport::Received;
 use crate::engine::poll::Judge;
 use crate::engine::Answer;
 use crate::policy::limits::MAX_TIMER_MS;
-use crate::policy::options::{ErrorKind, OptionError};
+use crate::policy::options::{integer_in, ErrorKind, OptionError};
 use crate::policy::poll::{default_verdict, PollPhase, PollSchedule, PollVerdict};
 
 pub struct Spec {
@@ -51,8 +51,7 @@ fn ms_in_range(v: &JsValue, e: OptionError) -> Result<Option<u64>, OptionError> 
         return Ok(None);
     }
     let n = v.as_f64().ok_or(OptionError { kind: ErrorKind::Type, ..e })?;
-    let ok = (1.0..=MAX_TIMER_MS as f64).contains(&n) && n as u64 as f64 == n;
-    ok.then_some(Some(n as u64)).ok_or(OptionError { kind: ErrorKind::Range, ..e })
+    integer_in(n, 1, MAX_TIMER_MS).map(Some).ok_or(OptionError { kind: ErrorKind::Range, ..e })
 }
 
 pub fn read(js: &JsValue) -> Result<Spec, OptionError> {

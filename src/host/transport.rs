@@ -51,12 +51,46 @@ fn failed(failure: Failure, code: &str, name: &str, error: Option<JsValue>) -> F
     Failed { failure, code: String::from(code), name: String::from(name), error }
 }
 
+/// The fields of a JS error that classification and reports read.
+struct ErrorFields {
+    name: String,
+    code: Option<String>,
+    cause_code: Option<String>,
+    cause_syscall: Option<String>,
+    cause_message: Option<String>,
+}
+
+impl ErrorFields {
+    fn of(e: &JsValue) -> ErrorFields {
+        let cause = get(e, "cause");
+        ErrorFields {
+            name: get_string(e, "name").unwrap_or_else(|| String::from("Error")),
+            code: get_string(e, "code"),
+            cause_code: get_string(&cause, "code"),
+            cause_syscall: get_string(&cause, "syscall"),
+            cause_message: get_string(&cause, "message"),
+        }
+    }
+
+    fn shape(&self) -> ErrorShape<'_> {
+        ErrorShape {
+            name: &self.name,
+            code: self.code.as_deref(),
+            cause_code: self.cause_code.as_deref(),
+            cause_syscall: self.cause_syscall.as_deref(),
+            cause_message: self.cause_message.as_deref(),
+        }
+    }
+
+    fn failed(self, stage: Stage, e: JsValue) -> Failed<JsValue> {
+        let code = String::from(self.shape().best_code());
+        Failed { failure: Failure::Network(stage), code, name: self.name, error: Some(e) }
+    }
+}
+
 /// A failure after the response started: the request was delivered.
 fn delivered(e: JsValue) -> Failed<JsValue> {
-    let name = get_string(&e, "name").unwrap_or_else(|| String::from("Error"));
-    let cause = get(&e, "cause");
-    let code = get_string(&cause, "code").or_else(|| get_string(&e, "code")).unwrap_or_else(|| name.clone());
-    Failed { failure: Failure::Network(Stage::MaybeDelivered), code, name, error: Some(e) }
+    ErrorFields::of(&e).failed(Stage::MaybeDelivered, e)
 }
 
 fn too_large() -> Failed<JsValue> {
@@ -70,26 +104,14 @@ fn null_body(status: u16) -> bool {
 
 impl FetchTransport {
     fn fetch_failed(&self, e: JsValue) -> Failed<JsValue> {
-        let name = get_string(&e, "name").unwrap_or_else(|| String::from("Error"));
-        let code = get_string(&e, "code");
-        let cause = get(&e, "cause");
-        let (cause_code, syscall, message) =
-            (get_string(&cause, "code"), get_string(&cause, "syscall"), get_string(&cause, "message"));
-        let shape = ErrorShape {
-            name: &name,
-            code: code.as_deref(),
-            cause_code: cause_code.as_deref(),
-            cause_syscall: syscall.as_deref(),
-            cause_message: message.as_deref(),
-        };
+        let fields = ErrorFields::of(&e);
         let url = match self.runtime {
             Runtime::Deno => self.prepared.url(),
             _ => String::new(),
         };
         let sent = Sent { url: &url, body_streamed: self.prepared.streamed };
-        let stage = fetch_failure_stage(self.runtime, &shape, sent);
-        let code = String::from(shape.best_code());
-        Failed { failure: Failure::Network(stage), code, name, error: Some(e) }
+        let stage = fetch_failure_stage(self.runtime, &fields.shape(), sent);
+        fields.failed(stage, e)
     }
 
     /// The input for one attempt: a clone of a `Request` while its body may

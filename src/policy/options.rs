@@ -102,19 +102,16 @@ impl Numeric {
     /// Checks a JS number: an integer inside the field's range.
     pub fn check(self, value: f64) -> Result<u64, OptionError> {
         let (field, _, min, max, expected) = self.spec();
-        let ok = value >= min as f64 && value <= max as f64 && whole(value);
-        if ok {
-            Ok(value as u64)
-        } else {
-            Err(OptionError { field, expected, kind: ErrorKind::Range })
-        }
+        integer_in(value, min, max).ok_or(OptionError { field, expected, kind: ErrorKind::Range })
     }
 }
 
-/// A non-negative number with no fraction (`f64::fract` is not in `core`).
-/// Callers check the range first, so the cast cannot saturate.
-fn whole(value: f64) -> bool {
-    value as u64 as f64 == value
+/// `value` as an integer in `min..=max`, if it is one (NaN, infinities and
+/// fractions are not). Written without `f64::fract`, which is not in `core`;
+/// the range is checked first, so the cast cannot saturate.
+pub fn integer_in(value: f64, min: u64, max: u64) -> Option<u64> {
+    let in_range = value >= min as f64 && value <= max as f64;
+    (in_range && value as u64 as f64 == value).then_some(value as u64)
 }
 
 /// The boolean options.
@@ -152,11 +149,7 @@ pub const STATUSES: OptionError = OptionError {
 
 /// Checks one entry of `retryOn.statuses`.
 pub fn check_status(value: f64) -> Result<u16, OptionError> {
-    if (100.0..=599.0).contains(&value) && whole(value) {
-        Ok(value as u16)
-    } else {
-        Err(OptionError { kind: ErrorKind::Range, ..STATUSES })
-    }
+    integer_in(value, 100, 599).map(|s| s as u16).ok_or(OptionError { kind: ErrorKind::Range, ..STATUSES })
 }
 
 /// Everything one operation runs under.

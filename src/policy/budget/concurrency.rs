@@ -74,13 +74,6 @@ pub struct Acquire {
     waiter: Option<Rc<Waiter>>,
 }
 
-impl Acquire {
-    /// True while this acquisition waits in the queue.
-    pub fn queued(&self) -> bool {
-        self.waiter.as_ref().is_some_and(|w| !w.granted.get())
-    }
-}
-
 impl Future for Acquire {
     type Output = Permit;
 
