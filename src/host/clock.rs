@@ -13,7 +13,7 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{AbortSignal, EventTarget};
 
-use super::bind::{clear_timeout, date_now, get, set_timeout};
+use super::bind::{clear_timeout, date_now, set_timeout, Global, Navigator};
 use crate::engine::{Clock, Slept};
 use crate::policy::limits::timer_ms;
 
@@ -37,7 +37,8 @@ impl Clock for HostClock {
     /// `navigator.onLine`, where the runtime has it (browsers, workers);
     /// elsewhere always online.
     fn online(&self) -> bool {
-        get(&get(&js_sys::global(), "navigator"), "onLine").as_bool() != Some(false)
+        let navigator = js_sys::global().unchecked_into::<Global>().navigator();
+        !navigator.is_object() || navigator.unchecked_into::<Navigator>().on_line().as_bool() != Some(false)
     }
 
     fn until_online(&self, ms: u64) -> impl Future<Output = Slept> {

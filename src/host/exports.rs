@@ -12,7 +12,7 @@ use super::clock::HostClock;
 use super::convert;
 use super::options::{self, Hooks};
 use super::poll;
-use super::request::{prepare, Prepared};
+use super::request::{own_init, prepare, Prepared};
 use super::transport::{FetchTransport, Received};
 use crate::engine::{self, race, Budget, Call, Clock, Either, Finished, Slept};
 use crate::policy::budget::concurrency::Gate;
@@ -100,8 +100,9 @@ impl Policy {
         observe: Option<Function>,
     ) -> Result<Promise, JsValue> {
         let shared = self.shared.clone();
-        let (options, hooks) = options::read(&shared.options, &shared.hooks, &get(&init, "retry"), true)?;
-        let prepared = prepare(&input, &init, &hooks.idempotency_key)?;
+        let (own, retry) = own_init(&init);
+        let (options, hooks) = options::read(&shared.options, &shared.hooks, &retry, true)?;
+        let prepared = prepare(&input, own, &hooks.idempotency_key)?;
         Ok(future_to_promise(async move {
             let mut ctx = Ctx::new(&shared, &options, &hooks, observe, prepared.signal.clone());
             let finished = ctx.submit(prepared, true).await;
@@ -120,9 +121,10 @@ impl Policy {
         observe: Option<Function>,
     ) -> Result<Promise, JsValue> {
         let shared = self.shared.clone();
-        let (options, hooks) = options::read(&shared.options, &shared.hooks, &get(&init, "retry"), true)?;
+        let (own, retry) = own_init(&init);
+        let (options, hooks) = options::read(&shared.options, &shared.hooks, &retry, true)?;
         let spec = poll::read(&spec)?;
-        let prepared = prepare(&input, &init, &hooks.idempotency_key)?;
+        let prepared = prepare(&input, own, &hooks.idempotency_key)?;
         Ok(future_to_promise(async move {
             let mut ctx = Ctx::new(&shared, &options, &hooks, observe, prepared.signal.clone());
             let submitted = ctx.submit(prepared, false).await;

@@ -3,12 +3,12 @@
 //! hook about each poll.
 
 use alloc::vec::Vec;
-use js_sys::{Array, Function, Promise};
+use js_sys::{Array, Function, Object, Promise};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::Response;
 
-use super::bind::{get, Obj};
+use super::bind::{get, Init};
 use super::options::Key;
 use super::request::{prepare, Prepared};
 use super::transport::Received;
@@ -107,11 +107,11 @@ pub async fn status_request(spec: &Spec, submitted: &Response, init: &JsValue) -
         Some(f) => settle(f.call1(&JsValue::UNDEFINED, &submitted.clone()?.into())?).await?,
         None => spec.status.clone(),
     };
-    let poll_init = Obj::new();
-    poll_init.set("method", "GET");
-    poll_init.set("headers", get(init, "headers"));
-    poll_init.set("signal", get(init, "signal"));
-    prepare(&target, &poll_init.into_js(), &Key::None)
+    let poll_init: Init = Object::new().unchecked_into();
+    poll_init.set_method("GET");
+    poll_init.set_headers(&get(init, "headers"));
+    poll_init.set_signal(&get(init, "signal"));
+    prepare(&target, poll_init, &Key::None)
 }
 
 /// The caller's `verdict(response)` (sync or async); without one, the

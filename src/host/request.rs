@@ -11,7 +11,7 @@ use js_sys::{Array, Function, Object, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{AbortSignal, Headers, ReadableStream, Request};
 
-use super::bind::{get, get_string, random_uuid, Obj};
+use super::bind::{get, get_string, random_uuid, Global, Init, Location, Url, RETRY};
 use super::options::Key;
 use crate::policy::classify::{normalize_method, Safety};
 use crate::policy::report::{secrets_of, CREDENTIAL_HEADERS};
@@ -19,8 +19,10 @@ use crate::policy::report::{secrets_of, CREDENTIAL_HEADERS};
 pub struct Prepared {
     /// A URL (string or `URL`) or a `Request`.
     pub input: JsValue,
+    /// `input` is a `Request`.
+    pub is_request: bool,
     /// Our copy of the caller's init; each attempt sets its own `signal`.
-    pub init: Object,
+    pub init: Init,
     pub safety: Safety,
     /// The body can be sent again (it is not a one-shot stream).
     pub replayable: bool,
@@ -40,29 +42,41 @@ const FORBIDDEN_METHODS: [&str; 3] = ["CONNECT", "TRACE", "TRACK"];
 /// page's base, where there is one) or that carries credentials — so such a
 /// request is refused at once instead of failing as a "network error".
 fn check_url(input: &JsValue) -> Result<(), JsValue> {
-    let ctor: Function = get(&js_sys::global(), "URL").dyn_into()?;
-    let base = get(&get(&js_sys::global(), "location"), "href");
-    let url = Reflect::construct(&ctor, &Array::of2(input, &base))?;
-    let has = |key| get_string(&url, key).is_some_and(|v| !v.is_empty());
-    if has("username") || has("password") {
+    let global: Global = js_sys::global().unchecked_into();
+    let location = global.location().unwrap_or(JsValue::UNDEFINED);
+    let base = match location.dyn_ref::<Object>() {
+        Some(l) => l.unchecked_ref::<Location>().href(),
+        None => JsValue::UNDEFINED,
+    };
+    let url = Url::parse(input, &base)?;
+    if url.username().is_truthy() || url.password().is_truthy() {
         return Err(js_sys::TypeError::new("saferetry: fetch refuses a URL that includes credentials").into());
     }
     Ok(())
 }
 
-/// Builds what each attempt sends; throws what `fetch` itself would throw
-/// for a bad request.
-pub fn prepare(input: &JsValue, init: &JsValue, key: &Key) -> Result<Prepared, JsValue> {
-    let copy = Object::new();
-    if init.is_object() {
-        Object::assign(&copy, init.unchecked_ref());
+/// Our own copy of the caller's `init` (what each attempt sends), and the
+/// `retry` options it carried (removed from the copy).
+pub fn own_init(init: &JsValue) -> (Init, JsValue) {
+    let own: Init = Object::new().unchecked_into();
+    if !init.is_object() {
+        return (own, JsValue::UNDEFINED);
     }
-    let mut own = Obj(copy);
-    let signal = get(&own.0, "signal").dyn_into::<AbortSignal>().ok();
-    let _ = Reflect::delete_property(&own.0, &JsValue::from_str("retry"));
-    let streamed = get(&own.0, "body").dyn_ref::<ReadableStream>().is_some();
+    Object::assign(&own, init.unchecked_ref());
+    let retry = own.retry();
+    if !retry.is_undefined() {
+        let _ = RETRY.with(|key| Reflect::delete_property(&own, key));
+    }
+    (own, retry)
+}
+
+/// Builds what each attempt sends from our copy of `init`; throws what
+/// `fetch` itself would throw for a bad request.
+pub fn prepare(input: &JsValue, mut own: Init, key: &Key) -> Result<Prepared, JsValue> {
+    let signal = own.signal().dyn_into::<AbortSignal>().ok();
+    let streamed = own.body().dyn_ref::<ReadableStream>().is_some();
     if streamed {
-        own.set("duplex", "half");
+        own.set_duplex("half");
     }
     let request = input.dyn_ref::<Request>();
     let given = match key {
@@ -74,7 +88,7 @@ pub fn prepare(input: &JsValue, init: &JsValue, key: &Key) -> Result<Prepared, J
     };
     // Headers are only materialised when the caller gave some or a key must
     // be added (never on the caller's own Request object).
-    let init_headers = get(&own.0, "headers");
+    let init_headers = own.headers();
     let headers = if !init_headers.is_undefined() || given.is_some() {
         let source = match request {
             Some(r) if init_headers.is_undefined() => r.headers().into(),
@@ -85,7 +99,7 @@ pub fn prepare(input: &JsValue, init: &JsValue, key: &Key) -> Result<Prepared, J
         } else {
             Headers::new_with_headers(source.unchecked_ref())?
         };
-        own.set("headers", h.clone());
+        own.set_headers(&h);
         Some(h)
     } else {
         request.map(Request::headers)
@@ -95,12 +109,14 @@ pub fn prepare(input: &JsValue, init: &JsValue, key: &Key) -> Result<Prepared, J
     }
     let has_key = headers.as_ref().is_some_and(|h| h.has("Idempotency-Key").unwrap_or(false));
     // `init.method` wins over a Request's own, as in `fetch(request, init)`.
-    let method = get_string(&own.0, "method")
+    let method = own
+        .method()
+        .as_string()
         .or_else(|| request.map(Request::method))
         .unwrap_or_else(|| String::from("GET"));
     let safety = Safety::of(normalize_method(&method), has_key);
     if !safety.repeatable() {
-        own.set("redirect", "manual");
+        own.set_redirect("manual");
     }
     if request.is_none() {
         check_url(input)?;
@@ -114,21 +130,35 @@ pub fn prepare(input: &JsValue, init: &JsValue, key: &Key) -> Result<Prepared, J
     let input = match request {
         // Fold our changes into the Request once, so attempts only clone it.
         // (From a clone: the caller's Request keeps its body for later calls.)
-        Some(r) if Object::keys(&own.0).length() > 0 => {
-            let r = construct_request(r.clone()?.as_ref(), &own.0)?;
-            own.0 = Object::new();
+        Some(r) if Object::keys(&own).length() > 0 => {
+            let r = construct_request(r.clone()?.as_ref(), &own)?;
+            own = Object::new().unchecked_into();
             r.into()
         }
         _ => input.clone(),
     };
-    let input_used = input.dyn_ref::<Request>().is_some_and(Request::body_used);
-    Ok(Prepared { input, init: own.0, safety, replayable: !streamed && !input_used, streamed, signal })
+    let is_request = request.is_some();
+    let input_used = is_request && input.unchecked_ref::<Request>().body_used();
+    Ok(Prepared {
+        input,
+        is_request,
+        init: own,
+        safety,
+        replayable: !streamed && !input_used,
+        streamed,
+        signal,
+    })
 }
 
 impl Prepared {
+    /// The input, when it is a `Request`.
+    pub fn request(&self) -> Option<&Request> {
+        self.is_request.then(|| self.input.unchecked_ref())
+    }
+
     /// The request's URL, for matching it inside an error message.
     pub fn url(&self) -> String {
-        match self.input.dyn_ref::<Request>() {
+        match self.request() {
             Some(r) => r.url(),
             None => get_string(&self.input, "href").or_else(|| self.input.as_string()).unwrap_or_default(),
         }
@@ -137,9 +167,9 @@ impl Prepared {
     /// The credential values to scrub from a body snippet (computed only
     /// when a snippet is made).
     pub fn secrets(&self) -> Vec<String> {
-        let headers = match self.input.dyn_ref::<Request>() {
+        let headers = match self.request() {
             Some(r) => Some(r.headers()),
-            None => get(&self.init, "headers").dyn_into::<Headers>().ok(),
+            None => self.init.headers().dyn_into::<Headers>().ok(),
         };
         let mut out = Vec::new();
         for name in CREDENTIAL_HEADERS {

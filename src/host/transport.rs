@@ -7,15 +7,15 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use js_sys::{Reflect, Uint8Array};
+use js_sys::{Object, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{
-    AbortController, ReadableStream, ReadableStreamDefaultReader, Request, Response, ResponseInit,
-    ResponseType,
-};
+use web_sys::{AbortController, ReadableStream, ReadableStreamDefaultReader, Response, ResponseType};
 
-use super::bind::{fetch, get, get_string, Obj};
+use super::bind::{
+    fetch, get, get_string, has_header, header, Fetched, Rebuild, CONTENT_ENCODING, CONTENT_LENGTH,
+    RETRY_AFTER, RETRY_AFTER_MS, URL, VALUE,
+};
 use super::request::Prepared;
 use crate::engine::{Answer, Failed, Transport};
 use crate::policy::classify::{Failure, Stage};
@@ -118,7 +118,7 @@ impl FetchTransport {
     /// be needed again; otherwise the input itself (a URL, whose `init`
     /// body is replayable, or a one-shot stream sent once).
     fn input_for_attempt(&self) -> Result<JsValue, JsValue> {
-        match self.prepared.input.dyn_ref::<Request>() {
+        match self.prepared.request() {
             // Cloned whenever it may be needed again, without asking
             // `.body` (Firefox's Request has no such property).
             Some(r) if self.prepared.replayable => r.clone().map(Into::into),
@@ -130,16 +130,17 @@ impl FetchTransport {
         let not_sent = |e| failed(Failure::Network(Stage::NotSent), "setup", "TypeError", Some(e));
         let input = self.input_for_attempt().map_err(not_sent)?;
         let init = &self.prepared.init;
-        Reflect::set(init, &JsValue::from_str("signal"), &controller.signal()).map_err(not_sent)?;
+        init.set_signal(&controller.signal());
         let promise = fetch(&input, init).map_err(not_sent)?;
         let response: Response =
             JsFuture::from(promise).await.map_err(|e| self.fetch_failed(e))?.unchecked_into();
         let status = response.status();
         let headers = response.headers();
-        let header = |name| headers.get(name).ok().flatten();
-        let (retry_after, retry_after_ms) = (header("retry-after"), header("retry-after-ms"));
-        let cross_origin = response.type_() == ResponseType::Cors;
-        let body = match response.type_() {
+        let (retry_after, retry_after_ms) =
+            (header(&headers, &RETRY_AFTER), header(&headers, &RETRY_AFTER_MS));
+        let kind = response.type_();
+        let cross_origin = kind == ResponseType::Cors;
+        let body = match kind {
             // Opaque responses (manual redirects, no-cors) have no readable body.
             ResponseType::Opaqueredirect | ResponseType::Opaque => Received { response, bytes: None },
             _ => self.buffer(response, status, cross_origin).await?,
@@ -152,16 +153,20 @@ impl FetchTransport {
             Some(stream) if !null_body(status) => Some(self.read_body(&response, stream, cors).await?),
             _ => None,
         };
-        let init = ResponseInit::new();
+        // (Not the response itself as the init: Deno would then take the
+        // standard status text instead of the server's.)
+        let fetched: &Fetched = response.unchecked_ref();
+        let init: Rebuild = Object::new().unchecked_into();
         init.set_status(status);
-        init.set_status_text(&response.status_text());
+        init.set_status_text(&fetched.status_text());
         init.set_headers(&response.headers());
-        let Ok(rebuilt) = Response::new_with_opt_js_u8_array_and_init(bytes.as_ref(), &init) else {
+        let Ok(rebuilt) = Response::new_with_opt_js_u8_array_and_init(bytes.as_ref(), init.unchecked_ref())
+        else {
             return Ok(Received { response, bytes });
         };
-        let url = Obj::new();
-        url.set("value", response.url());
-        let _ = Reflect::define_property(&rebuilt, &JsValue::from_str("url"), &url.0);
+        let url = Object::new();
+        let _ = VALUE.with(|key| Reflect::set(&url, key, &fetched.url()));
+        let _ = URL.with(|key| Reflect::define_property(&rebuilt, key, &url));
         Ok(Received { response: rebuilt, bytes })
     }
 
@@ -177,9 +182,8 @@ impl FetchTransport {
     ) -> Result<Uint8Array, Failed<JsValue>> {
         let max = self.max_body_bytes;
         let headers = response.headers();
-        let encoded = cors || headers.has("content-encoding").unwrap_or(true);
-        let declared =
-            headers.get("content-length").ok().flatten().and_then(|v| v.trim().parse::<u64>().ok());
+        let encoded = cors || has_header(&headers, &CONTENT_ENCODING);
+        let declared = header(&headers, &CONTENT_LENGTH).and_then(|v| v.trim().parse::<u64>().ok());
         if let (Some(len), false) = (declared, encoded) {
             if len > max {
                 return Err(too_large());

@@ -147,6 +147,26 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     });
   }
 
+  add('The returned Response is the last one rebuilt: its status, status text, headers, URL and whole body survive the buffering', async () => {
+    const id = rid();
+    const final = '201~reason=Made It~x=kept~body=hello, world';
+    // What this runtime's own fetch reports as the status text (Deno gives
+    // the standard phrase, not the server's).
+    const plain = await fetch(seqUrl(rid(), [final]));
+    await plain.arrayBuffer();
+    assert.ok(['Made It', 'Created'].includes(plain.statusText), `raw statusText ${plain.statusText}`);
+    const url = seqUrl(id, ['503', final]);
+    const res = await policy().fetch(url);
+    assert.ok(res instanceof Response, 'a Response');
+    assert.equal(res.status, 201);
+    assert.equal(res.statusText, plain.statusText);
+    assert.equal(res.headers.get('x-fault'), 'kept');
+    assert.equal(res.url, url);
+    assert.equal(res.bodyUsed, false, 'the caller can still read the body');
+    assert.equal(await res.text(), 'hello, world');
+    assert.equal((await count(id)).requests, 2);
+  });
+
   add('A 503 on every request stops after maxAttempts (3) requests with attempts-exhausted and resolves with the last 503', async () => {
     const id = rid();
     const res = await policy().fetch(seqUrl(id, ['503']));

@@ -21,6 +21,8 @@
 //                        ~delay=<n>  send the response after n ms
 //                        ~body=<t>   body text (default "status S (request N)")
 //                        ~echo=1     body is the echo JSON (see echo)
+//                        ~reason=<t> status text (reason phrase) t
+//                        ~x=<v>      header X-Fault: v
 //                      actions: reset (read body, drop connection),
 //                      reset-before (drop before reading the body),
 //                      cut (200, Content-Length 1000, 100 bytes, drop)
@@ -73,7 +75,7 @@ const MAX_LIST = 1000;
 const LATE_LIFETIME_MS = 30_000;
 const ALLOW_HEADERS = 'Authorization, Cookie, Content-Type, Idempotency-Key, X-Test';
 const ALLOW_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
-const EXPOSE_HEADERS = 'Retry-After, Retry-After-Ms, Location';
+const EXPOSE_HEADERS = 'Retry-After, Retry-After-Ms, Location, X-Fault';
 const CONTENT_TYPES = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
@@ -247,6 +249,8 @@ export async function startFaultServer({ port = 0, host = '127.0.0.1', staticDir
     const headers = {};
     if (step.ra != null) headers['Retry-After'] = step.ra;
     if (step.ms != null) headers['Retry-After-Ms'] = step.ms;
+    if (step.x != null) headers['X-Fault'] = step.x;
+    if (step.reason != null) res.statusMessage = step.reason;
     if (step.echo) return send(res, status, echoBody(req, url, body), { ...headers, 'Content-Type': 'application/json' });
     send(res, status, step.body ?? `status ${status} (request ${ordinal})`, headers);
   }
