@@ -5,7 +5,6 @@ use alloc::rc::Rc;
 use alloc::string::String;
 use js_sys::{Array, Function, Promise};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
 use super::bind::{get, get_string, math_random, ms, Obj};
 use super::clock::HostClock;
@@ -13,6 +12,7 @@ use super::convert;
 use super::options::{self, Hooks};
 use super::poll;
 use super::request::{own_init, prepare, Prepared};
+use super::task::spawn;
 use super::transport::{FetchTransport, Received};
 use crate::engine::{self, race, Budget, Call, Clock, Either, Finished, Slept};
 use crate::policy::budget::concurrency::Gate;
@@ -103,10 +103,10 @@ impl Policy {
         let (own, retry) = own_init(&init);
         let (options, hooks) = options::read(&shared.options, &shared.hooks, &retry, true)?;
         let prepared = prepare(&input, own, &hooks.idempotency_key)?;
-        Ok(future_to_promise(async move {
+        Ok(spawn(async move {
             let mut ctx = Ctx::new(&shared, &options, &hooks, observe, prepared.signal.clone());
             let finished = ctx.submit(prepared, true).await;
-            Ok(ctx.outcome(finished))
+            ctx.outcome(finished)
         }))
     }
 
@@ -125,12 +125,12 @@ impl Policy {
         let (options, hooks) = options::read(&shared.options, &shared.hooks, &retry, true)?;
         let spec = poll::read(&spec)?;
         let prepared = prepare(&input, own, &hooks.idempotency_key)?;
-        Ok(future_to_promise(async move {
+        Ok(spawn(async move {
             let mut ctx = Ctx::new(&shared, &options, &hooks, observe, prepared.signal.clone());
             let submitted = ctx.submit(prepared, false).await;
             let Some(response) = submitted.response.as_ref().filter(|_| submitted.phase == Phase::Succeeded)
             else {
-                return Ok(ctx.outcome(submitted));
+                return ctx.outcome(submitted);
             };
             // The caller's `status` hook may be async: it is raced against
             // the polling budget and the cancel like everything else.
@@ -138,12 +138,10 @@ impl Policy {
             let found = race(hook, ctx.clock.sleep(spec.schedule.budget_ms)).await;
             let status = match found {
                 Either::Left(Ok(prepared)) => prepared,
-                Either::Left(Err(e)) => return Ok(ctx.end(submitted.report, Reason::TaskFailed, Some(e))),
-                Either::Right(Slept::Elapsed) => {
-                    return Ok(ctx.end(submitted.report, Reason::Deadline, None))
-                }
+                Either::Left(Err(e)) => return ctx.end(submitted.report, Reason::TaskFailed, Some(e)),
+                Either::Right(Slept::Elapsed) => return ctx.end(submitted.report, Reason::Deadline, None),
                 Either::Right(Slept::Cancelled) => {
-                    return Ok(ctx.end(submitted.report, Reason::Cancelled, None));
+                    return ctx.end(submitted.report, Reason::Cancelled, None);
                 }
             };
             let transport = ctx.transport(status);
@@ -162,7 +160,7 @@ impl Policy {
                 observe,
             )
             .await;
-            Ok(ctx.outcome(finished))
+            ctx.outcome(finished)
         }))
     }
 }

@@ -13,4 +13,5 @@ mod json;
 mod options;
 mod poll;
 mod request;
+mod task;
 mod transport;

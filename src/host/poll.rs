@@ -5,12 +5,12 @@
 use alloc::vec::Vec;
 use js_sys::{Array, Function, Object, Promise};
 use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
 use web_sys::Response;
 
 use super::bind::{get, Init};
 use super::options::Key;
 use super::request::{prepare, Prepared};
+use super::task::Settled;
 use super::transport::Received;
 use crate::engine::poll::Judge;
 use crate::engine::Answer;
@@ -94,7 +94,7 @@ pub fn read(js: &JsValue) -> Result<Spec, OptionError> {
 /// Awaits `value` when it is a promise.
 async fn settle(value: JsValue) -> Result<JsValue, JsValue> {
     match value.dyn_into::<Promise>() {
-        Ok(p) => JsFuture::from(p).await,
+        Ok(p) => Settled::new(p).await,
         Err(v) => Ok(v),
     }
 }

@@ -9,14 +9,16 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use js_sys::{Object, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortController, ReadableStream, ReadableStreamDefaultReader, Response, ResponseType};
+use web_sys::{
+    AbortController, Headers, ReadableStream, ReadableStreamDefaultReader, Response, ResponseType,
+};
 
 use super::bind::{
     fetch, get, get_string, has_header, header, Fetched, Rebuild, CONTENT_ENCODING, CONTENT_LENGTH,
     RETRY_AFTER, RETRY_AFTER_MS, URL, VALUE,
 };
 use super::request::Prepared;
+use super::task::Settled;
 use crate::engine::{Answer, Failed, Transport};
 use crate::policy::classify::{Failure, Stage};
 use crate::policy::report::{secrets_of, snippet, SNIPPET_READ_BYTES};
@@ -133,7 +135,7 @@ impl FetchTransport {
         init.set_signal(&controller.signal());
         let promise = fetch(&input, init).map_err(not_sent)?;
         let response: Response =
-            JsFuture::from(promise).await.map_err(|e| self.fetch_failed(e))?.unchecked_into();
+            Settled::new(promise).await.map_err(|e| self.fetch_failed(e))?.unchecked_into();
         let status = response.status();
         let headers = response.headers();
         let (retry_after, retry_after_ms) =
@@ -143,14 +145,22 @@ impl FetchTransport {
         let body = match kind {
             // Opaque responses (manual redirects, no-cors) have no readable body.
             ResponseType::Opaqueredirect | ResponseType::Opaque => Received { response, bytes: None },
-            _ => self.buffer(response, status, cross_origin).await?,
+            _ => self.buffer(response, &headers, status, cross_origin).await?,
         };
         Ok(Answer { status, retry_after, retry_after_ms, cross_origin, body })
     }
 
-    async fn buffer(&self, response: Response, status: u16, cors: bool) -> Result<Received, Failed<JsValue>> {
+    async fn buffer(
+        &self,
+        response: Response,
+        headers: &Headers,
+        status: u16,
+        cors: bool,
+    ) -> Result<Received, Failed<JsValue>> {
         let bytes = match response.body() {
-            Some(stream) if !null_body(status) => Some(self.read_body(&response, stream, cors).await?),
+            Some(stream) if !null_body(status) => {
+                Some(self.read_body(&response, headers, stream, cors).await?)
+            }
             _ => None,
         };
         // (Not the response itself as the init: Deno would then take the
@@ -159,7 +169,7 @@ impl FetchTransport {
         let init: Rebuild = Object::new().unchecked_into();
         init.set_status(status);
         init.set_status_text(&fetched.status_text());
-        init.set_headers(&response.headers());
+        init.set_headers(headers);
         let Ok(rebuilt) = Response::new_with_opt_js_u8_array_and_init(bytes.as_ref(), init.unchecked_ref())
         else {
             return Ok(Received { response, bytes });
@@ -177,19 +187,19 @@ impl FetchTransport {
     async fn read_body(
         &self,
         response: &Response,
+        headers: &Headers,
         stream: ReadableStream,
         cors: bool,
     ) -> Result<Uint8Array, Failed<JsValue>> {
         let max = self.max_body_bytes;
-        let headers = response.headers();
-        let encoded = cors || has_header(&headers, &CONTENT_ENCODING);
-        let declared = header(&headers, &CONTENT_LENGTH).and_then(|v| v.trim().parse::<u64>().ok());
+        let encoded = cors || has_header(headers, &CONTENT_ENCODING);
+        let declared = header(headers, &CONTENT_LENGTH).and_then(|v| v.trim().parse::<u64>().ok());
         if let (Some(len), false) = (declared, encoded) {
             if len > max {
                 return Err(too_large());
             }
             let promise = response.array_buffer().map_err(delivered)?;
-            let buffer = JsFuture::from(promise).await.map_err(delivered)?;
+            let buffer = Settled::new(promise).await.map_err(delivered)?;
             let bytes = Uint8Array::new(&buffer);
             let got = u64::from(bytes.length());
             if got < len {
@@ -209,7 +219,7 @@ impl FetchTransport {
         let mut chunks: Vec<Uint8Array> = Vec::new();
         let mut total: u64 = 0;
         loop {
-            let step = JsFuture::from(reader.read()).await.map_err(delivered)?;
+            let step = Settled::new(reader.read()).await.map_err(delivered)?;
             if get(&step, "done").as_bool().unwrap_or(true) {
                 break;
             }

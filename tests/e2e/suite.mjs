@@ -264,6 +264,25 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.equal((await settledCount(id, 100)).requests, 0, 'server requests');
   });
 
+  add('A call started and a subscriber added from inside onRetry both run: each call ends with its own response, nothing sent twice', async () => {
+    const [outer, inner] = [rid(), rid()];
+    let started;
+    const seen = [];
+    const p = policy({ onRetry: () => {
+      started ??= p.run(seqUrl(inner, ['200~body=inner']));
+      started.subscribe((s) => seen.push(stateOf(s)));
+    } });
+    const res = await p.fetch(seqUrl(outer, ['503', '200~body=outer']));
+    assert.equal(await res.text(), 'outer');
+    assert.ok(started, 'onRetry ran');
+    const result = await started.result;
+    assert.equal(result.kind, 'succeeded');
+    assert.equal(await result.response.text(), 'inner');
+    assert.ok(seen.includes('succeeded'), `subscriber saw ${seen}`);
+    assert.equal((await settledCount(outer)).requests, 2);
+    assert.equal((await count(inner)).requests, 1);
+  });
+
   add('Aborting from onRetry cancels the wait: it rejects with the caller\'s reason and no further request is sent', async () => {
     const id = rid();
     const ac = new AbortController();
