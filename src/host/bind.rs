@@ -76,6 +76,13 @@ extern "C" {
     #[wasm_bindgen(method, getter, js_name = statusText)]
     pub fn status_text(this: &Fetched) -> JsValue;
 
+    /// What a stream reader's `read()` resolves to.
+    pub type ReadResult;
+    #[wasm_bindgen(method, getter)]
+    pub fn done(this: &ReadResult) -> bool;
+    #[wasm_bindgen(method, getter)]
+    pub fn value(this: &ReadResult) -> JsValue;
+
     /// A `ResponseInit` of our own.
     #[wasm_bindgen(extends = Object)]
     pub type Rebuild;

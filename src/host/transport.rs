@@ -7,15 +7,15 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use js_sys::{Object, Reflect, Uint8Array};
+use js_sys::{ArrayBuffer, Object, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{
     AbortController, Headers, ReadableStream, ReadableStreamDefaultReader, Response, ResponseType,
 };
 
 use super::bind::{
-    fetch, get, get_string, has_header, header, Fetched, Rebuild, CONTENT_ENCODING, CONTENT_LENGTH,
-    RETRY_AFTER, RETRY_AFTER_MS, URL, VALUE,
+    fetch, get, get_string, has_header, header, Fetched, ReadResult, Rebuild, CONTENT_ENCODING,
+    CONTENT_LENGTH, RETRY_AFTER, RETRY_AFTER_MS, URL, VALUE,
 };
 use super::request::Prepared;
 use super::task::Settled;
@@ -33,7 +33,7 @@ pub struct FetchTransport {
 /// A response ready for the caller, and its buffered body.
 pub struct Received {
     pub response: Response,
-    pub bytes: Option<Uint8Array>,
+    pub bytes: Option<ArrayBuffer>,
 }
 
 /// Aborts the attempt unless it completed.
@@ -170,7 +170,8 @@ impl FetchTransport {
         init.set_status(status);
         init.set_status_text(&fetched.status_text());
         init.set_headers(headers);
-        let Ok(rebuilt) = Response::new_with_opt_js_u8_array_and_init(bytes.as_ref(), init.unchecked_ref())
+        let Ok(rebuilt) =
+            Response::new_with_opt_buffer_source_and_init(bytes.as_deref(), init.unchecked_ref())
         else {
             return Ok(Received { response, bytes });
         };
@@ -190,7 +191,7 @@ impl FetchTransport {
         headers: &Headers,
         stream: ReadableStream,
         cors: bool,
-    ) -> Result<Uint8Array, Failed<JsValue>> {
+    ) -> Result<ArrayBuffer, Failed<JsValue>> {
         let max = self.max_body_bytes;
         let encoded = cors || has_header(headers, &CONTENT_ENCODING);
         let declared = header(headers, &CONTENT_LENGTH).and_then(|v| v.trim().parse::<u64>().ok());
@@ -199,9 +200,8 @@ impl FetchTransport {
                 return Err(too_large());
             }
             let promise = response.array_buffer().map_err(delivered)?;
-            let buffer = Settled::new(promise).await.map_err(delivered)?;
-            let bytes = Uint8Array::new(&buffer);
-            let got = u64::from(bytes.length());
+            let buffer: ArrayBuffer = Settled::new(promise).await.map_err(delivered)?.unchecked_into();
+            let got = u64::from(buffer.byte_length());
             if got < len {
                 // WebKit resolves a body cut short by a clean close: the
                 // connection broke after the request was delivered.
@@ -213,17 +213,17 @@ impl FetchTransport {
                     Some(short),
                 ));
             }
-            return if got > max { Err(too_large()) } else { Ok(bytes) };
+            return if got > max { Err(too_large()) } else { Ok(buffer) };
         }
         let reader: ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
         let mut chunks: Vec<Uint8Array> = Vec::new();
         let mut total: u64 = 0;
         loop {
-            let step = Settled::new(reader.read()).await.map_err(delivered)?;
-            if get(&step, "done").as_bool().unwrap_or(true) {
+            let step: ReadResult = Settled::new(reader.read()).await.map_err(delivered)?.unchecked_into();
+            if step.done() {
                 break;
             }
-            let chunk: Uint8Array = get(&step, "value").unchecked_into();
+            let chunk: Uint8Array = step.value().unchecked_into();
             total += u64::from(chunk.length());
             if total > max {
                 return Err(too_large());
@@ -236,7 +236,7 @@ impl FetchTransport {
             all.set(chunk, offset);
             offset += chunk.length();
         }
-        Ok(all)
+        Ok(all.buffer())
     }
 }
 
@@ -259,7 +259,11 @@ impl Transport for FetchTransport {
 
     fn snippet(&self, body: &Received) -> Option<String> {
         let bytes = body.bytes.as_ref()?;
-        let head = bytes.subarray(0, bytes.length().min(SNIPPET_READ_BYTES as u32));
+        let head = Uint8Array::new_with_byte_offset_and_length(
+            bytes,
+            0,
+            bytes.byte_length().min(SNIPPET_READ_BYTES as u32),
+        );
         let mut secrets = self.prepared.secrets();
         if let Ok(Some(cookies)) = body.response.headers().get("set-cookie") {
             secrets_of(&cookies, &mut secrets);
