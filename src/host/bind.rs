@@ -3,7 +3,7 @@
 //! reading and writing plain JS objects.
 
 use alloc::string::String;
-use js_sys::{Function, JsString, Object, Promise, Reflect};
+use js_sys::{Array, Function, JsString, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsThreadLocal as ThreadLocal;
 
@@ -29,6 +29,39 @@ extern "C" {
     /// Missing outside secure contexts (plain http:// pages): caught.
     #[wasm_bindgen(catch, js_namespace = crypto, js_name = randomUUID)]
     pub fn random_uuid() -> Result<String, JsValue>;
+}
+
+// Whatever runs the caller's code (getters on `init` or on option arrays, a
+// hook's `then`) is imported with `catch`: a JS exception must never unwind
+// through wasm frames, which would leak the shadow stack and, after a few
+// hundred calls, break the module.
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(catch, js_namespace = Object, js_name = assign)]
+    pub fn assign(target: &Object, source: &JsValue) -> Result<JsValue, JsValue>;
+
+    /// A copy whose elements are plain values (getters run once, here).
+    #[wasm_bindgen(catch, js_namespace = Array, js_name = from)]
+    fn array_from(items: &JsValue) -> Result<Array, JsValue>;
+
+    /// A promise, whose `then` a subclass may override.
+    pub type Thenable;
+    #[wasm_bindgen(catch, method)]
+    pub fn then(
+        this: &Thenable,
+        ok: &Closure<dyn FnMut(JsValue)>,
+        err: &Closure<dyn FnMut(JsValue)>,
+    ) -> Result<JsValue, JsValue>;
+}
+
+/// The elements of a caller's array of at most `max` elements, read once;
+/// `None` for anything else (not an array, too long, a throwing element).
+pub fn list(v: &JsValue, max: u32) -> Option<Array> {
+    let len = Array::is_array(v).then(|| get(v, "length").as_f64())??;
+    if len > f64::from(max) {
+        return None;
+    }
+    array_from(v).ok()
 }
 
 // The hot path reads and writes properties through direct accessors

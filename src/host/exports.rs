@@ -100,7 +100,7 @@ impl Policy {
         observe: Option<Function>,
     ) -> Result<Promise, JsValue> {
         let shared = self.shared.clone();
-        let (own, retry) = own_init(&init);
+        let (own, retry) = own_init(&init)?;
         let (options, hooks) = options::read(&shared.options, &shared.hooks, &retry, true)?;
         let prepared = prepare(&input, own, &hooks.idempotency_key)?;
         Ok(spawn(async move {
@@ -121,7 +121,7 @@ impl Policy {
         observe: Option<Function>,
     ) -> Result<Promise, JsValue> {
         let shared = self.shared.clone();
-        let (own, retry) = own_init(&init);
+        let (own, retry) = own_init(&init)?;
         let (options, hooks) = options::read(&shared.options, &shared.hooks, &retry, true)?;
         let spec = poll::read(&spec)?;
         let prepared = prepare(&input, own, &hooks.idempotency_key)?;

@@ -3,10 +3,10 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use js_sys::{Array, Function};
+use js_sys::Function;
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::bind::get;
+use super::bind::{get, list};
 use crate::policy::classify::RetryOn;
 use crate::policy::options::{check_status, ErrorKind, Flag, Numeric, OptionError, Options, STATUSES};
 
@@ -148,7 +148,7 @@ fn retry_on(o: &mut Options, js: &JsValue) -> Result<(), OptionError> {
     }
     let statuses = get(js, "statuses");
     if !statuses.is_undefined() {
-        let array: &Array = statuses.dyn_ref().ok_or(STATUSES)?;
+        let array = list(&statuses, 1000).ok_or(STATUSES)?;
         let mut list = Vec::new();
         for v in array.iter() {
             list.push(check_status(v.as_f64().ok_or(STATUSES)?)?);

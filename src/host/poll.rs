@@ -3,11 +3,11 @@
 //! hook about each poll.
 
 use alloc::vec::Vec;
-use js_sys::{Array, Function, Object, Promise};
+use js_sys::{Function, Object, Promise};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::Response;
 
-use super::bind::{get, Init};
+use super::bind::{get, list, Init};
 use super::options::Key;
 use super::request::{prepare, Prepared};
 use super::task::Settled;
@@ -72,10 +72,10 @@ pub fn read(js: &JsValue) -> Result<Spec, OptionError> {
     }
     let phases = get(js, "phases");
     if !phases.is_undefined() {
-        let list: &Array = phases.dyn_ref().ok_or(PHASES)?;
+        let items = list(&phases, 100).ok_or(PHASES)?;
         let mut until = 0u64;
         let mut out = Vec::new();
-        for p in list.iter() {
+        for p in items.iter() {
             let every_ms = ms_in_range(&get(&p, "everyMs"), PHASES)?.ok_or(PHASES)?;
             let until_ms = ms_in_range(&get(&p, "forMs"), PHASES)?.map(|f| {
                 until = until.saturating_add(f);

@@ -11,7 +11,7 @@ use js_sys::{Array, Function, Object, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{AbortSignal, Headers, ReadableStream, Request};
 
-use super::bind::{get, get_string, random_uuid, Global, Init, Location, Url, RETRY};
+use super::bind::{assign, get, get_string, random_uuid, Global, Init, Location, Url, RETRY};
 use super::options::Key;
 use crate::policy::classify::{normalize_method, Safety};
 use crate::policy::report::{secrets_of, CREDENTIAL_HEADERS};
@@ -57,17 +57,19 @@ fn check_url(input: &JsValue) -> Result<(), JsValue> {
 
 /// Our own copy of the caller's `init` (what each attempt sends), and the
 /// `retry` options it carried (removed from the copy).
-pub fn own_init(init: &JsValue) -> (Init, JsValue) {
+/// A getter on `init` that throws rejects the call with its error, as in
+/// `fetch`.
+pub fn own_init(init: &JsValue) -> Result<(Init, JsValue), JsValue> {
     let own: Init = Object::new().unchecked_into();
     if !init.is_object() {
-        return (own, JsValue::UNDEFINED);
+        return Ok((own, JsValue::UNDEFINED));
     }
-    Object::assign(&own, init.unchecked_ref());
+    assign(&own, init)?;
     let retry = own.retry();
     if !retry.is_undefined() {
         let _ = RETRY.with(|key| Reflect::delete_property(&own, key));
     }
-    (own, retry)
+    Ok((own, retry))
 }
 
 /// Builds what each attempt sends from our copy of `init`; throws what

@@ -19,7 +19,9 @@ use core::pin::Pin;
 use core::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 use js_sys::{Function, Promise};
 use wasm_bindgen::closure::Closure;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
+
+use super::bind::Thenable;
 
 type Boxed = Pin<Box<dyn Future<Output = JsValue>>>;
 
@@ -156,7 +158,10 @@ impl Future for Settled {
             let (ok, err) = (self.state.clone(), self.state.clone());
             let on_ok = Closure::<dyn FnMut(JsValue)>::new(move |v| ok.settle(Ok(v)));
             let on_err = Closure::<dyn FnMut(JsValue)>::new(move |e| err.settle(Err(e)));
-            let _ = promise.then2(&on_ok, &on_err);
+            let thenable: &Thenable = promise.unchecked_ref();
+            if let Err(e) = thenable.then(&on_ok, &on_err) {
+                return Poll::Ready(Err(e));
+            }
             self.state.callbacks.set(Some((on_ok, on_err)));
         }
         self.state.waker.set(Some(cx.waker().clone()));

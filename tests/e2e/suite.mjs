@@ -167,6 +167,23 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.equal((await count(id)).requests, 2);
   });
 
+  add('The first request is handed to fetch synchronously, before policy.fetch() returns', async () => {
+    const real = globalThis.fetch;
+    let calls = 0;
+    globalThis.fetch = function (...args) {
+      calls++;
+      return real.apply(this, args);
+    };
+    let pending;
+    try {
+      pending = policy().fetch(seqUrl(rid(), ['200']));
+      assert.equal(calls, 1, 'fetch calls before policy.fetch() returned');
+    } finally {
+      globalThis.fetch = real;
+    }
+    assert.equal((await pending).status, 200);
+  });
+
   add('A 503 on every request stops after maxAttempts (3) requests with attempts-exhausted and resolves with the last 503', async () => {
     const id = rid();
     const res = await policy().fetch(seqUrl(id, ['503']));
@@ -563,6 +580,53 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.equal(errors, 1500, 'every call was refused with a TypeError naming randomUUID');
     assert.equal((await count(id)).requests, 0, 'nothing was sent');
     const res = await p.fetch(seqUrl(rid(), ['200']), { method: 'POST', retry: { idempotencyKey: true } });
+    assert.equal(res.status, 200, 'the module still works');
+  });
+
+  add('Caller code that throws while a call is read (a getter on init, an element of retryOn.statuses or of poll phases) rejects that call, 1500 times over, and the module keeps working', async () => {
+    const p = policy();
+    const id = rid();
+    const url = seqUrl(id, ['200']);
+    const boom = new Error('boom from a getter');
+    const throwing = (value) => {
+      const list = [value];
+      Object.defineProperty(list, 0, { get() { throw boom; } });
+      return list;
+    };
+    const statuses = throwing(429);
+    const phases = throwing({ everyMs: 100 });
+    const errors = { init: 0, statuses: 0, phases: 0 };
+    for (let i = 0; i < 1500; i++) {
+      await p.fetch(url, { get method() { throw boom; } }).catch((e) => { if (e === boom) errors.init++; });
+      await p.fetch(url, { retry: { retryOn: { statuses } } }).catch((e) => {
+        if (e instanceof TypeError && /statuses/.test(e.message)) errors.statuses++;
+      });
+      try {
+        p.poll(url, { method: 'POST' }, { status: url, phases });
+      } catch (e) {
+        if (e instanceof TypeError && /phases/.test(e.message)) errors.phases++;
+      }
+    }
+    assert.equal(errors, { init: 1500, statuses: 1500, phases: 1500 }, 'each call refused with the right error');
+    assert.equal((await count(id)).requests, 0, 'nothing was sent');
+    const res = await p.fetch(seqUrl(rid(), ['200']));
+    assert.equal(res.status, 200, 'the module still works');
+  });
+
+  add('A verdict that returns a promise whose then() throws ends the poll as failed (task-failed), and the module keeps working', async () => {
+    const id = rid();
+    class Broken extends Promise {
+      then() { throw new Error('broken then'); }
+    }
+    const op = policy().poll(scen('task', id, { ms: 0 }), { method: 'POST', body: 'x' }, {
+      status: (submitted) => new URL(submitted.headers.get('location'), base),
+      verdict: () => new Broken(() => {}),
+      phases: [{ everyMs: 50 }],
+      budgetMs: 2000,
+    });
+    const result = await op.result;
+    assert.equal([result.kind, result.reason], ['failed', 'task-failed']);
+    const res = await policy().fetch(seqUrl(rid(), ['200']));
     assert.equal(res.status, 200, 'the module still works');
   });
 
