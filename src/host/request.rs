@@ -11,7 +11,7 @@ use js_sys::{Array, Function, Object, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{AbortSignal, Headers, ReadableStream, Request};
 
-use super::bind::{assign, get, get_string, random_uuid, Global, Init, Location, Url, RETRY};
+use super::bind::{assign, get, get_string, random_uuid, Branded, Global, Init, Location, Url, RETRY};
 use super::options::Key;
 use crate::policy::classify::{normalize_method, Safety};
 use crate::policy::report::{secrets_of, CREDENTIAL_HEADERS};
@@ -81,6 +81,14 @@ pub fn prepare(input: &JsValue, mut own: Init, key: &Key) -> Result<Prepared, Js
         own.set_duplex("half");
     }
     let request = input.dyn_ref::<Request>();
+    if request.is_some_and(|r| r.unchecked_ref::<Branded>().method().is_err()) {
+        return Err(js_sys::TypeError::new("saferetry: `input` looks like a Request but is not one").into());
+    }
+    if signal.as_ref().is_some_and(|s| s.unchecked_ref::<Branded>().aborted().is_err()) {
+        return Err(
+            js_sys::TypeError::new("saferetry: `signal` looks like an AbortSignal but is not one").into()
+        );
+    }
     let given = match key {
         Key::Given(k) => Some(k.clone()),
         Key::Generate => Some(random_uuid().map_err(|_| {

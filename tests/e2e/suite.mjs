@@ -583,7 +583,7 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.equal(res.status, 200, 'the module still works');
   });
 
-  add('Caller code that throws while a call is read (a getter on init, an element of retryOn.statuses or of poll phases) rejects that call, 1500 times over, and the module keeps working', async () => {
+  add('Caller code that throws while a call is read (a getter on init, an element of retryOn.statuses or of poll phases, a fake Request or AbortSignal) rejects that call, 1500 times over, and the module keeps working', async () => {
     const p = policy();
     const id = rid();
     const url = seqUrl(id, ['200']);
@@ -595,9 +595,13 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     };
     const statuses = throwing(429);
     const phases = throwing({ everyMs: 100 });
-    const errors = { init: 0, statuses: 0, phases: 0 };
+    const fakeRequest = Object.create(Request.prototype);
+    const fakeSignal = Object.create(AbortSignal.prototype);
+    const errors = { init: 0, statuses: 0, phases: 0, request: 0, signal: 0 };
     for (let i = 0; i < 1500; i++) {
       await p.fetch(url, { get method() { throw boom; } }).catch((e) => { if (e === boom) errors.init++; });
+      await p.fetch(fakeRequest).catch((e) => { if (e instanceof TypeError && /Request/.test(e.message)) errors.request++; });
+      await p.fetch(url, { signal: fakeSignal }).catch((e) => { if (e instanceof TypeError && /signal/.test(e.message)) errors.signal++; });
       await p.fetch(url, { retry: { retryOn: { statuses } } }).catch((e) => {
         if (e instanceof TypeError && /statuses/.test(e.message)) errors.statuses++;
       });
@@ -607,7 +611,7 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
         if (e instanceof TypeError && /phases/.test(e.message)) errors.phases++;
       }
     }
-    assert.equal(errors, { init: 1500, statuses: 1500, phases: 1500 }, 'each call refused with the right error');
+    assert.equal(errors, { init: 1500, statuses: 1500, phases: 1500, request: 1500, signal: 1500 }, 'each call refused with the right error');
     assert.equal((await count(id)).requests, 0, 'nothing was sent');
     const res = await p.fetch(seqUrl(rid(), ['200']));
     assert.equal(res.status, 200, 'the module still works');
