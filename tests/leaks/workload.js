@@ -405,15 +405,15 @@ export async function runLeakSuite({ saferetry, tracker, env, bases, total = 10_
   }
   // Wasm memory grows by 64 KiB pages and the externref table by doubling,
   // each when the operations in flight reach a new high-water mark, which
-  // can happen once after the warm-up. A leak keeps growing: the second half
-  // (total / 2 ops) must not grow at all, and the whole run by one step at
-  // most. Half of 10 000 ops shows any leak of 13 bytes or one slot per op.
+  // can happen once at any point after the warm-up. A leak keeps growing, so
+  // the run may take one step at most. (A module leaking one 8-byte box per
+  // call grew by three pages over this run: measured, see README.)
   const PAGE = 64 * 1024;
-  check('wasm memory: no growth over the second half, at most one 64 KiB page over the run',
-    after.wasmMemory <= mid.wasmMemory && after.wasmMemory - before.wasmMemory <= PAGE,
+  check('wasm memory: at most one 64 KiB page of growth after the warm-up',
+    after.wasmMemory - before.wasmMemory <= PAGE,
     `${fmtBytes(before.wasmMemory)} → ${fmtBytes(mid.wasmMemory)} → ${fmtBytes(after.wasmMemory)}`);
-  check('externref table: no growth over the second half, at most one doubling over the run',
-    after.externrefs === null || (after.externrefs <= mid.externrefs && after.externrefs <= 2 * before.externrefs),
+  check('externref table: at most one doubling after the warm-up',
+    after.externrefs === null || after.externrefs <= 2 * before.externrefs,
     `${before.externrefs} → ${mid.externrefs} → ${after.externrefs} slots`);
   const L = figures.listeners;
   check(`long-lived signal: ${L.calls} sequential calls succeeded`, L.ok === L.calls, L.failures.join('; '));
