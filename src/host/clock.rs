@@ -13,7 +13,8 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{AbortSignal, EventTarget};
 
-use super::bind::{clear_timeout, date_now, set_timeout, Global, Navigator};
+use super::bind::{clear_timeout, date_now, set_timeout};
+use super::props::{Global, Navigator};
 use crate::engine::{Clock, Slept};
 use crate::policy::limits::timer_ms;
 

@@ -5,6 +5,7 @@
 //! back as JS values.
 
 mod bind;
+mod caller;
 mod clock;
 mod convert;
 mod error;
@@ -12,6 +13,7 @@ mod exports;
 mod json;
 mod options;
 mod poll;
+mod props;
 mod request;
 mod task;
 mod transport;

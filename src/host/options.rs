@@ -6,7 +6,8 @@ use alloc::vec::Vec;
 use js_sys::Function;
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::bind::{get, list};
+use super::bind::get;
+use super::caller::list;
 use crate::policy::classify::RetryOn;
 use crate::policy::options::{check_status, ErrorKind, Flag, Numeric, OptionError, Options, STATUSES};
 

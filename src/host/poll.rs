@@ -7,8 +7,10 @@ use js_sys::{Function, Object, Promise};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::Response;
 
-use super::bind::{get, list, Init};
+use super::bind::get;
+use super::caller::list;
 use super::options::Key;
+use super::props::Init;
 use super::request::{prepare, Prepared};
 use super::task::Settled;
 use super::transport::Received;

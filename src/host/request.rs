@@ -11,8 +11,10 @@ use js_sys::{Array, Function, Object, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{AbortSignal, Headers, ReadableStream, Request};
 
-use super::bind::{assign, get, get_string, random_uuid, Branded, Global, Init, Location, Url, RETRY};
+use super::bind::{get, get_string, random_uuid};
+use super::caller::{assign, Branded};
 use super::options::Key;
+use super::props::{Global, Init, Location, Url, RETRY};
 use crate::policy::classify::{normalize_method, Safety};
 use crate::policy::report::{secrets_of, CREDENTIAL_HEADERS};
 

@@ -21,7 +21,7 @@ use js_sys::{Function, Promise};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::bind::Thenable;
+use super::caller::Thenable;
 
 type Boxed = Pin<Box<dyn Future<Output = JsValue>>>;
 

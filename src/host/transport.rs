@@ -13,9 +13,10 @@ use web_sys::{
     AbortController, Headers, ReadableStream, ReadableStreamDefaultReader, Response, ResponseType,
 };
 
-use super::bind::{
-    fetch, get, get_string, has_header, header, Fetched, ReadResult, Rebuild, CONTENT_ENCODING,
-    CONTENT_LENGTH, RETRY_AFTER, RETRY_AFTER_MS, URL, VALUE,
+use super::bind::{fetch, get, get_string};
+use super::props::{
+    has_header, header, Fetched, ReadResult, Rebuild, CONTENT_ENCODING, CONTENT_LENGTH, RETRY_AFTER,
+    RETRY_AFTER_MS, URL, VALUE,
 };
 use super::request::Prepared;
 use super::task::Settled;

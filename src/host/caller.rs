@@ -1,0 +1,49 @@
+//! Reading what the caller handed us without ever letting a JS exception
+//! unwind through wasm frames: that would leak the shadow stack and, after a
+//! few hundred calls, break the module. Whatever can run the caller's code
+//! (getters on `init` or on option arrays, a hook promise's `then`, a host
+//! object that is not what it claims) is imported with `catch`.
+
+use js_sys::{Array, Object};
+use wasm_bindgen::prelude::*;
+
+use super::bind::get;
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(catch, js_namespace = Object, js_name = assign)]
+    pub fn assign(target: &Object, source: &JsValue) -> Result<JsValue, JsValue>;
+
+    /// A copy whose elements are plain values (getters run once, here).
+    #[wasm_bindgen(catch, js_namespace = Array, js_name = from)]
+    fn array_from(items: &JsValue) -> Result<Array, JsValue>;
+
+    /// A host object the caller handed us (a `Request`, an `AbortSignal`),
+    /// read once through `catch`: one that only looks like it
+    /// (`Object.create(Request.prototype)`, a Proxy) passes `instanceof`
+    /// but throws on every getter.
+    pub type Branded;
+    #[wasm_bindgen(catch, method, getter)]
+    pub fn aborted(this: &Branded) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, method, getter)]
+    pub fn method(this: &Branded) -> Result<JsValue, JsValue>;
+
+    /// A promise, whose `then` a subclass may override.
+    pub type Thenable;
+    #[wasm_bindgen(catch, method)]
+    pub fn then(
+        this: &Thenable,
+        ok: &Closure<dyn FnMut(JsValue)>,
+        err: &Closure<dyn FnMut(JsValue)>,
+    ) -> Result<JsValue, JsValue>;
+}
+
+/// The elements of a caller's array of at most `max` elements, read once;
+/// `None` for anything else (not an array, too long, a throwing element).
+pub fn list(v: &JsValue, max: u32) -> Option<Array> {
+    let len = Array::is_array(v).then(|| get(v, "length").as_f64())??;
+    if len > f64::from(max) {
+        return None;
+    }
+    array_from(v).ok()
+}

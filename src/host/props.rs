@@ -1,0 +1,126 @@
+//! Direct property accessors for the hot path (`init.signal = …` in the
+//! glue) rather than `Reflect` with a key string decoded on every call, and
+//! the names we look up made into JS strings once: a successful call crosses
+//! into JS about half as often this way.
+
+use alloc::string::String;
+use js_sys::{JsString, Object};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsThreadLocal as ThreadLocal;
+
+#[wasm_bindgen]
+extern "C" {
+    /// A plain object of our own (the copy of the caller's `init`): its data
+    /// properties are plain values, so reading them cannot throw.
+    #[wasm_bindgen(extends = Object)]
+    pub type Init;
+    #[wasm_bindgen(method, getter)]
+    pub fn retry(this: &Init) -> JsValue;
+    #[wasm_bindgen(method, getter)]
+    pub fn signal(this: &Init) -> JsValue;
+    #[wasm_bindgen(method, setter)]
+    pub fn set_signal(this: &Init, signal: &JsValue);
+    #[wasm_bindgen(method, getter)]
+    pub fn body(this: &Init) -> JsValue;
+    #[wasm_bindgen(method, getter)]
+    pub fn headers(this: &Init) -> JsValue;
+    #[wasm_bindgen(method, setter)]
+    pub fn set_headers(this: &Init, headers: &JsValue);
+    #[wasm_bindgen(method, getter)]
+    pub fn method(this: &Init) -> JsValue;
+    #[wasm_bindgen(method, setter)]
+    pub fn set_method(this: &Init, method: &str);
+    #[wasm_bindgen(method, setter)]
+    pub fn set_redirect(this: &Init, redirect: &str);
+    #[wasm_bindgen(method, setter)]
+    pub fn set_duplex(this: &Init, duplex: &str);
+
+    /// A host `Headers`, read with header names made into JS strings once.
+    pub type HeaderMap;
+    #[wasm_bindgen(method, js_name = get)]
+    pub fn get(this: &HeaderMap, name: &JsString) -> Option<String>;
+    #[wasm_bindgen(method, js_name = has)]
+    pub fn has(this: &HeaderMap, name: &JsString) -> bool;
+
+    /// A host `Response`'s strings as JS strings (not copied through Rust).
+    pub type Fetched;
+    #[wasm_bindgen(method, getter)]
+    pub fn url(this: &Fetched) -> JsValue;
+    #[wasm_bindgen(method, getter, js_name = statusText)]
+    pub fn status_text(this: &Fetched) -> JsValue;
+
+    /// What a stream reader's `read()` resolves to.
+    pub type ReadResult;
+    #[wasm_bindgen(method, getter)]
+    pub fn done(this: &ReadResult) -> bool;
+    #[wasm_bindgen(method, getter)]
+    pub fn value(this: &ReadResult) -> JsValue;
+
+    /// A `ResponseInit` of our own.
+    #[wasm_bindgen(extends = Object)]
+    pub type Rebuild;
+    #[wasm_bindgen(method, setter)]
+    pub fn set_status(this: &Rebuild, status: u16);
+    #[wasm_bindgen(method, setter, js_name = statusText)]
+    pub fn set_status_text(this: &Rebuild, text: &JsValue);
+    #[wasm_bindgen(method, setter)]
+    pub fn set_headers(this: &Rebuild, headers: &web_sys::Headers);
+
+    /// `URL`, to refuse up front what `fetch` would refuse.
+    pub type Url;
+    #[wasm_bindgen(catch, constructor, js_class = "URL")]
+    pub fn parse(url: &JsValue, base: &JsValue) -> Result<Url, JsValue>;
+    #[wasm_bindgen(method, getter)]
+    pub fn username(this: &Url) -> JsValue;
+    #[wasm_bindgen(method, getter)]
+    pub fn password(this: &Url) -> JsValue;
+
+    /// The global object, for the globals that may be missing.
+    pub type Global;
+    #[wasm_bindgen(method, getter)]
+    pub fn navigator(this: &Global) -> JsValue;
+    /// `location` may throw (Deno without `--location`): caught.
+    #[wasm_bindgen(method, catch, getter)]
+    pub fn location(this: &Global) -> Result<JsValue, JsValue>;
+
+    pub type Navigator;
+    #[wasm_bindgen(method, getter, js_name = onLine)]
+    pub fn on_line(this: &Navigator) -> JsValue;
+
+    pub type Location;
+    #[wasm_bindgen(method, getter)]
+    pub fn href(this: &Location) -> JsValue;
+}
+
+// Property and header names made into JS strings once, on first use.
+// (rustfmt would drop the initialisers: not Rust syntax, but the macro's.)
+#[rustfmt::skip]
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(thread_local_v2, static_string)]
+    pub static RETRY_AFTER: JsString = "retry-after";
+    #[wasm_bindgen(thread_local_v2, static_string)]
+    pub static RETRY_AFTER_MS: JsString = "retry-after-ms";
+    #[wasm_bindgen(thread_local_v2, static_string)]
+    pub static CONTENT_LENGTH: JsString = "content-length";
+    #[wasm_bindgen(thread_local_v2, static_string)]
+    pub static CONTENT_ENCODING: JsString = "content-encoding";
+    #[wasm_bindgen(thread_local_v2, static_string)]
+    pub static RETRY: JsString = "retry";
+    #[wasm_bindgen(thread_local_v2, static_string)]
+    pub static URL: JsString = "url";
+    #[wasm_bindgen(thread_local_v2, static_string)]
+    pub static VALUE: JsString = "value";
+}
+
+/// The header `name` of `headers`, when present.
+pub fn header(headers: &web_sys::Headers, name: &'static ThreadLocal<JsString>) -> Option<String> {
+    let map: &HeaderMap = headers.unchecked_ref();
+    name.with(|n| map.get(n))
+}
+
+/// Whether `headers` has the header `name`.
+pub fn has_header(headers: &web_sys::Headers, name: &'static ThreadLocal<JsString>) -> bool {
+    let map: &HeaderMap = headers.unchecked_ref();
+    name.with(|n| map.has(n))
+}
