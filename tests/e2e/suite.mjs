@@ -617,6 +617,21 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.equal(res.status, 200, 'the module still works');
   });
 
+  add('A verdict answering an unknown word, or through a thenable that is not a Promise, is fatal: the poll ends failed/task-failed', async () => {
+    const answers = { 'an unknown word': () => 'maybe', 'a plain thenable': () => ({ then: (resolve) => resolve('done') }) };
+    for (const [label, verdict] of Object.entries(answers)) {
+      const id = rid();
+      const op = policy().poll(scen('task', id, { ms: 0 }), { method: 'POST', body: 'x' }, {
+        status: (submitted) => new URL(submitted.headers.get('location'), base),
+        verdict,
+        phases: [{ everyMs: 50 }],
+        budgetMs: 2000,
+      });
+      const result = await op.result;
+      assert.equal([result.kind, result.reason], ['failed', 'task-failed'], label);
+    }
+  });
+
   add('A verdict that returns a promise whose then() throws ends the poll as failed (task-failed), and the module keeps working', async () => {
     const id = rid();
     class Broken extends Promise {
