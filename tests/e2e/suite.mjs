@@ -75,6 +75,10 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.equal(res.status, 200, `${method} ${path}`);
     return res.json();
   }
+  // A poll of the fault server's task scenario: submit, then status via the Location header.
+  const pollTask = (id, spec) => policy().poll(scen('task', id, { ms: 0 }), { method: 'POST', body: 'x' }, {
+    status: (submitted) => new URL(submitted.headers.get('location'), base), ...spec,
+  });
   function reportFor(res) {
     const r = reportOf(res);
     assert.ok(r && Array.isArray(r.attempts), 'reportOf(response) returns a report with an attempts array');
@@ -620,30 +624,16 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
   add('A verdict answering an unknown word, or through a thenable that is not a Promise, is fatal: the poll ends failed/task-failed', async () => {
     const answers = { 'an unknown word': () => 'maybe', 'a plain thenable': () => ({ then: (resolve) => resolve('done') }) };
     for (const [label, verdict] of Object.entries(answers)) {
-      const id = rid();
-      const op = policy().poll(scen('task', id, { ms: 0 }), { method: 'POST', body: 'x' }, {
-        status: (submitted) => new URL(submitted.headers.get('location'), base),
-        verdict,
-        phases: [{ everyMs: 50 }],
-        budgetMs: 2000,
-      });
-      const result = await op.result;
+      const result = await pollTask(rid(), { verdict, phases: [{ everyMs: 50 }], budgetMs: 2000 }).result;
       assert.equal([result.kind, result.reason], ['failed', 'task-failed'], label);
     }
   });
 
   add('A verdict that returns a promise whose then() throws ends the poll as failed (task-failed), and the module keeps working', async () => {
-    const id = rid();
     class Broken extends Promise {
       then() { throw new Error('broken then'); }
     }
-    const op = policy().poll(scen('task', id, { ms: 0 }), { method: 'POST', body: 'x' }, {
-      status: (submitted) => new URL(submitted.headers.get('location'), base),
-      verdict: () => new Broken(() => {}),
-      phases: [{ everyMs: 50 }],
-      budgetMs: 2000,
-    });
-    const result = await op.result;
+    const result = await pollTask(rid(), { verdict: () => new Broken(() => {}), phases: [{ everyMs: 50 }], budgetMs: 2000 }).result;
     assert.equal([result.kind, result.reason], ['failed', 'task-failed']);
     const res = await policy().fetch(seqUrl(rid(), ['200']));
     assert.equal(res.status, 200, 'the module still works');
@@ -657,15 +647,8 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
   });
 
   add('policy.poll ends at its budget when the verdict never answers, and a throwing status hook ends it as failed (state shown)', async () => {
-    const id = rid();
     const t0 = Date.now();
-    const op = policy().poll(scen('task', id, { ms: 0 }), { method: 'POST', body: 'x' }, {
-      status: (submitted) => new URL(submitted.headers.get('location'), base),
-      verdict: () => new Promise(() => {}),
-      phases: [{ everyMs: 100 }],
-      budgetMs: 800,
-    });
-    const out = await op.result;
+    const out = await pollTask(rid(), { verdict: () => new Promise(() => {}), phases: [{ everyMs: 100 }], budgetMs: 800 }).result;
     assert.equal(`${out.kind} ${out.reason}`, 'try-later deadline', 'a silent verdict');
     assert.ok(Date.now() - t0 < 3000, `ended after ${Date.now() - t0} ms`);
     const broken = policy().poll(scen('task', rid(), { ms: 0 }), { method: 'POST', body: 'x' }, {
