@@ -7,7 +7,8 @@
 //       rewrite failure-matrix.md from failure-matrix.json (no browser)
 //   node tests/browsers/measure-failures.mjs --check [browser...]
 //       re-measure once and fail (exit 1) if an error shape or a server count
-//       differs from the recorded matrix; prints "N passed, M failed"
+//       differs from the recorded matrix and from the later sightings in
+//       failure-seen.json; prints "N passed, M failed"
 import { createServer } from 'node:http';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -20,6 +21,8 @@ import { renderMarkdown, shapeKey } from './failure-report.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const JSON_PATH = join(HERE, 'failure-matrix.json');
+// Shapes seen by later checks, each with what it means for classification.
+const SEEN_PATH = join(HERE, 'failure-seen.json');
 
 // id, what happens, server mode (null: a closed port), repeated per run?
 export const CASES = [
@@ -121,6 +124,7 @@ async function main() {
   }
 
   const recorded = JSON.parse(readFileSync(JSON_PATH, 'utf8'));
+  const seen = JSON.parse(readFileSync(SEEN_PATH, 'utf8'));
   let passed = 0, failed = 0;
   for (const b of opts.browsers) {
     const t0 = Date.now();
@@ -136,7 +140,8 @@ async function main() {
     if (!rec) { failed++; console.log(`FAIL ${b}: nothing recorded for this browser`); continue; }
     if (rec.browserVersion !== got.browserVersion) console.log(`note ${b}: version ${got.browserVersion}, recorded ${rec.browserVersion}`);
     for (const c of CASES) {
-      const known = new Set(rec.runs.flat().filter((r) => r.id === c.id).map(shapeKey));
+      const later = (seen[b]?.[c.id] ?? []).map((s) => s.shape);
+      const known = new Set([...rec.runs.flat().filter((r) => r.id === c.id).map(shapeKey), ...later]);
       const bad = got.runs.flat().filter((r) => r.id === c.id && !known.has(shapeKey(r)));
       if (!known.size) { failed++; console.log(`FAIL ${b} ${c.id}: no recorded shape`); continue; }
       if (!bad.length) { passed++; continue; }
