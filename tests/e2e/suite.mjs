@@ -75,8 +75,9 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.equal(res.status, 200, `${method} ${path}`);
     return res.json();
   }
-  // A poll of the fault server's task scenario: submit, then status via the Location header.
-  const pollTask = (id, spec) => policy().poll(scen('task', id, { ms: 0 }), { method: 'POST', body: 'x' }, {
+  // A poll of the fault server's task scenario (`task` params: ms, fail,
+  // reject): submit, then status via the Location header unless `spec` says.
+  const pollTask = (id, spec, task = {}, body = 'x') => policy().poll(scen('task', id, { ms: 0, ...task }), { method: 'POST', body }, {
     status: (submitted) => new URL(submitted.headers.get('location'), base), ...spec,
   });
   function reportFor(res) {
@@ -651,9 +652,7 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     const out = await pollTask(rid(), { verdict: () => new Promise(() => {}), phases: [{ everyMs: 100 }], budgetMs: 800 }).result;
     assert.equal(`${out.kind} ${out.reason}`, 'try-later deadline', 'a silent verdict');
     assert.ok(Date.now() - t0 < 3000, `ended after ${Date.now() - t0} ms`);
-    const broken = policy().poll(scen('task', rid(), { ms: 0 }), { method: 'POST', body: 'x' }, {
-      status: () => { throw new Error('no task id'); },
-    });
+    const broken = pollTask(rid(), { status: () => { throw new Error('no task id'); } });
     const ended = await broken.result;
     assert.equal(`${ended.kind} ${ended.reason}`, 'failed task-failed', 'a throwing status hook');
     assert.equal(stateOf(broken.getSnapshot()), 'failed', 'the store shows the end');
@@ -938,13 +937,11 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
 
   add('policy.poll submits once, keeps polling through gateway 502s, and resolves with the done response', async () => {
     const id = rid();
-    const p = policy();
-    const op = p.poll(scen('task', id, { ms: 300, fail: '2,3' }), { method: 'POST', body: '{"job":1}' }, {
-      status: (submitted) => new URL(submitted.headers.get('location'), base),
+    const op = pollTask(id, {
       verdict: async (res) => ((await res.json()).state === 'done' ? 'done' : 'pending'),
       phases: [{ everyMs: 100 }],
       budgetMs: 5000,
-    });
+    }, { ms: 300, fail: '2,3' }, '{"job":1}');
     const seen = new Set();
     op.subscribe((s) => seen.add(stateOf(s)));
     const outcome = await op.result;
@@ -960,11 +957,10 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
 
   add('policy.poll stops as failed with task-failed when the verdict calls the task fatal', async () => {
     const id = rid();
-    const op = policy().poll(scen('task', id, { ms: 0, reject: 1 }), { method: 'POST', body: 'x' }, {
-      status: (submitted) => new URL(submitted.headers.get('location'), base),
+    const op = pollTask(id, {
       verdict: async (res) => ({ running: 'pending', done: 'done' })[(await res.json()).state] ?? 'fatal',
       phases: [{ everyMs: 50 }],
-    });
+    }, { reject: 1 });
     const outcome = await op.result;
     assert.equal([outcome.kind, outcome.reason].join(' '), 'failed task-failed', 'outcome');
     assert.equal((await count(id)).requests, 2, 'one submit, one poll');
