@@ -83,9 +83,16 @@ pub fn prepare(input: &JsValue, mut own: Init, key: &Key) -> Result<Prepared, Js
         own.set_duplex("half");
     }
     let request = input.dyn_ref::<Request>();
-    if request.is_some_and(|r| r.unchecked_ref::<Branded>().method().is_err()) {
-        return Err(js_sys::TypeError::new("saferetry: `input` looks like a Request but is not one").into());
-    }
+    // A Request's own method, read once and through `catch`: this is also
+    // the check that it is a genuine Request.
+    let request_method = match request {
+        Some(r) => {
+            Some(r.unchecked_ref::<Branded>().method().ok().and_then(|m| m.as_string()).ok_or_else(|| {
+                js_sys::TypeError::new("saferetry: `input` looks like a Request but is not one")
+            })?)
+        }
+        None => None,
+    };
     if signal.as_ref().is_some_and(|s| s.unchecked_ref::<Branded>().aborted().is_err()) {
         return Err(
             js_sys::TypeError::new("saferetry: `signal` looks like an AbortSignal but is not one").into()
@@ -121,11 +128,7 @@ pub fn prepare(input: &JsValue, mut own: Init, key: &Key) -> Result<Prepared, Js
     }
     let has_key = headers.as_ref().is_some_and(|h| h.has("Idempotency-Key").unwrap_or(false));
     // `init.method` wins over a Request's own, as in `fetch(request, init)`.
-    let method = own
-        .method()
-        .as_string()
-        .or_else(|| request.map(Request::method))
-        .unwrap_or_else(|| String::from("GET"));
+    let method = own.method().as_string().or(request_method).unwrap_or_else(|| String::from("GET"));
     let safety = Safety::of(normalize_method(&method), has_key);
     if !safety.repeatable() {
         own.set_redirect("manual");
