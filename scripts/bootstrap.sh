@@ -34,10 +34,13 @@ apt_install() {
   if [ "$(id -u)" != 0 ]; then
     say "not root: install $* yourself"; return 0
   fi
+  # Another apt (unattended upgrades, a second checkout's bootstrap) may hold
+  # the dpkg lock: wait for it rather than fail.
+  local wait=(-o DPkg::Lock::Timeout=600)
   if [ ! -f /tmp/.saferetry-apt-updated ]; then
-    apt-get update -qq && touch /tmp/.saferetry-apt-updated
+    apt-get "${wait[@]}" update -qq && touch /tmp/.saferetry-apt-updated
   fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get "${wait[@]}" install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
 browsers() {

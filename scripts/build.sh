@@ -8,9 +8,12 @@ export PATH="$HOME/.cargo/bin:$PATH"
 scripts/bootstrap.sh rust node
 
 cargo build --quiet --release --target wasm32-unknown-unknown --no-default-features
-rm -rf js/pkg
-wasm-bindgen --target web --no-typescript --out-dir js/pkg --out-name saferetry \
+# wasm-bindgen's output lands in js/src beside the entries, so the wasm is
+# always "./saferetry_bg.wasm" from the code that loads it: a bundler that
+# does not copy assets needs just that one file copied next to its output.
+rm -rf js/pkg js/src/saferetry.js js/src/saferetry_bg.wasm
+wasm-bindgen --target web --no-typescript --out-dir js/src --out-name saferetry \
   target/wasm32-unknown-unknown/release/saferetry.wasm
 node_modules/.bin/wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue --strip-debug --strip-producers \
-  -o js/pkg/saferetry_bg.wasm js/pkg/saferetry_bg.wasm
+  -o js/src/saferetry_bg.wasm js/src/saferetry_bg.wasm
 node scripts/size.mjs

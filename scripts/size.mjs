@@ -5,9 +5,9 @@ import { gzipSync } from "node:zlib";
 
 const root = new URL("../js/", import.meta.url);
 const parts = [
-  ["wasm", ["pkg/saferetry_bg.wasm"]],
-  ["glue", ["pkg/saferetry.js"]],
-  ["entry + core", ["src/node.js", "src/core.js"]],
+  ["wasm", ["src/saferetry_bg.wasm"]],
+  ["glue", ["src/saferetry.js"]],
+  ["entry + core", ["src/node.js", "src/load.js", "src/core.js"]],
 ];
 
 export function sizes() {

@@ -5,21 +5,25 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
-export CHROMEDRIVER="${CHROMEDRIVER:-$(command -v chromedriver || true)}"
 mkdir -p test-output
 
 scripts/bootstrap.sh all || { echo "bootstrap failed"; exit 1; }
+# Every tool is resolved now, after bootstrap, in one place (scripts/tools.sh).
+source scripts/tools.sh
+resolve_tools
 scripts/build.sh >test-output/build.log 2>&1 || { cat test-output/build.log; echo "build failed"; exit 1; }
 tail -n 6 test-output/build.log
 
-ALL="fmt clippy native wasm-node wasm-chromium types pack e2e-node e2e-deno e2e-bun e2e-workerd e2e-chromium e2e-firefox e2e-webkit e2e-bundle browser-errors leaks-node leaks-chromium demo"
+ALL="fmt clippy native wasm-node wasm-chromium types pack e2e-node e2e-deno e2e-bun e2e-workerd e2e-chromium e2e-firefox e2e-webkit e2e-bundle bundlers browser-errors leaks-node leaks-chromium demo"
 passed=0; failed=0; summary=()
 
 tier() { # name, command...
   local name=$1; shift
   [[ " ${TIERS:-$ALL} " == *" $name "* ]] || return 0
-  local log="test-output/$name.log" start=$SECONDS
-  if "$@" >"$log" 2>&1; then
+  local log="test-output/$name.log" start=$SECONDS missing
+  missing=$(need_tools "$name")
+  [ -z "$missing" ] || echo "tier $name needs $missing, which bootstrap did not install (scripts/bootstrap.sh)" >"$log"
+  if [ -z "$missing" ] && "$@" >"$log" 2>&1; then
     passed=$((passed + 1)); status=passed
   else
     failed=$((failed + 1)); status=FAILED
@@ -48,6 +52,7 @@ tier e2e-node      bash -c 'cd test-output/project && node run-node.mjs'
 for rt in deno bun workerd chromium firefox webkit bundle; do
   tier "e2e-$rt"   node tests/runtimes/run.mjs "$rt" test-output/project
 done
+tier bundlers      node tests/bundlers/run.mjs test-output/project
 tier browser-errors node tests/browsers/measure-failures.mjs --check
 tier leaks-node    node tests/leaks/run.mjs node
 tier leaks-chromium node tests/leaks/run.mjs chromium

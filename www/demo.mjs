@@ -8,7 +8,7 @@
 //   const demo = await startDemo();   // { url, server, close() }
 //
 // The fault server serves the repository root as /static/, so the page
-// (www/index.html) imports the built package (js/src/web.js, js/pkg/) through
+// (www/index.html) imports the built package (js/src/web.js and the wasm-bindgen output beside it) through
 // its import map, and every scenario request is same-origin.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,7 +17,7 @@ import { isMain, startFaultServer } from './server/fault-server.mjs';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PAGE = '/static/www/index.html';
-const BUILT = ['js/pkg/saferetry.js', 'js/pkg/saferetry_bg.wasm'];
+const BUILT = ['js/src/saferetry.js', 'js/src/saferetry_bg.wasm'];
 
 /** Starts the fault server with the page; resolves to `{ url, server, close }`. */
 export async function startDemo({ port = 0 } = {}) {

@@ -1,7 +1,8 @@
 // The public API over the wasm `Policy`. Glue only: every retry decision is
 // made in Rust (src/policy); this file adapts outcomes to `fetch` semantics
 // and to a UI store.
-import { Policy } from "../pkg/saferetry.js";
+import { Policy } from "./saferetry.js";
+import { assertLoaded } from "./load.js";
 
 // Response -> the operation's data as JSON text, parsed when first read.
 const reports = new WeakMap();
@@ -151,6 +152,7 @@ export class RetryPolicy {
   #policy;
 
   constructor(options) {
+    assertLoaded();
     this.#policy = new Policy(options);
   }
 

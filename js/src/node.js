@@ -1,7 +1,15 @@
 // Node, Deno and Bun: the wasm bytes come from disk, compiled synchronously.
+// Declared in package.json `sideEffects` so that no bundler drops this.
 import { readFileSync } from "node:fs";
-import { initSync } from "../pkg/saferetry.js";
+import { initSync } from "./saferetry.js";
+import { loaded, loadFailed } from "./load.js";
 
-initSync({ module: readFileSync(new URL("../pkg/saferetry_bg.wasm", import.meta.url)) });
+const wasm = new URL("./saferetry_bg.wasm", import.meta.url);
+try {
+  initSync({ module: readFileSync(wasm) });
+} catch (error) {
+  throw loadFailed(wasm, error);
+}
+loaded();
 
 export * from "./core.js";

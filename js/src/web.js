@@ -1,6 +1,15 @@
-// Browsers and bundlers: the bundler or the browser fetches the wasm file.
-import init from "../pkg/saferetry.js";
+// Browsers and bundlers: the browser (or the bundler's asset) fetches the
+// wasm file that sits beside this one. Declared in package.json
+// `sideEffects` so that no bundler drops this initialisation.
+import init from "./saferetry.js";
+import { loaded, loadFailed } from "./load.js";
 
-await init({ module_or_path: new URL("../pkg/saferetry_bg.wasm", import.meta.url) });
+const wasm = new URL("./saferetry_bg.wasm", import.meta.url);
+try {
+  await init({ module_or_path: wasm });
+} catch (error) {
+  throw loadFailed(wasm, error);
+}
+loaded();
 
 export * from "./core.js";

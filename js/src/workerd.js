@@ -1,7 +1,11 @@
-// Cloudflare workerd: the wasm arrives as a compiled module import.
-import wasm from "../pkg/saferetry_bg.wasm";
-import { initSync } from "../pkg/saferetry.js";
+// Cloudflare workerd: the wasm arrives as a compiled module import (Wrangler's
+// default rule for `.wasm`). Declared in package.json `sideEffects` so that
+// no bundler drops this.
+import wasm from "./saferetry_bg.wasm";
+import { initSync } from "./saferetry.js";
+import { loaded } from "./load.js";
 
 initSync({ module: wasm });
+loaded();
 
 export * from "./core.js";

@@ -81,7 +81,7 @@ try {
   const t0 = Date.now();
   server = await startServerChild();
   const saferetry = await import('../../js/src/node.js');
-  const { initSync } = await import('../../js/pkg/saferetry.js');
+  const { initSync } = await import('../../js/src/saferetry.js');
   const MiB = 1024 * 1024;
   const env = {
     runtime: `node ${process.version}`,

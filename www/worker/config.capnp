@@ -18,15 +18,15 @@ const config :Workerd.Config = (
 
 # workerd resolves `import ... from "saferetry"` in "worker/worker.js" as the
 # module named "worker/saferetry", and that module's own relative imports
-# ("./core.js", "../pkg/...") against the same folder: so the package's
-# modules are named by where they sit relative to its `workerd` entry.
+# ("./core.js", "./saferetry.js", "./saferetry_bg.wasm") against the same
+# folder: so the package's modules are named as siblings of its entry.
 const worker :Workerd.Worker = (
   modules = [
     (name = "worker/worker.js", esModule = embed "worker.js"),
     (name = "worker/saferetry", esModule = embed "../../js/src/workerd.js"),
     (name = "worker/core.js", esModule = embed "../../js/src/core.js"),
-    (name = "pkg/saferetry.js", esModule = embed "../../js/pkg/saferetry.js"),
-    (name = "pkg/saferetry_bg.wasm", wasm = embed "../../js/pkg/saferetry_bg.wasm"),
+    (name = "worker/saferetry.js", esModule = embed "../../js/src/saferetry.js"),
+    (name = "worker/saferetry_bg.wasm", wasm = embed "../../js/src/saferetry_bg.wasm"),
   ],
   compatibilityDate = "2025-06-01",
   bindings = [(name = "UPSTREAM", fromEnvironment = "UPSTREAM")],

@@ -63,7 +63,7 @@ function stopWorkerd(child) {
 }
 
 export async function startWorkerExample({ echo = false } = {}) {
-  for (const f of ['js/pkg/saferetry.js', 'js/pkg/saferetry_bg.wasm']) {
+  for (const f of ['js/src/saferetry.js', 'js/src/saferetry_bg.wasm']) {
     if (!fs.existsSync(path.join(REPO, f))) throw new Error(`${f} is missing: run \`make build\` first`);
   }
   if (!fs.existsSync(WORKERD)) throw new Error('node_modules/.bin/workerd is missing: run `npm install` (or `make bootstrap`)');

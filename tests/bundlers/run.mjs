@@ -1,0 +1,355 @@
+// The `bundlers` tier: the packed package, imported the three ways the
+// README shows (named, namespace, dynamic `import()`), built by every
+// bundler people use and loaded unbundled by every runtime, then run for
+// real: one `policy.fetch` right after the import, against the fault server.
+//
+//   node tests/bundlers/run.mjs <projectDir> [filter]
+//     projectDir: a project with the packed package installed
+//                 (scripts/pack-install.sh <projectDir>)
+//
+// Each case prints "ok <case>" or "FAIL <case> — why"; then one
+// "N passed, M failed" line. Every process is tracked and killed at the end;
+// every wait is bounded.
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { launch } from '../browsers/webdriver.mjs';
+import { runPage } from '../browsers/run-page.mjs';
+import {
+  live, moduleGraph, resolveExport, start, startFaultServer, stop, waitExit, workerdPort,
+} from '../runtimes/procs.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const BIN = path.resolve(HERE, '../../node_modules/.bin');
+const STYLES = ['named', 'namespace', 'dynamic'];
+const COMPAT_DATE = '2025-06-01';
+const BUILD_MS = 120_000;
+const RUN_MS = 30_000;
+const RUN_BUDGET_MS = 12 * 60_000;
+const WASM = 'saferetry_bg.wasm';
+const t0 = Date.now();
+const note = (line) => process.stderr.write(`[bundlers ${((Date.now() - t0) / 1000).toFixed(1)} s] ${line}\n`);
+
+// ---------------- the app's entry per host ----------------
+const ERRORS_TO_RESULT = `<script>
+  const fail = (e) => { window.__result ??= { error: String(e?.stack ?? e) }; };
+  addEventListener('error', (e) => fail(e.error ?? e.message));
+  addEventListener('unhandledrejection', (e) => fail(e.reason));
+</script>`;
+
+const MAIN = {
+  browser: (style) => `import { run } from "../app/${style}.mjs";
+const q = new URLSearchParams(location.search);
+run(q.get("base"), q.get("run")).then((r) => { window.__result = r; }, (e) => { window.__result = { error: String(e?.stack ?? e) }; });
+`,
+  script: (style) => `import { run } from "../app/${style}.mjs";
+const [base, runId] = globalThis.Deno ? Deno.args : process.argv.slice(2);
+console.log(JSON.stringify(await run(base, runId)));
+`,
+  workerd: (style) => `import { run } from "../app/${style}.mjs";
+export default {
+  async fetch(request, env) {
+    try {
+      return Response.json(await run(env.FAULT_URL, new URL(request.url).searchParams.get("run")));
+    } catch (e) {
+      return Response.json({ error: String(e?.stack ?? e) });
+    }
+  },
+};
+`,
+};
+
+const page = (script, type = 'module') => `<!doctype html>
+<meta charset="utf-8">
+<title>saferetry bundler check</title>
+${ERRORS_TO_RESULT}
+<script${type ? ` type="${type}"` : ''} src="${script}"></script>
+`;
+
+// ---------------- builds: each returns how to run its output ----------------
+async function exec(name, cmd, args, { cwd, env, ms = BUILD_MS } = {}) {
+  note(`${name}: ${path.basename(cmd)} ${args.join(' ')}`);
+  const p = start(name, cmd, args, { cwd, env, echo: false });
+  const code = await waitExit(p, Date.now() + ms);
+  return { code, out: p.lines.join('\n'), err: p.tail };
+}
+
+async function mustExec(name, cmd, args, opts) {
+  const r = await exec(name, cmd, args, opts);
+  if (r.code !== 0) throw new Error(`${name} exited ${r.code}:\n${r.out}\n${r.err}`);
+  return r;
+}
+
+const wasmOf = (pkgDir) => path.join(pkgDir, 'src', WASM);
+
+/** The README's recipe for bundlers that leave `new URL(..., import.meta.url)`
+ * alone (esbuild, Bun): the wasm file next to the bundle. */
+function copyWasmBeside(ctx, distDir) {
+  copyFileSync(wasmOf(ctx.pkgDir), path.join(distDir, WASM));
+}
+
+const BUILDS = {
+  async 'esbuild-browser'(ctx, dir) {
+    writeFileSync(path.join(dir, 'main.mjs'), MAIN.browser(ctx.style));
+    await mustExec('esbuild', path.join(BIN, 'esbuild'), ['main.mjs', '--bundle', '--format=esm', '--platform=browser', '--outfile=dist/main.js', '--log-level=warning'], { cwd: dir });
+    if (!ctx.withoutWasm) copyWasmBeside(ctx, path.join(dir, 'dist'));
+    writeFileSync(path.join(dir, 'dist/index.html'), page('main.js'));
+    return { host: 'browser', html: 'dist/index.html' };
+  },
+  async 'esbuild-node'(ctx, dir) {
+    writeFileSync(path.join(dir, 'main.mjs'), MAIN.script(ctx.style));
+    await mustExec('esbuild', path.join(BIN, 'esbuild'), ['main.mjs', '--bundle', '--format=esm', '--platform=node', '--outfile=dist/main.mjs', '--log-level=warning'], { cwd: dir });
+    if (!ctx.withoutWasm) copyWasmBeside(ctx, path.join(dir, 'dist'));
+    return { host: 'node', script: 'dist/main.mjs' };
+  },
+  async 'esbuild-workerd'(ctx, dir) { // as Wrangler builds a Worker: workerd conditions, .wasm left as a module import
+    writeFileSync(path.join(dir, 'main.mjs'), MAIN.workerd(ctx.style));
+    await mustExec('esbuild', path.join(BIN, 'esbuild'), ['main.mjs', '--bundle', '--format=esm', '--platform=neutral', '--conditions=workerd,worker,browser', '--external:*.wasm', '--outfile=dist/main.js', '--log-level=warning'], { cwd: dir });
+    copyWasmBeside(ctx, path.join(dir, 'dist'));
+    return { host: 'workerd', modules: bundleModules(path.join(dir, 'dist'), 'main.js') };
+  },
+  async vite(ctx, dir) {
+    writeFileSync(path.join(dir, 'main.mjs'), MAIN.browser(ctx.style));
+    writeFileSync(path.join(dir, 'index.html'), page('./main.mjs'));
+    writeFileSync(path.join(dir, 'vite.config.mjs'), `export default { root: ${JSON.stringify(dir)}, base: "./", logLevel: "warn", build: { outDir: "dist", emptyOutDir: true } };\n`);
+    await mustExec('vite', path.join(BIN, 'vite'), ['build', '--config', 'vite.config.mjs'], { cwd: dir });
+    return { host: 'browser', html: 'dist/index.html' };
+  },
+  async webpack(ctx, dir) {
+    writeFileSync(path.join(dir, 'main.mjs'), MAIN.browser(ctx.style));
+    writeFileSync(path.join(dir, 'webpack.config.mjs'), `export default { mode: "production", entry: "./main.mjs", output: { path: ${JSON.stringify(path.join(dir, 'dist'))}, filename: "main.js", clean: true }, performance: { hints: false } };\n`);
+    await mustExec('webpack', path.join(BIN, 'webpack'), ['--config', 'webpack.config.mjs', '--no-stats'], { cwd: dir });
+    writeFileSync(path.join(dir, 'dist/index.html'), page('main.js', null));
+    return { host: 'browser', html: 'dist/index.html' };
+  },
+  async wrangler(ctx, dir) { // Wrangler's own build, offline: a dry run to a folder
+    writeFileSync(path.join(dir, 'main.mjs'), MAIN.workerd(ctx.style));
+    writeFileSync(path.join(dir, 'wrangler.toml'), `name = "bundler-check"\nmain = "main.mjs"\ncompatibility_date = "${COMPAT_DATE}"\n`);
+    await mustExec('wrangler', path.join(BIN, 'wrangler'), ['deploy', '--dry-run', '--outdir', 'dist'], {
+      cwd: dir, env: { WRANGLER_SEND_METRICS: 'false', CI: 'true', NO_COLOR: '1', WRANGLER_LOG_PATH: path.join(dir, 'logs') },
+    });
+    return { host: 'workerd', modules: bundleModules(path.join(dir, 'dist'), 'main.js') };
+  },
+  async 'bun-browser'(ctx, dir) {
+    writeFileSync(path.join(dir, 'main.mjs'), MAIN.browser(ctx.style));
+    await mustExec('bun build', path.join(BIN, 'bun'), ['build', 'main.mjs', '--target=browser', '--format=esm', '--outfile=dist/main.js'], { cwd: dir, env: { DO_NOT_TRACK: '1' } });
+    copyWasmBeside(ctx, path.join(dir, 'dist'));
+    writeFileSync(path.join(dir, 'dist/index.html'), page('main.js'));
+    return { host: 'browser', html: 'dist/index.html' };
+  },
+  async 'bun-bun'(ctx, dir) {
+    writeFileSync(path.join(dir, 'main.mjs'), MAIN.script(ctx.style));
+    await mustExec('bun build', path.join(BIN, 'bun'), ['build', 'main.mjs', '--target=bun', '--format=esm', '--outfile=dist/main.mjs'], { cwd: dir, env: { DO_NOT_TRACK: '1' } });
+    copyWasmBeside(ctx, path.join(dir, 'dist'));
+    return { host: 'bun', script: 'dist/main.mjs' };
+  },
+  // Unbundled: each runtime's own resolver, the package as installed.
+  async 'unbundled-node'(ctx, dir) {
+    writeFileSync(path.join(dir, 'main.mjs'), MAIN.script(ctx.style));
+    return { host: 'node', script: 'main.mjs' };
+  },
+  async 'unbundled-deno'(ctx, dir) {
+    writeFileSync(path.join(dir, 'main.mjs'), MAIN.script(ctx.style));
+    return { host: 'deno', script: 'main.mjs' };
+  },
+  async 'unbundled-bun'(ctx, dir) {
+    writeFileSync(path.join(dir, 'main.mjs'), MAIN.script(ctx.style));
+    return { host: 'bun', script: 'main.mjs' };
+  },
+  async 'unbundled-workerd'(ctx, dir) {
+    writeFileSync(path.join(dir, 'main.mjs'), MAIN.workerd(ctx.style));
+    return { host: 'workerd', modules: unbundledWorkerdModules(ctx, dir) };
+  },
+  async 'script-module'(ctx, dir) { // a plain <script type="module"> with an import map
+    writeFileSync(path.join(dir, 'main.mjs'), MAIN.browser(ctx.style));
+    const entry = path.relative(ctx.projectDir, resolveExport(ctx.pkgDir, ['browser', 'import', 'default'])).split(path.sep).join('/');
+    writeFileSync(path.join(dir, 'index.html'), page('main.mjs').replace('<script type="module"',
+      `<script type="importmap">${JSON.stringify({ imports: { saferetry: `/static/${entry}` } })}</script>\n<script type="module"`));
+    return { host: 'browser', html: 'index.html' };
+  },
+};
+
+/** A bundle's modules for a workerd config: the JS and every .wasm it imports
+ * by a relative path, named as the bundle imports them. */
+function bundleModules(distDir, main) {
+  const js = readFileSync(path.join(distDir, main), 'utf8');
+  const modules = [{ name: main, file: path.join(distDir, main), type: 'esModule' }];
+  for (const [, spec] of js.matchAll(/from\s*["'](\.\/[^"']+\.wasm)["']/g)) {
+    modules.push({ name: spec, file: path.join(distDir, spec), type: 'wasm' });
+  }
+  const present = readdirSync(distDir).filter((f) => f.endsWith('.wasm'));
+  if (modules.length < 2) throw new Error(`${main} imports no .wasm module; ${distDir} has ${present.join(', ') || 'none'}`);
+  return modules;
+}
+
+/** workerd resolves a bare `saferetry` from "app/x/y.mjs" as "app/x/saferetry":
+ * the app's modules keep their folders under "app/", and the package's
+ * modules are named relative to its `workerd` entry in the app's folder. */
+function unbundledWorkerdModules(ctx, dir) {
+  const modules = [
+    { name: 'app/main/main.mjs', file: path.join(dir, 'main.mjs'), type: 'esModule' },
+    { name: `app/app/${ctx.style}.mjs`, file: path.join(ctx.appCopy, `${ctx.style}.mjs`), type: 'esModule' },
+    { name: 'app/app/check.mjs', file: path.join(ctx.appCopy, 'check.mjs'), type: 'esModule' },
+  ];
+  const entry = resolveExport(ctx.pkgDir, ['workerd', 'worker', 'browser', 'import', 'default']);
+  for (const [file, type] of moduleGraph(entry)) {
+    const rel = path.relative(path.dirname(entry), file).split(path.sep).join('/');
+    modules.push({ name: file === entry ? 'app/app/saferetry' : path.posix.normalize(`app/app/${rel}`), file, type });
+  }
+  return modules;
+}
+
+// ---------------- hosts: run a built output, get its result ----------------
+const SCRIPT_HOSTS = {
+  node: (script) => [process.execPath, [script]],
+  bun: (script) => [path.join(BIN, 'bun'), ['run', script]],
+  deno: (script, ctx) => [path.join(BIN, 'deno'), ['run', '--no-prompt', '--allow-net=127.0.0.1', `--allow-read=${ctx.projectDir}`, '--node-modules-dir=manual', '--no-lock', script]],
+};
+
+async function runScript(built, ctx, dir, runId) {
+  const [cmd, args] = SCRIPT_HOSTS[built.host](built.script, ctx);
+  const r = await exec(built.host, cmd, [...args, ctx.server.url, runId], {
+    cwd: dir, env: { DENO_NO_UPDATE_CHECK: '1', DO_NOT_TRACK: '1', NO_COLOR: '1' }, ms: RUN_MS,
+  });
+  if (r.code !== 0) return { error: `exit ${r.code}: ${r.err.trim()}` };
+  const line = r.out.trim().split('\n').pop();
+  try { return JSON.parse(line); } catch { return { error: `no JSON result: ${r.out}\n${r.err}` }; }
+}
+
+async function runBrowser(built, ctx, dir, runId) {
+  const rel = path.relative(ctx.projectDir, path.join(dir, built.html)).split(path.sep).join('/');
+  const url = `${ctx.server.url}/static/${rel}?${new URLSearchParams({ base: ctx.server.url, run: runId })}`;
+  ctx.browser ??= await launch('chromium');
+  const r = await runPage({ browser: 'chromium', url, timeoutMs: RUN_MS, handle: ctx.browser, onLog: (l) => note(`page: ${l}`) });
+  return r.result;
+}
+
+async function runWorkerd(built, ctx, dir, runId) {
+  const config = `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [
+    (name = "main", worker = .worker),
+    (name = "internet", network = (allow = ["public", "private", "local"])),
+  ],
+  sockets = [(name = "http", address = "127.0.0.1:0", http = (), service = "main")],
+);
+const worker :Workerd.Worker = (
+  modules = [
+${built.modules.map((m) => `    (name = ${JSON.stringify(m.name)}, ${m.type} = embed ${JSON.stringify(path.relative(dir, m.file))}),`).join('\n')}
+  ],
+  compatibilityDate = ${JSON.stringify(COMPAT_DATE)},
+  bindings = [(name = "FAULT_URL", text = ${JSON.stringify(ctx.server.url)})],
+  globalOutbound = "internet",
+);
+`;
+  writeFileSync(path.join(dir, 'workerd.capnp'), config);
+  const p = start('workerd', path.join(BIN, 'workerd'), ['serve', 'workerd.capnp', '--control-fd=3'], { cwd: dir, extraFds: 1, echo: false });
+  try {
+    const port = await workerdPort(p);
+    const res = await fetch(`http://127.0.0.1:${port}/?run=${runId}`, { signal: AbortSignal.timeout(RUN_MS) });
+    return await res.json();
+  } catch (e) {
+    return { error: `${e.message}\n${p.tail}` };
+  } finally {
+    await stop(p);
+  }
+}
+
+const HOSTS = { node: runScript, bun: runScript, deno: runScript, browser: runBrowser, workerd: runWorkerd };
+const EXPECT_RUNTIME = { node: 'node', bun: 'bun', deno: 'deno', browser: 'browser', workerd: 'workerd' };
+
+// ---------------- cases ----------------
+let seq = 0;
+async function serverCount(ctx, runId) {
+  const res = await fetch(`${ctx.server.url}/count/${runId}`, { signal: AbortSignal.timeout(5000) });
+  return (await res.json()).requests;
+}
+
+/** Builds and runs one (target, style); returns null when it behaved, else why not. */
+async function runCase(ctx, target, style) {
+  const dir = path.join(ctx.root, `${target}-${style}`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const built = await BUILDS[target]({ ...ctx, style }, dir);
+  const runId = `b${process.pid}-${++seq}`;
+  const r = await HOSTS[built.host](built, ctx, dir, runId);
+  const want = { status: 200, body: 'status 200 (request 2)', attempts: [503, 200], runtime: EXPECT_RUNTIME[built.host] };
+  if (r?.error) return r.error;
+  const got = { status: r?.status, body: r?.body, attempts: r?.attempts, runtime: r?.runtime };
+  if (JSON.stringify(got) !== JSON.stringify(want)) return `got ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`;
+  const requests = await serverCount(ctx, runId);
+  return requests === 2 ? null : `the server saw ${requests} requests, expected 2`;
+}
+
+/** A build that lost the wasm file fails at import with an error naming the
+ * file and the README's bundler note, in Node and in a browser. */
+async function runMissingWasm(ctx, target) {
+  const dir = path.join(ctx.root, `${target}-missing-wasm`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const built = await BUILDS[target]({ ...ctx, style: 'named', withoutWasm: true }, dir);
+  const r = await HOSTS[built.host](built, ctx, dir, `b${process.pid}-${++seq}`);
+  const text = String(r?.error ?? '');
+  return text.includes(WASM) && text.includes('Install and bundle') ? null : `expected an error naming ${WASM} and "Install and bundle", got ${JSON.stringify(r).slice(0, 600)}`;
+}
+
+/** The core without a runtime entry (what a build that dropped the entry's
+ * initialisation would run) says so instead of failing inside the glue. */
+async function runCoreWithoutEntry(ctx) {
+  const dir = path.join(ctx.root, 'core-without-entry');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, 'main.mjs'), `import { RetryPolicy } from ${JSON.stringify(path.join(ctx.pkgDir, 'src/core.js'))};
+try { new RetryPolicy(); console.log(JSON.stringify({ error: "constructed" })); } catch (e) { console.log(JSON.stringify({ message: e.message })); }
+`);
+  const r = await runScript({ host: 'node', script: 'main.mjs' }, ctx, dir, 'unused');
+  return /never initialised/.test(r?.message ?? '') && r.message.includes('Install and bundle') ? null : `got ${JSON.stringify(r)}`;
+}
+
+async function main() {
+  const [dirArg, filter] = process.argv.slice(2);
+  if (!dirArg) {
+    console.error('usage: node tests/bundlers/run.mjs <projectDir> [filter]');
+    return 2;
+  }
+  const projectDir = path.resolve(dirArg);
+  const pkgDir = path.join(projectDir, 'node_modules/saferetry');
+  const root = path.join(projectDir, 'bundlers');
+  rmSync(root, { recursive: true, force: true });
+  const appCopy = path.join(root, 'app');
+  mkdirSync(appCopy, { recursive: true });
+  for (const f of readdirSync(path.join(HERE, 'app'))) copyFileSync(path.join(HERE, 'app', f), path.join(appCopy, f));
+  const server = await startFaultServer(projectDir);
+  const ctx = { projectDir, pkgDir, root, appCopy, server, browser: null };
+  const cases = [];
+  for (const target of Object.keys(BUILDS)) {
+    for (const style of STYLES) cases.push([`${target} ${style} import`, () => runCase(ctx, target, style)]);
+  }
+  cases.push(['esbuild-node without the wasm file: the import names the file', () => runMissingWasm(ctx, 'esbuild-node')]);
+  cases.push(['esbuild-browser without the wasm file: the import names the file', () => runMissingWasm(ctx, 'esbuild-browser')]);
+  cases.push(['the core without its runtime entry says it was never initialised', () => runCoreWithoutEntry(ctx)]);
+  let passed = 0, failed = 0;
+  try {
+    for (const [name, fn] of cases.filter(([n]) => !filter || n.includes(filter))) {
+      if (Date.now() - t0 > RUN_BUDGET_MS) { failed += 1; console.log(`FAIL ${name} — not run: the tier's time budget passed`); continue; }
+      const t = Date.now();
+      let why;
+      try { why = await fn(); } catch (e) { why = e.stack ?? String(e); }
+      if (why) { failed += 1; console.log(`FAIL ${name} — ${why}`); } else { passed += 1; console.log(`ok ${name} (${Date.now() - t} ms)`); }
+    }
+  } finally {
+    await ctx.browser?.close();
+    await stop(server.proc);
+  }
+  console.log(`${passed} passed, ${failed} failed`);
+  return failed === 0 && passed > 0 ? 0 : 1;
+}
+
+let exitCode = 1;
+try {
+  exitCode = await main();
+} catch (err) {
+  console.error(`bundlers: ${err.stack ?? err}`);
+} finally {
+  for (const p of [...live]) await stop(p, 1000);
+}
+process.exit(exitCode);
