@@ -4,7 +4,7 @@
 #
 # (www/worker/run.mjs does this with a fault server as the upstream, on a free
 # port: --socket-addr http=127.0.0.1:0 --control-fd 3.) Run `make build` first:
-# the wasm module comes from js/pkg/.
+# the wasm module and its glue come from js/src/ (generated there).
 using Workerd = import "/workerd/workerd.capnp";
 
 const config :Workerd.Config = (
@@ -18,13 +18,14 @@ const config :Workerd.Config = (
 
 # workerd resolves `import ... from "saferetry"` in "worker/worker.js" as the
 # module named "worker/saferetry", and that module's own relative imports
-# ("./core.js", "./saferetry.js", "./saferetry_bg.wasm") against the same
+# ("./core.js", "./load.js", "./saferetry.js", "./saferetry_bg.wasm") against the same
 # folder: so the package's modules are named as siblings of its entry.
 const worker :Workerd.Worker = (
   modules = [
     (name = "worker/worker.js", esModule = embed "worker.js"),
     (name = "worker/saferetry", esModule = embed "../../js/src/workerd.js"),
     (name = "worker/core.js", esModule = embed "../../js/src/core.js"),
+    (name = "worker/load.js", esModule = embed "../../js/src/load.js"),
     (name = "worker/saferetry.js", esModule = embed "../../js/src/saferetry.js"),
     (name = "worker/saferetry_bg.wasm", wasm = embed "../../js/src/saferetry_bg.wasm"),
   ],

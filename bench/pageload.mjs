@@ -1,0 +1,264 @@
+// `make bench`, part 2: how long until a page can send its first request,
+// and a Worker's cold start. Figures, not pass/fail.
+//
+//  1. Page load in headless Chromium with a mid-range phone emulated over
+//     CDP (CPU ×4; "Fast 4G" 150 ms, 1.6 Mbps; "Slow 3G" 400 ms, 400 kbps;
+//     brotli; cache off): median ms from navigation start until the page's
+//     module has a ready client — raw fetch (nothing to load), ky, and
+//     saferetry loaded several ways — and the bytes transferred.
+//  2. workerd cold start: ms from starting workerd until the first response
+//     of a Worker that makes one upstream request (raw fetch, ky, saferetry
+//     as Wrangler builds it).
+//
+//   node bench/pageload.mjs        (PAGELOAD_RUNS=N loads per cell, default 9)
+// Needs `make build` and Chromium (scripts/bootstrap.sh browsers).
+import http from "node:http";
+import { spawn, execFileSync } from "node:child_process";
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { brotliCompressSync, constants } from "node:zlib";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const OUT = path.join(REPO, "test-output/pageload");
+const BIN = path.join(REPO, "node_modules/.bin");
+const RUNS = Number(process.env.PAGELOAD_RUNS ?? 9);
+const COLD_RUNS = Number(process.env.COLDSTART_RUNS ?? 15);
+const NETWORKS = {
+  "Fast 4G": { latency: 150, downloadThroughput: 1.6e6 / 8, uploadThroughput: 750e3 / 8 },
+  "Slow 3G": { latency: 400, downloadThroughput: 400e3 / 8, uploadThroughput: 400e3 / 8 },
+};
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+// ---------------- the pages ----------------
+const READY = "performance.now()";
+const page = ({ head = "", script, importMap }) => `<!doctype html>
+<meta charset="utf-8">
+<title>pageload</title>
+${head}${importMap ? `<script type="importmap">${JSON.stringify({ imports: importMap })}</script>\n` : ""}<script type="module" src="${script}"></script>
+`;
+
+function esbuild(entry, outfile, extra = []) {
+  execFileSync(path.join(BIN, "esbuild"), [entry, "--bundle", "--format=esm", "--platform=browser", "--minify",
+    `--outfile=${outfile}`, "--log-level=warning", ...extra], { cwd: OUT });
+}
+
+/** Builds every variant under OUT/<name>/ and returns [{ name, path }]. */
+function buildPages() {
+  rmSync(OUT, { recursive: true, force: true });
+  mkdirSync(OUT, { recursive: true });
+  const pkg = path.join(REPO, "js/src");
+  const wasm = path.join(pkg, "saferetry_bg.wasm");
+  const variants = [];
+  const add = (name, files, html) => {
+    const dir = path.join(OUT, name);
+    mkdirSync(dir, { recursive: true });
+    for (const [file, text] of Object.entries(files)) writeFileSync(path.join(dir, file), text);
+    writeFileSync(path.join(dir, "index.html"), html);
+    variants.push({ name, path: `/${name}/index.html` });
+    return dir;
+  };
+  // raw fetch: the page's own module, nothing else.
+  add("raw fetch", { "app.js": `window.__ready = ${READY}; window.__client = fetch;` }, page({ script: "app.js" }));
+  // ky, bundled.
+  let dir = add("ky", { "main.mjs": `import ky from "ky"; window.__client = ky.create({ retry: 2 }); window.__ready = ${READY};` }, page({ script: "app.js" }));
+  esbuild(path.join(dir, "main.mjs"), path.join(dir, "app.js"));
+  // saferetry, bundled by esbuild (the wasm copied beside the bundle, as the README says).
+  const sr = `import { RetryPolicy } from ${JSON.stringify(path.join(pkg, "web.js"))}; window.__client = new RetryPolicy(); window.__ready = ${READY};`;
+  dir = add("saferetry bundled", { "main.mjs": sr }, page({ script: "app.js" }));
+  esbuild(path.join(dir, "main.mjs"), path.join(dir, "app.js"));
+  copyFileSync(wasm, path.join(dir, "saferetry_bg.wasm"));
+  // … plus the README's preload line, so the wasm downloads while the bundle does.
+  const preload = `<link rel="preload" href="saferetry_bg.wasm" as="fetch" type="application/wasm" crossorigin>\n`;
+  dir = add("saferetry bundled + preload", { "main.mjs": sr }, page({ head: preload, script: "app.js" }));
+  esbuild(path.join(dir, "main.mjs"), path.join(dir, "app.js"));
+  copyFileSync(wasm, path.join(dir, "saferetry_bg.wasm"));
+  // … with the wasm inlined in the bundle as bytes and compiled synchronously
+  // (an experiment, not a shipped entry: one request instead of two).
+  dir = add("saferetry bundled, wasm inlined", {
+    "main.mjs": `import bytes from ${JSON.stringify(wasm)};
+import { initSync } from ${JSON.stringify(path.join(pkg, "saferetry.js"))};
+import { loaded } from ${JSON.stringify(path.join(pkg, "load.js"))};
+import { RetryPolicy } from ${JSON.stringify(path.join(pkg, "core.js"))};
+initSync({ module: bytes }); loaded();
+window.__client = new RetryPolicy(); window.__ready = ${READY};`,
+  }, page({ script: "app.js" }));
+  esbuild(path.join(dir, "main.mjs"), path.join(dir, "app.js"), ["--loader:.wasm=binary"]);
+  // unbundled: the package's files as they are, through an import map.
+  const files = Object.fromEntries(readdirSync(pkg).filter((f) => /\.(js|wasm)$/.test(f)).map((f) => [`pkg/${f}`, readFileSync(path.join(pkg, f))]));
+  const app = `import { RetryPolicy } from "saferetry"; window.__client = new RetryPolicy(); window.__ready = ${READY};`;
+  mkdirSync(path.join(OUT, "saferetry unbundled/pkg"), { recursive: true });
+  add("saferetry unbundled", { ...files, "app.js": app }, page({ script: "app.js", importMap: { saferetry: "./pkg/web.js" } }));
+  // … with modulepreload for the import chain and preload for the wasm.
+  const hints = ["web.js", "core.js", "load.js", "saferetry.js"].map((f) => `<link rel="modulepreload" href="pkg/${f}">\n`).join("")
+    + preload.replace('href="saferetry_bg.wasm"', 'href="pkg/saferetry_bg.wasm"');
+  mkdirSync(path.join(OUT, "saferetry unbundled + hints/pkg"), { recursive: true });
+  add("saferetry unbundled + hints", { ...files, "app.js": app }, page({ head: hints, script: "app.js", importMap: { saferetry: "./pkg/web.js" } }));
+  return variants;
+}
+
+// ---------------- a static server with brotli, no caching ----------------
+const TYPES = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm" };
+function serve(root) {
+  const cache = new Map();
+  const server = http.createServer((req, res) => {
+    const file = path.join(root, decodeURIComponent(new URL(req.url, "http://x").pathname));
+    if (!file.startsWith(root) || !statSync(file, { throwIfNoEntry: false })?.isFile()) {
+      res.writeHead(404).end();
+      return;
+    }
+    if (!cache.has(file)) {
+      cache.set(file, brotliCompressSync(readFileSync(file), { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }));
+    }
+    res.writeHead(200, { "content-type": TYPES[path.extname(file)] ?? "application/octet-stream", "content-encoding": "br", "cache-control": "no-store" });
+    res.end(cache.get(file));
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+}
+
+async function measurePages(variants, base) {
+  const browser = await chromium.launch({
+    executablePath: execFileSync("bash", ["-c", "command -v chromium"]).toString().trim(),
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  const rows = [];
+  try {
+    for (const [net, conditions] of Object.entries(NETWORKS)) {
+      const times = new Map(variants.map((v) => [v.name, []]));
+      const bytes = new Map();
+      for (let i = 0; i < RUNS; i++) {
+        for (const v of variants) { // interleaved: every variant sees the same machine state
+          const context = await browser.newContext();
+          const p = await context.newPage();
+          const cdp = await context.newCDPSession(p);
+          await cdp.send("Network.enable");
+          await cdp.send("Network.setCacheDisabled", { cacheDisabled: true });
+          await cdp.send("Network.emulateNetworkConditions", { offline: false, ...conditions });
+          await cdp.send("Emulation.setCPUThrottlingRate", { rate: 4 });
+          let transferred = 0;
+          cdp.on("Network.loadingFinished", (e) => { transferred += e.encodedDataLength; });
+          await p.goto(base + encodeURI(v.path));
+          await p.waitForFunction(() => window.__ready !== undefined, null, { timeout: 60_000 });
+          const ready = await p.evaluate(() => window.__ready);
+          times.get(v.name).push(ready);
+          bytes.set(v.name, transferred);
+          await context.close();
+        }
+      }
+      for (const v of variants) rows.push({ net, name: v.name, ms: median(times.get(v.name)), bytes: bytes.get(v.name) });
+    }
+  } finally {
+    await browser.close();
+  }
+  return rows;
+}
+
+// ---------------- workerd cold start ----------------
+async function coldStart(upstream) {
+  const dir = path.join(OUT, "workerd");
+  mkdirSync(dir, { recursive: true });
+  const workers = {
+    "raw fetch": `export default { async fetch(req, env) { const r = await fetch(env.UPSTREAM); return new Response(await r.text()); } };`,
+    ky: `import ky from "ky"; const client = ky.create({ retry: 2 });
+export default { async fetch(req, env) { return new Response(await client.get(env.UPSTREAM).text()); } };`,
+    saferetry: `import { RetryPolicy } from "saferetry"; const policy = new RetryPolicy();
+export default { async fetch(req, env) { const r = await policy.fetch(env.UPSTREAM); return new Response(await r.text()); } };`,
+  };
+  const results = {};
+  for (const [name, src] of Object.entries(workers)) {
+    const wdir = path.join(dir, name.replace(/\W+/g, "-"));
+    mkdirSync(wdir, { recursive: true });
+    writeFileSync(path.join(wdir, "main.mjs"), src);
+    writeFileSync(path.join(wdir, "wrangler.toml"), `name = "cold"\nmain = "main.mjs"\ncompatibility_date = "2025-06-01"\n`);
+    // Wrangler's own build, offline; saferetry resolves from the repo's js/ package.
+    mkdirSync(path.join(wdir, "node_modules"), { recursive: true });
+    rmSync(path.join(wdir, "node_modules/saferetry"), { force: true, recursive: true });
+    execFileSync("ln", ["-s", path.join(REPO, "js"), path.join(wdir, "node_modules/saferetry")]);
+    execFileSync(path.join(BIN, "wrangler"), ["deploy", "--dry-run", "--outdir", "dist"], {
+      cwd: wdir, stdio: "ignore", env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", WRANGLER_LOG_PATH: path.join(wdir, "logs") },
+    });
+    const js = readFileSync(path.join(wdir, "dist/main.js"), "utf8");
+    const wasm = [...js.matchAll(/from\s*"(\.\/[^"]+\.wasm)"/g)].map((m) => m[1]);
+    writeFileSync(path.join(wdir, "config.capnp"), `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [(name = "main", worker = .w), (name = "net", network = (allow = ["public", "private", "local"]))],
+  sockets = [(name = "http", address = "127.0.0.1:0", http = (), service = "main")],
+);
+const w :Workerd.Worker = (
+  modules = [(name = "main.js", esModule = embed "dist/main.js"),
+${wasm.map((f) => `    (name = ${JSON.stringify(f)}, wasm = embed ${JSON.stringify(`dist/${f.slice(2)}`)}),`).join("\n")}
+  ],
+  compatibilityDate = "2025-06-01",
+  bindings = [(name = "UPSTREAM", text = ${JSON.stringify(upstream)})],
+  globalOutbound = "net",
+);
+`);
+    results[name] = [];
+  }
+  for (let i = 0; i < COLD_RUNS; i++) {
+    for (const name of Object.keys(workers)) { // interleaved
+      const wdir = path.join(dir, name.replace(/\W+/g, "-"));
+      results[name].push(await oneColdStart(wdir));
+    }
+  }
+  return Object.fromEntries(Object.entries(results).map(([k, v]) => [k, median(v)]));
+}
+
+/** ms from spawning workerd to the first response (the port comes over --control-fd). */
+function oneColdStart(wdir) {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn(path.join(BIN, "workerd"), ["serve", "config.capnp", "--control-fd=3"], { cwd: wdir, stdio: ["ignore", "ignore", "pipe", "pipe"] });
+    let err = "";
+    child.stderr.on("data", (d) => { err += d; });
+    const timer = setTimeout(() => { child.kill("SIGKILL"); reject(new Error(`workerd cold start: no answer in 20 s\n${err}`)); }, 20_000);
+    let buf = "";
+    child.stdio[3].setEncoding("utf8").on("data", async (d) => {
+      buf += d;
+      const m = buf.split("\n").map((l) => { try { return JSON.parse(l); } catch { return null; } }).find((x) => x?.event === "listen");
+      if (!m || child.done) return;
+      child.done = true;
+      try {
+        const res = await fetch(`http://127.0.0.1:${m.port}/`);
+        await res.text();
+        resolve(performance.now() - t0);
+      } catch (e) {
+        reject(e);
+      } finally {
+        clearTimeout(timer);
+        child.kill("SIGKILL");
+      }
+    });
+  });
+}
+
+// ---------------- main ----------------
+const variants = buildPages();
+const server = await serve(OUT);
+const base = `http://127.0.0.1:${server.address().port}`;
+try {
+  const rows = await measurePages(variants, base);
+  console.log(`\n## Until a page's client is ready (headless Chromium, CPU ×4, brotli, cache off; median of ${RUNS} loads)\n`);
+  const names = variants.map((v) => v.name);
+  const ky = (net) => rows.find((r) => r.net === net && r.name === "ky").ms;
+  console.log(`| | ${names.join(" | ")} |`);
+  console.log(`|---|${names.map(() => "---:").join("|")}|`);
+  console.log(`| bytes transferred | ${names.map((n) => rows.find((r) => r.name === n).bytes.toLocaleString("en")).join(" | ")} |`);
+  for (const net of Object.keys(NETWORKS)) {
+    console.log(`| ${net} ms (× ky) | ${names.map((n) => { const ms = rows.find((r) => r.net === net && r.name === n).ms; return `${ms.toFixed(0)} (${(ms / ky(net)).toFixed(2)})`; }).join(" | ")} |`);
+  }
+  const upstream = http.createServer((req, res) => res.end("ok"));
+  await new Promise((r) => upstream.listen(0, "127.0.0.1", r));
+  try {
+    const cold = await coldStart(`http://127.0.0.1:${upstream.address().port}/`);
+    console.log(`\n## workerd cold start to the first response (median of ${COLD_RUNS}; Wrangler's build)\n`);
+    console.log("| Worker | ms | − ky |\n|---|---:|---:|");
+    for (const [name, ms] of Object.entries(cold)) console.log(`| ${name} | ${ms.toFixed(1)} | ${(ms - cold.ky).toFixed(1)} |`);
+  } finally {
+    upstream.close();
+  }
+} finally {
+  server.close();
+}
