@@ -146,7 +146,8 @@ export interface Operation {
 
 export declare class RetryPolicy {
   constructor(options?: RetryOptions);
-  fetch(input: RequestInfo | URL, init?: RetryInit): Promise<Response>;
+  /** Like `fetch`, and bound: pass it unbound to any SDK (`fetch: policy.fetch`). */
+  readonly fetch: typeof fetch & ((input: RequestInfo | URL, init?: RetryInit) => Promise<Response>);
   run(input: RequestInfo | URL, init?: RetryInit): Operation;
   poll(input: RequestInfo | URL, init: RetryInit | undefined, spec: PollSpec): Operation;
   readonly runtime: "node" | "bun" | "deno" | "workerd" | "browser";

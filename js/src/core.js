@@ -156,10 +156,10 @@ export class RetryPolicy {
     this.#policy = new Policy(options);
   }
 
-  /** Like `fetch`: resolves with the final Response (body already read). */
-  async fetch(input, init) {
-    return settle(await this.#policy.execute(input, init));
-  }
+  /** Like `fetch`: resolves with the final Response (body already read).
+   * An own property bound to this policy, so SDKs can take it unbound
+   * (`fetch: policy.fetch`) and call it with any `this`. */
+  fetch = async (input, init) => settle(await this.#policy.execute(input, init));
 
   /** The operation as a UI store; `result` never rejects. */
   run(input, init) {

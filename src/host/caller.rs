@@ -14,6 +14,10 @@ extern "C" {
     #[wasm_bindgen(catch, js_namespace = Object, js_name = assign)]
     pub fn assign(target: &Object, source: &JsValue) -> Result<JsValue, JsValue>;
 
+    /// An object's own enumerable keys (a Proxy's `ownKeys` trap may throw).
+    #[wasm_bindgen(catch, js_namespace = Object, js_name = keys)]
+    pub fn keys(object: &JsValue) -> Result<Array, JsValue>;
+
     /// A copy whose elements are plain values (getters run once, here).
     #[wasm_bindgen(catch, js_namespace = Array, js_name = from)]
     fn array_from(items: &JsValue) -> Result<Array, JsValue>;

@@ -7,7 +7,7 @@ use js_sys::Function;
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::bind::get;
-use super::caller::list;
+use super::caller::{keys, list};
 use crate::policy::classify::RetryOn;
 use crate::policy::options::{check_status, ErrorKind, Flag, Numeric, OptionError, Options, STATUSES};
 
@@ -53,6 +53,22 @@ const KEY: OptionError = type_error(
     "a non-empty string of visible ASCII, or true (per call; only true on a policy)",
 );
 
+/// The keys an options object may have besides the numeric ones, and those
+/// of its nested objects. Anything else is refused: a misspelled option
+/// would otherwise be ignored and its default used without a word.
+const TOP_LEVEL_KEYS: [&str; 9] = [
+    "retryOn",
+    "retryAfterSpread",
+    "quota",
+    "concurrency",
+    "rate",
+    "random",
+    "onRetry",
+    "idempotencyKey",
+    "notBefore",
+];
+const RETRY_ON_KEYS: [&str; 3] = ["statuses", "timeouts", "networkErrors"];
+
 /// `base` and `hooks` overridden by whatever `js` sets. `per_call` allows a
 /// literal idempotency key.
 pub fn read(
@@ -60,21 +76,34 @@ pub fn read(
     hooks: &Hooks,
     js: &JsValue,
     per_call: bool,
-) -> Result<(Options, Hooks), OptionError> {
+) -> Result<(Options, Hooks), JsValue> {
     let mut o = base.clone();
     let mut h = hooks.clone();
     if js.is_undefined() || js.is_null() {
         return Ok((o, h));
     }
     if !js.is_object() {
-        return Err(OPTIONS);
+        return Err(OPTIONS.into());
+    }
+    only_known(js, "options", |k| {
+        TOP_LEVEL_KEYS.contains(&k) || Numeric::TOP_LEVEL.iter().any(|n| n.key() == k)
+    })?;
+    let nested = get(js, "retryOn");
+    if nested.is_object() {
+        only_known(&nested, "retryOn", |k| RETRY_ON_KEYS.contains(&k))?;
+    }
+    for (object, fields) in [("quota", &Numeric::QUOTA[..]), ("rate", &Numeric::RATE[..])] {
+        let nested = get(js, object);
+        if nested.is_object() {
+            only_known(&nested, object, |k| fields.iter().any(|n| n.key() == k))?;
+        }
     }
     numbers(&mut o, js, &Numeric::TOP_LEVEL)?;
     flag(&mut o, js, Flag::RetryAfterSpread)?;
     retry_on(&mut o, &get(js, "retryOn"))?;
     let q = get(js, "quota");
     if per_call && !q.is_undefined() && q.as_bool() != Some(false) {
-        return Err(QUOTA_PER_CALL);
+        return Err(QUOTA_PER_CALL.into());
     }
     quota(&mut o, &q)?;
     limits(&mut o, js, per_call)?;
@@ -89,7 +118,7 @@ pub fn read(
         let at = not_before.as_f64().filter(|_| per_call).ok_or(NOT_BEFORE)?;
         let ok = (0.0..=9_007_199_254_740_991.0).contains(&at);
         if !ok {
-            return Err(OptionError { kind: ErrorKind::Range, ..NOT_BEFORE });
+            return Err(OptionError { kind: ErrorKind::Range, ..NOT_BEFORE }.into());
         }
         h.not_before = Some(at as u64);
     }
@@ -98,6 +127,24 @@ pub fn read(
         h.idempotency_key = idempotency_key(&key, per_call)?;
     }
     Ok((o, h))
+}
+
+/// Refuses an own key of `js` that `known` does not accept, with a
+/// `TypeError` naming it; a Proxy whose key listing throws rejects with its
+/// own error.
+fn only_known(js: &JsValue, object: &str, known: impl Fn(&str) -> bool) -> Result<(), JsValue> {
+    for key in keys(js)?.iter() {
+        let key = key.as_string().unwrap_or_default();
+        if !known(&key) {
+            let mut message = String::from("saferetry: `");
+            message.push_str(&key);
+            message.push_str("` is not an option of `");
+            message.push_str(object);
+            message.push_str("` (see the README's option table)");
+            return Err(js_sys::TypeError::new(&message).into());
+        }
+    }
+    Ok(())
 }
 
 /// `concurrency` and `rate` belong to the policy: they are what its calls share.

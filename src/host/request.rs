@@ -67,10 +67,13 @@ pub fn own_init(init: &JsValue) -> Result<(Init, JsValue), JsValue> {
         return Ok((own, JsValue::UNDEFINED));
     }
     assign(&own, init)?;
+    // `retry` is ours only as an object: wrappers such as ofetch pass their
+    // own `retry: <number | boolean>` through to fetch, and that is theirs.
     let retry = own.retry();
-    if !retry.is_undefined() {
-        let _ = RETRY.with(|key| Reflect::delete_property(&own, key));
+    if !retry.is_object() {
+        return Ok((own, JsValue::UNDEFINED));
     }
+    let _ = RETRY.with(|key| Reflect::delete_property(&own, key));
     Ok((own, retry))
 }
 

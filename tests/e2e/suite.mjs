@@ -532,6 +532,8 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     ['totalMs: -1', { totalMs: -1 }, RangeError, /totalMs/],
     ['retryOn.statuses: [99999]', { retryOn: { statuses: [99999] } }, RangeError, /statuses/],
     ['random: 42 (not a function)', { random: 42 }, TypeError, /random/],
+    ['maxAttemps: 3 (misspelled)', { maxAttemps: 3 }, TypeError, /`maxAttemps`/],
+    ['retryOn: { status: [503] } (misspelled)', { retryOn: { status: [503] } }, TypeError, /`status`.*`retryOn`/],
   ];
   for (const [label, bad, Type, field] of badOptions) {
     add(`new RetryPolicy({ ${label} }) throws a ${Type.name} naming the field, and a normal call still succeeds afterwards`, async () => {
@@ -543,6 +545,36 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
       assert.equal(res.status, 200, 'normal call status');
     });
   }
+
+  add('policy.fetch and retryFetch work unbound and with any this, as SDKs call a custom fetch', async () => {
+    const p = policy({ maxAttempts: 2 });
+    const { fetch: unbound } = p;
+    const ids = [rid(), rid(), rid(), rid()];
+    const calls = [
+      unbound(seqUrl(ids[0], ['503', '200'])),
+      p.fetch.call(undefined, seqUrl(ids[1], ['503', '200'])),
+      p.fetch.call({ prefixUrl: 'x' }, seqUrl(ids[2], ['503', '200'])), // ky calls fetch with its own options as this
+      saferetry.retryFetch.call(undefined, seqUrl(ids[3], ['200']), { retry: FOUNDATION }),
+    ];
+    for (const [i, res] of (await Promise.all(calls)).entries()) assert.equal(res.status, 200, `call ${i} status`);
+    for (const [i, id] of ids.slice(0, 3).entries()) assert.equal((await count(id)).requests, 2, `call ${i}: retried once`);
+  });
+
+  add('A number or boolean in init.retry (ofetch passes its own retry count through) is left alone: the call runs under the policy', async () => {
+    for (const theirs of [0, 3, false]) {
+      const id = rid();
+      const res = await policy({ maxAttempts: 2 }).fetch(seqUrl(id, ['503', '200']), { retry: theirs });
+      assert.equal(res.status, 200, `retry: ${theirs}: status`);
+      assert.equal((await count(id)).requests, 2, `retry: ${theirs}: server requests`);
+    }
+  });
+
+  add('A misspelled key in a call\'s retry options rejects with a TypeError naming it before anything is sent', async () => {
+    const id = rid();
+    const err = await policy().fetch(seqUrl(id, ['200']), { retry: { maxAtempts: 2 } }).then(() => null, (e) => e);
+    assert.ok(err instanceof TypeError && /`maxAtempts`/.test(err.message), `rejected with ${err?.name}: ${err?.message}`);
+    assert.equal((await count(id)).requests, 0, 'nothing was sent');
+  });
 
   add('A header fetch itself would refuse rejects with a TypeError before anything is sent, and the module still works', async () => {
     const id = rid();

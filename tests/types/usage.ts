@@ -43,3 +43,8 @@ export const once = retryFetch(new URL("http://127.0.0.1/z"), { retry: { maxAtte
 new RetryPolicy({ maxAttempts: "3" });
 // @ts-expect-error an unknown state name
 export const bad: State = { state: "spinning" };
+
+// `policy.fetch` is a `typeof fetch`: it can be handed to an SDK unbound.
+export const asFetch: typeof fetch = policy.fetch;
+const { fetch: unbound } = policy;
+export const called: Promise<Response> = unbound("http://127.0.0.1/z", { retry: { maxAttempts: 2 } });
