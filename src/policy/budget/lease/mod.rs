@@ -1,0 +1,126 @@
+//! Leases: one retry quota and one start rate shared by a fleet of clients
+//! (every isolate of a Worker, every tab of an origin), decided in Rust.
+//!
+//! # Why leases
+//!
+//! A budget kept in one isolate is multiplied by the number of isolates: K
+//! isolates each start with a full bucket, so an outage sees K times the
+//! retries the quota meant to allow, and a start rate set to respect an
+//! upstream's limit is exceeded K-fold. One shared authority fixes that, but
+//! asking it before every request puts a round trip (a Durable Object call,
+//! a `BroadcastChannel` exchange) on every request's path, and makes every
+//! request fail with the authority.
+//!
+//! A lease trades a bounded error for that round trip. The [`Authority`]
+//! keeps the one true budget (today's [`Quota`] token bucket and [`Rate`]
+//! GCRA schedule, unchanged) and hands out small grants: retry tokens taken
+//! from its bucket, and start slots reserved in its schedule. A
+//! [`LeasedClient`] spends from what it holds, synchronously, and asks for
+//! more *before* it runs out (a low-water mark), so the common path never
+//! waits on the authority. Everything is sans-IO: the client emits a
+//! [`LeaseRequest`] as data, the host carries it (RPC, a message), the
+//! authority answers with a [`Grant`], and the host hands that back. Time is
+//! a parameter (`now_ms`), so the whole fleet runs on virtual time in tests.
+//!
+//! # The bounds
+//!
+//! With K clients, a grant of at most G start slots each, a shared rate of R
+//! starts per `per_ms` and an authority burst B:
+//!
+//! - **Retries.** Every retry token spent was taken from the authority's
+//!   bucket; a client never creates one. In an outage (no successes, no
+//!   refunds) the fleet spends at most the bucket's capacity — the budget of
+//!   *one* isolate, not K. Leases add no slack here; the test allows K grants.
+//! - **Starts.** A slot is a moment of the authority's schedule; a client
+//!   starts on it at or after that moment, never before. A client holds at
+//!   most G slots, plus at most `borrow` starts made ahead of a slot while a
+//!   refill is in flight (repaid from its next slots). So in any window of
+//!   `per_ms` the fleet starts at most `R + (B − 1) + K × (G + borrow)`:
+//!   the schedule's own count plus what each client can carry into the
+//!   window. With the defaults and B = 1 that is `R + K × burst`, where
+//!   `burst = G + borrow` is [`ClientConfig::burst`].
+//! - **Staleness.** A grant is valid for the authority's `ttl_ms`, counted
+//!   from when the client *sent* its request (so never later than the
+//!   authority's own clock would say). Past it, held tokens are no longer
+//!   spent and are returned; held slots are dropped. A client learns the time
+//!   from every call that carries it (`reserve_start` before each attempt,
+//!   `pending_request`, `on_grant`, `on_unreachable`); a retry is paid with
+//!   the latest time seen, so a token is never spent more than one attempt
+//!   (`attemptMs`) after its grant expired.
+//! - **Returns.** Unused tokens go back with the next request and are
+//!   credited at most once: requests carry a per-client sequence number, the
+//!   authority ignores any it has seen (a duplicated or late message), and it
+//!   never credits a client more than it believes that client holds. A
+//!   return that is lost is not sent again (it might have arrived): the loss
+//!   is conservative, and successes refill the bucket.
+//!
+//! # When the authority is gone
+//!
+//! A request unanswered within `answer_timeout_ms` (or reported with
+//! [`LeasedClient::on_unreachable`]) puts the client in [`Mode::Fallback`]:
+//! first attempts are never blocked (they start on the held slots, then on
+//! a conservative local rate, `local_rate`, typically R/K), retries only from
+//! the tokens still held and unexpired — after expiry, none. The client asks
+//! again every `retry_ms`; the first answer puts it back in [`Mode::Leased`].
+//!
+//! [`Quota`]: super::quota::Quota
+//! [`Rate`]: super::rate::Rate
+
+mod authority;
+mod client;
+mod slots;
+
+pub use authority::{Authority, AuthorityConfig, AuthorityStats};
+pub use client::{ClientConfig, LeaseStats, LeasedClient};
+
+/// A client's ask, as plain data (a Durable Object call's or a message's
+/// body).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LeaseRequest {
+    /// Who asks; unique within the fleet (a random id chosen at start-up).
+    pub client: u64,
+    /// Increases with every request of this client, from 1.
+    pub seq: u64,
+    /// Retry tokens wanted on top of `holding_tokens`.
+    pub want_tokens: u32,
+    /// Tokens the client still holds and may spend; the grant renews them.
+    pub holding_tokens: u32,
+    /// Unused tokens given back (expired or no longer wanted).
+    pub returning_tokens: u32,
+    /// Tokens that successes refunded since the last request.
+    pub refund_tokens: u32,
+    /// Start slots wanted.
+    pub want_slots: u32,
+}
+
+/// The authority's answer, as plain data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Grant {
+    pub client: u64,
+    /// The request answered.
+    pub seq: u64,
+    /// A request already seen: nothing granted, nothing credited.
+    pub duplicate: bool,
+    /// New retry tokens.
+    pub tokens: u32,
+    /// New start slots: `slots` starts spread evenly from `first_slot_ms`
+    /// to `last_slot_ms`, each usable at or after its own time.
+    pub slots: u32,
+    pub first_slot_ms: u64,
+    pub last_slot_ms: u64,
+    /// How long the grant (and every token the client holds) is valid,
+    /// counted from when the request was sent.
+    pub ttl_ms: u64,
+}
+
+/// Where a client's budget comes from right now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// No answer yet: the local budget only.
+    Local,
+    /// The last request was answered: spending leased grants.
+    Leased,
+    /// The authority is unreachable: held grants until they expire, then
+    /// the local budget (first attempts only).
+    Fallback,
+}
