@@ -90,7 +90,8 @@ pub struct LeaseStats {
     pub slot_starts: u64,
     /// Starts on the local rate (borrowed, or in `Local` / `Fallback`).
     pub local_starts: u64,
-    /// Starts refused: leased, out of slots, nothing left to borrow.
+    /// Starts refused: out of slots and borrowing while the shared rate is
+    /// taken (the last answer was short).
     pub refused_starts: u64,
 }
 
@@ -121,6 +122,8 @@ struct State {
     next_ask_ms: u64,
     /// A start or a retry since the last request.
     active: bool,
+    /// The last answer granted fewer slots than asked: the rate is taken.
+    rate_taken: bool,
     tokens: u32,
     tokens_expire_ms: u64,
     returning: u32,
@@ -164,6 +167,7 @@ impl LeasedClient {
                 sent: None,
                 next_ask_ms: 0,
                 active: false,
+                rate_taken: false,
                 tokens: 0,
                 tokens_expire_ms: 0,
                 returning: 0,
@@ -302,7 +306,8 @@ impl State {
         self.tokens = self.tokens.saturating_add(kept);
         self.tokens_expire_ms = expires;
         self.debt = self.slots.add(grant, sent.want_slots, expires, self.debt);
-        let short = grant.tokens < sent.want_tokens || grant.slots < sent.want_slots;
+        self.rate_taken = grant.slots < sent.want_slots;
+        let short = self.rate_taken || grant.tokens < sent.want_tokens;
         self.next_ask_ms = if short { self.now_ms.saturating_add(self.config.retry_ms) } else { self.now_ms };
         self.observe(now_ms);
     }
@@ -315,10 +320,12 @@ impl State {
         let (result, kind) = match self.slots.take(now, latest_ms) {
             Some(r) => (r, StartKind::Slot),
             None if self.debt < self.config.borrow => (local.reserve(now, latest_ms), StartKind::Borrowed),
-            None if self.stats.mode != Mode::Leased => (local.reserve(now, latest_ms), StartKind::Local),
+            None if self.stats.mode != Mode::Leased || !self.rate_taken => {
+                (local.reserve(now, latest_ms), StartKind::Local)
+            }
             None => {
                 self.stats.refused_starts = self.stats.refused_starts.saturating_add(1);
-                return Err(now.saturating_add(self.config.answer_timeout_ms));
+                return Err(self.next_ask_ms.max(now.saturating_add(1)));
             }
         };
         let start = result?;
@@ -385,8 +392,9 @@ impl SharedState for LeasedClient {
     }
 
     /// The earliest held slot; without one, a borrowed start on the local
-    /// rate (up to `borrow`), or — leased and out of both — a refusal. In
-    /// `Local` and `Fallback` the local rate always answers.
+    /// rate (up to `borrow`), then the local rate alone — unless the last
+    /// answer was short (the shared rate is taken): then a refusal, as the
+    /// in-memory rate refuses a start past the deadline.
     fn reserve_start(&self, now_ms: u64, latest_ms: u64) -> Result<u64, u64> {
         self.with(Err(latest_ms), |s| s.reserve_start(now_ms, latest_ms))
     }
