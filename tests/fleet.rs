@@ -11,7 +11,7 @@ use saferetry::policy::budget::lease::{
     Authority, AuthorityConfig, ClientConfig, Grant, LeaseRequest, LeasedClient, Mode,
 };
 use saferetry::policy::budget::quota::QuotaConfig;
-use saferetry::policy::budget::rate::RateConfig;
+use saferetry::policy::budget::rate::{Rate, RateConfig};
 use saferetry::policy::budget::{InMemory, SharedState};
 
 /// Virtual Unix time at which every run starts; the scenario speaks in
@@ -66,6 +66,16 @@ impl Scenario {
             authority: AuthorityConfig::default(),
             client: ClientConfig::default(),
         }
+    }
+
+    /// Four seconds of arrivals, the authority away for `(from, length)`.
+    fn short(k: usize, every_ms: u64, delay_ms: u64, away: Option<(u64, u64)>) -> Scenario {
+        let mut s = Scenario::new(k);
+        s.run_ms = 4_000;
+        s.every_ms = every_ms;
+        s.delay_ms = delay_ms;
+        s.away = away.map(|(from, len)| (from, from + len));
+        s
     }
 
     /// A shared start rate of `requests` per second; each client's local
@@ -402,7 +412,13 @@ fn an_authority_that_vanishes_and_returns_loses_and_hangs_no_operation() {
     println!(
         "authority away 5–15 s (ttl 3 s): {} ops, {} succeeded, {} starts refused, {} retries refused, \
          {} tokens expired, {} credited back, {} unreachable-free round trips",
-        out.ops, out.succeeded, out.refused, out.quota_refused, out.tokens_expired, a.tokens_credited, out.round_trips
+        out.ops,
+        out.succeeded,
+        out.refused,
+        out.quota_refused,
+        out.tokens_expired,
+        a.tokens_credited,
+        out.round_trips
     );
 }
 
@@ -530,34 +546,35 @@ fn a_leased_client_whose_refill_is_late_starts_on_its_local_rate_rather_than_ref
     assert_eq!((st.slot_starts, st.local_starts, st.debt, st.refused_starts), (2, 2, 1, 0));
 }
 
+/// A message delay, and maybe a time the authority is away: `(from, length)`.
+fn link() -> impl Strategy<Value = (u64, Option<(u64, u64)>)> {
+    (0u64..60, proptest::option::of((0u64..3_000, 0u64..3_000)))
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
     #[test]
-    fn any_fleet_under_a_shared_rate_stays_within_r_plus_k_bursts_per_window(
+    fn any_fleet_under_a_shared_rate_stays_within_r_plus_k_bursts_plus_its_local_rates_per_window(
         k in 1usize..6,
         requests in 5u32..200,
         slots in 1u32..16,
         low in 0u32..8,
         borrow in 0u32..4,
-        delay_ms in 0u64..60,
         every_ms in 2u64..40,
-        away in proptest::option::of((0u64..3_000, 0u64..3_000)),
+        (delay_ms, away) in link(),
     ) {
-        let mut s = Scenario::new(k).rate(requests);
-        s.run_ms = 4_000;
-        s.every_ms = every_ms;
+        let mut s = Scenario::short(k, every_ms, delay_ms, away).rate(requests);
         s.attempt_ms = 10;
-        s.delay_ms = delay_ms;
-        s.away = away.map(|(from, len)| (from, from + len));
         s.client.slots = slots;
         s.client.low_slots = low.min(slots);
         s.client.borrow = borrow;
         s.client.local_rate = Some(RateConfig { requests: 1, per_ms: 1000, burst: 1 });
         let out = simulate(&s, &mut Budgets::leased(&s));
-        // Fallback starts run on the local rates: K more per second at most.
-        let fallback = if s.away.is_some() { k as u64 * 2 } else { 0 };
-        let bound = u64::from(requests) + k as u64 * u64::from(s.client.burst()) + fallback;
+        // Starts on the local rates (1 a second each): at most 2 a client in
+        // any second.
+        let local = k as u64 * 2;
+        let bound = u64::from(requests) + k as u64 * u64::from(s.client.burst()) + local;
         prop_assert!(out.max_in_window(1000) <= bound, "{} > {bound}", out.max_in_window(1000));
         prop_assert_eq!(out.unfinished, 0);
     }
@@ -567,17 +584,12 @@ proptest! {
         k in 1usize..8,
         capacity in 0u32..300,
         tokens in 0u32..40,
-        delay_ms in 0u64..60,
-        away in proptest::option::of((0u64..3_000, 0u64..3_000)),
+        (delay_ms, away) in link(),
         duplicate: bool,
     ) {
-        let mut s = Scenario::new(k);
-        s.run_ms = 4_000;
-        s.every_ms = 30;
+        let mut s = Scenario::short(k, 30, delay_ms, away);
         s.fails = always;
-        s.delay_ms = delay_ms;
         s.duplicate = duplicate;
-        s.away = away.map(|(from, len)| (from, from + len));
         s.authority.ttl_ms = 1_000;
         s.authority.quota = Some(QuotaConfig { capacity, ..QuotaConfig::default() });
         s.client.tokens = tokens;
@@ -588,6 +600,54 @@ proptest! {
         let a = authority(&b).stats();
         prop_assert!(a.tokens_credited <= out.tokens_expired);
         prop_assert_eq!(out.unfinished, 0);
+    }
+
+    #[test]
+    fn a_client_never_starts_on_a_slot_before_the_authority_scheduled_it(
+        steps in proptest::collection::vec((0u64..80, any::<bool>()), 1..300),
+        requests in 1u32..60,
+        burst in 1u32..4,
+        horizon_ms in 0u64..2_000,
+        slots in 1u32..20,
+    ) {
+        let rate = RateConfig { requests, per_ms: 1000, burst };
+        let config = AuthorityConfig { quota: None, rate: Some(rate), horizon_ms, ..AuthorityConfig::default() };
+        let mut a = Authority::new(config);
+        let shadow = Rate::new(rate);
+        let c = LeasedClient::new(ClientConfig {
+            quota: None,
+            slots,
+            low_slots: slots,
+            borrow: 0,
+            local_rate: Some(RateConfig { requests: 1, per_ms: 1000, burst: 1 }),
+            ..ClientConfig::default()
+        });
+        let (mut now, mut reserved, mut started) = (EPOCH_MS, Vec::new(), Vec::new());
+        for (advance, ask) in steps {
+            now += advance;
+            if ask {
+                let Some(req) = c.pending_request(now) else { continue };
+                let g = a.grant(&req, now);
+                let latest = now + horizon_ms.min(config.ttl_ms);
+                let same: Vec<u64> = (0..req.want_slots.min(config.max_slots))
+                    .map_while(|_| shadow.reserve(now, latest).ok())
+                    .collect();
+                prop_assert_eq!(same.len() as u32, g.slots);
+                reserved.extend(same);
+                c.on_grant(&g, now);
+            } else {
+                let before = c.stats().unwrap().slot_starts;
+                let start = c.reserve_start(now, now + 5_000);
+                if c.stats().unwrap().slot_starts > before {
+                    started.push(start.unwrap());
+                }
+            }
+        }
+        started.sort_unstable();
+        prop_assert!(started.len() <= reserved.len());
+        for (s, r) in started.iter().zip(&reserved) {
+            prop_assert!(s >= r, "a start at {} on a slot reserved for {}", s - EPOCH_MS, r - EPOCH_MS);
+        }
     }
 
     #[test]

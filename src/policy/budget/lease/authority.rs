@@ -86,7 +86,8 @@ impl Authority {
     pub fn grant(&mut self, req: &LeaseRequest, now_ms: u64) -> Grant {
         self.forget(now_ms);
         self.stats.requests = self.stats.requests.saturating_add(1);
-        let mut grant = Grant { client: req.client, seq: req.seq, ttl_ms: self.config.ttl_ms, ..Grant::default() };
+        let mut grant =
+            Grant { client: req.client, seq: req.seq, ttl_ms: self.config.ttl_ms, ..Grant::default() };
         let holder =
             self.holders.entry(req.client).or_insert(Holder { last_seq: 0, holding: 0, seen_ms: now_ms });
         if req.seq <= holder.last_seq {

@@ -262,7 +262,8 @@ impl State {
         let c = self.config;
         let demand = self.active || self.stats.mode == Mode::Local;
         let held = self.slots.held();
-        let want_tokens = if demand && self.quota.is_some() { c.tokens.saturating_sub(self.tokens) } else { 0 };
+        let want_tokens =
+            if demand && self.quota.is_some() { c.tokens.saturating_sub(self.tokens) } else { 0 };
         let want_slots = if demand && self.local.is_some() { c.slots.saturating_sub(held) } else { 0 };
         let renew = demand
             && self.tokens > 0

@@ -33,12 +33,20 @@
 //!   *one* isolate, not K. Leases add no slack here; the test allows K grants.
 //! - **Starts.** A slot is a moment of the authority's schedule; a client
 //!   starts on it at or after that moment, never before. A client holds at
-//!   most G slots, plus at most `borrow` starts made ahead of a slot while a
-//!   refill is in flight (repaid from its next slots). So in any window of
-//!   `per_ms` the fleet starts at most `R + (B − 1) + K × (G + borrow)`:
-//!   the schedule's own count plus what each client can carry into the
-//!   window. With the defaults and B = 1 that is `R + K × burst`, where
-//!   `burst = G + borrow` is [`ClientConfig::burst`].
+//!   most G slots and makes at most `borrow` starts ahead of a slot while a
+//!   refill is in flight (repaid from its next slots), so the starts made on
+//!   the schedule in any window of `per_ms` number at most
+//!   `R + (B − 1) + K × burst`, where `burst = G + borrow`
+//!   ([`ClientConfig::burst`]): the schedule's own count plus what each
+//!   client carries into the window. The other starts run on each client's
+//!   conservative `local_rate` — in `Local` and `Fallback` mode, and when a
+//!   leased client runs dry although its last answer was full (the
+//!   authority had room; the refill is only late) — and add at most one
+//!   local rate's worth (+1) per client per window: with `local_rate` =
+//!   R/K, at most `R + K`. A client that runs dry after a *short* answer
+//!   (the shared rate is taken) refuses the start instead, as the in-memory
+//!   rate refuses a start past the deadline, so a saturated fleet keeps to
+//!   `R + (B − 1) + K × burst`.
 //! - **Staleness.** A grant is valid for the authority's `ttl_ms`, counted
 //!   from when the client *sent* its request (so never later than the
 //!   authority's own clock would say). Past it, held tokens are no longer
