@@ -155,6 +155,7 @@ struct Outcome {
     /// Longest time from an operation's arrival to its end.
     longest_op_ms: u64,
     starts: Vec<u64>,
+    retry_starts: Vec<u64>,
     /// Every client's mode, each second.
     modes: Vec<Vec<Mode>>,
     round_trips: u64,
@@ -257,6 +258,7 @@ fn simulate(s: &Scenario, budgets: &mut Budgets) -> Outcome {
                             out.first_attempts += 1;
                         } else {
                             out.retries += 1;
+                            out.retry_starts.push(t);
                         }
                         events.entry(t + s.attempt_ms).or_default().push((i, Ev::End));
                     }
@@ -395,7 +397,7 @@ fn an_authority_that_vanishes_and_returns_loses_and_hangs_no_operation() {
     s.run_ms = 30_000;
     s.away = Some((5_000, 15_000));
     s.authority.ttl_ms = 3_000;
-    s.fails = |_, op, attempt, _| op % 4 == 0 && attempt == 1;
+    s.fails = |_, op, attempt, _| op % 160 < 4 && attempt == 1; // one retry a second a client
     let mut b = Budgets::leased(&s);
     let out = simulate(&s, &mut b);
     assert_eq!(out.unfinished, 0, "every operation ended");
@@ -408,7 +410,13 @@ fn an_authority_that_vanishes_and_returns_loses_and_hangs_no_operation() {
     let a = authority(&b).stats();
     assert!(out.tokens_expired > 0, "held tokens expired during the outage");
     assert!(a.tokens_credited > 0 && a.tokens_credited <= out.tokens_expired);
-    assert!(out.quota_refused > 0, "no retries once the fallback's tokens expired");
+    let (gone, back) = (5_000 + 3_000 + s.backoff_ms, 15_000);
+    assert!(out.quota_refused > 0);
+    assert!(
+        !out.retry_starts.iter().any(|t| (gone..back).contains(t)),
+        "no retry once the tokens held when the authority left expired (at most 3 s after)"
+    );
+    assert!(out.retry_starts.iter().any(|&t| t >= back + 1_000), "retries again once leased");
     println!(
         "authority away 5–15 s (ttl 3 s): {} ops, {} succeeded, {} starts refused, {} retries refused, \
          {} tokens expired, {} credited back, {} unreachable-free round trips",
