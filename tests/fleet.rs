@@ -409,7 +409,7 @@ fn an_authority_that_vanishes_and_returns_loses_and_hangs_no_operation() {
     assert!(modes(17).iter().all(|&m| m == Mode::Leased), "{:?}", modes(17));
     let a = authority(&b).stats();
     assert!(out.tokens_expired > 0, "held tokens expired during the outage");
-    assert!(a.tokens_credited > 0 && a.tokens_credited <= out.tokens_expired);
+    assert_eq!(a.tokens_credited, out.tokens_expired, "every expired token credited back, once");
     let (gone, back) = (5_000 + 3_000 + s.backoff_ms, 15_000);
     assert!(out.quota_refused > 0);
     assert!(
@@ -419,7 +419,7 @@ fn an_authority_that_vanishes_and_returns_loses_and_hangs_no_operation() {
     assert!(out.retry_starts.iter().any(|&t| t >= back + 1_000), "retries again once leased");
     println!(
         "authority away 5–15 s (ttl 3 s): {} ops, {} succeeded, {} starts refused, {} retries refused, \
-         {} tokens expired, {} credited back, {} unreachable-free round trips",
+         {} tokens expired, {} credited back, {} round trips",
         out.ops,
         out.succeeded,
         out.refused,
@@ -479,7 +479,7 @@ fn unused_tokens_go_back_once_even_duplicated_or_after_expiry() {
     assert_eq!(c.stats().unwrap().mode, Mode::Fallback);
     assert_eq!(c.pending_request(400), None, "asks again only after retry_ms");
     let back = c.pending_request(1_600).expect("expired tokens go back");
-    assert_eq!((back.returning_tokens, back.holding_tokens), (20, 0));
+    assert_eq!((back.returned_total, back.holding_tokens), (20, 0));
     let first = a.grant(&back, 1_700);
     let again = a.grant(&back, 1_800);
     assert!(!first.duplicate && again.duplicate);
@@ -492,6 +492,20 @@ fn unused_tokens_go_back_once_even_duplicated_or_after_expiry() {
     let last = c.release_all(1_900);
     a.grant(&last, 1_950);
     assert_eq!(a.quota_level(), Some(100), "a closing client gives everything back");
+}
+
+#[test]
+fn a_return_lost_on_the_way_travels_again_with_the_next_request_and_counts_once() {
+    let (mut a, c) = pair(1_000);
+    c.on_grant(&a.grant(&c.pending_request(0).unwrap(), 0), 0);
+    let lost = c.pending_request(1_000).expect("expired tokens go back");
+    assert_eq!(lost.returned_total, 20);
+    c.on_unreachable(1_100);
+    let next = c.pending_request(1_600).expect("the return is not acknowledged yet");
+    assert_eq!((next.returned_total, next.seq), (20, lost.seq + 1));
+    a.grant(&next, 1_650);
+    assert!(a.grant(&lost, 1_700).duplicate, "the lost one turning up late is older");
+    assert_eq!((a.stats().tokens_credited, a.quota_level()), (20, Some(100)));
 }
 
 #[test]
@@ -679,8 +693,8 @@ proptest! {
                 seq: seq % 5,
                 want_tokens: x,
                 holding_tokens: y,
-                returning_tokens: z,
-                refund_tokens: w % 3,
+                returned_total: u64::from(z),
+                refunded_total: u64::from(w % 3),
                 want_slots: x % 100,
             };
             let g = a.grant(&req, t1);

@@ -24,6 +24,9 @@ pub struct AuthorityConfig {
     /// At most this many tokens, and this many slots, per grant.
     pub max_tokens: u32,
     pub max_slots: u32,
+    /// A client silent this long (and at least two `ttl_ms`) is forgotten:
+    /// its later returns credit nothing.
+    pub forget_ms: u64,
 }
 
 impl Default for AuthorityConfig {
@@ -35,6 +38,7 @@ impl Default for AuthorityConfig {
             horizon_ms: 1_000,
             max_tokens: 64,
             max_slots: 64,
+            forget_ms: 600_000,
         }
     }
 }
@@ -46,6 +50,9 @@ struct Holder {
     last_seq: u64,
     /// Tokens the client may still hold: the most a return can credit.
     holding: u32,
+    /// The client's running totals already credited.
+    returned: u64,
+    refunded: u64,
     seen_ms: u64,
 }
 
@@ -88,8 +95,14 @@ impl Authority {
         self.stats.requests = self.stats.requests.saturating_add(1);
         let mut grant =
             Grant { client: req.client, seq: req.seq, ttl_ms: self.config.ttl_ms, ..Grant::default() };
-        let holder =
-            self.holders.entry(req.client).or_insert(Holder { last_seq: 0, holding: 0, seen_ms: now_ms });
+        // A client not known (new, or forgotten) is credited from here on.
+        let holder = self.holders.entry(req.client).or_insert(Holder {
+            last_seq: 0,
+            holding: 0,
+            returned: req.returned_total,
+            refunded: req.refunded_total,
+            seen_ms: now_ms,
+        });
         if req.seq <= holder.last_seq {
             self.stats.duplicates = self.stats.duplicates.saturating_add(1);
             grant.duplicate = true;
@@ -97,11 +110,15 @@ impl Authority {
         }
         holder.last_seq = req.seq;
         holder.seen_ms = now_ms;
-        let credit = req.returning_tokens.min(holder.holding);
+        let returned = req.returned_total.saturating_sub(holder.returned);
+        let credit = u32::try_from(returned).unwrap_or(u32::MAX).min(holder.holding);
+        let refund = u32::try_from(req.refunded_total.saturating_sub(holder.refunded)).unwrap_or(u32::MAX);
+        holder.returned = holder.returned.max(req.returned_total);
+        holder.refunded = holder.refunded.max(req.refunded_total);
         holder.holding = (holder.holding - credit).min(req.holding_tokens);
         if let Some(q) = &self.quota {
             q.on_success(Some(credit));
-            q.on_success(Some(req.refund_tokens));
+            q.on_success(Some(refund));
             let n = req.want_tokens.min(self.config.max_tokens).min(q.level());
             if q.try_spend(n) {
                 grant.tokens = n;
@@ -109,7 +126,7 @@ impl Authority {
             holder.holding = holder.holding.saturating_add(grant.tokens);
             let s = &mut self.stats;
             s.tokens_credited = s.tokens_credited.saturating_add(u64::from(credit));
-            s.tokens_refunded = s.tokens_refunded.saturating_add(u64::from(req.refund_tokens));
+            s.tokens_refunded = s.tokens_refunded.saturating_add(u64::from(refund));
             s.tokens_granted = s.tokens_granted.saturating_add(u64::from(grant.tokens));
         }
         if let Some(r) = &self.rate {
@@ -136,12 +153,12 @@ impl Authority {
         self.stats
     }
 
-    /// Forgets clients silent for two lifetimes of a grant: whatever they
-    /// held has expired. A late message from one is then treated as new and
-    /// can credit nothing (it holds nothing here), so memory stays bounded
-    /// by the clients active in the last `2 × ttl_ms`.
+    /// Forgets clients silent for `forget_ms`: whatever they held has
+    /// expired long ago. A late message from one is then treated as new and
+    /// credits nothing (it holds nothing here), so memory stays bounded by
+    /// the clients heard from in the last `forget_ms`.
     fn forget(&mut self, now_ms: u64) {
-        let keep_ms = self.config.ttl_ms.saturating_mul(2);
+        let keep_ms = self.config.forget_ms.max(self.config.ttl_ms.saturating_mul(2));
         self.holders.retain(|_, h| now_ms.saturating_sub(h.seen_ms) < keep_ms);
     }
 }
@@ -164,12 +181,15 @@ mod tests {
         assert_eq!((g.tokens, a.quota_level()), (20, Some(10)));
         let g = a.grant(&LeaseRequest { want_tokens: 20, ..ask(2, 1) }, 0);
         assert_eq!((g.tokens, a.quota_level()), (10, Some(0)), "a short bucket grants what it has");
-        let back = LeaseRequest { returning_tokens: 50, ..ask(1, 2) };
+        let back = LeaseRequest { returned_total: 50, ..ask(1, 2) };
         assert_eq!(a.grant(&back, 1).tokens, 0);
         assert_eq!(a.quota_level(), Some(20), "credited what client 1 held, not what it claimed");
         assert!(a.grant(&back, 2).duplicate);
-        assert_eq!(a.grant(&LeaseRequest { returning_tokens: 20, ..ask(1, 3) }, 3).tokens, 0);
-        assert_eq!(a.quota_level(), Some(20), "nothing left to credit");
+        let again = LeaseRequest { returned_total: 50, want_tokens: 5, ..ask(1, 3) };
+        assert_eq!(a.grant(&again, 3).tokens, 5);
+        assert_eq!(a.grant(&LeaseRequest { returned_total: 55, ..ask(1, 4) }, 4).tokens, 0);
+        assert_eq!(a.quota_level(), Some(20), "a running total credits only its increase");
+        assert_eq!(a.stats().tokens_credited, 25);
     }
 
     #[test]
@@ -193,11 +213,12 @@ mod tests {
         let mut a = Authority::new(AuthorityConfig {
             quota: Some(QuotaConfig { capacity: 10, ..QuotaConfig::default() }),
             ttl_ms: 100,
+            forget_ms: 0,
             ..AuthorityConfig::default()
         });
         a.grant(&LeaseRequest { want_tokens: 10, ..ask(1, 1) }, 0);
         a.grant(&ask(2, 1), 200);
-        a.grant(&LeaseRequest { returning_tokens: 10, ..ask(1, 2) }, 200);
+        a.grant(&LeaseRequest { returned_total: 10, ..ask(1, 2) }, 200);
         assert_eq!(a.quota_level(), Some(0));
         assert_eq!(a.stats().tokens_credited, 0);
     }

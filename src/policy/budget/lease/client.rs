@@ -101,6 +101,7 @@ struct Sent {
     at_ms: u64,
     want_tokens: u32,
     want_slots: u32,
+    returned: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,8 +127,11 @@ struct State {
     rate_taken: bool,
     tokens: u32,
     tokens_expire_ms: u64,
-    returning: u32,
-    refund: u32,
+    returned_total: u64,
+    refunded_total: u64,
+    /// `returned_total` as the authority last acknowledged: a return not
+    /// yet acknowledged is a reason to ask.
+    returned_acked: u64,
     slots: Slots,
     debt: u32,
     last_start: Option<(u64, StartKind)>,
@@ -170,8 +174,9 @@ impl LeasedClient {
                 rate_taken: false,
                 tokens: 0,
                 tokens_expire_ms: 0,
-                returning: 0,
-                refund: 0,
+                returned_total: 0,
+                refunded_total: 0,
+                returned_acked: 0,
                 slots: Slots::default(),
                 debt: 0,
                 last_start: None,
@@ -213,7 +218,8 @@ impl LeasedClient {
     pub fn release_all(&self, now_ms: u64) -> LeaseRequest {
         self.with(LeaseRequest::default(), |s| {
             s.observe(now_ms);
-            s.returning = s.returning.saturating_add(core::mem::take(&mut s.tokens));
+            let held = core::mem::take(&mut s.tokens);
+            s.give_back(held);
             s.request(now_ms, 0, 0)
         })
     }
@@ -236,7 +242,7 @@ impl State {
         let now = self.now_ms;
         if self.tokens > 0 && now >= self.tokens_expire_ms {
             let t = core::mem::take(&mut self.tokens);
-            self.returning = self.returning.saturating_add(t);
+            self.give_back(t);
             self.stats.tokens_expired = self.stats.tokens_expired.saturating_add(u64::from(t));
         }
         self.slots.expire(now);
@@ -245,8 +251,13 @@ impl State {
         }
     }
 
-    /// What was in flight is lost, returns and refunds included: sending
-    /// them again could credit them twice.
+    /// Tokens that will not be spent; the next request tells the authority.
+    fn give_back(&mut self, tokens: u32) {
+        self.returned_total = self.returned_total.saturating_add(u64::from(tokens));
+    }
+
+    /// Gives up on the request in flight; its running totals travel again
+    /// with the next one.
     fn unreachable(&mut self, now_ms: u64) {
         self.sent = None;
         self.stats.mode = Mode::Fallback;
@@ -271,13 +282,19 @@ impl State {
         let due = (want_tokens > 0 && self.tokens < c.low_tokens)
             || (want_slots > 0 && (held <= c.low_slots || self.debt > 0))
             || renew
-            || self.returning > 0;
+            || self.returned_total > self.returned_acked;
         due.then(|| self.request(self.now_ms, want_tokens, want_slots))
     }
 
     fn request(&mut self, now_ms: u64, want_tokens: u32, want_slots: u32) -> LeaseRequest {
         self.seq = self.seq.saturating_add(1);
-        self.sent = Some(Sent { seq: self.seq, at_ms: now_ms, want_tokens, want_slots });
+        self.sent = Some(Sent {
+            seq: self.seq,
+            at_ms: now_ms,
+            want_tokens,
+            want_slots,
+            returned: self.returned_total,
+        });
         self.active = false;
         self.stats.requests = self.stats.requests.saturating_add(1);
         LeaseRequest {
@@ -285,8 +302,8 @@ impl State {
             seq: self.seq,
             want_tokens,
             holding_tokens: self.tokens,
-            returning_tokens: core::mem::take(&mut self.returning),
-            refund_tokens: core::mem::take(&mut self.refund),
+            returned_total: self.returned_total,
+            refunded_total: self.refunded_total,
             want_slots,
         }
     }
@@ -299,11 +316,12 @@ impl State {
             return;
         };
         self.sent = None;
+        self.returned_acked = sent.returned;
         self.stats.mode = Mode::Leased;
         self.stats.round_trips = self.stats.round_trips.saturating_add(1);
         let expires = sent.at_ms.saturating_add(grant.ttl_ms);
         let kept = grant.tokens.min(sent.want_tokens);
-        self.returning = self.returning.saturating_add(grant.tokens - kept);
+        self.give_back(grant.tokens - kept);
         self.tokens = self.tokens.saturating_add(kept);
         self.tokens_expire_ms = expires;
         self.debt = self.slots.add(grant, sent.want_slots, expires, self.debt);
@@ -370,7 +388,7 @@ impl State {
     fn on_success(&mut self, last_retry_cost: Option<u32>) {
         if let Some(c) = self.config.quota {
             let refund = last_retry_cost.unwrap_or(c.success_refund);
-            self.refund = self.refund.saturating_add(refund);
+            self.refunded_total = self.refunded_total.saturating_add(u64::from(refund));
         }
     }
 }

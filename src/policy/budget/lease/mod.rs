@@ -56,11 +56,14 @@
 //!   the latest time seen, so a token is never spent more than one attempt
 //!   (`attemptMs`) after its grant expired.
 //! - **Returns.** Unused tokens go back with the next request and are
-//!   credited at most once: requests carry a per-client sequence number, the
-//!   authority ignores any it has seen (a duplicated or late message), and it
-//!   never credits a client more than it believes that client holds. A
-//!   return that is lost is not sent again (it might have arrived): the loss
-//!   is conservative, and successes refill the bucket.
+//!   credited exactly once: a request carries the running total of tokens
+//!   the client ever gave back and the authority credits only what it has
+//!   not seen, so a lost request's return arrives with the next one and a
+//!   duplicated or late one credits nothing. It never credits a client more
+//!   than it believes that client holds, and a request it has seen (same or
+//!   older per-client `seq`) grants nothing. Only tokens granted in an
+//!   answer that never arrives (or arrives after the client gave up on it)
+//!   are lost to the bucket: a conservative loss that successes refill.
 //!
 //! # When the authority is gone
 //!
@@ -93,10 +96,14 @@ pub struct LeaseRequest {
     pub want_tokens: u32,
     /// Tokens the client still holds and may spend; the grant renews them.
     pub holding_tokens: u32,
-    /// Unused tokens given back (expired or no longer wanted).
-    pub returning_tokens: u32,
-    /// Tokens that successes refunded since the last request.
-    pub refund_tokens: u32,
+    /// Every unused token this client ever gave back (expired or released),
+    /// a running total: the authority credits only its increase, so a lost
+    /// message's return travels again with the next one, and a duplicated
+    /// or late one credits nothing twice.
+    pub returned_total: u64,
+    /// Every token this client's successes ever refunded, a running total
+    /// credited the same way.
+    pub refunded_total: u64,
     /// Start slots wanted.
     pub want_slots: u32,
 }
