@@ -93,7 +93,7 @@ impl Scenario {
 }
 
 enum Budgets {
-    Leased { authority: Authority, clients: Vec<LeasedClient> },
+    Leased { authority: Box<Authority>, clients: Vec<LeasedClient> },
     PerIsolate(Vec<InMemory>),
 }
 
@@ -101,7 +101,7 @@ impl Budgets {
     fn leased(s: &Scenario) -> Budgets {
         let clients =
             (0..s.k).map(|i| LeasedClient::new(ClientConfig { client: i as u64 + 1, ..s.client })).collect();
-        Budgets::Leased { authority: Authority::new(s.authority), clients }
+        Budgets::Leased { authority: Box::new(Authority::new(s.authority)), clients }
     }
 
     /// What a fleet has today: every isolate with the whole budget.

@@ -45,7 +45,8 @@
 //!   local rate's worth (+1) per client per window: with `local_rate` =
 //!   R/K, at most `R + K`. A client that runs dry after a *short* answer
 //!   (the shared rate is taken) refuses the start instead, as the in-memory
-//!   rate refuses a start past the deadline, so a saturated fleet keeps to
+//!   rate refuses a start past the deadline (`queue-exceeds-budget`), so
+//!   once the authority's answers come back short the fleet keeps to
 //!   `R + (B − 1) + K × burst`.
 //! - **Staleness.** A grant is valid for the authority's `ttl_ms`, counted
 //!   from when the client *sent* its request (so never later than the
@@ -55,6 +56,9 @@
 //!   `pending_request`, `on_grant`, `on_unreachable`); a retry is paid with
 //!   the latest time seen, so a token is never spent more than one attempt
 //!   (`attemptMs`) after its grant expired.
+//! - **Clocks.** The bounds assume the clients' clocks and the authority's
+//!   agree (tabs share one; Workers and their Durable Object are NTP-close).
+//!   A skew of s ms moves slots by s and widens the staleness bound by s.
 //! - **Returns.** Unused tokens go back with the next request and are
 //!   credited exactly once: a request carries the running total of tokens
 //!   the client ever gave back and the authority credits only what it has
@@ -73,6 +77,19 @@
 //! a conservative local rate, `local_rate`, typically R/K), retries only from
 //! the tokens still held and unexpired — after expiry, none. The client asks
 //! again every `retry_ms`; the first answer puts it back in [`Mode::Leased`].
+//!
+//! # Defaults, and why
+//!
+//! [`ClientConfig::default`]: hold 32 slots and ask at 8 or fewer, so a
+//! refill brings about 24 starts and a busy client makes about one round
+//! trip per 24 operations (0.042, measured in `tests/fleet.rs`; the target
+//! is 0.05); hold 20 tokens (four retries at the default cost of 5) and ask
+//! below 10 — on the success path tokens are not spent, and their renewal
+//! (every `ttl_ms`, only while busy) rides on slot refills; borrow 4; give
+//! the authority 1 s to answer and ask again 500 ms after a failure or a
+//! short answer. [`AuthorityConfig::default`]: grants last 10 s, slots are
+//! reserved at most 1 s ahead, at most 64 tokens and 64 slots a grant, and a
+//! client silent for 10 minutes is forgotten.
 //!
 //! [`Quota`]: super::quota::Quota
 //! [`Rate`]: super::rate::Rate
