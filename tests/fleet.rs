@@ -4,19 +4,22 @@
 //!
 //! Figures: `cargo test --test fleet -- --nocapture`.
 
+mod support;
+
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
+use saferetry::engine::{run, Budget, Call};
 use saferetry::policy::budget::lease::{
     Authority, AuthorityConfig, ClientConfig, Grant, LeaseRequest, LeasedClient, Mode,
 };
 use saferetry::policy::budget::quota::QuotaConfig;
 use saferetry::policy::budget::rate::{Rate, RateConfig};
-use saferetry::policy::budget::{InMemory, SharedState};
-
-/// Virtual Unix time at which every run starts; the scenario speaks in
-/// offsets from it.
-const EPOCH_MS: u64 = 1_795_996_800_000;
+use saferetry::policy::budget::{InMemory, SharedState, Stats};
+use saferetry::policy::classify::Safety;
+use saferetry::policy::options::Options;
+use saferetry::policy::reason::Reason;
+use support::sim::{Script, Sim, SimClock, Step, EPOCH_MS};
 
 #[derive(Clone, Copy)]
 struct Scenario {
@@ -444,6 +447,34 @@ fn duplicated_requests_change_nothing_and_credit_nothing_twice() {
     assert_eq!(a.duplicates, out.requests, "every request arrived twice, once counted");
     assert!(a.tokens_credited <= out.tokens_expired, "{} > {}", a.tokens_credited, out.tokens_expired);
     assert_eq!(out.unfinished, 0);
+}
+
+#[test]
+fn the_engine_runs_on_a_leased_client_starting_on_its_slots_and_retrying_on_its_tokens() {
+    let sim = Sim::new();
+    let mut a = Authority::new(AuthorityConfig {
+        quota: Some(QuotaConfig { capacity: 10, ..QuotaConfig::default() }),
+        rate: Some(RateConfig { requests: 10, per_ms: 1000, burst: 1 }),
+        ..AuthorityConfig::default()
+    });
+    let c = LeasedClient::new(ClientConfig {
+        local_rate: Some(RateConfig { requests: 1, per_ms: 1000, burst: 1 }),
+        ..ClientConfig::default()
+    });
+    c.on_grant(&a.grant(&c.pending_request(sim.now()).unwrap(), sim.now()), sim.now());
+    let mut options = Options::default();
+    options.limits.max_attempts = 5;
+    let script = Script::new(&sim, vec![Step::status(503)]);
+    let clock = SimClock::new(&sim);
+    let stats = Stats::default();
+    let budget = Budget { shared: &c, gate: None, stats: &stats, quota: true, counted: true };
+    let call =
+        Call { options: &options, safety: Safety::Idempotent, body_replayable: true, not_before: None };
+    let done = sim.run(run(call, &script, &clock, budget, &mut || 0.5, &mut |_| {}));
+    assert_eq!(done.report.reason, Reason::RetryQuotaExhausted, "10 tokens pay for two retries");
+    assert_eq!(*script.starts.borrow(), [0, 100, 200], "each attempt on its slot, 100 ms apart");
+    let st = c.stats().unwrap();
+    assert_eq!((st.slot_starts, st.tokens_spent, st.tokens_held), (3, 10, 0));
 }
 
 /// One client, one authority, messages by hand.
