@@ -6,9 +6,12 @@
 //! Cloudflare Durable Object for a fleet of workers, a `BroadcastChannel`
 //! or `localStorage` lease for browser tabs) without touching the engine.
 //! Concurrency and the counters describe this isolate's own requests, so
-//! they stay local.
+//! they stay local. [`lease`] is the pure core of such an adapter: an
+//! authority that keeps the fleet's budget and a client that spends small,
+//! expiring grants of it without waiting.
 
 pub mod concurrency;
+pub mod lease;
 pub mod quota;
 pub mod rate;
 

@@ -1,0 +1,424 @@
+//! The leased client: a [`SharedState`] that spends what it holds and says,
+//! as data, what it needs next.
+//!
+//! The engine calls it synchronously, as it calls the in-memory state. The
+//! host pumps it: `pending_request(now)` after each operation (and on a
+//! timer), carries the request to the authority, and hands back the answer
+//! (`on_grant`) or the failure (`on_unreachable`). At most one request is in
+//! flight; one unanswered after `answer_timeout_ms` counts as unreachable.
+
+use core::cell::RefCell;
+
+use super::super::quota::{Quota, QuotaConfig};
+use super::super::rate::{Rate, RateConfig};
+use super::super::SharedState;
+use super::slots::Slots;
+use super::{Grant, LeaseRequest, Mode};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientConfig {
+    /// This client's id, unique within the fleet.
+    pub client: u64,
+    /// Retry tokens to hold: a request tops up to this.
+    pub tokens: u32,
+    /// Ask for tokens when fewer than this are held.
+    pub low_tokens: u32,
+    /// Start slots to hold (G): a request tops up to this.
+    pub slots: u32,
+    /// Ask for slots when this many or fewer are held.
+    pub low_slots: u32,
+    /// Starts allowed ahead of a slot while a refill is in flight.
+    pub borrow: u32,
+    pub answer_timeout_ms: u64,
+    /// After an unreachable authority or a short grant, ask again no sooner.
+    pub retry_ms: u64,
+    /// Renew held tokens this long before they expire (only while busy).
+    pub renew_before_ms: u64,
+    /// The fleet's retry costs; `None` when no quota is kept.
+    pub quota: Option<QuotaConfig>,
+    /// The conservative start rate used without slots (typically the
+    /// fleet's rate divided by its expected size); `None` when no start
+    /// rate is kept.
+    pub local_rate: Option<RateConfig>,
+}
+
+impl ClientConfig {
+    /// The most starts this client can make outside the authority's
+    /// schedule in one window: held slots plus borrowed starts.
+    pub fn burst(&self) -> u32 {
+        self.slots.saturating_add(self.borrow)
+    }
+}
+
+impl Default for ClientConfig {
+    /// Sized for ≤ 0.05 round trips per operation on a busy client: a
+    /// refill of slots brings `slots − low_slots` = 24 starts, and tokens
+    /// (four retries' worth) are only asked for when retries spend them.
+    fn default() -> Self {
+        ClientConfig {
+            client: 0,
+            tokens: 20,
+            low_tokens: 10,
+            slots: 32,
+            low_slots: 8,
+            borrow: 4,
+            answer_timeout_ms: 1_000,
+            retry_ms: 500,
+            renew_before_ms: 1_000,
+            quota: Some(QuotaConfig::default()),
+            local_rate: None,
+        }
+    }
+}
+
+/// What a client shows in `stats()` and its reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeaseStats {
+    pub mode: Mode,
+    /// Requests sent, and answers received (round trips).
+    pub requests: u64,
+    pub round_trips: u64,
+    pub unreachable: u64,
+    /// Answers to a request no longer awaited (or duplicates): ignored.
+    pub stale_answers: u64,
+    pub tokens_held: u32,
+    pub slots_held: u32,
+    /// Starts made ahead of a slot, to be repaid.
+    pub debt: u32,
+    pub tokens_spent: u64,
+    pub tokens_expired: u64,
+    pub slot_starts: u64,
+    /// Starts on the local rate (borrowed, or in `Local` / `Fallback`).
+    pub local_starts: u64,
+    /// Starts refused: out of slots and borrowing while the shared rate is
+    /// taken (the last answer was short).
+    pub refused_starts: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Sent {
+    seq: u64,
+    at_ms: u64,
+    want_tokens: u32,
+    want_slots: u32,
+    returned: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StartKind {
+    Slot,
+    Borrowed,
+    Local,
+}
+
+#[derive(Debug)]
+struct State {
+    config: ClientConfig,
+    /// Only for the cost of a retry.
+    quota: Option<Quota>,
+    local: Option<Rate>,
+    now_ms: u64,
+    seq: u64,
+    sent: Option<Sent>,
+    next_ask_ms: u64,
+    /// A start or a retry since the last request.
+    active: bool,
+    /// The last answer granted fewer slots than asked: the rate is taken.
+    rate_taken: bool,
+    tokens: u32,
+    tokens_expire_ms: u64,
+    returned_total: u64,
+    refunded_total: u64,
+    /// `returned_total` as the authority last acknowledged: a return not
+    /// yet acknowledged is a reason to ask.
+    returned_acked: u64,
+    slots: Slots,
+    debt: u32,
+    last_start: Option<(u64, StartKind)>,
+    stats: LeaseStats,
+}
+
+/// A client of an [`Authority`](super::Authority).
+#[derive(Debug)]
+pub struct LeasedClient {
+    state: RefCell<State>,
+}
+
+impl LeasedClient {
+    pub fn new(config: ClientConfig) -> LeasedClient {
+        let stats = LeaseStats {
+            mode: Mode::Local,
+            requests: 0,
+            round_trips: 0,
+            unreachable: 0,
+            stale_answers: 0,
+            tokens_held: 0,
+            slots_held: 0,
+            debt: 0,
+            tokens_spent: 0,
+            tokens_expired: 0,
+            slot_starts: 0,
+            local_starts: 0,
+            refused_starts: 0,
+        };
+        LeasedClient {
+            state: RefCell::new(State {
+                config,
+                quota: config.quota.map(Quota::new),
+                local: config.local_rate.map(Rate::new),
+                now_ms: 0,
+                seq: 0,
+                sent: None,
+                next_ask_ms: 0,
+                active: false,
+                rate_taken: false,
+                tokens: 0,
+                tokens_expire_ms: 0,
+                returned_total: 0,
+                refunded_total: 0,
+                returned_acked: 0,
+                slots: Slots::default(),
+                debt: 0,
+                last_start: None,
+                stats,
+            }),
+        }
+    }
+
+    /// Runs `f` on the state; `or` if the state is busy (a re-entrant call,
+    /// which the engine never makes).
+    fn with<T>(&self, or: T, f: impl FnOnce(&mut State) -> T) -> T {
+        match self.state.try_borrow_mut() {
+            Ok(mut s) => f(&mut s),
+            Err(_) => or,
+        }
+    }
+
+    /// The request to send now, if one is due: below a low-water mark,
+    /// tokens about to expire while busy, or unused tokens to give back.
+    pub fn pending_request(&self, now_ms: u64) -> Option<LeaseRequest> {
+        self.with(None, |s| s.pending_request(now_ms))
+    }
+
+    /// The authority's answer to the request in flight.
+    pub fn on_grant(&self, grant: &Grant, now_ms: u64) {
+        self.with((), |s| s.on_grant(grant, now_ms));
+    }
+
+    /// The request in flight failed or timed out: fall back.
+    pub fn on_unreachable(&self, now_ms: u64) {
+        self.with((), |s| {
+            s.observe(now_ms);
+            s.unreachable(now_ms);
+        });
+    }
+
+    /// Gives back every held token (a closing tab, an isolate shutting
+    /// down): the last request this client sends.
+    pub fn release_all(&self, now_ms: u64) -> LeaseRequest {
+        self.with(LeaseRequest::default(), |s| {
+            s.observe(now_ms);
+            let held = core::mem::take(&mut s.tokens);
+            s.give_back(held);
+            s.request(now_ms, 0, 0)
+        })
+    }
+
+    pub fn stats(&self) -> Option<LeaseStats> {
+        self.state.try_borrow().ok().map(|s| LeaseStats {
+            tokens_held: s.tokens,
+            slots_held: s.slots.held(),
+            debt: s.debt,
+            ..s.stats
+        })
+    }
+}
+
+impl State {
+    /// Moves the clock forward: expires grants and a request unanswered for
+    /// too long.
+    fn observe(&mut self, now_ms: u64) {
+        self.now_ms = self.now_ms.max(now_ms);
+        let now = self.now_ms;
+        if self.tokens > 0 && now >= self.tokens_expire_ms {
+            let t = core::mem::take(&mut self.tokens);
+            self.give_back(t);
+            self.stats.tokens_expired = self.stats.tokens_expired.saturating_add(u64::from(t));
+        }
+        self.slots.expire(now);
+        if self.sent.is_some_and(|s| now.saturating_sub(s.at_ms) >= self.config.answer_timeout_ms) {
+            self.unreachable(now);
+        }
+    }
+
+    /// Tokens that will not be spent; the next request tells the authority.
+    fn give_back(&mut self, tokens: u32) {
+        self.returned_total = self.returned_total.saturating_add(u64::from(tokens));
+    }
+
+    /// Gives up on the request in flight; its running totals travel again
+    /// with the next one.
+    fn unreachable(&mut self, now_ms: u64) {
+        self.sent = None;
+        self.stats.mode = Mode::Fallback;
+        self.stats.unreachable = self.stats.unreachable.saturating_add(1);
+        self.next_ask_ms = now_ms.saturating_add(self.config.retry_ms);
+    }
+
+    fn pending_request(&mut self, now_ms: u64) -> Option<LeaseRequest> {
+        self.observe(now_ms);
+        if self.sent.is_some() || self.now_ms < self.next_ask_ms {
+            return None;
+        }
+        let c = self.config;
+        let demand = self.active || self.stats.mode == Mode::Local;
+        let held = self.slots.held();
+        let want_tokens =
+            if demand && self.quota.is_some() { c.tokens.saturating_sub(self.tokens) } else { 0 };
+        let want_slots = if demand && self.local.is_some() { c.slots.saturating_sub(held) } else { 0 };
+        let renew = demand
+            && self.tokens > 0
+            && self.now_ms.saturating_add(c.renew_before_ms) >= self.tokens_expire_ms;
+        let due = (want_tokens > 0 && self.tokens < c.low_tokens)
+            || (want_slots > 0 && (held <= c.low_slots || self.debt > 0))
+            || renew
+            || self.returned_total > self.returned_acked;
+        due.then(|| self.request(self.now_ms, want_tokens, want_slots))
+    }
+
+    fn request(&mut self, now_ms: u64, want_tokens: u32, want_slots: u32) -> LeaseRequest {
+        self.seq = self.seq.saturating_add(1);
+        self.sent = Some(Sent {
+            seq: self.seq,
+            at_ms: now_ms,
+            want_tokens,
+            want_slots,
+            returned: self.returned_total,
+        });
+        self.active = false;
+        self.stats.requests = self.stats.requests.saturating_add(1);
+        LeaseRequest {
+            client: self.config.client,
+            seq: self.seq,
+            want_tokens,
+            holding_tokens: self.tokens,
+            returned_total: self.returned_total,
+            refunded_total: self.refunded_total,
+            want_slots,
+        }
+    }
+
+    fn on_grant(&mut self, grant: &Grant, now_ms: u64) {
+        self.observe(now_ms);
+        let awaited = self.sent.filter(|s| s.seq == grant.seq && grant.client == self.config.client);
+        let Some(sent) = awaited.filter(|_| !grant.duplicate) else {
+            self.stats.stale_answers = self.stats.stale_answers.saturating_add(1);
+            return;
+        };
+        self.sent = None;
+        self.returned_acked = sent.returned;
+        self.stats.mode = Mode::Leased;
+        self.stats.round_trips = self.stats.round_trips.saturating_add(1);
+        let expires = sent.at_ms.saturating_add(grant.ttl_ms);
+        let kept = grant.tokens.min(sent.want_tokens);
+        self.give_back(grant.tokens - kept);
+        self.tokens = self.tokens.saturating_add(kept);
+        self.tokens_expire_ms = expires;
+        self.debt = self.slots.add(grant, sent.want_slots, expires, self.debt);
+        self.rate_taken = grant.slots < sent.want_slots;
+        let short = self.rate_taken || grant.tokens < sent.want_tokens;
+        self.next_ask_ms = if short { self.now_ms.saturating_add(self.config.retry_ms) } else { self.now_ms };
+        self.observe(now_ms);
+    }
+
+    fn reserve_start(&mut self, now_ms: u64, latest_ms: u64) -> Result<u64, u64> {
+        self.observe(now_ms);
+        let now = self.now_ms;
+        let Some(local) = &self.local else { return Ok(now_ms) };
+        self.active = true;
+        let (result, kind) = match self.slots.take(now, latest_ms) {
+            Some(r) => (r, StartKind::Slot),
+            None if self.debt < self.config.borrow => (local.reserve(now, latest_ms), StartKind::Borrowed),
+            None if self.stats.mode != Mode::Leased || !self.rate_taken => {
+                (local.reserve(now, latest_ms), StartKind::Local)
+            }
+            None => {
+                self.stats.refused_starts = self.stats.refused_starts.saturating_add(1);
+                return Err(self.next_ask_ms.max(now.saturating_add(1)));
+            }
+        };
+        let start = result?;
+        let s = &mut self.stats;
+        match kind {
+            StartKind::Slot => s.slot_starts = s.slot_starts.saturating_add(1),
+            StartKind::Borrowed => {
+                self.debt += 1;
+                s.local_starts = s.local_starts.saturating_add(1);
+            }
+            StartKind::Local => s.local_starts = s.local_starts.saturating_add(1),
+        }
+        self.last_start = Some((start, kind));
+        Ok(start)
+    }
+
+    fn release_start(&mut self, start_ms: u64) {
+        let Some((start, kind)) = self.last_start.take().filter(|&(s, _)| s == start_ms) else { return };
+        if kind == StartKind::Slot {
+            self.slots.untake(start);
+            return;
+        }
+        if let Some(local) = &self.local {
+            local.release(start);
+        }
+        if kind == StartKind::Borrowed {
+            self.debt = self.debt.saturating_sub(1);
+        }
+    }
+
+    fn spend_retry(&mut self, after_timeout: bool) -> Option<u32> {
+        let Some(q) = &self.quota else { return Some(0) };
+        let cost = q.cost(after_timeout);
+        self.observe(self.now_ms);
+        self.tokens = self.tokens.checked_sub(cost)?;
+        self.active = true;
+        self.stats.tokens_spent = self.stats.tokens_spent.saturating_add(u64::from(cost));
+        Some(cost)
+    }
+
+    fn on_success(&mut self, last_retry_cost: Option<u32>) {
+        if let Some(c) = self.config.quota {
+            let refund = last_retry_cost.unwrap_or(c.success_refund);
+            self.refunded_total = self.refunded_total.saturating_add(u64::from(refund));
+        }
+    }
+}
+
+impl SharedState for LeasedClient {
+    /// Pays from the tokens held and unexpired (as of the latest time
+    /// seen); never waits, never asks.
+    fn spend_retry(&self, after_timeout: bool) -> Option<u32> {
+        self.with(None, |s| s.spend_retry(after_timeout))
+    }
+
+    /// Refunds travel to the authority with the next request.
+    fn on_success(&self, last_retry_cost: Option<u32>) {
+        self.with((), |s| s.on_success(last_retry_cost));
+    }
+
+    /// The tokens this client holds.
+    fn quota_level(&self) -> Option<u32> {
+        self.with(None, |s| s.quota.as_ref().map(|_| s.tokens))
+    }
+
+    /// The earliest held slot; without one, a borrowed start on the local
+    /// rate (up to `borrow`), then the local rate alone — unless the last
+    /// answer was short (the shared rate is taken): then a refusal, as the
+    /// in-memory rate refuses a start past the deadline.
+    fn reserve_start(&self, now_ms: u64, latest_ms: u64) -> Result<u64, u64> {
+        self.with(Err(latest_ms), |s| s.reserve_start(now_ms, latest_ms))
+    }
+
+    fn release_start(&self, start_ms: u64) {
+        self.with((), |s| s.release_start(start_ms));
+    }
+}

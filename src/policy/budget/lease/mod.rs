@@ -1,0 +1,158 @@
+//! Leases: one retry quota and one start rate shared by a fleet of clients
+//! (every isolate of a Worker, every tab of an origin), decided in Rust.
+//!
+//! # Why leases
+//!
+//! A budget kept in one isolate is multiplied by the number of isolates: K
+//! isolates each start with a full bucket, so an outage sees K times the
+//! retries the quota meant to allow, and a start rate set to respect an
+//! upstream's limit is exceeded K-fold. One shared authority fixes that, but
+//! asking it before every request puts a round trip (a Durable Object call,
+//! a `BroadcastChannel` exchange) on every request's path, and makes every
+//! request fail with the authority.
+//!
+//! A lease trades a bounded error for that round trip. The [`Authority`]
+//! keeps the one true budget (today's [`Quota`] token bucket and [`Rate`]
+//! GCRA schedule, unchanged) and hands out small grants: retry tokens taken
+//! from its bucket, and start slots reserved in its schedule. A
+//! [`LeasedClient`] spends from what it holds, synchronously, and asks for
+//! more *before* it runs out (a low-water mark), so the common path never
+//! waits on the authority. Everything is sans-IO: the client emits a
+//! [`LeaseRequest`] as data, the host carries it (RPC, a message), the
+//! authority answers with a [`Grant`], and the host hands that back. Time is
+//! a parameter (`now_ms`), so the whole fleet runs on virtual time in tests.
+//!
+//! # The bounds
+//!
+//! With K clients, a grant of at most G start slots each, a shared rate of R
+//! starts per `per_ms` and an authority burst B:
+//!
+//! - **Retries.** Every retry token spent was taken from the authority's
+//!   bucket; a client never creates one. In an outage (no successes, no
+//!   refunds) the fleet spends at most the bucket's capacity — the budget of
+//!   *one* isolate, not K. Leases add no slack here; the test allows K grants.
+//! - **Starts.** A slot is a moment of the authority's schedule; a client
+//!   starts on it at or after that moment, never before. A client holds at
+//!   most G slots and makes at most `borrow` starts ahead of a slot while a
+//!   refill is in flight (repaid from its next slots), so the starts made on
+//!   the schedule in any window of `per_ms` number at most
+//!   `R + (B − 1) + K × burst`, where `burst = G + borrow`
+//!   ([`ClientConfig::burst`]): the schedule's own count plus what each
+//!   client carries into the window. The other starts run on each client's
+//!   conservative `local_rate` — in `Local` and `Fallback` mode, and when a
+//!   leased client runs dry although its last answer was full (the
+//!   authority had room; the refill is only late) — and add at most one
+//!   local rate's worth (+1) per client per window: with `local_rate` =
+//!   R/K, at most `R + K`. A client that runs dry after a *short* answer
+//!   (the shared rate is taken) refuses the start instead, as the in-memory
+//!   rate refuses a start past the deadline (`queue-exceeds-budget`), so
+//!   once the authority's answers come back short the fleet keeps to
+//!   `R + (B − 1) + K × burst`.
+//! - **Staleness.** A grant is valid for the authority's `ttl_ms`, counted
+//!   from when the client *sent* its request (so never later than the
+//!   authority's own clock would say). Past it, held tokens are no longer
+//!   spent and are returned; held slots are dropped. A client learns the time
+//!   from every call that carries it (`reserve_start` before each attempt,
+//!   `pending_request`, `on_grant`, `on_unreachable`); a retry is paid with
+//!   the latest time seen, so a token is never spent more than one attempt
+//!   (`attemptMs`) after its grant expired.
+//! - **Clocks.** The bounds assume the clients' clocks and the authority's
+//!   agree (tabs share one; Workers and their Durable Object are NTP-close).
+//!   A skew of s ms moves slots by s and widens the staleness bound by s.
+//! - **Returns.** Unused tokens go back with the next request and are
+//!   credited exactly once: a request carries the running total of tokens
+//!   the client ever gave back and the authority credits only what it has
+//!   not seen, so a lost request's return arrives with the next one and a
+//!   duplicated or late one credits nothing. It never credits a client more
+//!   than it believes that client holds, and a request it has seen (same or
+//!   older per-client `seq`) grants nothing. Only tokens granted in an
+//!   answer that never arrives (or arrives after the client gave up on it)
+//!   are lost to the bucket: a conservative loss that successes refill.
+//!
+//! # When the authority is gone
+//!
+//! A request unanswered within `answer_timeout_ms` (or reported with
+//! [`LeasedClient::on_unreachable`]) puts the client in [`Mode::Fallback`]:
+//! first attempts are never blocked (they start on the held slots, then on
+//! a conservative local rate, `local_rate`, typically R/K), retries only from
+//! the tokens still held and unexpired — after expiry, none. The client asks
+//! again every `retry_ms`; the first answer puts it back in [`Mode::Leased`].
+//!
+//! # Defaults, and why
+//!
+//! [`ClientConfig::default`]: hold 32 slots and ask at 8 or fewer, so a
+//! refill brings about 24 starts and a busy client makes about one round
+//! trip per 24 operations (0.042, measured in `tests/fleet.rs`; the target
+//! is 0.05); hold 20 tokens (four retries at the default cost of 5) and ask
+//! below 10 — on the success path tokens are not spent, and their renewal
+//! (every `ttl_ms`, only while busy) rides on slot refills; borrow 4; give
+//! the authority 1 s to answer and ask again 500 ms after a failure or a
+//! short answer. [`AuthorityConfig::default`]: grants last 10 s, slots are
+//! reserved at most 1 s ahead, at most 64 tokens and 64 slots a grant, and a
+//! client silent for 10 minutes is forgotten.
+//!
+//! [`Quota`]: super::quota::Quota
+//! [`Rate`]: super::rate::Rate
+
+mod authority;
+mod client;
+mod slots;
+
+pub use authority::{Authority, AuthorityConfig, AuthorityStats};
+pub use client::{ClientConfig, LeaseStats, LeasedClient};
+
+/// A client's ask, as plain data (a Durable Object call's or a message's
+/// body).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LeaseRequest {
+    /// Who asks; unique within the fleet (a random id chosen at start-up).
+    pub client: u64,
+    /// Increases with every request of this client, from 1.
+    pub seq: u64,
+    /// Retry tokens wanted on top of `holding_tokens`.
+    pub want_tokens: u32,
+    /// Tokens the client still holds and may spend; the grant renews them.
+    pub holding_tokens: u32,
+    /// Every unused token this client ever gave back (expired or released),
+    /// a running total: the authority credits only its increase, so a lost
+    /// message's return travels again with the next one, and a duplicated
+    /// or late one credits nothing twice.
+    pub returned_total: u64,
+    /// Every token this client's successes ever refunded, a running total
+    /// credited the same way.
+    pub refunded_total: u64,
+    /// Start slots wanted.
+    pub want_slots: u32,
+}
+
+/// The authority's answer, as plain data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Grant {
+    pub client: u64,
+    /// The request answered.
+    pub seq: u64,
+    /// A request already seen: nothing granted, nothing credited.
+    pub duplicate: bool,
+    /// New retry tokens.
+    pub tokens: u32,
+    /// New start slots: `slots` starts spread evenly from `first_slot_ms`
+    /// to `last_slot_ms`, each usable at or after its own time.
+    pub slots: u32,
+    pub first_slot_ms: u64,
+    pub last_slot_ms: u64,
+    /// How long the grant (and every token the client holds) is valid,
+    /// counted from when the request was sent.
+    pub ttl_ms: u64,
+}
+
+/// Where a client's budget comes from right now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// No answer yet: the local budget only.
+    Local,
+    /// The last request was answered: spending leased grants.
+    Leased,
+    /// The authority is unreachable: held grants until they expire, then
+    /// the local budget (first attempts only).
+    Fallback,
+}

@@ -1,0 +1,170 @@
+//! The start slots a client holds: runs of the authority's GCRA schedule.
+//!
+//! A grant describes a run of `count` reservations by its first and last
+//! start. The authority's starts in one run are `max(now, tat + i × step)`,
+//! a convex sequence, so the straight line between the first and the last
+//! (rounded up) is never before the real start of slot `i`: spending slot
+//! `i` at `time_of(i)` never runs ahead of the authority's schedule.
+
+use alloc::collections::VecDeque;
+
+use super::Grant;
+
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    first_ms: u64,
+    last_ms: u64,
+    count: u32,
+    /// Slots of the run this client may use (a prefix of `count`).
+    usable: u32,
+    used: u32,
+    expires_ms: u64,
+}
+
+impl Run {
+    fn time_of(&self, i: u32) -> u64 {
+        let Some(gaps) = self.count.checked_sub(1).filter(|&g| g > 0) else { return self.first_ms };
+        let span = u128::from(self.last_ms.saturating_sub(self.first_ms));
+        let offset = (span * u128::from(i)).div_ceil(u128::from(gaps));
+        self.first_ms.saturating_add(u64::try_from(offset).unwrap_or(u64::MAX))
+    }
+
+    fn left(&self) -> u32 {
+        self.usable.saturating_sub(self.used)
+    }
+}
+
+/// Held slots, oldest run first.
+#[derive(Debug, Default)]
+pub struct Slots {
+    runs: VecDeque<Run>,
+}
+
+impl Slots {
+    /// Keeps the usable slots of a grant (at most `asked`, each before
+    /// `expires_ms`); the first `debt` of them repay starts made ahead.
+    /// Returns the debt left.
+    pub fn add(&mut self, grant: &Grant, asked: u32, expires_ms: u64, debt: u32) -> u32 {
+        let mut run = Run {
+            first_ms: grant.first_slot_ms,
+            last_ms: grant.last_slot_ms.max(grant.first_slot_ms),
+            count: grant.slots,
+            usable: grant.slots.min(asked),
+            used: 0,
+            expires_ms,
+        };
+        // Slot times never decrease: keep the longest prefix before expiry.
+        let (mut lo, mut hi) = (0, run.usable);
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            if run.time_of(mid - 1) < expires_ms {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        run.usable = lo;
+        run.used = debt.min(run.usable);
+        if run.left() > 0 {
+            self.runs.push_back(run);
+        }
+        debt - run.used
+    }
+
+    /// Drops the runs that expired by `now_ms`; returns the slots lost.
+    pub fn expire(&mut self, now_ms: u64) -> u32 {
+        let mut lost = 0u32;
+        self.runs.retain(|r| {
+            let keep = r.expires_ms > now_ms && r.left() > 0;
+            if !keep {
+                lost = lost.saturating_add(r.left());
+            }
+            keep
+        });
+        lost
+    }
+
+    /// Slots held and not yet expired (call `expire` first).
+    pub fn held(&self) -> u32 {
+        self.runs.iter().fold(0u32, |n, r| n.saturating_add(r.left()))
+    }
+
+    /// Takes the earliest held slot for a start at or after `now_ms`:
+    /// `None` when none is held, `Err(start)` (nothing taken) when its start
+    /// would fall at or after `latest_ms`, as [`Rate::reserve`] does.
+    ///
+    /// [`Rate::reserve`]: crate::policy::budget::rate::Rate::reserve
+    pub fn take(&mut self, now_ms: u64, latest_ms: u64) -> Option<Result<u64, u64>> {
+        self.expire(now_ms);
+        let run = self.runs.front_mut()?;
+        let start = run.time_of(run.used).max(now_ms);
+        if start > now_ms && start >= latest_ms {
+            return Some(Err(start));
+        }
+        run.used += 1;
+        Some(Ok(start))
+    }
+
+    /// Gives back the slot taken last for `start_ms` (a start in the future
+    /// that did not happen); false when no held slot was for that start.
+    pub fn untake(&mut self, start_ms: u64) -> bool {
+        let last = self.runs.iter_mut().find(|r| r.used > 0 && r.time_of(r.used - 1) == start_ms);
+        match last {
+            Some(run) => {
+                run.used -= 1;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grant(slots: u32, first_slot_ms: u64, last_slot_ms: u64) -> Grant {
+        Grant { slots, first_slot_ms, last_slot_ms, ..Grant::default() }
+    }
+
+    #[test]
+    fn slots_are_spread_from_the_first_to_the_last_start_and_never_early() {
+        let mut s = Slots::default();
+        assert_eq!(s.add(&grant(4, 1000, 1100), 4, 5000, 0), 0);
+        let starts: Vec<_> = (0..4).map(|_| s.take(1000, u64::MAX)).collect();
+        assert_eq!(starts, [Some(Ok(1000)), Some(Ok(1034)), Some(Ok(1067)), Some(Ok(1100))]);
+        assert_eq!(s.take(1000, u64::MAX), None);
+    }
+
+    #[test]
+    fn debt_is_repaid_from_the_first_slots_and_slots_past_expiry_are_not_kept() {
+        let mut s = Slots::default();
+        assert_eq!(s.add(&grant(10, 0, 900), 10, 500, 2), 0);
+        assert_eq!(s.held(), 3, "slots at 0..=400 usable, 2 of them repay the debt");
+        assert_eq!(s.add(&grant(1, 0, 0), 1, 500, 7), 6);
+        assert_eq!(s.expire(499), 0);
+        assert_eq!(s.expire(500), 3);
+        assert_eq!(s.held(), 0);
+    }
+
+    #[test]
+    fn a_slot_past_the_deadline_is_refused_and_an_untaken_slot_is_held_again() {
+        let mut s = Slots::default();
+        s.add(&grant(2, 0, 1000), 2, 10_000, 0);
+        assert_eq!(s.take(0, 500), Some(Ok(0)));
+        assert_eq!(s.take(0, 500), Some(Err(1000)));
+        assert_eq!(s.take(0, 5000), Some(Ok(1000)));
+        assert!(s.untake(1000) && !s.untake(1000));
+        assert_eq!(s.held(), 1);
+    }
+
+    #[test]
+    fn absurd_grants_neither_overflow_nor_panic() {
+        let mut s = Slots::default();
+        s.add(&grant(u32::MAX, u64::MAX - 1, 3), u32::MAX, u64::MAX, u32::MAX);
+        s.add(&grant(u32::MAX, 0, u64::MAX), 3, u64::MAX, 0);
+        s.add(&grant(u32::MAX, 10, 20), u32::MAX, 5, 0);
+        assert_eq!(s.held(), 3);
+        assert_eq!(s.take(u64::MAX - 1, u64::MAX), Some(Ok(u64::MAX - 1)));
+    }
+}

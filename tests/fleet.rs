@@ -1,0 +1,743 @@
+//! A fleet on virtual time: K leased clients and one authority, a message
+//! delay each way, a switch that makes the authority unreachable, and the
+//! same workload against per-isolate budgets for comparison.
+//!
+//! Figures: `cargo test --test fleet -- --nocapture`.
+
+mod support;
+
+use std::collections::BTreeMap;
+
+use proptest::prelude::*;
+use saferetry::engine::{run, Budget, Call};
+use saferetry::policy::budget::lease::{
+    Authority, AuthorityConfig, ClientConfig, Grant, LeaseRequest, LeasedClient, Mode,
+};
+use saferetry::policy::budget::quota::QuotaConfig;
+use saferetry::policy::budget::rate::{Rate, RateConfig};
+use saferetry::policy::budget::{InMemory, SharedState, Stats};
+use saferetry::policy::classify::Safety;
+use saferetry::policy::options::Options;
+use saferetry::policy::reason::Reason;
+use support::sim::{Script, Sim, SimClock, Step, EPOCH_MS};
+
+#[derive(Clone, Copy)]
+struct Scenario {
+    k: usize,
+    /// Operations arrive until then; the run goes on until all have ended.
+    run_ms: u64,
+    /// One operation per client every `every_ms`.
+    every_ms: u64,
+    attempt_ms: u64,
+    backoff_ms: u64,
+    max_attempts: u32,
+    total_ms: u64,
+    /// Does this attempt fail? (client, operation, attempt, time)
+    fails: fn(usize, usize, u32, u64) -> bool,
+    /// One way, each message.
+    delay_ms: u64,
+    /// The authority drops every request in `[from, to)`.
+    away: Option<(u64, u64)>,
+    /// Every request reaches the authority twice.
+    duplicate: bool,
+    authority: AuthorityConfig,
+    client: ClientConfig,
+}
+
+fn never(_: usize, _: usize, _: u32, _: u64) -> bool {
+    false
+}
+
+fn always(_: usize, _: usize, _: u32, _: u64) -> bool {
+    true
+}
+
+impl Scenario {
+    fn new(k: usize) -> Scenario {
+        Scenario {
+            k,
+            run_ms: 10_000,
+            every_ms: 20,
+            attempt_ms: 50,
+            backoff_ms: 100,
+            max_attempts: 3,
+            total_ms: 4_000,
+            fails: never,
+            delay_ms: 5,
+            away: None,
+            duplicate: false,
+            authority: AuthorityConfig::default(),
+            client: ClientConfig::default(),
+        }
+    }
+
+    /// Four seconds of arrivals, the authority away for `(from, length)`.
+    fn short(k: usize, every_ms: u64, delay_ms: u64, away: Option<(u64, u64)>) -> Scenario {
+        let mut s = Scenario::new(k);
+        s.run_ms = 4_000;
+        s.every_ms = every_ms;
+        s.delay_ms = delay_ms;
+        s.away = away.map(|(from, len)| (from, from + len));
+        s
+    }
+
+    /// A shared start rate of `requests` per second; each client's local
+    /// fallback share is `requests / k`.
+    fn rate(mut self, requests: u32) -> Scenario {
+        self.authority.rate = Some(RateConfig { requests, per_ms: 1000, burst: 1 });
+        let share = (requests / self.k as u32).max(1);
+        self.client.local_rate = Some(RateConfig { requests: share, per_ms: 1000, burst: 1 });
+        self
+    }
+
+    fn away(&self, t: u64) -> bool {
+        self.away.is_some_and(|(from, to)| (from..to).contains(&t))
+    }
+}
+
+enum Budgets {
+    Leased { authority: Box<Authority>, clients: Vec<LeasedClient> },
+    PerIsolate(Vec<InMemory>),
+}
+
+impl Budgets {
+    fn leased(s: &Scenario) -> Budgets {
+        let clients =
+            (0..s.k).map(|i| LeasedClient::new(ClientConfig { client: i as u64 + 1, ..s.client })).collect();
+        Budgets::Leased { authority: Box::new(Authority::new(s.authority)), clients }
+    }
+
+    /// What a fleet has today: every isolate with the whole budget.
+    fn per_isolate(s: &Scenario) -> Budgets {
+        Budgets::PerIsolate((0..s.k).map(|_| InMemory::new(s.authority.quota, s.authority.rate)).collect())
+    }
+
+    fn state(&self, i: usize) -> &dyn SharedState {
+        match self {
+            Budgets::Leased { clients, .. } => &clients[i],
+            Budgets::PerIsolate(states) => &states[i],
+        }
+    }
+
+    fn client(&self, i: usize) -> Option<&LeasedClient> {
+        match self {
+            Budgets::Leased { clients, .. } => clients.get(i),
+            Budgets::PerIsolate(_) => None,
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Ev {
+    Decide,
+    Begin,
+    End,
+}
+
+struct Op {
+    client: usize,
+    arrived: u64,
+    attempt: u32,
+    last_cost: Option<u32>,
+    ended: Option<u64>,
+}
+
+#[derive(Default, Debug)]
+struct Outcome {
+    ops: u64,
+    first_attempts: u64,
+    retries: u64,
+    succeeded: u64,
+    /// Operations whose start was refused (queue-exceeds-budget).
+    refused: u64,
+    /// ... of which first attempts refused while not leased.
+    refused_unleased_first: u64,
+    /// Retries the quota refused.
+    quota_refused: u64,
+    unfinished: u64,
+    /// Longest time from an operation's arrival to its end.
+    longest_op_ms: u64,
+    starts: Vec<u64>,
+    retry_starts: Vec<u64>,
+    /// Every client's mode, each second.
+    modes: Vec<Vec<Mode>>,
+    round_trips: u64,
+    requests: u64,
+    tokens_spent: u64,
+    tokens_expired: u64,
+}
+
+impl Outcome {
+    /// The most starts in any window of `ms`.
+    fn max_in_window(&self, ms: u64) -> u64 {
+        let mut starts = self.starts.clone();
+        starts.sort_unstable();
+        let mut lo = 0;
+        let mut best = 0;
+        for hi in 0..starts.len() {
+            while starts[hi] - starts[lo] >= ms {
+                lo += 1;
+            }
+            best = best.max(hi + 1 - lo);
+        }
+        best as u64
+    }
+
+    /// Attempts per operation.
+    fn amplification(&self) -> f64 {
+        (self.first_attempts + self.retries) as f64 / self.ops.max(1) as f64
+    }
+
+    fn round_trips_per_op(&self) -> f64 {
+        self.round_trips as f64 / self.ops.max(1) as f64
+    }
+}
+
+/// Runs a scenario millisecond by millisecond; returns what happened and
+/// the budgets as they ended.
+fn simulate(s: &Scenario, budgets: &mut Budgets) -> Outcome {
+    let mut out = Outcome::default();
+    let mut ops: Vec<Op> = Vec::new();
+    let mut events: BTreeMap<u64, Vec<(usize, Ev)>> = BTreeMap::new();
+    let mut to_authority: BTreeMap<u64, Vec<LeaseRequest>> = BTreeMap::new();
+    let mut to_clients: BTreeMap<u64, Vec<Grant>> = BTreeMap::new();
+    let end_ms = s.run_ms + s.total_ms + s.attempt_ms + 2_000;
+    for t in 0..end_ms {
+        let now = EPOCH_MS + t;
+        if let Budgets::Leased { authority, clients } = budgets {
+            for req in to_authority.remove(&t).unwrap_or_default() {
+                if !s.away(t) {
+                    let grant = authority.grant(&req, now);
+                    to_clients.entry(t + s.delay_ms).or_default().push(grant);
+                }
+            }
+            for grant in to_clients.remove(&t).unwrap_or_default() {
+                clients[grant.client as usize - 1].on_grant(&grant, now);
+            }
+            for c in clients.iter() {
+                if let Some(req) = c.pending_request(now) {
+                    // Sent after this millisecond's deliveries: arrives at the next at the soonest.
+                    let at = t + s.delay_ms.max(1);
+                    to_authority.entry(at).or_default().push(req);
+                    if s.duplicate {
+                        to_authority.entry(at + 3).or_default().push(req);
+                    }
+                }
+            }
+            if t % 1000 == 0 {
+                out.modes.push(clients.iter().filter_map(|c| c.stats()).map(|st| st.mode).collect());
+            }
+        }
+        if t < s.run_ms {
+            for c in 0..s.k {
+                if (t + c as u64 * 7) % s.every_ms == 0 {
+                    ops.push(Op { client: c, arrived: t, attempt: 0, last_cost: None, ended: None });
+                    events.entry(t).or_default().push((ops.len() - 1, Ev::Decide));
+                    out.ops += 1;
+                }
+            }
+        }
+        while let Some(due) = events.remove(&t) {
+            for (i, ev) in due {
+                let op = &mut ops[i];
+                let state = budgets.state(op.client);
+                let deadline = op.arrived + s.total_ms;
+                match ev {
+                    Ev::Decide => match state.reserve_start(now, EPOCH_MS + deadline) {
+                        Ok(start) => events.entry(start - EPOCH_MS).or_default().push((i, Ev::Begin)),
+                        Err(_) => {
+                            out.refused += 1;
+                            let leased = budgets.client(op.client).and_then(LeasedClient::stats);
+                            if op.attempt == 0 && leased.is_some_and(|st| st.mode != Mode::Leased) {
+                                out.refused_unleased_first += 1;
+                            }
+                            op.ended = Some(t);
+                        }
+                    },
+                    Ev::Begin => {
+                        op.attempt += 1;
+                        out.starts.push(t);
+                        if op.attempt == 1 {
+                            out.first_attempts += 1;
+                        } else {
+                            out.retries += 1;
+                            out.retry_starts.push(t);
+                        }
+                        events.entry(t + s.attempt_ms).or_default().push((i, Ev::End));
+                    }
+                    Ev::End => {
+                        if !(s.fails)(op.client, i, op.attempt, t) {
+                            state.on_success(op.last_cost);
+                            out.succeeded += 1;
+                            op.ended = Some(t);
+                        } else if op.attempt < s.max_attempts && t + s.backoff_ms < deadline {
+                            match state.spend_retry(false) {
+                                Some(cost) => {
+                                    op.last_cost = Some(cost);
+                                    events.entry(t + s.backoff_ms).or_default().push((i, Ev::Decide));
+                                }
+                                None => {
+                                    out.quota_refused += 1;
+                                    op.ended = Some(t);
+                                }
+                            }
+                        } else {
+                            op.ended = Some(t);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for op in &ops {
+        match op.ended {
+            Some(end) => out.longest_op_ms = out.longest_op_ms.max(end - op.arrived),
+            None => out.unfinished += 1,
+        }
+    }
+    if let Budgets::Leased { clients, .. } = budgets {
+        for st in clients.iter().filter_map(LeasedClient::stats) {
+            out.round_trips += st.round_trips;
+            out.requests += st.requests;
+            out.tokens_spent += st.tokens_spent;
+            out.tokens_expired += st.tokens_expired;
+        }
+    }
+    out
+}
+
+fn authority(budgets: &Budgets) -> &Authority {
+    match budgets {
+        Budgets::Leased { authority, .. } => authority,
+        Budgets::PerIsolate(_) => panic!("per-isolate budgets have no authority"),
+    }
+}
+
+#[test]
+fn a_busy_fleet_on_the_success_path_makes_at_most_one_round_trip_per_twenty_operations() {
+    let mut s = Scenario::new(8).rate(1000);
+    s.run_ms = 60_000;
+    let mut b = Budgets::leased(&s);
+    let out = simulate(&s, &mut b);
+    assert_eq!((out.succeeded, out.refused, out.unfinished), (out.ops, 0, 0));
+    println!(
+        "success path, 8 clients × 50 ops/s for 60 s, defaults (G = {} slots, low-water {}, {} tokens): \
+         {} ops, {} round trips = {:.4} per op",
+        s.client.slots,
+        s.client.low_slots,
+        s.client.tokens,
+        out.ops,
+        out.round_trips,
+        out.round_trips_per_op()
+    );
+    assert!(out.round_trips_per_op() <= 0.05, "{:.4} round trips per op", out.round_trips_per_op());
+}
+
+#[test]
+fn in_a_total_outage_the_fleet_retries_at_most_one_quota_and_k_grants_not_k_quotas() {
+    let mut s = Scenario::new(8);
+    s.fails = always;
+    s.every_ms = 50;
+    s.run_ms = 30_000;
+    let quota = s.authority.quota.unwrap();
+    let mut leased = Budgets::leased(&s);
+    let out = simulate(&s, &mut leased);
+    let isolated = simulate(&s, &mut Budgets::per_isolate(&s));
+    let k = s.k as u64;
+    let bound = u64::from(quota.capacity) + k * u64::from(s.client.tokens);
+    assert!(out.tokens_spent <= bound, "{} tokens spent > {bound}", out.tokens_spent);
+    assert_eq!(out.retries * u64::from(quota.retry_cost), out.tokens_spent);
+    assert!(out.retries <= u64::from(quota.capacity / quota.retry_cost) + k * 4);
+    assert_eq!(isolated.retries, k * u64::from(quota.capacity / quota.retry_cost));
+    assert_eq!(out.unfinished + isolated.unfinished, 0);
+    println!(
+        "total outage, 8 clients, quota {} (retry costs {}): leased fleet {} retries for {} ops \
+         ({:.3} attempts per op, bound {} retries), per-isolate budgets {} retries ({:.3} attempts per op)",
+        quota.capacity,
+        quota.retry_cost,
+        out.retries,
+        out.ops,
+        out.amplification(),
+        bound / u64::from(quota.retry_cost),
+        isolated.retries,
+        isolated.amplification()
+    );
+}
+
+#[test]
+fn under_a_shared_rate_the_fleet_never_starts_more_than_r_plus_k_bursts_in_any_second() {
+    let mut s = Scenario::new(8).rate(100);
+    s.every_ms = 10;
+    s.attempt_ms = 20;
+    s.run_ms = 20_000;
+    s.client.slots = 8;
+    s.client.low_slots = 2;
+    s.client.borrow = 2;
+    let mut leased = Budgets::leased(&s);
+    let out = simulate(&s, &mut leased);
+    let isolated = simulate(&s, &mut Budgets::per_isolate(&s));
+    let bound = 100 + s.k as u64 * u64::from(s.client.burst());
+    let (most, naive) = (out.max_in_window(1000), isolated.max_in_window(1000));
+    println!(
+        "rate 100/s shared by 8 clients wanting 100/s each (G = {}, borrow {}): leased at most {most} \
+         starts in any 1 s (bound R + K×burst = {bound}), {} starts in 20 s, {} refused; per-isolate \
+         rates: at most {naive} in any 1 s",
+        s.client.slots,
+        s.client.borrow,
+        out.starts.len(),
+        out.refused
+    );
+    assert!(most <= bound, "{most} starts in one second > {bound}");
+    assert!(out.starts.len() >= 1_900, "the shared rate is used, not starved: {}", out.starts.len());
+    assert!(naive >= 790, "per-isolate rates multiply by K: {naive}");
+    assert_eq!(out.unfinished, 0);
+}
+
+#[test]
+fn an_authority_that_vanishes_and_returns_loses_and_hangs_no_operation() {
+    let mut s = Scenario::new(4).rate(400);
+    s.every_ms = 25;
+    s.run_ms = 30_000;
+    s.away = Some((5_000, 15_000));
+    s.authority.ttl_ms = 3_000;
+    s.fails = |_, op, attempt, _| op % 160 < 4 && attempt == 1; // one retry a second a client
+    let mut b = Budgets::leased(&s);
+    let out = simulate(&s, &mut b);
+    assert_eq!(out.unfinished, 0, "every operation ended");
+    assert!(out.longest_op_ms <= s.total_ms, "longest {} ms", out.longest_op_ms);
+    assert_eq!(out.refused_unleased_first, 0, "no first attempt refused without a lease");
+    let modes = |sec: usize| out.modes[sec].clone();
+    assert!(modes(4).iter().all(|&m| m == Mode::Leased));
+    assert!(modes(7).iter().all(|&m| m == Mode::Fallback));
+    assert!(modes(17).iter().all(|&m| m == Mode::Leased), "{:?}", modes(17));
+    let a = authority(&b).stats();
+    assert!(out.tokens_expired > 0, "held tokens expired during the outage");
+    assert_eq!(a.tokens_credited, out.tokens_expired, "every expired token credited back, once");
+    let (gone, back) = (5_000 + 3_000 + s.backoff_ms, 15_000);
+    assert!(out.quota_refused > 0);
+    assert!(
+        !out.retry_starts.iter().any(|t| (gone..back).contains(t)),
+        "no retry once the tokens held when the authority left expired (at most 3 s after)"
+    );
+    assert!(out.retry_starts.iter().any(|&t| t >= back + 1_000), "retries again once leased");
+    println!(
+        "authority away 5–15 s (ttl 3 s): {} ops, {} succeeded, {} starts refused, {} retries refused, \
+         {} tokens expired, {} credited back, {} round trips",
+        out.ops,
+        out.succeeded,
+        out.refused,
+        out.quota_refused,
+        out.tokens_expired,
+        a.tokens_credited,
+        out.round_trips
+    );
+}
+
+#[test]
+fn duplicated_requests_change_nothing_and_credit_nothing_twice() {
+    let mut s = Scenario::new(4).rate(400);
+    s.run_ms = 20_000;
+    s.duplicate = true;
+    s.authority.ttl_ms = 2_000;
+    s.every_ms = 500;
+    s.fails = |_, op, attempt, _| op % 3 == 0 && attempt < 3;
+    let mut b = Budgets::leased(&s);
+    let out = simulate(&s, &mut b);
+    let a = authority(&b).stats();
+    assert_eq!(a.duplicates, out.requests, "every request arrived twice, once counted");
+    assert!(a.tokens_credited <= out.tokens_expired, "{} > {}", a.tokens_credited, out.tokens_expired);
+    assert_eq!(out.unfinished, 0);
+}
+
+#[test]
+fn the_engine_runs_on_a_leased_client_starting_on_its_slots_and_retrying_on_its_tokens() {
+    let sim = Sim::new();
+    let mut a = Authority::new(AuthorityConfig {
+        quota: Some(QuotaConfig { capacity: 10, ..QuotaConfig::default() }),
+        rate: Some(RateConfig { requests: 10, per_ms: 1000, burst: 1 }),
+        ..AuthorityConfig::default()
+    });
+    let c = LeasedClient::new(ClientConfig {
+        local_rate: Some(RateConfig { requests: 1, per_ms: 1000, burst: 1 }),
+        ..ClientConfig::default()
+    });
+    c.on_grant(&a.grant(&c.pending_request(sim.now()).unwrap(), sim.now()), sim.now());
+    let mut options = Options::default();
+    options.limits.max_attempts = 5;
+    let script = Script::new(&sim, vec![Step::status(503)]);
+    let clock = SimClock::new(&sim);
+    let stats = Stats::default();
+    let budget = Budget { shared: &c, gate: None, stats: &stats, quota: true, counted: true };
+    let call =
+        Call { options: &options, safety: Safety::Idempotent, body_replayable: true, not_before: None };
+    let done = sim.run(run(call, &script, &clock, budget, &mut || 0.5, &mut |_| {}));
+    assert_eq!(done.report.reason, Reason::RetryQuotaExhausted, "10 tokens pay for two retries");
+    assert_eq!(*script.starts.borrow(), [0, 100, 200], "each attempt on its slot, 100 ms apart");
+    let st = c.stats().unwrap();
+    assert_eq!((st.slot_starts, st.tokens_spent, st.tokens_held), (3, 10, 0));
+}
+
+/// One client, one authority, messages by hand.
+fn pair(ttl_ms: u64) -> (Authority, LeasedClient) {
+    let authority = Authority::new(AuthorityConfig {
+        quota: Some(QuotaConfig { capacity: 100, ..QuotaConfig::default() }),
+        ttl_ms,
+        ..AuthorityConfig::default()
+    });
+    (authority, LeasedClient::new(ClientConfig { client: 7, ..ClientConfig::default() }))
+}
+
+#[test]
+fn a_client_cut_off_spends_its_grant_until_the_ttl_from_sending_and_not_after() {
+    let (mut a, c) = pair(1_000);
+    let req = c.pending_request(0).unwrap();
+    c.on_grant(&a.grant(&req, 40), 80);
+    assert_eq!(c.quota_level(), Some(20));
+    assert_eq!(c.reserve_start(999, 5_000), Ok(999));
+    assert_eq!(c.spend_retry(false), Some(5), "valid until 0 + ttl");
+    assert_eq!(c.reserve_start(1_000, 5_000), Ok(1_000));
+    assert_eq!(c.spend_retry(false), None, "expired at 1000 although it arrived at 80");
+    assert_eq!(c.quota_level(), Some(0));
+    assert_eq!(c.stats().unwrap().tokens_expired, 15);
+}
+
+#[test]
+fn unused_tokens_go_back_once_even_duplicated_or_after_expiry() {
+    let (mut a, c) = pair(1_000);
+    c.on_grant(&a.grant(&c.pending_request(0).unwrap(), 0), 0);
+    assert_eq!(a.quota_level(), Some(80));
+    c.on_unreachable(10);
+    assert_eq!(c.stats().unwrap().mode, Mode::Fallback);
+    assert_eq!(c.pending_request(400), None, "asks again only after retry_ms");
+    let back = c.pending_request(1_600).expect("expired tokens go back");
+    assert_eq!((back.returned_total, back.holding_tokens), (20, 0));
+    let first = a.grant(&back, 1_700);
+    let again = a.grant(&back, 1_800);
+    assert!(!first.duplicate && again.duplicate);
+    assert_eq!(a.quota_level(), Some(100 - first.tokens), "credited once, after expiry");
+    assert_eq!(a.stats().tokens_credited, 20);
+    c.on_grant(&again, 1_805);
+    c.on_grant(&first, 1_810);
+    let st = c.stats().unwrap();
+    assert_eq!((st.mode, st.stale_answers, c.quota_level()), (Mode::Leased, 1, Some(first.tokens)));
+    let last = c.release_all(1_900);
+    a.grant(&last, 1_950);
+    assert_eq!(a.quota_level(), Some(100), "a closing client gives everything back");
+}
+
+#[test]
+fn a_return_lost_on_the_way_travels_again_with_the_next_request_and_counts_once() {
+    let (mut a, c) = pair(1_000);
+    c.on_grant(&a.grant(&c.pending_request(0).unwrap(), 0), 0);
+    let lost = c.pending_request(1_000).expect("expired tokens go back");
+    assert_eq!(lost.returned_total, 20);
+    c.on_unreachable(1_100);
+    let next = c.pending_request(1_600).expect("the return is not acknowledged yet");
+    assert_eq!((next.returned_total, next.seq), (20, lost.seq + 1));
+    a.grant(&next, 1_650);
+    assert!(a.grant(&lost, 1_700).duplicate, "the lost one turning up late is older");
+    assert_eq!((a.stats().tokens_credited, a.quota_level()), (20, Some(100)));
+}
+
+#[test]
+fn a_client_that_never_heard_from_the_authority_starts_on_its_local_rate_and_retries_nothing() {
+    let c = LeasedClient::new(ClientConfig {
+        local_rate: Some(RateConfig { requests: 10, per_ms: 1000, burst: 1 }),
+        borrow: 2,
+        ..ClientConfig::default()
+    });
+    let starts: Vec<_> = (0..4).map(|_| c.reserve_start(0, 10_000)).collect();
+    assert_eq!(starts, [Ok(0), Ok(100), Ok(200), Ok(300)]);
+    assert_eq!(c.spend_retry(false), None);
+    let st = c.stats().unwrap();
+    assert_eq!((st.mode, st.local_starts, st.debt), (Mode::Local, 4, 2), "two borrowed, repaid later");
+}
+
+/// An authority sharing 10 starts a second, and a client holding at most
+/// `slots` of them, borrowing one, with a local rate of 1 a second.
+fn rate_pair(horizon_ms: u64, slots: u32) -> (Authority, LeasedClient) {
+    let authority = Authority::new(AuthorityConfig {
+        quota: None,
+        rate: Some(RateConfig { requests: 10, per_ms: 1000, burst: 1 }),
+        horizon_ms,
+        ..AuthorityConfig::default()
+    });
+    let client = LeasedClient::new(ClientConfig {
+        quota: None,
+        slots,
+        low_slots: 0,
+        borrow: 1,
+        local_rate: Some(RateConfig { requests: 1, per_ms: 1000, burst: 1 }),
+        ..ClientConfig::default()
+    });
+    (authority, client)
+}
+
+#[test]
+fn a_leased_client_out_of_slots_borrows_one_then_refuses_while_the_shared_rate_is_taken() {
+    let (mut a, c) = rate_pair(200, 4);
+    let g = a.grant(&c.pending_request(0).unwrap(), 0);
+    assert_eq!((g.slots, g.first_slot_ms, g.last_slot_ms), (2, 0, 100), "2 of 4: the rate is taken");
+    c.on_grant(&g, 0);
+    let starts: Vec<_> = (0..4).map(|_| c.reserve_start(0, 10_000)).collect();
+    assert_eq!(starts, [Ok(0), Ok(100), Ok(0), Err(500)], "two slots, one borrowed, then refused");
+    assert_eq!(c.pending_request(499), None, "a short answer is followed by retry_ms of quiet");
+    let req = c.pending_request(500).unwrap();
+    assert_eq!(req.want_slots, 4);
+    c.on_grant(&a.grant(&req, 500), 500);
+    assert_eq!(c.stats().unwrap().debt, 0, "the borrowed start is repaid from the new slots (500)");
+    assert_eq!(c.reserve_start(500, 10_000), Ok(600));
+}
+
+#[test]
+fn a_leased_client_whose_refill_is_late_starts_on_its_local_rate_rather_than_refuse() {
+    let (mut a, c) = rate_pair(1_000, 2);
+    c.on_grant(&a.grant(&c.pending_request(0).unwrap(), 0), 0);
+    let starts: Vec<_> = (0..4).map(|_| c.reserve_start(0, 10_000)).collect();
+    assert_eq!(starts, [Ok(0), Ok(100), Ok(0), Ok(1_000)]);
+    let st = c.stats().unwrap();
+    assert_eq!((st.slot_starts, st.local_starts, st.debt, st.refused_starts), (2, 2, 1, 0));
+}
+
+/// A message delay, and maybe a time the authority is away: `(from, length)`.
+fn link() -> impl Strategy<Value = (u64, Option<(u64, u64)>)> {
+    (0u64..60, proptest::option::of((0u64..3_000, 0u64..3_000)))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_fleet_under_a_shared_rate_stays_within_r_plus_k_bursts_plus_its_local_rates_per_window(
+        k in 1usize..6,
+        requests in 5u32..200,
+        slots in 1u32..16,
+        low in 0u32..8,
+        borrow in 0u32..4,
+        every_ms in 2u64..40,
+        (delay_ms, away) in link(),
+    ) {
+        let mut s = Scenario::short(k, every_ms, delay_ms, away).rate(requests);
+        s.attempt_ms = 10;
+        s.client.slots = slots;
+        s.client.low_slots = low.min(slots);
+        s.client.borrow = borrow;
+        s.client.local_rate = Some(RateConfig { requests: 1, per_ms: 1000, burst: 1 });
+        let out = simulate(&s, &mut Budgets::leased(&s));
+        // Starts on the local rates (1 a second each): at most 2 a client in
+        // any second.
+        let local = k as u64 * 2;
+        let bound = u64::from(requests) + k as u64 * u64::from(s.client.burst()) + local;
+        prop_assert!(out.max_in_window(1000) <= bound, "{} > {bound}", out.max_in_window(1000));
+        prop_assert_eq!(out.unfinished, 0);
+    }
+
+    #[test]
+    fn any_fleet_in_an_outage_spends_at_most_the_quota(
+        k in 1usize..8,
+        capacity in 0u32..300,
+        tokens in 0u32..40,
+        (delay_ms, away) in link(),
+        duplicate: bool,
+    ) {
+        let mut s = Scenario::short(k, 30, delay_ms, away);
+        s.fails = always;
+        s.duplicate = duplicate;
+        s.authority.ttl_ms = 1_000;
+        s.authority.quota = Some(QuotaConfig { capacity, ..QuotaConfig::default() });
+        s.client.tokens = tokens;
+        s.client.low_tokens = tokens / 2;
+        let mut b = Budgets::leased(&s);
+        let out = simulate(&s, &mut b);
+        prop_assert!(out.tokens_spent <= u64::from(capacity), "{} > {capacity}", out.tokens_spent);
+        let a = authority(&b).stats();
+        prop_assert!(a.tokens_credited <= out.tokens_expired);
+        prop_assert_eq!(out.unfinished, 0);
+    }
+
+    #[test]
+    fn a_client_never_starts_on_a_slot_before_the_authority_scheduled_it(
+        steps in proptest::collection::vec((0u64..80, any::<bool>()), 1..300),
+        requests in 1u32..60,
+        burst in 1u32..4,
+        horizon_ms in 0u64..2_000,
+        slots in 1u32..20,
+    ) {
+        let rate = RateConfig { requests, per_ms: 1000, burst };
+        let config = AuthorityConfig { quota: None, rate: Some(rate), horizon_ms, ..AuthorityConfig::default() };
+        let mut a = Authority::new(config);
+        let shadow = Rate::new(rate);
+        let c = LeasedClient::new(ClientConfig {
+            quota: None,
+            slots,
+            low_slots: slots,
+            borrow: 0,
+            local_rate: Some(RateConfig { requests: 1, per_ms: 1000, burst: 1 }),
+            ..ClientConfig::default()
+        });
+        let (mut now, mut reserved, mut started) = (EPOCH_MS, Vec::new(), Vec::new());
+        for (advance, ask) in steps {
+            now += advance;
+            if ask {
+                let Some(req) = c.pending_request(now) else { continue };
+                let g = a.grant(&req, now);
+                let latest = now + horizon_ms.min(config.ttl_ms);
+                let same: Vec<u64> = (0..req.want_slots.min(config.max_slots))
+                    .map_while(|_| shadow.reserve(now, latest).ok())
+                    .collect();
+                prop_assert_eq!(same.len() as u32, g.slots);
+                reserved.extend(same);
+                c.on_grant(&g, now);
+            } else {
+                let before = c.stats().unwrap().slot_starts;
+                let start = c.reserve_start(now, now + 5_000);
+                if c.stats().unwrap().slot_starts > before {
+                    started.push(start.unwrap());
+                }
+            }
+        }
+        started.sort_unstable();
+        prop_assert!(started.len() <= reserved.len());
+        for (s, r) in started.iter().zip(&reserved) {
+            prop_assert!(s >= r, "a start at {} on a slot reserved for {}", s - EPOCH_MS, r - EPOCH_MS);
+        }
+    }
+
+    #[test]
+    fn no_message_however_absurd_makes_either_side_panic_or_credit_more_than_it_granted(
+        msgs in proptest::collection::vec(
+            (any::<u64>(), any::<u32>(), any::<u32>(), any::<u32>(), any::<u32>(), any::<u64>(), any::<u64>()),
+            1..40,
+        ),
+    ) {
+        let mut a = Authority::new(AuthorityConfig {
+            rate: Some(RateConfig { requests: 7, per_ms: 1000, burst: 2 }),
+            ..AuthorityConfig::default()
+        });
+        let c = LeasedClient::new(ClientConfig {
+            local_rate: Some(RateConfig { requests: 3, per_ms: 1000, burst: 1 }),
+            ..ClientConfig::default()
+        });
+        for (n, (seq, x, y, z, w, t1, t2)) in msgs.into_iter().enumerate() {
+            let req = LeaseRequest {
+                client: seq % 3,
+                seq: seq % 5,
+                want_tokens: x,
+                holding_tokens: y,
+                returned_total: u64::from(z),
+                refunded_total: u64::from(w % 3),
+                want_slots: x % 100,
+            };
+            let g = a.grant(&req, t1);
+            c.on_grant(&Grant { seq: n as u64, first_slot_ms: t2, last_slot_ms: t1, slots: y, tokens: z, ttl_ms: t2, ..g }, t1);
+            let _ = c.pending_request(t2);
+            let _ = c.reserve_start(t1, t2);
+            c.release_start(t1);
+            let _ = c.spend_retry(n % 2 == 0);
+            c.on_success(Some(x));
+            c.on_unreachable(t2);
+        }
+        let st = a.stats();
+        prop_assert!(st.tokens_credited <= st.tokens_granted);
+    }
+}
