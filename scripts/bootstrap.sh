@@ -23,8 +23,13 @@ rust() {
 }
 
 node() {
-  # npm ci only when node_modules is missing or older than the lock file.
-  if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  # npm ci when node_modules is missing, older than the lock file, or lacks
+  # a tool a tier runs (a half-removed or hand-edited node_modules).
+  local bin stale=
+  for bin in tsc wasm-opt esbuild vite webpack wrangler bun deno workerd; do
+    [ -x "node_modules/.bin/$bin" ] || stale=1
+  done
+  if [ -n "$stale" ] || [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     say "npm ci"
     npm ci --no-audit --no-fund
   fi

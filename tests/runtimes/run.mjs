@@ -198,7 +198,7 @@ async function buildBundle(projectDir, entry) {
   const entryRefs = urlRefs(readFileSync(entry, 'utf8')).filter((r) => bundleRefs.includes(r));
   const targets = entryRefs.length ? entryRefs : bundleRefs;
   if (!targets.length) throw new Error('the bundle references no .wasm through new URL(..., import.meta.url)');
-  const wasm = path.join(projectDir, 'node_modules/saferetry/pkg/saferetry_bg.wasm');
+  const wasm = path.join(projectDir, 'node_modules/saferetry/src/saferetry_bg.wasm');
   const served = [];
   for (const rel of targets) {
     const dest = path.resolve(path.dirname(outfile), rel);
@@ -233,7 +233,7 @@ async function runBrowser(runtime, projectDir, server, filter, deadline) {
     mkdirSync(path.join(projectDir, 'gen'), { recursive: true });
     const rel = path.relative(projectDir, entry).split(path.sep).join('/');
     expectEntryUrl = `${server.url}/static/${rel}`;
-    expectWasm = [`${server.url}/static/node_modules/saferetry/pkg/saferetry_bg.wasm`];
+    expectWasm = [`${server.url}/static/node_modules/saferetry/src/saferetry_bg.wasm`];
     pagePath = 'gen/page.html';
     writeFileSync(path.join(projectDir, pagePath), pageHtml({
       title: 'saferetry e2e (import map)', importMap: { saferetry: `/static/${rel}` }, script: '/static/page.mjs',
