@@ -26,10 +26,11 @@ use crate::policy::budget::{Counting, SharedState, Stats};
 use crate::policy::classify::{classify, Attempted, Failure, Safety, Stage, Verdict, WaitKind};
 use crate::policy::limits::Timer;
 use crate::policy::options::Options;
+use crate::policy::rate_limit::FloorHeaders;
 use crate::policy::reason::Reason;
 use crate::policy::report::{AttemptRecord, ErrorInfo, Report};
 use crate::policy::retry::{plan_retry, RetryCase};
-use crate::policy::retry_after::{self, RetryAfter};
+use crate::policy::retry_after::RetryAfter;
 use crate::policy::state::{Phase, StateMachine, WaitWhy};
 
 /// How a sleep ended.
@@ -57,8 +58,8 @@ pub trait Clock {
 #[derive(Debug)]
 pub struct Answer<B> {
     pub status: u16,
-    pub retry_after: Option<String>,
-    pub retry_after_ms: Option<String>,
+    /// `Retry-After`, `Retry-After-Ms` and the rate-limit headers.
+    pub floor_headers: FloorHeaders,
     /// Cross-origin: headers not exposed by CORS are invisible.
     pub cross_origin: bool,
     pub body: B,
@@ -176,13 +177,11 @@ pub async fn run<T: Transport, C: Clock>(
         };
         let (attempted, response, cause) = match outcome {
             Ok(answer) => {
-                let ra = retry_after::from_headers(
-                    answer.retry_after.as_deref(),
-                    answer.retry_after_ms.as_deref(),
-                    end,
-                );
+                let floor = answer.floor_headers.floor(answer.status, end);
+                let ra = floor.map(|(ra, _)| ra);
                 record.status = Some(answer.status);
                 record.retry_after_ms = ra.and_then(RetryAfter::floor_ms);
+                record.floor_header = floor.map(|(_, header)| header);
                 if let Some(until) = record.retry_after_ms.and_then(|f| end.checked_add(f)) {
                     op.report.not_before = op.report.not_before.max(Some(until));
                 }
@@ -366,7 +365,7 @@ impl<'o> Op<'o> {
     /// headers, when to come back.
     fn snippet_of<T: Transport>(&self, transport: &T, answer: &Answer<T::Body>) -> Option<String> {
         let failed = !(200..=299).contains(&answer.status);
-        let said_when = answer.retry_after.is_some() || answer.retry_after_ms.is_some();
+        let said_when = answer.floor_headers.floor(answer.status, 0).is_some();
         (failed && !said_when).then(|| transport.snippet(&answer.body)).flatten()
     }
 

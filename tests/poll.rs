@@ -11,6 +11,7 @@ use saferetry::engine::{run, Answer, Call, Failed, Finished, Transport};
 use saferetry::policy::classify::Safety;
 use saferetry::policy::options::Options;
 use saferetry::policy::poll::{PollSchedule, PollVerdict};
+use saferetry::policy::rate_limit::FloorHeaders;
 use saferetry::policy::reason::Reason;
 use support::sim::{Script, Shared, Sim, SimClock, Step};
 
@@ -45,8 +46,10 @@ impl Transport for Task {
         };
         std::future::ready(Ok(Answer {
             status,
-            retry_after: busy.then(|| String::from("5")),
-            retry_after_ms: None,
+            floor_headers: FloorHeaders {
+                retry_after: busy.then(|| String::from("5")),
+                ..FloorHeaders::default()
+            },
             cross_origin: false,
             body: status,
         }))

@@ -45,6 +45,9 @@ fn attempt(a: &AttemptRecord) -> String {
         o.str("waitKind", kind.name());
     }
     o.opt_num("retryAfterMs", a.retry_after_ms);
+    if let Some(header) = a.floor_header {
+        o.str("floorHeader", header.name());
+    }
     if a.poll {
         o.str("phase", "poll");
     }

@@ -8,6 +8,8 @@ use js_sys::{JsString, Object};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsThreadLocal as ThreadLocal;
 
+use crate::policy::rate_limit::{throttling, FloorHeaders};
+
 #[wasm_bindgen]
 extern "C" {
     /// A plain object of our own (the copy of the caller's `init`): its data
@@ -102,6 +104,18 @@ extern "C" {
     #[wasm_bindgen(thread_local_v2, static_string)]
     pub static RETRY_AFTER_MS: JsString = "retry-after-ms";
     #[wasm_bindgen(thread_local_v2, static_string)]
+    pub static RATELIMIT: JsString = "ratelimit";
+    #[wasm_bindgen(thread_local_v2, static_string)]
+    pub static X_RATELIMIT_REMAINING: JsString = "x-ratelimit-remaining";
+    #[wasm_bindgen(thread_local_v2, static_string)]
+    pub static X_RATE_LIMIT_REMAINING: JsString = "x-rate-limit-remaining";
+    #[wasm_bindgen(thread_local_v2, static_string)]
+    pub static X_RATELIMIT_RESET: JsString = "x-ratelimit-reset";
+    #[wasm_bindgen(thread_local_v2, static_string)]
+    pub static X_RATE_LIMIT_RESET: JsString = "x-rate-limit-reset";
+    #[wasm_bindgen(thread_local_v2, static_string)]
+    pub static X_RATELIMIT_RESET_AFTER: JsString = "x-ratelimit-reset-after";
+    #[wasm_bindgen(thread_local_v2, static_string)]
     pub static CONTENT_LENGTH: JsString = "content-length";
     #[wasm_bindgen(thread_local_v2, static_string)]
     pub static CONTENT_ENCODING: JsString = "content-encoding";
@@ -117,6 +131,24 @@ extern "C" {
 pub fn header(headers: &web_sys::Headers, name: &'static ThreadLocal<JsString>) -> Option<String> {
     let map: &HeaderMap = headers.unchecked_ref();
     name.with(|n| map.get(n))
+}
+
+/// The headers that can set a wait floor. The rate-limit ones are read only
+/// on a throttling status: every other response pays two reads, not eight.
+pub fn floor_headers(headers: &web_sys::Headers, status: u16) -> FloorHeaders {
+    let mut h = FloorHeaders {
+        retry_after: header(headers, &RETRY_AFTER),
+        retry_after_ms: header(headers, &RETRY_AFTER_MS),
+        ..FloorHeaders::default()
+    };
+    if throttling(status) {
+        h.ratelimit = header(headers, &RATELIMIT);
+        h.remaining =
+            header(headers, &X_RATELIMIT_REMAINING).or_else(|| header(headers, &X_RATE_LIMIT_REMAINING));
+        h.reset = header(headers, &X_RATELIMIT_RESET).or_else(|| header(headers, &X_RATE_LIMIT_RESET));
+        h.reset_after = header(headers, &X_RATELIMIT_RESET_AFTER);
+    }
+    h
 }
 
 /// Whether `headers` has the header `name`.

@@ -15,8 +15,8 @@ use web_sys::{
 
 use super::bind::{fetch, get, get_string};
 use super::props::{
-    has_header, header, Fetched, ReadResult, Rebuild, CONTENT_ENCODING, CONTENT_LENGTH, RETRY_AFTER,
-    RETRY_AFTER_MS, URL, VALUE,
+    floor_headers, has_header, header, Fetched, ReadResult, Rebuild, CONTENT_ENCODING, CONTENT_LENGTH, URL,
+    VALUE,
 };
 use super::request::Prepared;
 use super::task::Settled;
@@ -139,8 +139,7 @@ impl FetchTransport {
             Settled::new(promise).await.map_err(|e| self.fetch_failed(e))?.unchecked_into();
         let status = response.status();
         let headers = response.headers();
-        let (retry_after, retry_after_ms) =
-            (header(&headers, &RETRY_AFTER), header(&headers, &RETRY_AFTER_MS));
+        let floor_headers = floor_headers(&headers, status);
         let kind = response.type_();
         let cross_origin = kind == ResponseType::Cors;
         let body = match kind {
@@ -148,7 +147,7 @@ impl FetchTransport {
             ResponseType::Opaqueredirect | ResponseType::Opaque => Received { response, bytes: None },
             _ => self.buffer(response, &headers, status, cross_origin).await?,
         };
-        Ok(Answer { status, retry_after, retry_after_ms, cross_origin, body })
+        Ok(Answer { status, floor_headers, cross_origin, body })
     }
 
     async fn buffer(

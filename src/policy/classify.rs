@@ -160,6 +160,8 @@ pub fn classify(attempted: Attempted, safety: Safety, retry_on: &RetryOn) -> Ver
         Attempted::Responded { status, .. } if !retry_on.status(status) || !safety.repeatable() => {
             Verdict::Stop(Reason::HttpStop)
         }
+        // A 403 is a spent rate limit only when a header says when it resets.
+        Attempted::Responded { status: 403, retry_after: None, .. } => Verdict::Stop(Reason::HttpStop),
         Attempted::Responded { status, retry_after, retry_after_hidden } => match retry_after {
             Some(RetryAfter::Unsupported) => Verdict::Stop(Reason::UnsupportedRetryAfter),
             Some(ra) => Verdict::Retry(WaitKind::RetryAfter(ra.floor_ms().unwrap_or(u64::MAX))),
@@ -222,6 +224,19 @@ mod tests {
         assert_eq!(normalize_method("patch"), "patch", "fetch does not normalise PATCH");
         assert_eq!(Safety::of(normalize_method("put"), false), Idempotent);
         assert_eq!(Safety::of(normalize_method("patch"), false), Unsafe);
+    }
+
+    #[test]
+    fn a_403_is_retried_only_when_a_header_says_when_the_quota_resets() {
+        let with_403 = RetryOn::new(&[403], true, true);
+        assert_eq!(classify(status(403), Idempotent, &with_403), Verdict::Stop(Reason::HttpStop));
+        let reset = Attempted::Responded {
+            status: 403,
+            retry_after: Some(RetryAfter::Delay(2000)),
+            retry_after_hidden: false,
+        };
+        assert_eq!(classify(reset, Idempotent, &with_403), Verdict::Retry(WaitKind::RetryAfter(2000)));
+        assert_eq!(classify(reset, Idempotent, &RetryOn::default()), Verdict::Stop(Reason::HttpStop));
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod classify;
 pub mod limits;
 pub mod options;
 pub mod poll;
+pub mod rate_limit;
 pub mod reason;
 pub mod report;
 pub mod retry;

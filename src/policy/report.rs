@@ -9,6 +9,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::classify::{Stage, WaitKind};
+use super::rate_limit::FloorHeader;
 use super::reason::Reason;
 
 /// An attempt's error, when it has no status.
@@ -33,6 +34,8 @@ pub struct AttemptRecord {
     pub wait_kind: Option<WaitKind>,
     /// The server's Retry-After floor, when one was read.
     pub retry_after_ms: Option<u64>,
+    /// The header that set that floor.
+    pub floor_header: Option<FloorHeader>,
     /// A poll of a submitted task (not the submit).
     pub poll: bool,
 }

@@ -456,6 +456,53 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.ok(c.starts[1] >= target, `second request arrived ${target - c.starts[1]} ms before the Retry-After date`);
   });
 
+  // ---- rate-limit headers as floors -------------------------------------------
+  add('A 403 with X-RateLimit-Remaining: 0 and an epoch X-RateLimit-Reset is retried no earlier than the reset, and the report names the header', async () => {
+    const id = rid();
+    const reset = Math.floor(Date.now() / 1000) + 2; // epoch seconds, as GitHub sends it
+    const res = await policy({ totalMs: 8000, retryOn: { statuses: [403] } })
+      .fetch(seqUrl(id, [`403~rlrem=0~rlreset=${reset}`, '200']));
+    assert.equal(res.status, 200, 'status');
+    const r = reportFor(res);
+    assert.equal(r.attempts[0].floorHeader, 'x-ratelimit-reset', 'the header that set the floor');
+    const c = await settledCount(id);
+    assert.equal(c.requests, 2, 'server requests');
+    assert.ok(c.starts[1] >= reset * 1000, `second request arrived ${reset * 1000 - c.starts[1]} ms before the reset`);
+  });
+
+  add('A 403 without a rate-limit header is not retried, even with 403 in retryOn.statuses', async () => {
+    const id = rid();
+    const res = await policy({ retryOn: { statuses: [403] } }).fetch(seqUrl(id, ['403', '200']));
+    assert.equal(res.status, 403, 'status');
+    assert.equal(reportFor(res).reason, 'http-stop', 'report.reason');
+    assert.equal((await settledCount(id)).requests, 1, 'server requests');
+  });
+
+  add('A 429 with RateLimit: "default";r=0;t=1 waits at least 1000 ms; a malformed one is ignored (throttle backoff)', async () => {
+    const id = rid();
+    const res = await policy().fetch(seqUrl(id, ['429~rl="default";r=0;t=1', '200']));
+    assert.equal(res.status, 200, 'status');
+    const r = reportFor(res);
+    assert.equal(r.attempts[0].plannedWaitMs, 1000, 'planned wait');
+    assert.equal(r.attempts[0].floorHeader, 'ratelimit', 'the header that set the floor');
+    assert.ok(gaps((await settledCount(id)).starts)[0] >= 1000 - SLACK_MS, 'second request ≥ 1000 ms after the first');
+    const bad = rid();
+    const res2 = await policy({ throttleBaseMs: 10 }).fetch(seqUrl(bad, ['429~rl="default";r=0;t=1.5', '200']));
+    assert.equal(reportFor(res2).attempts[0].waitKind, 'throttle', 'malformed: the throttling backoff');
+    assert.equal(reportFor(res2).attempts[0].floorHeader, undefined, 'malformed: no floor header');
+  });
+
+  add('A 503 whose X-RateLimit-Reset-After exceeds totalMs stops at once with wait-exceeds-budget and retryAt at the reset', async () => {
+    const id = rid();
+    const t0 = Date.now();
+    const res = await policy({ totalMs: 1000 }).fetch(seqUrl(id, ['503~rlafter=30.5', '200']));
+    const r = reportFor(res);
+    assert.equal(r.reason, 'wait-exceeds-budget', 'report.reason');
+    assert.within(toMs(r.retryAt) - t0, 29_000, 32_500, 'retryAt - start (ms)');
+    assert.equal(r.attempts[0].retryAfterMs, 30_500, 'the floor');
+    assert.equal((await settledCount(id)).requests, 1, 'server requests');
+  });
+
   // ---- idempotency keys ------------------------------------------------------
   add('A POST with idempotencyKey "k-1" is retried after 503 and every attempt carries Idempotency-Key: k-1', async () => {
     const id = rid();

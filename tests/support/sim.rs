@@ -13,6 +13,7 @@ use std::task::{Context, Poll, Waker};
 
 use saferetry::engine::{Answer, Clock, Failed, Slept, Transport};
 use saferetry::policy::classify::{Failure, Stage};
+use saferetry::policy::rate_limit::FloorHeaders;
 
 /// Virtual Unix time at which every simulation starts (2026-11-30T00:00Z).
 pub const EPOCH_MS: u64 = 1_795_996_800_000;
@@ -260,8 +261,10 @@ impl Transport for Script {
                 }),
                 None => Ok(Answer {
                     status: step.status,
-                    retry_after: step.retry_after.map(String::from),
-                    retry_after_ms: None,
+                    floor_headers: FloorHeaders {
+                        retry_after: step.retry_after.map(String::from),
+                        ..FloorHeaders::default()
+                    },
                     cross_origin: step.cross_origin,
                     body: step.status,
                 }),

@@ -23,6 +23,10 @@
 //                        ~echo=1     body is the echo JSON (see echo)
 //                        ~reason=<t> status text (reason phrase) t
 //                        ~x=<v>      header X-Fault: v
+//                        ~rl=<v>     RateLimit: v (the IETF draft's field)
+//                        ~rlrem=<v>  X-RateLimit-Remaining: v
+//                        ~rlreset=<v> X-RateLimit-Reset: v
+//                        ~rlafter=<v> X-RateLimit-Reset-After: v
 //                      actions: reset (read body, drop connection),
 //                      reset-before (drop before reading the body),
 //                      cut (200, Content-Length 1000, 100 bytes, drop)
@@ -73,9 +77,10 @@ const MAX_BYTES = 64 * 1024 * 1024;
 const MAX_RUNS = 5000;
 const MAX_LIST = 1000;
 const LATE_LIFETIME_MS = 30_000;
+const RATE_LIMIT_MODS = [['rl', 'RateLimit'], ['rlrem', 'X-RateLimit-Remaining'], ['rlreset', 'X-RateLimit-Reset'], ['rlafter', 'X-RateLimit-Reset-After']];
 const ALLOW_HEADERS = 'Authorization, Cookie, Content-Type, Idempotency-Key, X-Test';
 const ALLOW_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
-const EXPOSE_HEADERS = 'Retry-After, Retry-After-Ms, Location, X-Fault';
+const EXPOSE_HEADERS = 'Retry-After, Retry-After-Ms, Location, X-Fault, RateLimit, X-RateLimit-Remaining, X-RateLimit-Reset, X-RateLimit-Reset-After';
 const CONTENT_TYPES = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
@@ -250,6 +255,7 @@ export async function startFaultServer({ port = 0, host = '127.0.0.1', staticDir
     if (step.ra != null) headers['Retry-After'] = step.ra;
     if (step.ms != null) headers['Retry-After-Ms'] = step.ms;
     if (step.x != null) headers['X-Fault'] = step.x;
+    for (const [mod, name] of RATE_LIMIT_MODS) if (step[mod] != null) headers[name] = step[mod];
     if (step.reason != null) res.statusMessage = step.reason;
     if (step.echo) return send(res, status, echoBody(req, url, body), { ...headers, 'Content-Type': 'application/json' });
     send(res, status, step.body ?? `status ${status} (request ${ordinal})`, headers);
