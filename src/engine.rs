@@ -168,6 +168,13 @@ pub async fn run<T: Transport, C: Clock>(
             })),
             Either::Right(Slept::Cancelled) => Err(ours(Failure::Cancelled)),
         };
+        // The request follows the caller's signal too (a streamed body must,
+        // after the hand-over): whatever failed once the caller cancelled is
+        // the cancel.
+        let outcome = match outcome {
+            Err(_) if clock.cancelled() => Err(ours(Failure::Cancelled)),
+            other => other,
+        };
         drop((in_flight, permit));
         let end = clock.now_ms();
         let mut record = AttemptRecord {
@@ -351,6 +358,7 @@ impl<'o> Op<'o> {
             retry_after_hidden: false,
             snippet: None,
             not_before: None,
+            streamed: None,
         };
         Op { start, safety: call.safety, stats, report, machine: StateMachine::default(), observe }
     }

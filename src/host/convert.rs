@@ -58,6 +58,9 @@ pub fn report(r: &Report) -> String {
     let mut o = Json::object();
     o.str("reason", r.reason.name()).opt_num("retryAt", r.retry_at).num("elapsedMs", r.elapsed_ms);
     o.raw("attempts", &Json::array(r.attempts.iter().map(attempt)));
+    if let Some(streamed) = r.streamed {
+        o.str("responseBody", if streamed { "stream" } else { "buffer" });
+    }
     if r.retry_after_hidden {
         o.flag("retryAfterHidden");
     }

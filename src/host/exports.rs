@@ -202,7 +202,12 @@ impl<'a> Ctx<'a> {
     }
 
     fn transport(&self, prepared: Prepared) -> FetchTransport {
-        FetchTransport { prepared, runtime: self.shared.runtime, max_body_bytes: self.options.max_body_bytes }
+        FetchTransport {
+            prepared,
+            runtime: self.shared.runtime,
+            max_body_bytes: self.options.max_body_bytes,
+            response_body: self.options.response_body,
+        }
     }
 
     /// Runs the request. When polling follows (`last` false), a success is
@@ -236,13 +241,14 @@ impl<'a> Ctx<'a> {
     /// The outcome, as `[json, response?, cause?]`: the data as JSON text
     /// (parsed only if someone reads it), the last response, and the cause
     /// (for a cancel, the caller's own abort reason).
-    fn outcome(&self, finished: Finished<Received, JsValue>) -> JsValue {
+    fn outcome(&self, mut finished: Finished<Received, JsValue>) -> JsValue {
+        finished.report.streamed = finished.response.as_ref().map(|a| a.body.streamed());
         let cause = match (finished.phase, &self.clock.signal) {
             (Phase::Cancelled, Some(signal)) => Some(signal.reason()),
             _ => finished.cause,
         };
         let json = JsValue::from_str(&convert::outcome(&finished.phase, &finished.report));
-        let response = finished.response.map_or(JsValue::UNDEFINED, |a| a.body.response.into());
+        let response = finished.response.map_or(JsValue::UNDEFINED, |a| a.body.hand_over().into());
         Array::of3(&json, &response, &cause.unwrap_or(JsValue::UNDEFINED)).into()
     }
 }

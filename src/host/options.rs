@@ -8,6 +8,7 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use super::bind::get;
 use super::caller::{keys, list};
+use crate::policy::body::ResponseBody;
 use crate::policy::classify::RetryOn;
 use crate::policy::options::{check_status, ErrorKind, Flag, Numeric, OptionError, Options, STATUSES};
 
@@ -46,6 +47,7 @@ const SHARED_ONLY: OptionError = type_error(
 const RATE: OptionError = type_error("rate", "an object { requests, perMs = 1000, burst = 1 }");
 const NOT_BEFORE: OptionError =
     type_error("retry.notBefore", "per call, an epoch time in milliseconds (0..=2^53-1)");
+const RESPONSE_BODY: OptionError = type_error("responseBody", "\"auto\", \"buffer\" or \"stream\"");
 const RANDOM: OptionError = type_error("random", "a function returning a number in [0, 1)");
 const ON_RETRY: OptionError = type_error("onRetry", "a function");
 const KEY: OptionError = type_error(
@@ -56,7 +58,8 @@ const KEY: OptionError = type_error(
 /// The keys an options object may have besides the numeric ones, and those
 /// of its nested objects. Anything else is refused: a misspelled option
 /// would otherwise be ignored and its default used without a word.
-const TOP_LEVEL_KEYS: [&str; 9] = [
+const TOP_LEVEL_KEYS: [&str; 10] = [
+    "responseBody",
     "retryOn",
     "retryAfterSpread",
     "quota",
@@ -121,6 +124,10 @@ pub fn read(
             return Err(OptionError { kind: ErrorKind::Range, ..NOT_BEFORE }.into());
         }
         h.not_before = Some(at as u64);
+    }
+    let body = get(js, "responseBody");
+    if !body.is_undefined() {
+        o.response_body = body.as_string().and_then(|s| ResponseBody::parse(&s)).ok_or(RESPONSE_BODY)?;
     }
     let key = get(js, "idempotencyKey");
     if !key.is_undefined() {

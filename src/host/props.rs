@@ -58,6 +58,10 @@ extern "C" {
     #[wasm_bindgen(method, getter)]
     pub fn value(this: &ReadResult) -> JsValue;
 
+    /// `AbortSignal.any` (missing in older hosts: caught).
+    #[wasm_bindgen(catch, js_namespace = AbortSignal, js_name = any)]
+    pub fn abort_signal_any(signals: &js_sys::Array) -> Result<web_sys::AbortSignal, JsValue>;
+
     /// A `ResponseInit` of our own.
     #[wasm_bindgen(extends = Object)]
     pub type Rebuild;
@@ -119,6 +123,10 @@ extern "C" {
     pub static CONTENT_LENGTH: JsString = "content-length";
     #[wasm_bindgen(thread_local_v2, static_string)]
     pub static CONTENT_ENCODING: JsString = "content-encoding";
+    #[wasm_bindgen(thread_local_v2, static_string)]
+    pub static CONTENT_TYPE: JsString = "content-type";
+    #[wasm_bindgen(thread_local_v2, static_string)]
+    pub static REDIRECTED: JsString = "redirected";
     #[wasm_bindgen(thread_local_v2, static_string)]
     pub static RETRY: JsString = "retry";
     #[wasm_bindgen(thread_local_v2, static_string)]

@@ -1,26 +1,32 @@
 //! One attempt on the host: `fetch` under the attempt's own
-//! `AbortController`, the body read (buffered) under the same signal, and
-//! a `Response` rebuilt with the original status, status text, headers and
-//! URL. Dropping an attempt aborts it: the engine drops the loser of the
-//! race against our timers and the caller's signal, so the request and its
-//! body read stop at once, whichever fired.
+//! `AbortController`, then the body as `policy::body` decides — read inside
+//! the attempt under the same signal and a `Response` rebuilt with the
+//! original status, status text, headers, URL and `redirected`; or the
+//! host's own `Response` handed over as soon as its headers arrived, its
+//! body still streaming. Dropping an attempt aborts it: the engine drops the
+//! loser of the race against our timers and the caller's signal, so the
+//! request and its body read stop at once, whichever fired. `fetch` gets
+//! `AbortSignal.any([ours, caller's])`, so a streamed body keeps following
+//! the caller's signal after the hand-over with no listener of ours.
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use js_sys::{ArrayBuffer, Object, Reflect, Uint8Array};
+use js_sys::{Array, ArrayBuffer, Object, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{
-    AbortController, Headers, ReadableStream, ReadableStreamDefaultReader, Response, ResponseType,
+    AbortController, AbortSignal, Headers, ReadableStream, ReadableStreamDefaultReader, Response,
+    ResponseType,
 };
 
 use super::bind::{fetch, get, get_string};
 use super::props::{
-    floor_headers, has_header, header, Fetched, ReadResult, Rebuild, CONTENT_ENCODING, CONTENT_LENGTH, URL,
-    VALUE,
+    abort_signal_any, floor_headers, has_header, header, Fetched, ReadResult, Rebuild, CONTENT_ENCODING,
+    CONTENT_LENGTH, CONTENT_TYPE, REDIRECTED, URL, VALUE,
 };
 use super::request::Prepared;
 use super::task::Settled;
 use crate::engine::{Answer, Failed, Transport};
+use crate::policy::body::{handling, Handling, ResponseBody};
 use crate::policy::classify::{Failure, Stage};
 use crate::policy::report::{secrets_of, snippet, SNIPPET_READ_BYTES};
 use crate::policy::runtime::{fetch_failure_stage, ErrorShape, Runtime, Sent};
@@ -29,12 +35,47 @@ pub struct FetchTransport {
     pub prepared: Prepared,
     pub runtime: Runtime,
     pub max_body_bytes: u64,
+    pub response_body: ResponseBody,
 }
 
-/// A response ready for the caller, and its buffered body.
+/// A response ready for the caller: rebuilt around its buffered body, or
+/// the host's own with its body still streaming.
 pub struct Received {
     pub response: Response,
     pub bytes: Option<ArrayBuffer>,
+    /// A body nobody has read yet: cancelled (not drained) if this response
+    /// is dropped because the operation retries.
+    unread: Option<ReadableStream>,
+}
+
+impl Received {
+    fn buffered(response: Response, bytes: Option<ArrayBuffer>) -> Received {
+        Received { response, bytes, unread: None }
+    }
+
+    fn streaming(response: Response, body: Option<ReadableStream>) -> Received {
+        Received { response, bytes: None, unread: body }
+    }
+
+    /// Whether the caller gets the body as it streams.
+    pub fn streamed(&self) -> bool {
+        self.bytes.is_none() && self.unread.is_some()
+    }
+
+    /// The response for the caller; its body is theirs from here on.
+    pub fn hand_over(mut self) -> Response {
+        self.unread = None;
+        Clone::clone(&self.response)
+    }
+}
+
+impl Drop for Received {
+    fn drop(&mut self) {
+        // A stream someone is reading (a poll hook) is locked: leave it.
+        if let Some(body) = self.unread.take().filter(|b| !b.locked()) {
+            let _ = body.cancel();
+        }
+    }
 }
 
 /// Aborts the attempt unless it completed.
@@ -117,6 +158,17 @@ impl FetchTransport {
         fields.failed(stage, e)
     }
 
+    /// Our signal, joined with the caller's where the host can
+    /// (`AbortSignal.any`): a streamed body handed over keeps following the
+    /// caller's signal, and we keep no listener for it.
+    fn signal_for(&self, controller: &AbortController) -> AbortSignal {
+        let ours = controller.signal();
+        match &self.prepared.signal {
+            Some(caller) => abort_signal_any(&Array::of2(&ours, caller)).unwrap_or(ours),
+            None => ours,
+        }
+    }
+
     /// The input for one attempt: a clone of a `Request` while its body may
     /// be needed again; otherwise the input itself (a URL, whose `init`
     /// body is replayable, or a one-shot stream sent once).
@@ -133,7 +185,7 @@ impl FetchTransport {
         let not_sent = |e| failed(Failure::Network(Stage::NotSent), "setup", "TypeError", Some(e));
         let input = self.input_for_attempt().map_err(not_sent)?;
         let init = &self.prepared.init;
-        init.set_signal(&controller.signal());
+        init.set_signal(&self.signal_for(controller));
         let promise = fetch(&input, init).map_err(not_sent)?;
         let response: Response =
             Settled::new(promise).await.map_err(|e| self.fetch_failed(e))?.unchecked_into();
@@ -142,43 +194,25 @@ impl FetchTransport {
         let floor_headers = floor_headers(&headers, status);
         let kind = response.type_();
         let cross_origin = kind == ResponseType::Cors;
-        let body = match kind {
+        let declared = header(&headers, &CONTENT_LENGTH).and_then(|v| v.trim().parse::<u64>().ok());
+        let handling = handling(self.response_body, header(&headers, &CONTENT_TYPE).as_deref(), declared);
+        let body = match (kind, response.body()) {
             // Opaque responses (manual redirects, no-cors) have no readable body.
-            ResponseType::Opaqueredirect | ResponseType::Opaque => Received { response, bytes: None },
-            _ => self.buffer(response, &headers, status, cross_origin).await?,
+            (ResponseType::Opaqueredirect | ResponseType::Opaque, _) => Received::buffered(response, None),
+            (_, Some(stream)) if null_body(status) => Received::streaming(response, Some(stream)),
+            (_, None) => Received::buffered(response, None),
+            (_, Some(stream)) => match handling {
+                Handling::Stream => Received::streaming(response, Some(stream)),
+                Handling::Buffer => {
+                    let bytes = self.read_body(&response, &headers, declared, stream, cross_origin).await?;
+                    Received::buffered(rebuild(response, &headers, status, Some(&bytes)), Some(bytes))
+                }
+                Handling::BufferUpTo(limit) => {
+                    self.read_up_to(response, &headers, status, stream, limit).await?
+                }
+            },
         };
         Ok(Answer { status, floor_headers, cross_origin, body })
-    }
-
-    async fn buffer(
-        &self,
-        response: Response,
-        headers: &Headers,
-        status: u16,
-        cors: bool,
-    ) -> Result<Received, Failed<JsValue>> {
-        let bytes = match response.body() {
-            Some(stream) if !null_body(status) => {
-                Some(self.read_body(&response, headers, stream, cors).await?)
-            }
-            _ => None,
-        };
-        // (Not the response itself as the init: Deno would then take the
-        // standard status text instead of the server's.)
-        let fetched: &Fetched = response.unchecked_ref();
-        let init: Rebuild = Object::new().unchecked_into();
-        init.set_status(status);
-        init.set_status_text(&fetched.status_text());
-        init.set_headers(headers);
-        let Ok(rebuilt) =
-            Response::new_with_opt_buffer_source_and_init(bytes.as_deref(), init.unchecked_ref())
-        else {
-            return Ok(Received { response, bytes });
-        };
-        let url = Object::new();
-        let _ = VALUE.with(|key| Reflect::set(&url, key, &fetched.url()));
-        let _ = URL.with(|key| Reflect::define_property(&rebuilt, key, &url));
-        Ok(Received { response: rebuilt, bytes })
     }
 
     /// Reads the whole body, refusing more than `maxBodyBytes`: at once from
@@ -189,12 +223,12 @@ impl FetchTransport {
         &self,
         response: &Response,
         headers: &Headers,
+        declared: Option<u64>,
         stream: ReadableStream,
         cors: bool,
     ) -> Result<ArrayBuffer, Failed<JsValue>> {
         let max = self.max_body_bytes;
         let encoded = cors || has_header(headers, &CONTENT_ENCODING);
-        let declared = header(headers, &CONTENT_LENGTH).and_then(|v| v.trim().parse::<u64>().ok());
         if let (Some(len), false) = (declared, encoded) {
             if len > max {
                 return Err(too_large());
@@ -216,28 +250,111 @@ impl FetchTransport {
             return if got > max { Err(too_large()) } else { Ok(buffer) };
         }
         let reader: ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
-        let mut chunks: Vec<Uint8Array> = Vec::new();
-        let mut total: u64 = 0;
-        loop {
-            let step: ReadResult = Settled::new(reader.read()).await.map_err(delivered)?.unchecked_into();
-            if step.done() {
-                break;
-            }
-            let chunk: Uint8Array = step.value().unchecked_into();
-            total += u64::from(chunk.length());
-            if total > max {
-                return Err(too_large());
-            }
-            chunks.push(chunk);
+        match read_chunks(&reader, max).await? {
+            Chunks::Done(chunks, total) => Ok(concat(&chunks, total)),
+            Chunks::More => Err(too_large()),
         }
-        let all = Uint8Array::new_with_length(total as u32);
-        let mut offset = 0;
-        for chunk in &chunks {
-            all.set(chunk, offset);
-            offset += chunk.length();
-        }
-        Ok(all.buffer())
     }
+
+    /// `auto` for a chunked document: read up to `limit` bytes of a copy
+    /// (`response.clone()` tees the body) inside the attempt. A body that
+    /// ends there is buffered; a longer one is handed over as the host's own
+    /// response, whose branch of the tee holds what was read and streams the
+    /// rest — the network is read once, and at most `limit` bytes twice in
+    /// memory.
+    async fn read_up_to(
+        &self,
+        response: Response,
+        headers: &Headers,
+        status: u16,
+        stream: ReadableStream,
+        limit: u64,
+    ) -> Result<Received, Failed<JsValue>> {
+        let copy = response.clone().map_err(delivered)?;
+        let Some(copied) = copy.body() else { return Ok(Received::streaming(response, Some(stream))) };
+        // `stream` is the original's branch of the tee, `response.body()` now.
+        let original = response.body().unwrap_or(stream);
+        let reader: ReadableStreamDefaultReader = copied.get_reader().unchecked_into();
+        match read_chunks(&reader, limit).await? {
+            Chunks::Done(chunks, total) => {
+                let _ = original.cancel();
+                let bytes = concat(&chunks, total);
+                Ok(Received::buffered(rebuild(response, headers, status, Some(&bytes)), Some(bytes)))
+            }
+            Chunks::More => {
+                let _ = reader.cancel();
+                Ok(Received::streaming(response, Some(original)))
+            }
+        }
+    }
+}
+
+/// What reading a body up to a limit found.
+enum Chunks {
+    /// The whole body: its chunks and their total length.
+    Done(Vec<Uint8Array>, u64),
+    /// More than the limit.
+    More,
+}
+
+async fn read_chunks(reader: &ReadableStreamDefaultReader, limit: u64) -> Result<Chunks, Failed<JsValue>> {
+    let mut chunks: Vec<Uint8Array> = Vec::new();
+    let mut total: u64 = 0;
+    loop {
+        let step: ReadResult = Settled::new(reader.read()).await.map_err(delivered)?.unchecked_into();
+        if step.done() {
+            return Ok(Chunks::Done(chunks, total));
+        }
+        let chunk: Uint8Array = step.value().unchecked_into();
+        total = total.saturating_add(u64::from(chunk.length()));
+        chunks.push(chunk);
+        if total > limit {
+            return Ok(Chunks::More);
+        }
+    }
+}
+
+fn concat(chunks: &[Uint8Array], total: u64) -> ArrayBuffer {
+    // `total` is at most `maxBodyBytes` (≤ 2^32) here; a 4 GiB buffer
+    // cannot be allocated by any host anyway.
+    let all = Uint8Array::new_with_length(total.min(u64::from(u32::MAX)) as u32);
+    let mut offset = 0;
+    for chunk in chunks {
+        all.set(chunk, offset);
+        offset += chunk.length();
+    }
+    all.buffer()
+}
+
+/// `rebuilt` given the `url` and `redirected` of `response`, which a
+/// constructed Response would lose.
+fn rebuilt_with(response: &Response, rebuilt: Result<Response, JsValue>) -> Option<Response> {
+    let rebuilt = rebuilt.ok()?;
+    let fetched: &Fetched = response.unchecked_ref();
+    for (key, value) in [(&URL, fetched.url()), (&REDIRECTED, JsValue::from_bool(response.redirected()))] {
+        let property = Object::new();
+        let _ = VALUE.with(|k| Reflect::set(&property, k, &value));
+        let _ = key.with(|k| Reflect::define_property(&rebuilt, k, &property));
+    }
+    Some(rebuilt)
+}
+
+/// Status, status text and headers of `response`. (Not `response` itself as
+/// the init: Deno would then take the standard status text instead of the
+/// server's.)
+fn init_of(response: &Response, headers: &Headers, status: u16) -> Rebuild {
+    let fetched: &Fetched = response.unchecked_ref();
+    let init: Rebuild = Object::new().unchecked_into();
+    init.set_status(status);
+    init.set_status_text(&fetched.status_text());
+    init.set_headers(headers);
+    init
+}
+
+fn rebuild(response: Response, headers: &Headers, status: u16, bytes: Option<&ArrayBuffer>) -> Response {
+    let init = init_of(&response, headers, status);
+    let body = Response::new_with_opt_buffer_source_and_init(bytes.map(|b| b.as_ref()), init.unchecked_ref());
+    rebuilt_with(&response, body).unwrap_or(response)
 }
 
 impl Transport for FetchTransport {

@@ -3,6 +3,7 @@
 //! so every rule is exact under test.
 
 pub mod backoff;
+pub mod body;
 pub mod budget;
 pub mod classify;
 pub mod limits;

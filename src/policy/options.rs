@@ -4,6 +4,7 @@
 //! typed setters); every check lives here, so one table says what is
 //! accepted and the error names the field and that range.
 
+use super::body::ResponseBody;
 use super::budget::quota::QuotaConfig;
 use super::budget::rate::RateConfig;
 use super::classify::RetryOn;
@@ -165,6 +166,8 @@ pub struct Options {
     pub rate: Option<RateConfig>,
     /// Requests in flight at once; `None`: unlimited.
     pub concurrency: Option<u32>,
+    /// Whether response bodies are read inside the attempt (rule 13).
+    pub response_body: ResponseBody,
 }
 
 impl Default for Options {
@@ -182,6 +185,7 @@ impl Default for Options {
             quota: Some(QuotaConfig::default()),
             rate: None,
             concurrency: None,
+            response_body: ResponseBody::Auto,
         }
     }
 }

@@ -53,6 +53,9 @@ pub struct Report {
     /// Epoch ms before which the server asked not to be asked again (the
     /// latest Retry-After seen): a fresh operation must not start sooner.
     pub not_before: Option<u64>,
+    /// How the final response's body reached the caller: `Some(true)`
+    /// streamed, `Some(false)` read inside the attempt (rule 13).
+    pub streamed: Option<bool>,
 }
 
 /// The body bytes read for a snippet, and the characters kept.

@@ -579,6 +579,7 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     ['totalMs: -1', { totalMs: -1 }, RangeError, /totalMs/],
     ['retryOn.statuses: [99999]', { retryOn: { statuses: [99999] } }, RangeError, /statuses/],
     ['random: 42 (not a function)', { random: 42 }, TypeError, /random/],
+    ["responseBody: 'streamed'", { responseBody: 'streamed' }, TypeError, /responseBody/],
     ['maxAttemps: 3 (misspelled)', { maxAttemps: 3 }, TypeError, /`maxAttemps`/],
     ['retryOn: { status: [503] } (misspelled)', { retryOn: { status: [503] } }, TypeError, /`status`.*`retryOn`/],
   ];
@@ -762,10 +763,98 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
   for (const cl of ['1', '0']) {
     add(`A body larger than maxBodyBytes (${cl === '1' ? 'with Content-Length' : 'chunked'}) rejects with body-too-large after one request`, async () => {
       const id = rid();
-      await retryError(policy({ maxBodyBytes: 1000 }).fetch(scen('big', id, { bytes: 200_000, cl })), 'body-too-large');
+      await retryError(policy({ maxBodyBytes: 1000, responseBody: 'buffer' }).fetch(scen('big', id, { bytes: 200_000, cl })), 'body-too-large');
       assert.equal((await settledCount(id)).requests, 1, 'server requests');
     });
   }
+
+  // ---- response body modes (rule 13) ------------------------------------------
+  const EVENTS = 'text/event-stream';
+  async function readAll(res, onChunk = () => {}) {
+    const reader = res.body.getReader();
+    let bytes = 0, chunks = 0;
+    for (;;) { // bounded: the server ends every stream
+      const { done, value } = await reader.read();
+      if (done) return { bytes, chunks };
+      bytes += value.length; chunks += 1;
+      onChunk(chunks);
+    }
+  }
+
+  add('By default an event stream resolves at its headers: the first chunk arrives long before the last, and a 1.5 s stream outlives attemptMs 500', async () => {
+    const id = rid();
+    const t0 = Date.now();
+    const res = await policy({ attemptMs: 500 }).fetch(scen('slow-body', id, { ms: 1500, type: EVENTS }));
+    const resolvedMs = Date.now() - t0;
+    assert.ok(resolvedMs < 1000, `resolved at the headers, after ${resolvedMs} ms`);
+    assert.equal(reportFor(res).responseBody, 'stream', 'report.responseBody');
+    let firstMs = null;
+    const got = await readAll(res, (n) => { if (n === 1) firstMs = Date.now() - t0; });
+    const totalMs = Date.now() - t0;
+    assert.ok(firstMs < 1000 && totalMs >= 1400, `first chunk at ${firstMs} ms, stream ended at ${totalMs} ms`);
+    assert.ok(got.chunks >= 5, `chunks read: ${got.chunks}`);
+    assert.equal((await settledCount(id)).requests, 1, 'server requests');
+  });
+
+  add('responseBody "buffer" keeps the buffered rule: the same event stream under attemptMs 500 is an attempt timeout', async () => {
+    const id = rid();
+    await retryError(policy({ attemptMs: 500, retryOn: { timeouts: false }, responseBody: 'buffer' }).fetch(scen('slow-body', id, { ms: 1500, type: EVENTS })), 'attempt-timeout');
+  });
+
+  add('In auto a chunked JSON document that stalls is a failed attempt (read inside the attempt), and one that arrives is buffered', async () => {
+    const id = rid();
+    await retryError(policy({ attemptMs: 300, retryOn: { timeouts: false } }).fetch(scen('slow-body', id, { ms: 1500, type: 'application/json' })), 'attempt-timeout');
+    const res = await policy().fetch(scen('slow-body', rid(), { ms: 100, type: 'application/json' }));
+    assert.equal(reportFor(res).responseBody, 'buffer', 'report.responseBody');
+    assert.match(await res.text(), /chunk 1/, 'body');
+  });
+
+  add('In auto a chunked document that outgrows 1 MiB is handed over whole (what was read plus the rest)', async () => {
+    const id = rid();
+    const res = await policy().fetch(scen('big', id, { bytes: 3 << 20, cl: 0, type: 'text/plain' }));
+    assert.equal(reportFor(res).responseBody, 'stream', 'report.responseBody');
+    assert.equal((await res.arrayBuffer()).byteLength, 3 << 20, 'bytes');
+    assert.equal((await settledCount(id)).requests, 1, 'server requests');
+  });
+
+  add('By default a 24 MiB download (larger than maxBodyBytes) completes, streamed', async () => {
+    const id = rid();
+    const res = await policy().fetch(scen('big', id, { bytes: 24 << 20, cl: 1 }));
+    assert.equal(reportFor(res).responseBody, 'stream', 'report.responseBody');
+    assert.equal((await readAll(res)).bytes, 24 << 20, 'bytes');
+  });
+
+  add('Cancelling a streamed body after its first chunk rejects the next read with the caller\'s reason; the chunk already read is kept', async () => {
+    const id = rid();
+    const ac = new AbortController();
+    const reason = new Error('user left');
+    const res = await policy().fetch(scen('slow-body', id, { ms: 3000, type: EVENTS }), { signal: ac.signal });
+    const reader = res.body.getReader();
+    const first = await reader.read();
+    assert.ok(!first.done && first.value.length > 0, 'the first chunk arrived');
+    ac.abort(reason);
+    const next = await Promise.race([reader.read().then(() => 'resolved', (e) => e), sleep(2000).then(() => 'hung')]);
+    assert.ok(next instanceof Error || (typeof next === 'object' && next !== null), `the next read rejected, got ${String(next)}`);
+  });
+
+  add('In stream mode a 503 is retried (its body cancelled) and the final 200 is the host\'s own Response, redirected and url kept', async () => {
+    const id = rid();
+    const target = seqUrl(id, ['503', '200']);
+    const res = await policy({ responseBody: 'stream' }).fetch(scen('redirect', rid(), { to: target, status: 302 }));
+    assert.equal(res.status, 200, 'status');
+    assert.equal(res.redirected, true, 'redirected');
+    assert.equal(res.url, target, 'url');
+    assert.equal(reportFor(res).attempts.length, 2, 'attempts');
+    assert.equal(await res.text(), 'status 200 (request 2)', 'body');
+  });
+
+  add('A buffered response that followed a redirect keeps redirected and url', async () => {
+    const id = rid();
+    const target = seqUrl(id, ['200']);
+    const res = await policy({ responseBody: 'buffer' }).fetch(scen('redirect', rid(), { to: target, status: 302 }));
+    assert.equal(res.redirected, true, 'redirected');
+    assert.equal(res.url, target, 'url');
+  });
 
   add('A ReadableStream POST body that fails before it was sent is never sent again (body-not-replayable where not-sent is provable)', async () => {
     const late = await control('/control/late-port?delay=300', 'POST');

@@ -32,11 +32,13 @@
 //                      cut (200, Content-Length 1000, 100 bytes, drop)
 //   slow-headers       ?ms=250&status=200  response head after ms
 //   slow-body          ?ms=250  200 head at once, a chunk every 25 ms, ends at ms
+//                      (&type=<Content-Type>, default text/plain)
 //   reset-before-read  drop the connection before reading the body (&rst=1: RST)
 //   reset-after-read   read the whole body, then drop the connection (&rst=1: RST)
 //   cut-body           200 with Content-Length 1000, 100 bytes, then drop
 //   redirect           ?to=<encoded URL>&status=307  redirect to `to`
-//   big                ?bytes=N&cl=0  a 200 body of N bytes (cl=0: chunked)
+//   big                ?bytes=N&cl=0  a 200 body of N bytes (cl=0: chunked;
+//                      &type=<Content-Type>, default application/octet-stream)
 //   hold               ?ms=300  200 after ms (observe maxInFlight)
 //   echo               ?status=200&setcookie=v  JSON {method,path,headers,
 //                      bodyLength,body}; setcookie adds a Set-Cookie header
@@ -264,7 +266,7 @@ export async function startFaultServer({ port = 0, host = '127.0.0.1', staticDir
   async function big(req, res, url, s) {
     await readBody(req, s);
     const total = clampInt(url.searchParams.get('bytes'), 1 << 20, 0, MAX_BYTES);
-    const headers = { 'Content-Type': 'application/octet-stream' };
+    const headers = { 'Content-Type': url.searchParams.get('type') ?? 'application/octet-stream' };
     if (url.searchParams.get('cl') !== '0') headers['Content-Length'] = total;
     res.writeHead(200, headers);
     const chunk = Buffer.alloc(64 * 1024, 'b');
@@ -282,7 +284,7 @@ export async function startFaultServer({ port = 0, host = '127.0.0.1', staticDir
   async function slowBody(req, res, url, s) {
     await readBody(req, s);
     const ms = clampInt(url.searchParams.get('ms'), 250, 0, MAX_MS);
-    res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+    res.writeHead(200, { 'Content-Type': url.searchParams.get('type') ?? 'text/plain; charset=utf-8' });
     res.flushHeaders();
     const t0 = Date.now();
     let k = 0;
