@@ -10,6 +10,7 @@ mod clock;
 mod convert;
 mod error;
 mod exports;
+mod hops;
 mod json;
 mod options;
 mod poll;

@@ -34,6 +34,10 @@ extern "C" {
     pub fn set_method(this: &Init, method: &str);
     #[wasm_bindgen(method, setter)]
     pub fn set_redirect(this: &Init, redirect: &str);
+    #[wasm_bindgen(method, getter)]
+    pub fn redirect(this: &Init) -> JsValue;
+    #[wasm_bindgen(method, setter)]
+    pub fn set_body(this: &Init, body: &JsValue);
     #[wasm_bindgen(method, setter)]
     pub fn set_duplex(this: &Init, duplex: &str);
 
@@ -78,6 +82,10 @@ extern "C" {
     pub fn parse(url: &JsValue, base: &JsValue) -> Result<Url, JsValue>;
     #[wasm_bindgen(method, getter)]
     pub fn username(this: &Url) -> JsValue;
+    #[wasm_bindgen(method, getter)]
+    pub fn origin(this: &Url) -> String;
+    #[wasm_bindgen(method, getter, js_name = href)]
+    pub fn url_href(this: &Url) -> String;
     #[wasm_bindgen(method, getter)]
     pub fn password(this: &Url) -> JsValue;
 

@@ -2,8 +2,8 @@
 //! input is sent as `fetch(input, init)` with our own `init` copy (no
 //! `Request` is built: each costs an `AbortSignal` and a headers copy); a
 //! `Request` input is cloned per attempt. Either way the request carries
-//! the idempotency key and, for a non-idempotent request,
-//! `redirect: 'manual'` (so a 3xx is a response, never a hidden second hop).
+//! the idempotency key. Redirects: see `policy::redirect` and
+//! `transport::FetchTransport::attempt`.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -31,6 +31,8 @@ pub struct Prepared {
     /// The body is a caller's `ReadableStream`.
     pub streamed: bool,
     pub signal: Option<AbortSignal>,
+    /// The caller's `redirect` (`init`'s, else the Request's).
+    pub redirect: Option<String>,
 }
 
 fn construct_request(input: &JsValue, init: &JsValue) -> Result<Request, JsValue> {
@@ -133,9 +135,10 @@ pub fn prepare(input: &JsValue, mut own: Init, key: &Key) -> Result<Prepared, Js
     // `init.method` wins over a Request's own, as in `fetch(request, init)`.
     let method = own.method().as_string().or(request_method).unwrap_or_else(|| String::from("GET"));
     let safety = Safety::of(normalize_method(&method), has_key);
-    if !safety.repeatable() {
-        own.set_redirect("manual");
-    }
+    // (A Request's `redirect` read through `Reflect`, which catches: a fake
+    // Request throws on every getter.)
+    let redirect =
+        own.redirect().as_string().or_else(|| request.and_then(|r| get(r, "redirect").as_string()));
     if request.is_none() {
         check_url(input)?;
     }
@@ -165,6 +168,7 @@ pub fn prepare(input: &JsValue, mut own: Init, key: &Key) -> Result<Prepared, Js
         replayable: !streamed && !input_used,
         streamed,
         signal,
+        redirect,
     })
 }
 

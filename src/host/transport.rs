@@ -19,6 +19,7 @@ use web_sys::{
 };
 
 use super::bind::{fetch, get, get_string};
+use super::hops::fetch_following;
 use super::props::{
     abort_signal_any, floor_headers, has_header, header, Fetched, ReadResult, Rebuild, CONTENT_ENCODING,
     CONTENT_LENGTH, CONTENT_TYPE, REDIRECTED, URL, VALUE,
@@ -28,6 +29,7 @@ use super::task::Settled;
 use crate::engine::{Answer, Failed, Transport};
 use crate::policy::body::{handling, Handling, ResponseBody};
 use crate::policy::classify::{Failure, Stage};
+use crate::policy::redirect::{follower, Follower};
 use crate::policy::report::{secrets_of, snippet, SNIPPET_READ_BYTES};
 use crate::policy::runtime::{fetch_failure_stage, ErrorShape, Runtime, Sent};
 
@@ -91,7 +93,7 @@ impl Drop for AbortOnDrop {
 
 type Outcome = Result<Answer<Received>, Failed<JsValue>>;
 
-fn failed(failure: Failure, code: &str, name: &str, error: Option<JsValue>) -> Failed<JsValue> {
+pub(super) fn failed(failure: Failure, code: &str, name: &str, error: Option<JsValue>) -> Failed<JsValue> {
     Failed { failure, code: String::from(code), name: String::from(name), error }
 }
 
@@ -147,7 +149,7 @@ fn null_body(status: u16) -> bool {
 }
 
 impl FetchTransport {
-    fn fetch_failed(&self, e: JsValue) -> Failed<JsValue> {
+    pub(super) fn fetch_failed(&self, e: JsValue) -> Failed<JsValue> {
         let fields = ErrorFields::of(&e);
         let url = match self.runtime {
             Runtime::Deno => self.prepared.url(),
@@ -169,6 +171,14 @@ impl FetchTransport {
         }
     }
 
+    /// The request body once more, read from a fresh clone of the prepared
+    /// `Request` (for a 307/308 hop); `None` when it cannot be sent again.
+    pub(super) async fn body_again(&self) -> Option<JsValue> {
+        let request = self.prepared.request().filter(|_| self.prepared.replayable)?;
+        let promise = request.clone().ok()?.array_buffer().ok()?;
+        Settled::new(promise).await.ok()
+    }
+
     /// The input for one attempt: a clone of a `Request` while its body may
     /// be needed again; otherwise the input itself (a URL, whose `init`
     /// body is replayable, or a one-shot stream sent once).
@@ -185,10 +195,15 @@ impl FetchTransport {
         let not_sent = |e| failed(Failure::Network(Stage::NotSent), "setup", "TypeError", Some(e));
         let input = self.input_for_attempt().map_err(not_sent)?;
         let init = &self.prepared.init;
-        init.set_signal(&self.signal_for(controller));
-        let promise = fetch(&input, init).map_err(not_sent)?;
-        let response: Response =
-            Settled::new(promise).await.map_err(|e| self.fetch_failed(e))?.unchecked_into();
+        let signal = self.signal_for(controller);
+        let response = match follower(self.runtime, self.prepared.redirect.as_deref()) {
+            Follower::Us => fetch_following(self, input, init, &signal).await?,
+            Follower::Host => {
+                init.set_signal(&signal);
+                let promise = fetch(&input, init).map_err(not_sent)?;
+                Settled::new(promise).await.map_err(|e| self.fetch_failed(e))?.unchecked_into()
+            }
+        };
         let status = response.status();
         let headers = response.headers();
         let floor_headers = floor_headers(&headers, status);

@@ -11,6 +11,7 @@ pub mod options;
 pub mod poll;
 pub mod rate_limit;
 pub mod reason;
+pub mod redirect;
 pub mod report;
 pub mod retry;
 pub mod retry_after;

@@ -430,20 +430,60 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     }
   }, known());
 
-  add('A POST answered 307 to a closed port is not followed: one request at the first hop, resolved with the redirect, http-stop', async () => {
+  add('A POST answered 307 to a closed port: the refused second hop is maybe-delivered, never not-sent — one request at the first hop, no resend', async () => {
     const id = rid();
     const closed = await control('/control/closed-port');
-    const res = await policy().fetch(scen('redirect', id, { to: `${closed.url}/pay` }), { method: 'POST', body: 'pay-4' });
-    const allowed = isBrowser ? [307, 0] : [307];
-    assert.oneOf(res.status, allowed, 'status (0 = opaque redirect)');
-    const r = reportFor(res);
-    assert.equal(r.reason, 'http-stop', 'report.reason');
-    assert.equal(r.attempts.length, 1, 'report attempts');
-    assert.oneOf(r.attempts[0].status, allowed, 'a response arrived');
-    assert.equal(r.attempts[0].error, undefined, 'no error on the attempt');
+    const err = await retryError(policy().fetch(scen('redirect', id, { to: `${closed.url}/pay` }), { method: 'POST', body: 'pay-4' }), 'maybe-delivered');
+    assert.equal(err.report.attempts.length, 1, 'report attempts');
+    assert.equal(err.report.attempts[0].error?.stage, 'maybe-delivered', 'the failure\'s stage');
     const c = await settledCount(id, 300);
     assert.equal(c.requests, 1, 'first-hop requests');
     assert.equal(c.bodiesRead, 1, 'first hop read the POST body');
+  });
+
+  add('A POST answered 308 is followed as fetch follows it: the second hop gets the POST and its body, once', async () => {
+    const [id, to] = [rid(), rid()];
+    const res = await policy().fetch(scen('redirect', id, { to: scen('echo', to), status: 308 }), { method: 'POST', body: 'order-7' });
+    assert.equal(res.status, 200, 'status');
+    assert.equal(res.redirected, true, 'redirected');
+    const echo = await res.json();
+    assert.equal(echo.method, 'POST', 'method at the second hop');
+    assert.equal(echo.body, 'order-7', 'body at the second hop');
+    assert.equal((await settledCount(id)).requests, 1, 'first-hop requests');
+    assert.equal((await settledCount(to)).requests, 1, 'second-hop requests');
+  });
+
+  add('A POST answered 303 continues as a GET without the body', async () => {
+    const [id, to] = [rid(), rid()];
+    const res = await policy().fetch(scen('redirect', id, { to: scen('echo', to), status: 303 }), { method: 'POST', body: 'x=1', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+    const echo = await res.json();
+    assert.equal(echo.method, 'GET', 'method at the second hop');
+    assert.equal(echo.bodyLength, 0, 'no body at the second hop');
+    assert.equal(echo.headers['content-type'], undefined, 'no body headers at the second hop');
+  });
+
+  add('A redirect to another origin drops Authorization: the credential never reaches the second origin', async () => {
+    const [id, to] = [rid(), rid()];
+    const res = await policy().fetch(scen('redirect', id, { to: scen('echo', to, {}, alt), status: 302 }), { headers: { Authorization: 'Bearer sekrit-9' } });
+    assert.equal(res.status, 200, 'status');
+    const echo = await res.json();
+    assert.equal(echo.headers.authorization, undefined, 'Authorization at the second origin');
+    assert.notMatch(JSON.stringify(echo.headers), SECRET, 'no credential anywhere in the second origin\'s request');
+  });
+
+  add('redirect: "manual" is honoured: the redirect comes back as it is and the target is never asked', async () => {
+    const [id, to] = [rid(), rid()];
+    const res = await policy().fetch(scen('redirect', id, { to: scen('echo', to), status: 302 }), { redirect: 'manual' });
+    assert.oneOf(res.status, isBrowser ? [302, 0] : [302], 'status (0 = opaque redirect)');
+    assert.equal((await settledCount(to, 200)).requests, 0, 'target requests');
+  });
+
+  add('A redirect loop fails as fetch fails it (more than 20 hops), in bounded time', async () => {
+    const id = rid();
+    const err = await policy({ maxAttempts: 1 }).fetch(scen('redirect', id, { status: 302, self: 1 })).then(() => null, (e) => e);
+    assert.ok(err instanceof TypeError, `rejected with a TypeError, got ${err?.name}: ${err?.message}`);
+    const c = await settledCount(id);
+    assert.within(c.requests, 20, 21, 'requests (the first plus at most 20 redirects)');
   });
 
   add('A 429 with an IMF-fixdate Retry-After ~2–3 s ahead is retried no earlier than that date', async () => {

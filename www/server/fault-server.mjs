@@ -36,7 +36,7 @@
 //   reset-before-read  drop the connection before reading the body (&rst=1: RST)
 //   reset-after-read   read the whole body, then drop the connection (&rst=1: RST)
 //   cut-body           200 with Content-Length 1000, 100 bytes, then drop
-//   redirect           ?to=<encoded URL>&status=307  redirect to `to`
+//   redirect           ?to=<encoded URL>&status=307  redirect to `to` (self=1: to itself)
 //   big                ?bytes=N&cl=0  a 200 body of N bytes (cl=0: chunked;
 //                      &type=<Content-Type>, default application/octet-stream)
 //   hold               ?ms=300  200 after ms (observe maxInFlight)
@@ -311,7 +311,8 @@ export async function startFaultServer({ port = 0, host = '127.0.0.1', staticDir
     redirect: async (req, res, url, s) => {
       await readBody(req, s);
       const status = clampInt(url.searchParams.get('status'), 307, 300, 308);
-      send(res, status, 'redirect', { Location: url.searchParams.get('to') ?? '/' });
+      const to = url.searchParams.get('self') === '1' ? url.pathname + url.search : url.searchParams.get('to') ?? '/';
+      send(res, status, 'redirect', { Location: to });
     },
     big,
     hold: async (req, res, url, s) => {

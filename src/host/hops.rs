@@ -1,0 +1,157 @@
+//! Following redirects hop by hop inside one attempt, where
+//! `policy::redirect` says we follow them: each hop is a `fetch` with
+//! `redirect: "manual"`, so a failure knows which hop it happened on.
+
+use alloc::string::String;
+use js_sys::Object;
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::{AbortSignal, Headers, Response};
+
+use super::bind::fetch;
+use super::caller::assign;
+use super::props::{Init, Url};
+use super::task::Settled;
+use super::transport::{failed, FetchTransport};
+use crate::engine::Failed;
+use crate::policy::classify::{normalize_method, Failure, Stage};
+use crate::policy::redirect::{next_hop, stage_on_hop, Hop, BODY_HEADERS, CROSS_ORIGIN_DROPPED, MAX_HOPS};
+
+/// `fetch(input, init)`, then every redirect `fetch` would follow, hop by
+/// hop; the final response (`redirected` set when there was a hop).
+pub async fn fetch_following(
+    t: &FetchTransport,
+    input: JsValue,
+    init: &Init,
+    signal: &AbortSignal,
+) -> Result<Response, Failed<JsValue>> {
+    let mut hop = 0u32;
+    let first: &JsValue = init.as_ref();
+    let (mut input, mut init): (JsValue, Init) = (input, first.clone().unchecked_into());
+    loop {
+        init.set_signal(signal);
+        init.set_redirect("manual");
+        let promise = fetch(&input, &init).map_err(|e| on_hop(failed_setup(e), hop))?;
+        let response: Response =
+            Settled::new(promise).await.map_err(|e| on_hop(t.fetch_failed(e), hop))?.unchecked_into();
+        let location = response.headers().get("location").ok().flatten();
+        let method = method_of(&input, &init);
+        let Some((next_url, step)) = location.and_then(|l| next(&response, &l, &method)) else {
+            if hop > 0 {
+                mark_redirected(&response);
+            }
+            return Ok(response);
+        };
+        hop += 1;
+        if hop > MAX_HOPS {
+            let e = js_sys::TypeError::new("saferetry: more than 20 redirects");
+            return Err(failed(
+                Failure::Network(Stage::MaybeDelivered),
+                "redirect-limit",
+                "TypeError",
+                Some(e.into()),
+            ));
+        }
+        if let Some(body) = response.body() {
+            let _ = body.cancel();
+        }
+        init = next_init(t, &input, &init, &method, step).await?;
+        input = JsValue::from_str(&next_url);
+    }
+}
+
+fn failed_setup(e: JsValue) -> Failed<JsValue> {
+    failed(Failure::Network(Stage::NotSent), "setup", "TypeError", Some(e))
+}
+
+/// A failure on a hop after the first: the request reached a server.
+fn on_hop(mut f: Failed<JsValue>, hop: u32) -> Failed<JsValue> {
+    if let Failure::Network(stage) = f.failure {
+        f.failure = Failure::Network(stage_on_hop(stage, hop));
+    }
+    f
+}
+
+/// Where a redirect response points, and how to get there; `None` when it
+/// is not one `fetch` would follow (not a redirect status, or a `Location`
+/// that is no URL: the response is then the final one, as in `fetch`).
+fn next(response: &Response, location: &str, method: &str) -> Option<(String, Hop)> {
+    let here = Url::parse(&JsValue::from_str(&response.url()), &JsValue::UNDEFINED).ok()?;
+    let there = Url::parse(&JsValue::from_str(location), &JsValue::from_str(&here.url_href())).ok()?;
+    let step = next_hop(response.status(), method, here.origin() == there.origin())?;
+    Some((there.url_href(), step))
+}
+
+/// The method this hop was sent with, normalised as `fetch` does.
+fn method_of(input: &JsValue, init: &Init) -> String {
+    let method = init
+        .method()
+        .as_string()
+        .or_else(|| input.dyn_ref::<web_sys::Request>().map(web_sys::Request::method))
+        .unwrap_or_else(|| String::from("GET"));
+    String::from(normalize_method(&method))
+}
+
+/// The next hop's `init`: this hop's method, headers and body, changed as
+/// the Fetch standard's HTTP-redirect fetch says.
+async fn next_init(
+    t: &FetchTransport,
+    input: &JsValue,
+    init: &Init,
+    method: &str,
+    step: Hop,
+) -> Result<Init, Failed<JsValue>> {
+    let next: Init = Object::new().unchecked_into();
+    assign(&next, init).map_err(failed_setup)?;
+    let request = input.dyn_ref::<web_sys::Request>();
+    let headers = match (init.headers().dyn_into::<Headers>(), request) {
+        (Ok(h), _) => Headers::new_with_headers(&h),
+        (Err(_), Some(r)) => Headers::new_with_headers(&r.headers()),
+        (Err(_), None) => Headers::new(),
+    }
+    .map_err(failed_setup)?;
+    if step.to_get {
+        next.set_method("GET");
+        next.set_body(&JsValue::UNDEFINED);
+        for name in BODY_HEADERS {
+            let _ = headers.delete(name);
+        }
+    } else {
+        next.set_method(method);
+        if t.prepared.streamed {
+            return Err(body_not_replayable());
+        }
+        if request.is_some_and(|r| r.body().is_some()) {
+            // The body again, from the prepared request (never from the
+            // Request this hop consumed).
+            let body = t.body_again().await.ok_or_else(body_not_replayable)?;
+            next.set_body(&body);
+        }
+    }
+    if step.cross_origin {
+        for name in CROSS_ORIGIN_DROPPED {
+            let _ = headers.delete(name);
+        }
+    }
+    next.set_headers(&headers);
+    Ok(next)
+}
+
+fn mark_redirected(response: &Response) {
+    let property = Object::new();
+    let _ = js_sys::Reflect::set(&property, &JsValue::from_str("value"), &JsValue::TRUE);
+    let _ = js_sys::Reflect::define_property(response, &JsValue::from_str("redirected"), &property);
+}
+
+/// A hop that must re-send a body that cannot be sent again (`fetch`
+/// fails such a redirect too).
+fn body_not_replayable() -> Failed<JsValue> {
+    let e = js_sys::TypeError::new(
+        "saferetry: a 307/308 redirect needs the request body again, and it was a one-shot stream",
+    );
+    failed(
+        Failure::Network(Stage::MaybeDelivered),
+        "redirect-body-not-replayable",
+        "TypeError",
+        Some(e.into()),
+    )
+}
