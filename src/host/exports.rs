@@ -11,6 +11,7 @@ use super::clock::HostClock;
 use super::convert;
 use super::options::{self, Hooks};
 use super::poll;
+use super::replay;
 use super::request::{own_init, prepare, Prepared};
 use super::task::spawn;
 use super::transport::{FetchTransport, Received};
@@ -212,7 +213,16 @@ impl<'a> Ctx<'a> {
 
     /// Runs the request. When polling follows (`last` false), a success is
     /// not shown as the end: the operation goes on.
-    async fn submit(&mut self, prepared: Prepared, last: bool) -> Finished<Received, JsValue> {
+    async fn submit(&mut self, mut prepared: Prepared, last: bool) -> Finished<Received, JsValue> {
+        // Before the first attempt, under its timer and the caller's cancel;
+        // a body that is not there by then is a stream: sent once.
+        if replay::needed(&prepared) {
+            let read =
+                race(replay::bound(&mut prepared), self.clock.sleep(self.options.limits.attempt_ms)).await;
+            if matches!(read, Either::Right(_)) {
+                prepared.replayable = false;
+            }
+        }
         let call = Call {
             options: self.options,
             safety: prepared.safety,

@@ -15,6 +15,7 @@ mod json;
 mod options;
 mod poll;
 mod props;
+mod replay;
 mod request;
 mod task;
 mod transport;

@@ -35,7 +35,7 @@ pub struct Prepared {
     pub redirect: Option<String>,
 }
 
-fn construct_request(input: &JsValue, init: &JsValue) -> Result<Request, JsValue> {
+pub(super) fn construct_request(input: &JsValue, init: &JsValue) -> Result<Request, JsValue> {
     let ctor: Function = get(&js_sys::global(), "Request").dyn_into()?;
     Reflect::construct(&ctor, &Array::of2(input, init))?.dyn_into()
 }

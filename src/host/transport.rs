@@ -305,14 +305,17 @@ impl FetchTransport {
 }
 
 /// What reading a body up to a limit found.
-enum Chunks {
+pub(super) enum Chunks {
     /// The whole body: its chunks and their total length.
     Done(Vec<Uint8Array>, u64),
     /// More than the limit.
     More,
 }
 
-async fn read_chunks(reader: &ReadableStreamDefaultReader, limit: u64) -> Result<Chunks, Failed<JsValue>> {
+pub(super) async fn read_chunks(
+    reader: &ReadableStreamDefaultReader,
+    limit: u64,
+) -> Result<Chunks, Failed<JsValue>> {
     let mut chunks: Vec<Uint8Array> = Vec::new();
     let mut total: u64 = 0;
     loop {
@@ -329,7 +332,7 @@ async fn read_chunks(reader: &ReadableStreamDefaultReader, limit: u64) -> Result
     }
 }
 
-fn concat(chunks: &[Uint8Array], total: u64) -> ArrayBuffer {
+pub(super) fn concat(chunks: &[Uint8Array], total: u64) -> ArrayBuffer {
     // `total` is at most `maxBodyBytes` (≤ 2^32) here; a 4 GiB buffer
     // cannot be allocated by any host anyway.
     let all = Uint8Array::new_with_length(total.min(u64::from(u32::MAX)) as u32);

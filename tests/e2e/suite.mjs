@@ -896,6 +896,25 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.equal(res.url, target, 'url');
   });
 
+  add('A Request whose body is over 8 MiB is sent once: after a 503 it is not re-sent (body-not-replayable)', async () => {
+    const id = rid();
+    const req = new Request(seqUrl(id, ['503', '200']), { method: 'PUT', body: new Uint8Array((8 << 20) + 1) });
+    const res = await policy().fetch(req);
+    assert.equal(res.status, 503, 'status');
+    assert.equal(reportFor(res).reason, 'body-not-replayable', 'report.reason');
+    const c = await settledCount(id);
+    assert.equal(c.requests, 1, 'server requests');
+  });
+
+  add('A Request with a small body is retried with the same body', async () => {
+    const id = rid();
+    const req = new Request(seqUrl(id, ['503~echo=1', '200~echo=1']), { method: 'PUT', body: 'same-body-5' });
+    const res = await policy().fetch(req);
+    assert.equal(res.status, 200, 'status');
+    assert.equal((await res.json()).body, 'same-body-5', 'body of the retry');
+    assert.equal((await settledCount(id)).requests, 2, 'server requests');
+  });
+
   add('A ReadableStream POST body that fails before it was sent is never sent again (body-not-replayable where not-sent is provable)', async () => {
     const late = await control('/control/late-port?delay=300', 'POST');
     const body = new ReadableStream({
