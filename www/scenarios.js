@@ -57,7 +57,7 @@ export const SCENARIOS = [
     id: 'post-redirect',
     title: 'POST redirected (307) to a closed port',
     server: 'Answers the POST with 307 to a port where nothing listens.',
-    expect: 'The redirect is not followed, so a refused second hop cannot pass for “never sent”: it stops. The server counts 1 (the first hop).',
+    expect: 'The redirect is followed as fetch follows it, but the refused second hop cannot pass for “never sent”: the first hop already received the POST, so it stops as maybe delivered. The server counts 1 (the first hop).',
     request: async (runId) => {
       const closed = await (await fetch('/control/closed-port')).json();
       const to = encodeURIComponent(`${closed.url}/pay`);

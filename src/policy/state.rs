@@ -55,7 +55,7 @@ pub enum Phase {
         reason: Reason,
     },
     /// `redirect`: the final response was a redirect that was deliberately
-    /// not followed (a non-idempotent request sent with `redirect: 'manual'`).
+    /// not followed (the caller asked for `redirect: "manual"`).
     Failed {
         reason: Reason,
         redirect: bool,
@@ -97,8 +97,7 @@ impl Phase {
                 Phase::TryLater { retry_at, reason }
             }
             _ => {
-                let redirect =
-                    safety == Safety::Unsafe && matches!(status, Some(0 | 301 | 302 | 303 | 307 | 308));
+                let redirect = matches!(status, Some(0 | 301 | 302 | 303 | 307 | 308));
                 Phase::Failed { reason, redirect }
             }
         }
@@ -110,7 +109,7 @@ impl Phase {
 pub fn phase_message(phase: &Phase, reason: Reason) -> &'static str {
     match phase {
         Phase::Failed { redirect: true, .. } => {
-            "The server redirected the request; it was not followed, because the first hop already received it."
+            "The server redirected the request, and the redirect was not followed, as the request asked."
         }
         _ => message(reason),
     }
@@ -201,10 +200,10 @@ mod tests {
         for status in [0, 307, 303] {
             assert!(phase_message(&stop(Safety::Unsafe, status), Reason::HttpStop).contains("redirected"));
         }
+        assert!(phase_message(&stop(Safety::Keyed, 307), Reason::HttpStop).contains("redirected"));
         let not_modified = stop(Safety::Idempotent, 304);
         assert_eq!(phase_message(&not_modified, Reason::HttpStop), message(Reason::HttpStop));
         assert_eq!(phase_message(&stop(Safety::Unsafe, 404), Reason::HttpStop), message(Reason::HttpStop));
-        assert_eq!(phase_message(&stop(Safety::Keyed, 307), Reason::HttpStop), message(Reason::HttpStop));
     }
 
     #[test]

@@ -1,0 +1,123 @@
+// `make bench`, part 3: CPU per request in workerd — raw fetch, ky, and
+// saferetry in "stream" and "buffer" modes — as workerd's own CPU time
+// (every thread, from /proc) over a few thousand subrequests to a loopback
+// upstream. Figures, not pass/fail.
+//
+//   node bench/workerd-cpu.mjs        (WORKERD_SUBREQUESTS=N per client and round, default 1000)
+// Needs `make build`.
+import http from "node:http";
+import { spawn, execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const BIN = path.join(REPO, "node_modules/.bin");
+const OUT = path.join(REPO, "test-output/workerd-cpu");
+const N = Number(process.env.WORKERD_SUBREQUESTS ?? 1000);
+const ROUNDS = 5;
+const TICK_US = 1e6 / Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim());
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+// One worker, one route per client: GET /<client>?n=N makes N sequential
+// subrequests through that client and reads each body.
+const WORKER = `import ky from "ky";
+import { RetryPolicy } from "saferetry";
+const kyClient = ky.create({ retry: 2 });
+const streamed = new RetryPolicy({ responseBody: "stream" });
+const buffered = new RetryPolicy({ responseBody: "buffer" });
+const CLIENTS = {
+  raw: async (u) => (await fetch(u)).text(),
+  ky: (u) => kyClient.get(u).text(),
+  stream: async (u) => (await streamed.fetch(u)).text(),
+  buffer: async (u) => (await buffered.fetch(u)).text(),
+};
+export default {
+  async fetch(req, env) {
+    const url = new URL(req.url);
+    const client = CLIENTS[url.pathname.slice(1)];
+    const n = Number(url.searchParams.get("n"));
+    for (let i = 0; i < n; i++) await client(env.UPSTREAM);
+    return new Response("ok");
+  },
+};
+`;
+
+function cpuTicks(pid) {
+  let ticks = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
+  }
+  return ticks;
+}
+
+const upstream = http.createServer((req, res) => {
+  const body = '{"ok":true}';
+  res.writeHead(200, { "content-type": "application/json", "content-length": body.length });
+  res.end(body);
+});
+upstream.keepAliveTimeout = 60_000;
+await new Promise((r) => upstream.listen(0, "127.0.0.1", r));
+
+rmSync(OUT, { recursive: true, force: true });
+mkdirSync(path.join(OUT, "node_modules"), { recursive: true });
+execFileSync("ln", ["-s", path.join(REPO, "js"), path.join(OUT, "node_modules/saferetry")]);
+writeFileSync(path.join(OUT, "main.mjs"), WORKER);
+writeFileSync(path.join(OUT, "wrangler.toml"), `name = "cpu"\nmain = "main.mjs"\ncompatibility_date = "2025-06-01"\n`);
+execFileSync(path.join(BIN, "wrangler"), ["deploy", "--dry-run", "--outdir", "dist"], {
+  cwd: OUT, stdio: "ignore", env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", WRANGLER_LOG_PATH: path.join(OUT, "logs") },
+});
+const js = readFileSync(path.join(OUT, "dist/main.js"), "utf8");
+const wasm = [...js.matchAll(/from\s*"(\.\/[^"]+\.wasm)"/g)].map((m) => m[1]);
+writeFileSync(path.join(OUT, "config.capnp"), `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [(name = "main", worker = .w), (name = "net", network = (allow = ["public", "private", "local"]))],
+  sockets = [(name = "http", address = "127.0.0.1:0", http = (), service = "main")],
+);
+const w :Workerd.Worker = (
+  modules = [(name = "main.js", esModule = embed "dist/main.js"),
+${wasm.map((f) => `    (name = ${JSON.stringify(f)}, wasm = embed ${JSON.stringify(`dist/${f.slice(2)}`)}),`).join("\n")}
+  ],
+  compatibilityDate = "2025-06-01",
+  bindings = [(name = "UPSTREAM", text = "http://127.0.0.1:${upstream.address().port}/")],
+  globalOutbound = "net",
+);
+`);
+
+const child = spawn(path.join(BIN, "workerd"), ["serve", "config.capnp", "--control-fd=3"], { cwd: OUT, stdio: ["ignore", "ignore", "inherit", "pipe"] });
+try {
+  const port = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("workerd reported no port in 20 s")), 20_000);
+    let buf = "";
+    child.stdio[3].setEncoding("utf8").on("data", (d) => {
+      buf += d;
+      for (const line of buf.split("\n")) {
+        try { const m = JSON.parse(line); if (m.event === "listen") { clearTimeout(timer); resolve(m.port); } } catch { /* partial */ }
+      }
+    });
+  });
+  const clients = ["raw", "ky", "stream", "buffer"];
+  const run = async (client, n) => {
+    const res = await fetch(`http://127.0.0.1:${port}/${client}?n=${n}`);
+    if ((await res.text()) !== "ok") throw new Error(`${client}: ${res.status}`);
+  };
+  for (const c of clients) await run(c, 200); // warm-up: JIT, the wasm, connections
+  const us = Object.fromEntries(clients.map((c) => [c, []]));
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const c of clients) { // interleaved rounds
+      const before = cpuTicks(child.pid);
+      await run(c, N);
+      us[c].push(((cpuTicks(child.pid) - before) * TICK_US) / N);
+    }
+  }
+  const raw = median(us.raw);
+  console.log(`\n## workerd: CPU per request (workerd's own threads, /proc; ${N} subrequests × ${ROUNDS} rounds, median)\n`);
+  console.log("| client | µs CPU per request | × raw fetch |\n|---|---:|---:|");
+  const names = { raw: "raw fetch", ky: "ky", stream: 'saferetry, responseBody "stream"', buffer: 'saferetry, responseBody "buffer"' };
+  for (const c of clients) console.log(`| ${names[c]} | ${median(us[c]).toFixed(0)} | ${(median(us[c]) / raw).toFixed(3)} |`);
+} finally {
+  child.kill("SIGKILL");
+  upstream.close();
+}
