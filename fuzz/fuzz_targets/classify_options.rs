@@ -35,7 +35,15 @@ fn run(u: &mut Unstructured) -> Result<()> {
     let statuses: Vec<u16> = (0..u.int_in_range(0..=8)?).map(|_| u.arbitrary()).collect::<Result<_>>()?;
     check_classify(attempt, safety, &statuses, u.arbitrary()?, u.arbitrary()?);
     let field = *u.choose(&FIELDS)?;
-    check_option(f64::from_bits(u.arbitrary()?), u.arbitrary()?, u.arbitrary()?, field);
+    let (min, max): (u64, u64) = (u.arbitrary()?, u.arbitrary()?);
+    // Any f64, or one near a bound, where f64 rounding bites.
+    let near = |bound: u64, step: i8| bound.wrapping_add_signed(i64::from(step)) as f64;
+    let value = match u.int_in_range(0..=2)? {
+        0 => f64::from_bits(u.arbitrary()?),
+        1 => near(min, u.arbitrary()?),
+        _ => near(max, u.arbitrary()?),
+    };
+    check_option(value, min, max, field);
     let method_len = u.int_in_range(0..=10)?;
     let method = String::from_utf8_lossy(u.bytes(method_len)?).into_owned();
     check_method(&method, u.arbitrary()?);
