@@ -6,7 +6,7 @@ use libfuzzer_sys::arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use saferetry::policy::classify::{Attempted, Failure, Safety, Stage};
 use saferetry::policy::retry_after::RetryAfter;
-use saferetry_fuzz::checks::classify_options::{check_classify, check_method, check_option, FIELDS};
+use saferetry_fuzz::checks::classify_options::{check_classify, check_method, check_option, fields};
 
 fn attempted(u: &mut Unstructured) -> Result<Attempted> {
     let stage = if u.arbitrary()? { Stage::NotSent } else { Stage::MaybeDelivered };
@@ -34,7 +34,7 @@ fn run(u: &mut Unstructured) -> Result<()> {
     let safety = *u.choose(&[Safety::Idempotent, Safety::Keyed, Safety::Unsafe])?;
     let statuses: Vec<u16> = (0..u.int_in_range(0..=8)?).map(|_| u.arbitrary()).collect::<Result<_>>()?;
     check_classify(attempt, safety, &statuses, u.arbitrary()?, u.arbitrary()?);
-    let field = *u.choose(&FIELDS)?;
+    let field = *u.choose(&fields())?;
     let (min, max): (u64, u64) = (u.arbitrary()?, u.arbitrary()?);
     // Any f64, or one near a bound, where f64 rounding bites.
     let near = |bound: u64, step: i8| bound.wrapping_add_signed(i64::from(step)) as f64;

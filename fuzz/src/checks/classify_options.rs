@@ -10,24 +10,10 @@ use saferetry::policy::options::{integer_in, Numeric, Options};
 use saferetry::policy::reason::Reason;
 use saferetry::policy::retry_after::RetryAfter;
 
-/// Every numeric option.
-pub const FIELDS: [Numeric; 15] = [
-    Numeric::MaxAttempts,
-    Numeric::TotalMs,
-    Numeric::AttemptMs,
-    Numeric::BaseMs,
-    Numeric::CapMs,
-    Numeric::ThrottleBaseMs,
-    Numeric::MaxBodyBytes,
-    Numeric::QuotaCapacity,
-    Numeric::QuotaRetryCost,
-    Numeric::QuotaTimeoutCost,
-    Numeric::QuotaSuccessRefund,
-    Numeric::Concurrency,
-    Numeric::RateRequests,
-    Numeric::RatePerMs,
-    Numeric::RateBurst,
-];
+/// Every numeric option, from the groups the host reads them in.
+pub fn fields() -> Vec<Numeric> {
+    [&Numeric::TOP_LEVEL[..], &Numeric::QUOTA, &Numeric::RATE, &[Numeric::Concurrency]].concat()
+}
 
 pub fn check_classify(attempted: Attempted, safety: Safety, statuses: &[u16], timeouts: bool, network: bool) {
     let retry_on = RetryOn::new(statuses, timeouts, network);
