@@ -38,6 +38,7 @@ pub fn draw(window: u64, random: f64) -> Result<u64, BadRandom> {
     }
     // `window as f64` may round up and the product with it; the float cast
     // saturates (never wraps), and the clamp keeps the draw below `window`.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // intended: floor, saturating
     let drawn = (random * window as f64) as u64;
     Ok(drawn.min(window.saturating_sub(1)))
 }

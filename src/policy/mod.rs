@@ -1,6 +1,20 @@
 //! Pure decisions, as data in and data out. Nothing here knows JavaScript,
 //! reads a clock or draws a random number: `now` and `random` are parameters,
 //! so every rule is exact under test.
+//!
+//! No arithmetic here may overflow, for any argument: a trap would kill the
+//! wasm module and a wrap would corrupt a limiter (README, "Overflow").
+//! Clippy enforces it: every `+ - * /` and narrowing cast is checked,
+//! saturating or widened, or carries an `allow` that states its bound.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::arithmetic_side_effects,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_possible_wrap
+    )
+)]
 
 pub mod backoff;
 pub mod budget;

@@ -118,6 +118,7 @@ pub fn integer_in(value: f64, min: u64, max: u64) -> Option<u64> {
     }
     // Exact: `value` is in [0, 2^64), so the cast truncates without
     // saturating, and an integer below 2^64 converts back exactly.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // exact, as said above
     let whole = value as u64;
     (whole as f64 == value && (min..=max).contains(&whole)).then_some(whole)
 }

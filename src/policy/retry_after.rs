@@ -225,6 +225,7 @@ fn days_in_month(y: i64, m: u32) -> u32 {
 /// and converts to epoch milliseconds. Every year this reader can produce
 /// (four digits, or a two-digit year placed near a `u64` clock) is within
 /// ±10^9, so the day count fits `i64` and the milliseconds fit `i128`.
+#[allow(clippy::arithmetic_side_effects)] // |days| < 2^50 (below): far inside i128
 fn epoch_ms(y: i64, m: u32, d: u32, h: u32, min: u32, s: u32) -> Option<i128> {
     if d == 0 || d > days_in_month(y, m) || h > 23 || min > 59 || s > 60 {
         return None;
@@ -236,6 +237,7 @@ fn epoch_ms(y: i64, m: u32, d: u32, h: u32, min: u32, s: u32) -> Option<i128> {
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
 /// algorithm); `None` for a year too large to count in `i64` days.
+#[allow(clippy::arithmetic_side_effects)] // |y| <= 2^40 is checked first: every term < 2^50
 fn days_from_civil(y: i64, m: u32, d: u32) -> Option<i64> {
     const MAX_YEAR: i64 = 1 << 40;
     if !(-MAX_YEAR..=MAX_YEAR).contains(&y) {
@@ -252,7 +254,8 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> Option<i64> {
 }
 
 /// The Gregorian year of a day count since 1970-01-01, for any `days` a
-/// `u64` clock gives (below 2^38; larger counts are clamped there).
+/// `u64` clock gives (below 2^38; larger counts are clamped to 2^40).
+#[allow(clippy::arithmetic_side_effects)] // |days| <= 2^40 after the clamp: every term < 2^50
 fn civil_year(days: i64) -> i64 {
     let z = days.clamp(-(1 << 40), 1 << 40) + 719_468;
     let era = z.div_euclid(146_097);
