@@ -8,9 +8,11 @@
 //! Concurrency and the counters describe this isolate's own requests, so
 //! they stay local.
 
-pub mod concurrency;
-pub mod quota;
-pub mod rate;
+checked_arithmetic! {
+    pub mod concurrency;
+    pub mod quota;
+    pub mod rate;
+}
 
 use core::cell::Cell;
 
