@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: demo test build bench bootstrap worker clean
+.PHONY: demo test build bench bootstrap worker clean fuzz
 
 demo: build
 	node www/demo.mjs
@@ -22,6 +22,10 @@ worker: build
 
 bootstrap:
 	scripts/bootstrap.sh all
+
+# Every policy fuzz target for FUZZ_SECONDS (default 60) each, on stable.
+fuzz:
+	scripts/fuzz.sh
 
 clean:
 	rm -rf target js/pkg test-output

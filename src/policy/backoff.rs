@@ -21,15 +21,10 @@ pub fn check_random(random: f64) -> Result<f64, BadRandom> {
 /// The jitter window before retry number `retry` (1 for the first retry):
 /// `min(cap, base * 2^(retry - 1))`, saturating instead of overflowing.
 pub fn window(retry: u32, base_ms: u64, cap_ms: u64) -> u64 {
-    let doublings = retry.saturating_sub(1);
-    let grown = if doublings >= 64 {
-        if base_ms == 0 {
-            0
-        } else {
-            u64::MAX
-        }
-    } else {
-        base_ms.saturating_mul(1u64 << doublings)
+    let grown = match 1u64.checked_shl(retry.saturating_sub(1)) {
+        Some(factor) => base_ms.saturating_mul(factor),
+        None if base_ms == 0 => 0,
+        None => u64::MAX,
     };
     grown.min(cap_ms)
 }
@@ -41,9 +36,11 @@ pub fn draw(window: u64, random: f64) -> Result<u64, BadRandom> {
     if window == 0 {
         return Ok(0);
     }
-    // `as` saturates for floats; the product is below `window` mathematically.
+    // `window as f64` may round up and the product with it; the float cast
+    // saturates (never wraps), and the clamp keeps the draw below `window`.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // intended: floor, saturating
     let drawn = (random * window as f64) as u64;
-    Ok(drawn.min(window - 1))
+    Ok(drawn.min(window.saturating_sub(1)))
 }
 
 /// Full jitter: the wait before retry number `retry`.

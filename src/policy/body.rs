@@ -77,8 +77,9 @@ pub fn document(content_type: Option<&str>) -> bool {
     let (kind, subtype) = essence.split_once('/').unwrap_or((essence, ""));
     let is = |a: &str, b: &str| kind.eq_ignore_ascii_case(a) && subtype.eq_ignore_ascii_case(b);
     let suffix = |s: &str| {
-        subtype.len() > s.len() && subtype.is_char_boundary(subtype.len() - s.len()) && {
-            subtype[subtype.len() - s.len()..].eq_ignore_ascii_case(s)
+        subtype.len() > s.len() && {
+            let at = subtype.len().saturating_sub(s.len());
+            subtype.get(at..).is_some_and(|tail| tail.eq_ignore_ascii_case(s))
         }
     };
     if essence.is_empty() {

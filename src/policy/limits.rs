@@ -106,7 +106,8 @@ pub fn fit(wait: Wait, now_ms: u64, deadline_ms: u64) -> Result<u64, Option<u64>
     if must_wait >= remaining {
         return Err(now_ms.checked_add(must_wait).filter(|_| must_wait != u64::MAX));
     }
-    Ok(wait.ms.min(remaining - 1).max(wait.floor_ms))
+    // `remaining > must_wait >= 0` here: the subtraction never saturates.
+    Ok(wait.ms.min(remaining.saturating_sub(1)).max(wait.floor_ms))
 }
 
 #[cfg(test)]

@@ -1,19 +1,48 @@
 //! Pure decisions, as data in and data out. Nothing here knows JavaScript,
 //! reads a clock or draws a random number: `now` and `random` are parameters,
 //! so every rule is exact under test.
+//!
+//! No arithmetic here may overflow, for any argument: a trap would kill the
+//! wasm module and a wrap would corrupt a limiter (README, "Overflow").
+//! Clippy enforces it in every module declared through
+//! [`checked_arithmetic!`]: each `+ - * /` and narrowing cast there is
+//! checked, saturating or widened, or carries an `allow` stating its bound.
 
-pub mod backoff;
-pub mod body;
+/// Declares modules in which clippy denies arithmetic that can overflow and
+/// casts that can truncate (test code excepted). A new module belongs here
+/// once its arithmetic is explicit.
+macro_rules! checked_arithmetic {
+    ($($v:vis mod $name:ident;)*) => {
+        $(
+            #[cfg_attr(
+                not(test),
+                deny(
+                    clippy::arithmetic_side_effects,
+                    clippy::cast_possible_truncation,
+                    clippy::cast_sign_loss,
+                    clippy::cast_possible_wrap
+                )
+            )]
+            $v mod $name;
+        )*
+    };
+}
+
 pub mod budget;
-pub mod classify;
-pub mod limits;
-pub mod options;
-pub mod poll;
-pub mod rate_limit;
-pub mod reason;
-pub mod redirect;
-pub mod report;
-pub mod retry;
-pub mod retry_after;
-pub mod runtime;
-pub mod state;
+
+checked_arithmetic! {
+    pub mod backoff;
+    pub mod body;
+    pub mod classify;
+    pub mod limits;
+    pub mod options;
+    pub mod poll;
+    pub mod rate_limit;
+    pub mod reason;
+    pub mod redirect;
+    pub mod report;
+    pub mod retry;
+    pub mod retry_after;
+    pub mod runtime;
+    pub mod state;
+}

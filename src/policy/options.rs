@@ -108,11 +108,20 @@ impl Numeric {
 }
 
 /// `value` as an integer in `min..=max`, if it is one (NaN, infinities and
-/// fractions are not). Written without `f64::fract`, which is not in `core`;
-/// the range is checked first, so the cast cannot saturate.
+/// fractions are not). Written without `f64::fract`, which is not in `core`.
+/// The range is compared in integers: `max as f64` rounds above 2^53, so a
+/// float comparison would let values just outside the range through.
 pub fn integer_in(value: f64, min: u64, max: u64) -> Option<u64> {
-    let in_range = value >= min as f64 && value <= max as f64;
-    (in_range && value as u64 as f64 == value).then_some(value as u64)
+    /// 2^64, exactly representable.
+    const BEYOND_U64: f64 = 18_446_744_073_709_551_616.0;
+    if !(0.0..BEYOND_U64).contains(&value) {
+        return None;
+    }
+    // Exact: `value` is in [0, 2^64), so the cast truncates without
+    // saturating, and an integer below 2^64 converts back exactly.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // exact, as said above
+    let whole = value as u64;
+    (whole as f64 == value && (min..=max).contains(&whole)).then_some(whole)
 }
 
 /// The boolean options.
@@ -150,7 +159,8 @@ pub const STATUSES: OptionError = OptionError {
 
 /// Checks one entry of `retryOn.statuses`.
 pub fn check_status(value: f64) -> Result<u16, OptionError> {
-    integer_in(value, 100, 599).map(|s| s as u16).ok_or(OptionError { kind: ErrorKind::Range, ..STATUSES })
+    let status = integer_in(value, 100, 599).and_then(|s| u16::try_from(s).ok());
+    status.ok_or(OptionError { kind: ErrorKind::Range, ..STATUSES })
 }
 
 /// Everything one operation runs under.
@@ -194,7 +204,8 @@ impl Options {
     /// Sets a numeric option from a JS number, checking its range.
     pub fn set(&mut self, field: Numeric, value: f64) -> Result<(), OptionError> {
         let v = field.check(value)?;
-        let small = v as u32; // every u32 field's range is within u32
+        // Every u32 field's range is within u32; saturation is unreachable.
+        let small = u32::try_from(v).unwrap_or(u32::MAX);
         match field {
             Numeric::MaxAttempts => self.limits.max_attempts = small,
             Numeric::TotalMs => self.limits.total_ms = v,
@@ -285,6 +296,29 @@ mod tests {
         o.quota = None;
         o.set(Numeric::MaxAttempts, 2.0).unwrap();
         assert_eq!(o.quota, None, "a non-quota field leaves a disabled quota disabled");
+    }
+
+    #[test]
+    fn integers_are_checked_against_their_bounds_exactly_even_above_2_pow_53() {
+        // Found by fuzzing: bounds above 2^53 were compared as f64, which
+        // rounds them, so values outside `min..=max` came back.
+        let p53 = 1u64 << 53;
+        let table: &[(f64, u64, u64, Option<u64>)] = &[
+            (p53 as f64, p53 + 1, u64::MAX, None),
+            ((1u64 << 60) as f64, 0, (1 << 60) - 1, None),
+            (18_446_744_073_709_551_616.0, 0, u64::MAX, None),
+            (p53 as f64, 0, p53, Some(p53)),
+            ((1u64 << 63) as f64, 1 << 63, 1 << 63, Some(1 << 63)),
+            (-0.0, 0, 5, Some(0)),
+            (-1.0, 0, 5, None),
+            (0.5, 0, 5, None),
+            (4503599627370495.5, 0, u64::MAX, None),
+            (f64::NAN, 0, u64::MAX, None),
+            (f64::INFINITY, 0, u64::MAX, None),
+        ];
+        for &(value, min, max, expected) in table {
+            assert_eq!(integer_in(value, min, max), expected, "{value} in {min}..={max}");
+        }
     }
 
     #[test]

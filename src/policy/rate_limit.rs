@@ -134,7 +134,7 @@ fn integer(value: &str) -> Option<u64> {
     if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    value.bytes().try_fold(0u64, |acc, b| acc.checked_mul(10)?.checked_add(u64::from(b - b'0')))
+    value.bytes().try_fold(0u64, |acc, b| acc.checked_mul(10)?.checked_add(u64::from(b.saturating_sub(b'0'))))
 }
 
 /// Non-negative decimal seconds (`1.234`) in milliseconds, rounded up.
@@ -146,10 +146,10 @@ fn seconds_ms(value: &str) -> Option<u64> {
     }
     let mut ms = integer(whole)?.checked_mul(1000)?;
     let mut scale = 100;
-    for (i, digit) in fraction.bytes().map(|b| u64::from(b - b'0')).enumerate() {
+    for (i, digit) in fraction.bytes().map(|b| u64::from(b.saturating_sub(b'0'))).enumerate() {
         if i < 3 {
-            ms = ms.checked_add(digit * scale)?;
-            scale /= 10;
+            ms = ms.checked_add(digit.saturating_mul(scale))?;
+            scale = scale.checked_div(10).unwrap_or(0);
         } else if digit != 0 {
             return ms.checked_add(1);
         }

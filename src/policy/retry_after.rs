@@ -5,6 +5,11 @@
 //! server that asked for a wait and was answered by an immediate retry is the
 //! thundering herd this header exists to prevent. The server's value is a
 //! floor; callers add jitter on top of it, never below.
+//!
+//! No arithmetic here can overflow for any input: `now_ms` may be any `u64`
+//! (a host clock is not trusted to be sane), so dates are compared in
+//! `i128` milliseconds, which hold every date this reader accepts and every
+//! `u64` clock value exactly.
 
 /// What a `Retry-After` asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,8 +57,12 @@ pub fn parse(value: &str, now_ms: u64) -> RetryAfter {
         return delta_seconds(value);
     }
     match http_date(value.as_bytes(), now_ms) {
-        Some(date_ms) if date_ms > now_ms as i64 => RetryAfter::Delay(date_ms as u64 - now_ms),
-        Some(_) => RetryAfter::Delay(0),
+        // A past date means now; a delay beyond u64 (unreachable for the
+        // years a date can name) exceeds any budget.
+        Some(date_ms) => match u64::try_from(date_ms.saturating_sub(i128::from(now_ms)).max(0)) {
+            Ok(ms) => RetryAfter::Delay(ms),
+            Err(_) => RetryAfter::Infinite,
+        },
         None => RetryAfter::Unsupported,
     }
 }
@@ -69,11 +78,18 @@ pub fn parse_ms(value: &str) -> Option<u64> {
     }
     let ms = decimal(whole)?;
     let round_up = fraction.bytes().any(|b| b != b'0');
-    Some(ms.saturating_add(round_up as u64))
+    Some(ms.saturating_add(u64::from(round_up)))
 }
 
+/// The value of an ASCII digit.
+fn digit(b: u8) -> Option<u8> {
+    let d = b.wrapping_sub(b'0');
+    (d < 10).then_some(d)
+}
+
+/// A run of ASCII digits as a number; `None` for anything else or beyond u64.
 fn decimal(digits: &str) -> Option<u64> {
-    digits.bytes().try_fold(0u64, |acc, b| acc.checked_mul(10)?.checked_add(u64::from(b - b'0')))
+    digits.bytes().try_fold(0u64, |acc, b| acc.checked_mul(10)?.checked_add(u64::from(digit(b)?)))
 }
 
 fn delta_seconds(digits: &str) -> RetryAfter {
@@ -91,7 +107,7 @@ const LONG_DAYS: [&[u8]; 7] =
 
 /// A date in any of the three forms RFC 9110 §5.6.7 requires recipients to
 /// accept, as Unix epoch milliseconds (negative before 1970).
-fn http_date(s: &[u8], now_ms: u64) -> Option<i64> {
+fn http_date(s: &[u8], now_ms: u64) -> Option<i128> {
     let mut c = Cursor(s);
     if let Some(comma) = s.iter().position(|&b| b == b',') {
         let (day, rest) = s.split_at_checked(comma)?;
@@ -105,7 +121,7 @@ fn http_date(s: &[u8], now_ms: u64) -> Option<i64> {
             c.lit(b" ")?;
             let y = c.digits(4)?;
             c.lit(b" ")?;
-            return c.time_gmt(y as i64, m, d);
+            return c.time_gmt(i64::from(y), m, d);
         }
         if LONG_DAYS.contains(&day) {
             // RFC 850: Sunday, 06-Nov-94 08:49:37 GMT
@@ -113,7 +129,7 @@ fn http_date(s: &[u8], now_ms: u64) -> Option<i64> {
             c.lit(b"-")?;
             let m = c.month()?;
             c.lit(b"-")?;
-            let yy = c.digits(2)? as i64;
+            let yy = i64::from(c.digits(2)?);
             c.lit(b" ")?;
             return c.time_gmt(two_digit_year(yy, now_ms), m, d);
         }
@@ -138,16 +154,17 @@ fn http_date(s: &[u8], now_ms: u64) -> Option<i64> {
     c.lit(b" ")?;
     let y = c.digits(4)?;
     c.end()?;
-    epoch_ms(y as i64, m, d, h, min, sec)
+    epoch_ms(i64::from(y), m, d, h, min, sec)
 }
 
 /// RFC 9110: a two-digit year more than 50 years in the future is the most
-/// recent past year with the same last two digits.
+/// recent past year with the same last two digits. Any `u64` clock is below
+/// 2^38 days and year 6 * 10^8, so nothing here comes near `i64`'s range.
 fn two_digit_year(yy: i64, now_ms: u64) -> i64 {
-    let now_year = civil_year((now_ms / 86_400_000) as i64);
-    let candidate = now_year - now_year.rem_euclid(100) + yy;
-    if candidate > now_year + 50 {
-        candidate - 100
+    let now_year = civil_year(i64::try_from(now_ms / 86_400_000).unwrap_or(i64::MAX));
+    let candidate = now_year.saturating_sub(now_year.rem_euclid(100)).saturating_add(yy);
+    if candidate > now_year.saturating_add(50) {
+        candidate.saturating_sub(100)
     } else {
         candidate
     }
@@ -166,11 +183,11 @@ impl<'a> Cursor<'a> {
     }
     fn digits(&mut self, n: usize) -> Option<u32> {
         let head = self.take(n)?;
-        head.iter().try_fold(0u32, |acc, &b| b.is_ascii_digit().then(|| acc * 10 + u32::from(b - b'0')))
+        head.iter().try_fold(0u32, |acc, &b| acc.checked_mul(10)?.checked_add(u32::from(digit(b)?)))
     }
     fn month(&mut self) -> Option<u32> {
         let name = self.take(3)?;
-        MONTHS.iter().position(|&m| m == name).map(|i| i as u32 + 1)
+        (1u32..).zip(MONTHS).find(|&(_, m)| m == name).map(|(number, _)| number)
     }
     fn time(&mut self) -> Option<(u32, u32, u32)> {
         let h = self.digits(2)?;
@@ -180,7 +197,7 @@ impl<'a> Cursor<'a> {
         let s = self.digits(2)?;
         Some((h, m, s))
     }
-    fn time_gmt(&mut self, y: i64, m: u32, d: u32) -> Option<i64> {
+    fn time_gmt(&mut self, y: i64, m: u32, d: u32) -> Option<i128> {
         let (h, min, s) = self.time()?;
         self.lit(b" GMT")?;
         self.end()?;
@@ -205,30 +222,42 @@ fn days_in_month(y: i64, m: u32) -> u32 {
 }
 
 /// Validates the fields (a leap second, 60, is accepted as RFC 9110 allows)
-/// and converts to epoch milliseconds.
-fn epoch_ms(y: i64, m: u32, d: u32, h: u32, min: u32, s: u32) -> Option<i64> {
+/// and converts to epoch milliseconds. Every year this reader can produce
+/// (four digits, or a two-digit year placed near a `u64` clock) is within
+/// ±10^9, so the day count fits `i64` and the milliseconds fit `i128`.
+#[allow(clippy::arithmetic_side_effects)] // |days| < 2^50 (below): far inside i128
+fn epoch_ms(y: i64, m: u32, d: u32, h: u32, min: u32, s: u32) -> Option<i128> {
     if d == 0 || d > days_in_month(y, m) || h > 23 || min > 59 || s > 60 {
         return None;
     }
-    let days = days_from_civil(y, m, d);
-    Some(((days * 24 + h as i64) * 60 + min as i64) * 60_000 + s as i64 * 1000)
+    let days = i128::from(days_from_civil(y, m, d)?);
+    let seconds = ((days * 24 + i128::from(h)) * 60 + i128::from(min)) * 60 + i128::from(s);
+    Some(seconds * 1000)
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
-/// algorithm).
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+/// algorithm); `None` for a year too large to count in `i64` days.
+#[allow(clippy::arithmetic_side_effects)] // |y| <= 2^40 is checked first: every term < 2^50
+fn days_from_civil(y: i64, m: u32, d: u32) -> Option<i64> {
+    const MAX_YEAR: i64 = 1 << 40;
+    if !(-MAX_YEAR..=MAX_YEAR).contains(&y) {
+        return None;
+    }
+    // From here every value is below 2^50 in magnitude.
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
-    let mp = (m as i64 + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
+    let mp = (i64::from(m) + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    Some(era * 146_097 + doe - 719_468)
 }
 
-/// The Gregorian year of a day count since 1970-01-01.
+/// The Gregorian year of a day count since 1970-01-01, for any `days` a
+/// `u64` clock gives (below 2^38; larger counts are clamped to 2^40).
+#[allow(clippy::arithmetic_side_effects)] // |days| <= 2^40 after the clamp: every term < 2^50
 fn civil_year(days: i64) -> i64 {
-    let z = days + 719_468;
+    let z = days.clamp(-(1 << 40), 1 << 40) + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
     let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
@@ -299,9 +328,10 @@ mod tests {
     #[test]
     fn rfc850_years_more_than_fifty_years_ahead_belong_to_the_past_century() {
         // now = 2026-11-30: "76" is 2076 (50 years ahead), "77" is 1977.
-        let now_2026 = (days_from_civil(2026, 11, 30) * 86_400_000) as u64;
+        let day_ms = |y, m, d| days_from_civil(y, m, d).map(|days| days as u64 * 86_400_000).unwrap();
+        let now_2026 = day_ms(2026, 11, 30);
         let in_76 = parse("Thursday, 01-Jan-76 00:00:00 GMT", now_2026);
-        assert_eq!(in_76, Delay((days_from_civil(2076, 1, 1) * 86_400_000) as u64 - now_2026));
+        assert_eq!(in_76, Delay(day_ms(2076, 1, 1) - now_2026));
         assert_eq!(parse("Saturday, 01-Jan-77 00:00:00 GMT", now_2026), Delay(0));
         let in_27 = parse("Friday, 01-Jan-27 00:00:00 GMT", now_2026);
         assert_eq!(in_27, Delay(32 * 86_400_000), "Dec 1 to Jan 1 is 31 days, plus Nov 30");
@@ -310,10 +340,34 @@ mod tests {
     #[test]
     fn civil_conversions_round_trip() {
         for (y, m, d) in [(1970, 1, 1), (2000, 2, 29), (2026, 11, 30), (1969, 12, 31), (9999, 12, 31)] {
-            assert_eq!(civil_year(days_from_civil(y, m, d)), y);
+            assert_eq!(days_from_civil(y, m, d).map(civil_year), Some(y));
         }
-        assert_eq!(days_from_civil(1970, 1, 1), 0);
-        assert_eq!(days_from_civil(1994, 11, 6), 9075);
+        assert_eq!(days_from_civil(1970, 1, 1), Some(0));
+        assert_eq!(days_from_civil(1994, 11, 6), Some(9075));
+    }
+
+    #[test]
+    fn any_u64_clock_reads_past_dates_as_now_and_near_dates_exactly() {
+        const EDGE: u64 = 1 << 63;
+        // Found by fuzzing: a clock at or beyond 2^63 ms made every date "in
+        // the future" (a panic, or a huge delay), and an RFC 850 date placed
+        // in that clock's century overflowed the millisecond count.
+        // 292278945-01-01: "95" is 50 years ahead, the furthest RFC 9110 allows.
+        let rfc850_now = 9_223_370_470_828_800_000;
+        let table: &[(&str, u64, RetryAfter)] = &[
+            ("Thu, 01 Jan 1970 00:00:00 GMT", EDGE, Delay(0)),
+            ("Mon, 01 Jan 1900 00:00:00 GMT", EDGE, Delay(0)),
+            ("Fri, 31 Dec 9999 23:59:59 GMT", EDGE, Delay(0)),
+            ("Sun Nov  6 08:49:37 1994", u64::MAX, Delay(0)),
+            ("Monday, 01-Jan-95 00:00:00 GMT", rfc850_now, Delay((50 * 365 + 12) * 86_400_000)),
+            ("Monday, 01-Jan-96 00:00:00 GMT", rfc850_now, Delay(0)),
+            ("Thursday, 01-Jan-70 00:00:00 GMT", 0, Delay(0)),
+            ("Sunday, 06-Nov-94 08:49:37 GMT", 0, Delay(NOW + 37_000)),
+            ("Fri, 31 Dec 9999 23:59:59 GMT", 0, Delay(253_402_300_799_000)),
+        ];
+        for &(value, now, expected) in table {
+            assert_eq!(parse(value, now), expected, "Retry-After {value:?} at {now}");
+        }
     }
 
     #[test]

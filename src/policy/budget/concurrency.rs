@@ -81,7 +81,8 @@ impl Future for Acquire {
         let gate = self.gate.clone();
         match &self.waiter {
             None if gate.available() => {
-                gate.in_use.set(gate.in_use.get() + 1);
+                // `available()` holds: in_use < limit, so this cannot saturate.
+                gate.in_use.set(gate.in_use.get().saturating_add(1));
                 Poll::Ready(Permit(gate))
             }
             None => {

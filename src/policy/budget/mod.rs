@@ -10,10 +10,12 @@
 //! authority that keeps the fleet's budget and a client that spends small,
 //! expiring grants of it without waiting.
 
-pub mod concurrency;
-pub mod lease;
-pub mod quota;
-pub mod rate;
+checked_arithmetic! {
+    pub mod concurrency;
+    pub mod lease;
+    pub mod quota;
+    pub mod rate;
+}
 
 use core::cell::Cell;
 
@@ -98,13 +100,16 @@ pub struct Stats {
 
 impl Stats {
     pub fn ended(&self, attempts: usize, exhausted: bool) {
-        if attempts > 0 {
-            let bucket = &self.attempts_histogram[attempts.min(5) - 1];
-            bucket.set(bucket.get() + 1);
-            self.retries.set(self.retries.get() + attempts as u64 - 1);
+        // Counters saturate: a count past 2^64 is not worth a trap or a wrap.
+        let bump = |c: &Cell<u64>, by: u64| c.set(c.get().saturating_add(by));
+        if let Some(retries) = attempts.checked_sub(1) {
+            if let Some(bucket) = self.attempts_histogram.get(retries.min(4)) {
+                bump(bucket, 1);
+            }
+            bump(&self.retries, u64::try_from(retries).unwrap_or(u64::MAX));
         }
         if exhausted {
-            self.exhausted.set(self.exhausted.get() + 1);
+            bump(&self.exhausted, 1);
         }
     }
 }
@@ -114,7 +119,7 @@ pub struct Counting<'a>(pub &'a Cell<u32>);
 
 impl<'a> Counting<'a> {
     pub fn new(cell: &'a Cell<u32>) -> Counting<'a> {
-        cell.set(cell.get() + 1);
+        cell.set(cell.get().saturating_add(1));
         Counting(cell)
     }
 }

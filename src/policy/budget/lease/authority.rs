@@ -115,7 +115,7 @@ impl Authority {
         let refund = u32::try_from(req.refunded_total.saturating_sub(holder.refunded)).unwrap_or(u32::MAX);
         holder.returned = holder.returned.max(req.returned_total);
         holder.refunded = holder.refunded.max(req.refunded_total);
-        holder.holding = (holder.holding - credit).min(req.holding_tokens);
+        holder.holding = holder.holding.saturating_sub(credit).min(req.holding_tokens);
         if let Some(q) = &self.quota {
             q.on_success(Some(credit));
             q.on_success(Some(refund));
@@ -137,7 +137,7 @@ impl Authority {
                     grant.first_slot_ms = start;
                 }
                 grant.last_slot_ms = start;
-                grant.slots += 1;
+                grant.slots = grant.slots.saturating_add(1);
             }
             self.stats.slots_granted = self.stats.slots_granted.saturating_add(u64::from(grant.slots));
         }

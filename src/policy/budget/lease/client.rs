@@ -321,7 +321,7 @@ impl State {
         self.stats.round_trips = self.stats.round_trips.saturating_add(1);
         let expires = sent.at_ms.saturating_add(grant.ttl_ms);
         let kept = grant.tokens.min(sent.want_tokens);
-        self.give_back(grant.tokens - kept);
+        self.give_back(grant.tokens.saturating_sub(kept));
         self.tokens = self.tokens.saturating_add(kept);
         self.tokens_expire_ms = expires;
         self.debt = self.slots.add(grant, sent.want_slots, expires, self.debt);
@@ -352,7 +352,7 @@ impl State {
         match kind {
             StartKind::Slot => s.slot_starts = s.slot_starts.saturating_add(1),
             StartKind::Borrowed => {
-                self.debt += 1;
+                self.debt = self.debt.saturating_add(1);
                 s.local_starts = s.local_starts.saturating_add(1);
             }
             StartKind::Local => s.local_starts = s.local_starts.saturating_add(1),

@@ -25,7 +25,7 @@ impl Run {
     fn time_of(&self, i: u32) -> u64 {
         let Some(gaps) = self.count.checked_sub(1).filter(|&g| g > 0) else { return self.first_ms };
         let span = u128::from(self.last_ms.saturating_sub(self.first_ms));
-        let offset = (span * u128::from(i)).div_ceil(u128::from(gaps));
+        let offset = span.saturating_mul(u128::from(i)).div_ceil(u128::from(gaps));
         self.first_ms.saturating_add(u64::try_from(offset).unwrap_or(u64::MAX))
     }
 
@@ -56,11 +56,12 @@ impl Slots {
         // Slot times never decrease: keep the longest prefix before expiry.
         let (mut lo, mut hi) = (0, run.usable);
         while lo < hi {
-            let mid = lo + (hi - lo).div_ceil(2);
-            if run.time_of(mid - 1) < expires_ms {
+            // lo < hi, so mid is in lo+1..=hi: neither step can overflow.
+            let mid = lo.saturating_add(hi.saturating_sub(lo).div_ceil(2));
+            if run.time_of(mid.saturating_sub(1)) < expires_ms {
                 lo = mid;
             } else {
-                hi = mid - 1;
+                hi = mid.saturating_sub(1);
             }
         }
         run.usable = lo;
@@ -68,7 +69,7 @@ impl Slots {
         if run.left() > 0 {
             self.runs.push_back(run);
         }
-        debt - run.used
+        debt.saturating_sub(run.used)
     }
 
     /// Drops the runs that expired by `now_ms`; returns the slots lost.
@@ -101,17 +102,17 @@ impl Slots {
         if start > now_ms && start >= latest_ms {
             return Some(Err(start));
         }
-        run.used += 1;
+        run.used = run.used.saturating_add(1);
         Some(Ok(start))
     }
 
     /// Gives back the slot taken last for `start_ms` (a start in the future
     /// that did not happen); false when no held slot was for that start.
     pub fn untake(&mut self, start_ms: u64) -> bool {
-        let last = self.runs.iter_mut().find(|r| r.used > 0 && r.time_of(r.used - 1) == start_ms);
+        let last = self.runs.iter_mut().find(|r| r.used > 0 && r.time_of(r.used.saturating_sub(1)) == start_ms);
         match last {
             Some(run) => {
-                run.used -= 1;
+                run.used = run.used.saturating_sub(1);
                 true
             }
             None => false,

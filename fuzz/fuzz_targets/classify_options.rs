@@ -1,0 +1,55 @@
+//! Classification of any attempt for any request safety and allowlist,
+//! method normalisation, and every numeric option from raw f64 bits.
+#![no_main]
+
+use libfuzzer_sys::arbitrary::{Result, Unstructured};
+use libfuzzer_sys::fuzz_target;
+use saferetry::policy::classify::{Attempted, Failure, Safety, Stage};
+use saferetry::policy::retry_after::RetryAfter;
+use saferetry_fuzz::checks::classify_options::{check_classify, check_method, check_option, fields};
+
+fn attempted(u: &mut Unstructured) -> Result<Attempted> {
+    let stage = if u.arbitrary()? { Stage::NotSent } else { Stage::MaybeDelivered };
+    Ok(match u.int_in_range(0..=5)? {
+        0 => Attempted::Failed(Failure::Network(stage)),
+        1 => Attempted::Failed(Failure::AttemptTimeout),
+        2 => Attempted::Failed(Failure::Deadline),
+        3 => Attempted::Failed(Failure::Cancelled),
+        4 => Attempted::Failed(Failure::BodyTooLarge),
+        _ => Attempted::Responded {
+            status: u.arbitrary()?,
+            retry_after: match u.int_in_range(0..=3)? {
+                0 => None,
+                1 => Some(RetryAfter::Delay(u.arbitrary()?)),
+                2 => Some(RetryAfter::Infinite),
+                _ => Some(RetryAfter::Unsupported),
+            },
+            retry_after_hidden: u.arbitrary()?,
+        },
+    })
+}
+
+fn run(u: &mut Unstructured) -> Result<()> {
+    let attempt = attempted(u)?;
+    let safety = *u.choose(&[Safety::Idempotent, Safety::Keyed, Safety::Unsafe])?;
+    let statuses: Vec<u16> = (0..u.int_in_range(0..=8)?).map(|_| u.arbitrary()).collect::<Result<_>>()?;
+    check_classify(attempt, safety, &statuses, u.arbitrary()?, u.arbitrary()?);
+    let field = *u.choose(&fields())?;
+    let (min, max): (u64, u64) = (u.arbitrary()?, u.arbitrary()?);
+    // Any f64, or one near a bound, where f64 rounding bites.
+    let near = |bound: u64, step: i8| bound.wrapping_add_signed(i64::from(step)) as f64;
+    let value = match u.int_in_range(0..=2)? {
+        0 => f64::from_bits(u.arbitrary()?),
+        1 => near(min, u.arbitrary()?),
+        _ => near(max, u.arbitrary()?),
+    };
+    check_option(value, min, max, field);
+    let method_len = u.int_in_range(0..=10)?;
+    let method = String::from_utf8_lossy(u.bytes(method_len)?).into_owned();
+    check_method(&method, u.arbitrary()?);
+    Ok(())
+}
+
+fuzz_target!(|data: &[u8]| {
+    let _ = run(&mut Unstructured::new(data));
+});
