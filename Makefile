@@ -14,8 +14,13 @@ test:
 build:
 	scripts/build.sh
 
+# Figures, not pass/fail: size, overhead in Node, page load in Chromium,
+# workerd cold start and CPU per request (BENCHMARKS.md).
 bench: build
+	scripts/bootstrap.sh browsers
 	node bench/run.mjs
+	node bench/pageload.mjs
+	node bench/workerd-cpu.mjs
 
 worker: build
 	node www/worker/run.mjs
