@@ -11,9 +11,12 @@
 //! is the caller's own value (string, buffer, Blob, FormData), which `fetch`
 //! reads anew for each attempt.
 
-use js_sys::Object;
+use js_sys::{ArrayBuffer, Object};
 use wasm_bindgen::{JsCast, JsValue};
-use web_sys::ReadableStreamDefaultReader;
+use web_sys::{ReadableStream, ReadableStreamDefaultReader, Request};
+
+use super::bind::get;
+use super::task::Settled;
 
 use super::request::{construct_request, Prepared};
 use super::transport::{concat, read_chunks, Chunks};
@@ -21,9 +24,25 @@ use super::transport::{concat, read_chunks, Chunks};
 /// The largest `Request` body kept for a re-send.
 pub const REPLAY_BYTES: u64 = 8 << 20;
 
+/// A `Request`'s body as the host shows it.
+enum Body {
+    None,
+    Stream(ReadableStream),
+    /// Firefox's `Request` has no `body` property: only a method that
+    /// carries one says there may be a body.
+    Hidden,
+}
+
+fn body_of(request: &Request) -> Body {
+    match get(request, "body") {
+        v if v.is_undefined() && !matches!(request.method().as_str(), "GET" | "HEAD") => Body::Hidden,
+        v => v.dyn_into::<ReadableStream>().map_or(Body::None, Body::Stream),
+    }
+}
+
 /// Whether `prepared` keeps a `Request` body for a re-send.
 pub fn needed(prepared: &Prepared) -> bool {
-    prepared.replayable && prepared.request().is_some_and(|r| r.body().is_some())
+    prepared.replayable && prepared.request().is_some_and(|r| !matches!(body_of(r), Body::None))
 }
 
 /// Bounds what `prepared` keeps for a re-send (see the module docs).
@@ -31,22 +50,34 @@ pub async fn bound(prepared: &mut Prepared) {
     let Some(request) = prepared.request().filter(|_| needed(prepared)) else {
         return;
     };
-    let Some(copy) = request.clone().ok().and_then(|c| c.body()) else {
-        prepared.replayable = false;
-        return;
-    };
-    let reader: ReadableStreamDefaultReader = copy.get_reader().unchecked_into();
-    let kept = match read_chunks(&reader, REPLAY_BYTES).await {
-        Ok(Chunks::Done(chunks, total)) => {
-            let init = Object::new();
-            let _ = js_sys::Reflect::set(&init, &JsValue::from_str("body"), &concat(&chunks, total));
-            construct_request(request.as_ref(), &init).ok()
+    let bytes = match request.clone().map(|copy| body_of(&copy)) {
+        // Read a copy up to the bound.
+        Ok(Body::Stream(copy)) => {
+            let reader: ReadableStreamDefaultReader = copy.get_reader().unchecked_into();
+            match read_chunks(&reader, REPLAY_BYTES).await {
+                Ok(Chunks::Done(chunks, total)) => Some(concat(&chunks, total)),
+                _ => {
+                    let _ = reader.cancel();
+                    None
+                }
+            }
         }
-        _ => {
-            let _ = reader.cancel();
-            None
-        }
+        // Without streams (Firefox) the whole copy is read, then bounded.
+        Ok(Body::Hidden) => match request.clone().and_then(|copy| copy.array_buffer()) {
+            Ok(promise) => Settled::new(promise)
+                .await
+                .ok()
+                .map(ArrayBuffer::unchecked_from_js)
+                .filter(|b| u64::from(b.byte_length()) <= REPLAY_BYTES),
+            Err(_) => None,
+        },
+        _ => None,
     };
+    let kept = bytes.and_then(|bytes| {
+        let init = Object::new();
+        let _ = js_sys::Reflect::set(&init, &JsValue::from_str("body"), &bytes);
+        construct_request(request.as_ref(), &init).ok()
+    });
     match kept {
         Some(with_bytes) => prepared.input = with_bytes.into(),
         None => prepared.replayable = false,
