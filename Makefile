@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: demo test build bench bootstrap worker clean
+.PHONY: demo test build bench bootstrap worker clean sdks
 
 demo: build
 	node www/demo.mjs
@@ -19,6 +19,11 @@ bench: build
 
 worker: build
 	node www/worker/run.mjs
+
+# The SDK tier (tests/sdks/README.md): eight SDKs on plain fetch vs policy.fetch.
+sdks: build
+	bash scripts/pack-install.sh test-output/sdks-project
+	node tests/sdks/run.mjs test-output/sdks-project
 
 bootstrap:
 	scripts/bootstrap.sh all

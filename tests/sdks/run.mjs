@@ -58,7 +58,12 @@ function runChild(sdk, kase, mode, origin, runId) {
 
 const MiB = 2 ** 20;
 const fmtErr = (e) => [e.status, e.reason, e.name].filter(Boolean).join(' ') + (e.status || e.reason ? '' : `: ${e.message}`);
-const reqs = (o) => `${o.server.requests.length} req`;
+/** "2 req", plus whether they carried an Idempotency-Key (the same one on every request, or not). */
+function reqs(o) {
+  const keys = o.server.requests.map((r) => r.idempotencyKey);
+  const keyed = keys.every(Boolean) ? (new Set(keys).size === 1 ? ', one Idempotency-Key' : ', differing Idempotency-Keys') : '';
+  return `${keys.length} req${keys.length ? keyed : ''}`;
+}
 const plainOrError = (o) => (o.error ? `error ${fmtErr(o.error)}` : JSON.stringify(o.value));
 const sameSuccess = (p, s) => !p.error && !s.error && p.value === s.value;
 
