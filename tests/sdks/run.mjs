@@ -71,10 +71,16 @@ function incremental(o) {
   return o.firstAt != null && o.server.lastChunkAt != null && o.startedAt + o.firstAt < o.server.lastChunkAt;
 }
 
-/** Each case: figures(o) describes one outcome; verdict(plain, sr) → null when ok, else why not. */
+const shortErr = (e) => e.status ?? e.reason ?? e.name;
+
+/**
+ * Each case: figures(o) describes one outcome, short(o) in a few words for the
+ * matrix; verdict(plain, sr) → null when saferetry is at least as good, else why not.
+ */
 const judges = {
   call: {
     figures: (o) => `${plainOrError(o)} (${reqs(o)}, ${o.ms} ms)`,
+    short: (o) => `${o.error ? shortErr(o.error) : o.value} (${o.server.requests.length} req)`,
     verdict: (p, s) => {
       if (s.error && !p.error) return `plain got ${JSON.stringify(p.value)}, saferetry failed: ${fmtErr(s.error)}`;
       if (!s.error && !p.error && !sameSuccess(p, s)) return `values differ: ${JSON.stringify(p.value)} vs ${JSON.stringify(s.value)}`;
@@ -87,6 +93,7 @@ const judges = {
       const lastSent = o.server.lastChunkAt - o.startedAt;
       return `${o.units} units, first at ${o.firstAt} ms, server's last sent at ${lastSent} ms → ${incremental(o) ? 'incremental' : 'buffered'}${o.error ? `, then error ${fmtErr(o.error)}` : ''}`;
     },
+    short: (o) => (o.firstAt == null ? `error ${shortErr(o.error)}` : `first at ${o.firstAt} ms, last sent at ${o.server.lastChunkAt - o.startedAt} ms`),
     verdict: (p, s) => {
       if (s.error && !p.error) return `saferetry failed: ${fmtErr(s.error)}`;
       if (incremental(p) && !incremental(s)) {
@@ -98,6 +105,7 @@ const judges = {
   },
   abort: {
     figures: (o) => `${o.units} units before the abort, server sent ${o.server.chunksSent}${o.server.clientGone ? ' then saw the client go' : ' to the end'} (${o.error ? fmtErr(o.error) : 'no error'})`,
+    short: (o) => `${o.units} units`,
     verdict: (p, s) => {
       if (p.units > 0 && s.units === 0) return `the caller had received nothing when it aborted (plain had ${p.units})`;
       if (s.units < p.units - 1) return `the caller had received ${s.units} units, plain ${p.units}`;
@@ -107,6 +115,7 @@ const judges = {
   },
   big: {
     figures: (o) => `${o.error ? `error ${fmtErr(o.error)}` : `${(o.bytes / MiB).toFixed(1)} MiB`}, peak RSS +${o.peakRssMiB.toFixed(1)} MiB, ${o.ms} ms`,
+    short: (o) => `${o.error ? shortErr(o.error) : `${(o.bytes / MiB).toFixed(0)} MiB`}, RSS +${o.peakRssMiB.toFixed(0)} MiB`,
     verdict: (p, s) => {
       if (p.bytes === BIG_BYTES && s.bytes !== BIG_BYTES) return `did not complete: ${s.error ? fmtErr(s.error) : `${s.bytes} bytes`}`;
       if (s.peakRssMiB > p.peakRssMiB + BIG_RSS_SLACK_MIB) {
@@ -118,6 +127,7 @@ const judges = {
 };
 judges.redirect = {
   figures: (o) => `${judges.call.figures(o)}${o.server.requests.some((r) => r.moved) ? ', followed the 308' : ''}`,
+  short: judges.call.short,
   verdict: judges.call.verdict,
 };
 const judgeOf = { json: judges.call, 503: judges.call, 429: judges.call, stream: judges.stream, abort: judges.abort, big: judges.big, redirect: judges.redirect };
@@ -153,6 +163,7 @@ try {
       const harness = plain.harnessError ?? saferetry.harnessError;
       const why = harness ?? judge.verdict(plain, saferetry);
       const figures = harness ? null : { plain: judge.figures(plain), saferetry: judge.figures(saferetry) };
+      const short = harness ? null : `${judge.short(plain)} · ${judge.short(saferetry)}`;
       if (why) {
         failed += 1;
         console.log(`FAIL ${sdk} ${kase} — ${why}${figures ? ` [plain: ${figures.plain}; saferetry: ${figures.saferetry}]` : ''}`);
@@ -160,7 +171,7 @@ try {
         passed += 1;
         console.log(`ok ${sdk} ${kase} — plain: ${figures.plain}; saferetry: ${figures.saferetry}`);
       }
-      rows.push({ sdk, kase, ok: !why, why, figures });
+      rows.push({ sdk, kase, ok: !why, why, figures, short });
     }
   }
 } finally {
@@ -171,11 +182,11 @@ if (matrixFile) fs.writeFileSync(matrixFile, matrix(rows));
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);
 
-/** A markdown table: SDK × case, each cell the verdict. */
+/** A markdown table: SDK × case, each cell the verdict then "plain · saferetry"; then every line in full. */
 function matrix(list) {
-  const cell = (r) => (r ? (r.na ? 'n/a' : r.ok ? 'ok' : '**FAIL**') : '');
+  const cell = (r) => (!r ? '' : r.na ? 'n/a' : `${r.ok ? 'ok' : '**FAIL**'}${r.short ? `: ${r.short}` : ''}`);
   const lines = [`| SDK | ${CASES.join(' | ')} |`, `|---|${CASES.map(() => '---').join('|')}|`];
-  for (const sdk of SDKS) {
+  for (const sdk of SDKS.filter((name) => list.some((r) => r.sdk === name))) {
     lines.push(`| ${sdk} | ${CASES.map((k) => cell(list.find((r) => r.sdk === sdk && r.kase === k))).join(' | ')} |`);
   }
   const details = list.filter((r) => !r.na).map((r) => `- ${r.ok ? 'ok' : 'FAIL'} ${r.sdk} ${r.kase}: plain ${r.figures?.plain ?? '—'}; saferetry ${r.figures?.saferetry ?? '—'}${r.why ? ` — ${r.why}` : ''}`);
