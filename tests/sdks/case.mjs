@@ -34,6 +34,8 @@ function describe(err) {
     out.status ??= e.status ?? e.statusCode ?? e.response?.status;
     out.reason ??= e.reason;
   }
+  // Some SDKs (supabase storage) keep only the message of the error they caught.
+  out.reason ??= /^saferetry: .*\(([a-z-]+)\)$/.exec(out.message)?.[1];
   return out;
 }
 

@@ -71,7 +71,7 @@ function incremental(o) {
   return o.firstAt != null && o.server.lastChunkAt != null && o.startedAt + o.firstAt < o.server.lastChunkAt;
 }
 
-const shortErr = (e) => e.status ?? e.reason ?? e.name;
+const shortErr = (e) => e.reason ?? e.status ?? e.name;
 
 /**
  * Each case: figures(o) describes one outcome, short(o) in a few words for the
