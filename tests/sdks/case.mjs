@@ -3,8 +3,8 @@
 //   node --expose-gc case.mjs <sdk> <case> <plain|saferetry> <projectDir> <origin> <runId>
 //
 // Builds the SDK client with plain `fetch` or with `policy.fetch` handed over
-// unbound, performs the case, samples process RSS every 5 ms, and prints one
-// JSON line: { value?, error?, units?, firstAt?, bytes?, startedAt, ms, peakRssMiB }.
+// unbound, performs the case, samples process memory every 5 ms, and prints one
+// JSON line: { value?, error?, units?, firstAt?, bytes?, startedAt, ms, peakRssMiB, peakArrayBuffersMiB }.
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -39,10 +39,17 @@ function describe(err) {
   return out;
 }
 
-globalThis.gc?.();
-const baseline = process.memoryUsage().rss;
-let peak = baseline;
-const sample = () => { const rss = process.memoryUsage().rss; if (rss > peak) peak = rss; };
+// Peaks above the level after a full GC: RSS (everything, allocator high-water
+// mark included) and arrayBuffers (the bytes of live ArrayBuffers, where a
+// held body shows without the allocator's noise).
+globalThis.gc();
+const baseline = process.memoryUsage();
+const peak = { rss: baseline.rss, arrayBuffers: baseline.arrayBuffers };
+const sample = () => {
+  const now = process.memoryUsage();
+  peak.rss = Math.max(peak.rss, now.rss);
+  peak.arrayBuffers = Math.max(peak.arrayBuffers, now.arrayBuffers);
+};
 const sampler = setInterval(sample, 5);
 
 const out = { startedAt: Date.now() };
@@ -73,6 +80,7 @@ try {
 sample();
 clearInterval(sampler);
 out.ms = Date.now() - out.startedAt;
-out.peakRssMiB = (peak - baseline) / 2 ** 20;
+out.peakRssMiB = (peak.rss - baseline.rss) / 2 ** 20;
+out.peakArrayBuffersMiB = (peak.arrayBuffers - baseline.arrayBuffers) / 2 ** 20;
 process.stdout.write(`${JSON.stringify(out)}\n`);
 process.exit(0); // a timer an SDK left behind must not hold the run

@@ -18,8 +18,15 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const SDKS = ['openai', 'anthropic', 'octokit', 'stripe', 'ky', 'ofetch', 'axios', 'supabase'];
 const CASES = ['json', '503', '429', 'stream', 'abort', 'big', 'redirect'];
 const CHILD_TIMEOUT_MS = 60_000;
-/** A run that holds this much more memory than plain did is holding the body. */
-const BIG_RSS_SLACK_MIB = 20;
+/**
+ * A fetch that holds a copy of the 40 MiB body peaks far above plain: a fetch
+ * that read every body to arrayBuffer() before resolving, in saferetry's slot,
+ * peaked at RSS +137…+180 MiB and live ArrayBuffers +120 MiB, against plain's
+ * +51…+75 and +26…+36. Plain's own RSS peak varies by ~25 MiB from run to run
+ * (allocator high-water mark), so RSS gets a body's worth of slack.
+ */
+const BIG_RSS_SLACK_MIB = 40;
+const BIG_ARRAY_BUFFERS_SLACK_MIB = 20;
 
 const args = process.argv.slice(2);
 const matrixAt = args.indexOf('--matrix');
@@ -114,12 +121,15 @@ const judges = {
     },
   },
   big: {
-    figures: (o) => `${o.error ? `error ${fmtErr(o.error)}` : `${(o.bytes / MiB).toFixed(1)} MiB`}, peak RSS +${o.peakRssMiB.toFixed(1)} MiB, ${o.ms} ms`,
+    figures: (o) => `${o.error ? `error ${fmtErr(o.error)}` : `${(o.bytes / MiB).toFixed(1)} MiB`}, peak RSS +${o.peakRssMiB.toFixed(1)} MiB, ArrayBuffers +${o.peakArrayBuffersMiB.toFixed(1)} MiB, ${o.ms} ms`,
     short: (o) => `${o.error ? shortErr(o.error) : `${(o.bytes / MiB).toFixed(0)} MiB`}, RSS +${o.peakRssMiB.toFixed(0)} MiB`,
     verdict: (p, s) => {
       if (p.bytes === BIG_BYTES && s.bytes !== BIG_BYTES) return `did not complete: ${s.error ? fmtErr(s.error) : `${s.bytes} bytes`}`;
       if (s.peakRssMiB > p.peakRssMiB + BIG_RSS_SLACK_MIB) {
         return `peak RSS +${s.peakRssMiB.toFixed(1)} MiB vs plain +${p.peakRssMiB.toFixed(1)} MiB (slack ${BIG_RSS_SLACK_MIB} MiB)`;
+      }
+      if (s.peakArrayBuffersMiB > p.peakArrayBuffersMiB + BIG_ARRAY_BUFFERS_SLACK_MIB) {
+        return `live ArrayBuffers peaked at +${s.peakArrayBuffersMiB.toFixed(1)} MiB vs plain +${p.peakArrayBuffersMiB.toFixed(1)} MiB (slack ${BIG_ARRAY_BUFFERS_SLACK_MIB} MiB)`;
       }
       return null;
     },
