@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: demo test build bench bootstrap worker clean sdks
+.PHONY: demo test build bench bootstrap worker clean
 
 demo: build
 	node www/demo.mjs
@@ -21,6 +21,7 @@ worker: build
 	node www/worker/run.mjs
 
 # The SDK tier (tests/sdks/README.md): eight SDKs on plain fetch vs policy.fetch.
+.PHONY: sdks
 sdks: build
 	bash scripts/pack-install.sh test-output/sdks-project
 	node tests/sdks/run.mjs test-output/sdks-project
