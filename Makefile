@@ -25,6 +25,12 @@ bench: build
 worker: build
 	node www/worker/run.mjs
 
+# The SDK tier (tests/sdks/README.md): eight SDKs on plain fetch vs policy.fetch.
+.PHONY: sdks
+sdks: build
+	bash scripts/pack-install.sh test-output/sdks-project
+	node tests/sdks/run.mjs test-output/sdks-project
+
 bootstrap:
 	scripts/bootstrap.sh all
 
