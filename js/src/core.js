@@ -4,12 +4,11 @@
 import { Policy } from "./saferetry.js";
 import { assertLoaded } from "./load.js";
 
-// Response -> the operation's data as JSON text, parsed when first read.
+// Response -> the report of the operation that produced it.
 const reports = new WeakMap();
 
-/** The wasm side answers `[json, response?, cause?]`; the data is parsed on demand. */
-function outcomeOf([json, response, cause]) {
-  const outcome = JSON.parse(json);
+/** The wasm side answers `[data, response?, cause?]`, `data` a plain object. */
+function outcomeOf([outcome, response, cause]) {
   if (response) outcome.response = response;
   if (cause !== undefined) outcome.cause = cause;
   return outcome;
@@ -29,18 +28,13 @@ export class RetryError extends TypeError {
 
 /** The report of the operation that produced `response`. */
 export function reportOf(response) {
-  let report = reports.get(response);
-  if (typeof report === "string") {
-    report = JSON.parse(report).report;
-    reports.set(response, report);
-  }
-  return report;
+  return reports.get(response);
 }
 
 function settle(raw) {
-  const [json, response] = raw;
+  const [data, response] = raw;
   if (response) {
-    reports.set(response, json);
+    reports.set(response, data.report);
     return response;
   }
   const outcome = outcomeOf(raw);
@@ -81,7 +75,7 @@ class Operation {
     const retry = notBefore === undefined ? this.#init?.retry : { ...this.#init?.retry, notBefore };
     const init = { ...this.#init, signal: controller.signal, retry };
     const promise = this.#execute(init, (state) => {
-      if (this.#controller === controller) this.#set(Object.freeze(JSON.parse(state)));
+      if (this.#controller === controller) this.#set(Object.freeze(state));
     });
     // Registered only once the operation started (a throw above leaves none).
     const forward = () => controller.abort(caller.reason);

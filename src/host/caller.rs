@@ -1,11 +1,13 @@
 //! Reading what the caller handed us without ever letting a JS exception
 //! unwind through wasm frames: that would leak the shadow stack and, after a
 //! few hundred calls, break the module. Whatever can run the caller's code
-//! (getters on `init` or on option arrays, a hook promise's `then`, a host
-//! object that is not what it claims) is imported with `catch`.
+//! (getters on `init` or on option arrays, a host object that is not what it
+//! claims) is imported with `catch`, and a hook's promise is adopted by one
+//! of our own before anything awaits it.
 
-use js_sys::{Array, Object};
+use js_sys::{Array, Object, Promise};
 use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
 
 use super::bind::get;
 
@@ -31,15 +33,6 @@ extern "C" {
     pub fn aborted(this: &Branded) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, method, getter)]
     pub fn method(this: &Branded) -> Result<JsValue, JsValue>;
-
-    /// A promise, whose `then` a subclass may override.
-    pub type Thenable;
-    #[wasm_bindgen(catch, method)]
-    pub fn then(
-        this: &Thenable,
-        ok: &Closure<dyn FnMut(JsValue)>,
-        err: &Closure<dyn FnMut(JsValue)>,
-    ) -> Result<JsValue, JsValue>;
 }
 
 /// The elements of a caller's array of at most `max` elements, read once;
@@ -50,4 +43,14 @@ pub fn list(v: &JsValue, max: u32) -> Option<Array> {
         return None;
     }
     array_from(v).ok()
+}
+
+/// A caller's promise as a future. `JsFuture` calls the promise's `then`
+/// directly, and a subclass (or the instance) may override `then` to throw:
+/// a fresh promise resolved with it reads and calls that `then` inside the
+/// engine's own resolve function and job, where a throw becomes a rejection.
+pub fn adopt(promise: &Promise) -> JsFuture {
+    JsFuture::from(Promise::new(&mut |resolve, _| {
+        let _ = resolve.call1(&JsValue::UNDEFINED, promise);
+    }))
 }

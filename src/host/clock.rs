@@ -1,19 +1,23 @@
-//! The engine's clock on the host: `Date.now()`, and sleeps on
-//! `setTimeout` that also wake when the caller's `AbortSignal` fires. A
-//! sleep releases its timer and its listener when it ends or is dropped; a
-//! wait of 0 schedules no timer at all.
+//! The engine's clock on the host: `Date.now()`, and sleeps on a
+//! gloo-timers `Timeout` that also wake when the caller's `AbortSignal`
+//! fires (and, waiting for the network, on `online`). A sleep releases its
+//! timer and its listeners when it ends or is dropped; a wait of 0 schedules
+//! no timer at all. gloo-timers passes the delay to `setTimeout` as an
+//! `i32`: every delay is clamped to 2^31−1 ms first, which `setTimeout`
+//! would otherwise treat as 0.
 
 use alloc::rc::Rc;
 use core::cell::Cell;
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
+use gloo_timers::callback::Timeout;
 use js_sys::Function;
 use wasm_bindgen::closure::Closure;
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsCast;
 use web_sys::{AbortSignal, EventTarget};
 
-use super::bind::{clear_timeout, date_now, set_timeout};
+use super::bind::date_now;
 use super::props::{Global, Navigator};
 use crate::engine::{Clock, Slept};
 use crate::policy::limits::timer_ms;
@@ -67,8 +71,8 @@ impl Shared {
 /// What a started sleep holds, released on drop.
 struct Armed {
     shared: Rc<Shared>,
-    timer: JsValue,
-    _on_timer: Closure<dyn FnMut()>,
+    /// Cleared when dropped.
+    _timer: Timeout,
     on_abort: Option<Closure<dyn FnMut()>>,
     signal: Option<AbortSignal>,
     on_online: Option<Closure<dyn FnMut()>>,
@@ -76,7 +80,6 @@ struct Armed {
 
 impl Drop for Armed {
     fn drop(&mut self) {
-        clear_timeout(&self.timer);
         if let (Some(signal), Some(f)) = (&self.signal, &self.on_abort) {
             let f: &Function = f.as_ref().unchecked_ref();
             let _ = signal.remove_event_listener_with_callback("abort", f);
@@ -100,8 +103,8 @@ impl Sleep {
     fn arm(&self) -> Armed {
         let shared = Rc::new(Shared::default());
         let s = shared.clone();
-        let on_timer = Closure::<dyn FnMut()>::new(move || s.wake(Slept::Elapsed));
-        let timer = set_timeout(on_timer.as_ref().unchecked_ref(), timer_ms(self.ms) as f64);
+        // `timer_ms` clamps to 2^31−1, so the conversion never truncates.
+        let timer = Timeout::new(timer_ms(self.ms) as u32, move || s.wake(Slept::Elapsed));
         let on_abort = self.signal.as_ref().map(|signal| {
             let s = shared.clone();
             let f = Closure::<dyn FnMut()>::new(move || s.wake(Slept::Cancelled));
@@ -115,7 +118,7 @@ impl Sleep {
             let _ = global.add_event_listener_with_callback("online", f.as_ref().unchecked_ref());
             f
         });
-        Armed { shared, timer, _on_timer: on_timer, on_abort, signal: self.signal.clone(), on_online }
+        Armed { shared, _timer: timer, on_abort, signal: self.signal.clone(), on_online }
     }
 }
 

@@ -1,79 +1,48 @@
-//! The engine's results as JSON text for JavaScript: states for
-//! `subscribe`, reports, outcomes.
+//! The engine's results as JS values, through serde-wasm-bindgen: states
+//! for `subscribe`, outcomes (with their reports), stats and `onRetry`'s
+//! argument. The policy's types carry the serde derives; what only the
+//! host shows is described here.
 
-use alloc::string::String;
+use serde::Serialize;
+use wasm_bindgen::JsValue;
 
-use super::json::Json;
-use crate::policy::report::{AttemptRecord, Report};
-use crate::policy::state::{message, phase_message, Phase};
+use crate::policy::reason::Reason;
+use crate::policy::report::{opt_ms, Report};
+use crate::policy::state::{phase_message, Phase};
 
-/// A UI state: `{ state, ... }` with what that state needs.
-pub fn phase(p: &Phase) -> String {
-    let mut o = Json::object();
-    o.str("state", p.name());
-    match *p {
-        Phase::Requesting { attempt, max } => {
-            o.num("attempt", attempt.into()).num("maxAttempts", max.into());
-        }
-        Phase::Waiting { attempt, until_ms, wait_ms, why } => {
-            o.num("attempt", attempt.into())
-                .num("until", until_ms)
-                .num("waitMs", wait_ms)
-                .str("why", why.name());
-        }
-        Phase::TryLater { retry_at, reason } => {
-            o.num_or_null("retryAt", retry_at);
-            o.str("reason", reason.name()).str("message", message(reason));
-        }
-        Phase::Failed { reason, .. } => {
-            o.str("reason", reason.name()).str("message", phase_message(p, reason));
-        }
-        Phase::Idle | Phase::Succeeded | Phase::Cancelled => {}
-    }
-    o.end()
-}
+/// `None` becomes `null` (a `try-later` state's unknown `retryAt`); every
+/// other optional field is skipped when absent.
+const SERIALIZER: serde_wasm_bindgen::Serializer =
+    serde_wasm_bindgen::Serializer::new().serialize_missing_as_null(true);
 
-fn attempt(a: &AttemptRecord) -> String {
-    let mut o = Json::object();
-    o.num("startMs", a.start_ms).num("durationMs", a.duration_ms).opt_num("status", a.status.map(u64::from));
-    if let Some(e) = &a.error {
-        let err = Json::object().str("stage", e.stage.name()).str("code", &e.code).str("name", &e.name).end();
-        o.raw("error", &err);
-    }
-    o.opt_num("plannedWaitMs", a.planned_wait_ms);
-    if let Some(kind) = a.wait_kind {
-        o.str("waitKind", kind.name());
-    }
-    o.opt_num("retryAfterMs", a.retry_after_ms);
-    if let Some(header) = a.floor_header {
-        o.str("floorHeader", header.name());
-    }
-    if a.poll {
-        o.str("phase", "poll");
-    }
-    o.end()
-}
-
-pub fn report(r: &Report) -> String {
-    let mut o = Json::object();
-    o.str("reason", r.reason.name()).opt_num("retryAt", r.retry_at).num("elapsedMs", r.elapsed_ms);
-    o.raw("attempts", &Json::array(r.attempts.iter().map(attempt)));
-    if let Some(streamed) = r.streamed {
-        o.str("responseBody", if streamed { "stream" } else { "buffer" });
-    }
-    if r.retry_after_hidden {
-        o.flag("retryAfterHidden");
-    }
-    if let Some(s) = &r.snippet {
-        o.str("snippet", s);
-    }
-    o.end()
+/// `value` as a plain JS value. Our types have no map keys and no number
+/// beyond 2^53 (milliseconds go out as `f64`), so serializing cannot fail;
+/// if it ever did, the error itself is what JS receives.
+pub fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
+    value.serialize(&SERIALIZER).unwrap_or_else(Into::into)
 }
 
 /// The outcome's data: `{ kind, reason, message, retryAt?, notBefore?, report }`.
-pub fn outcome(phase: &Phase, r: &Report) -> String {
-    let mut o = Json::object();
-    o.str("kind", phase.name()).str("reason", r.reason.name()).str("message", phase_message(phase, r.reason));
-    o.opt_num("retryAt", r.retry_at).opt_num("notBefore", r.not_before).raw("report", &report(r));
-    o.end()
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Outcome<'a> {
+    kind: &'static str,
+    reason: Reason,
+    message: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "opt_ms")]
+    retry_at: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "opt_ms")]
+    not_before: Option<u64>,
+    report: &'a Report,
+}
+
+pub fn outcome(phase: &Phase, r: &Report) -> JsValue {
+    to_js(&Outcome {
+        kind: phase.name(),
+        reason: r.reason,
+        message: phase_message(phase, r.reason),
+        retry_at: r.retry_at,
+        not_before: r.not_before,
+        report: r,
+    })
 }

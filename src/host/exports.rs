@@ -1,19 +1,26 @@
-//! What JavaScript calls: `Policy` (`new`, `execute`, `stats`).
+//! What JavaScript calls: `Policy` (`new`, `execute`, `poll`, `stats`).
+//!
+//! An operation is a future run by wasm-bindgen-futures, with one addition:
+//! [`start`] polls it once synchronously, inside the export, before handing
+//! it over (see the README's executor note).
 
 use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::string::String;
-use js_sys::{Array, Function, Promise};
+use core::future::Future;
+use core::task::{Context, Poll, Waker};
+use js_sys::{Array, Function, Promise, Reflect};
+use serde::Serialize;
 use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
 
-use super::bind::{get, get_string, math_random, ms, Obj};
+use super::bind::{get, get_string, math_random};
 use super::clock::HostClock;
-use super::convert;
+use super::convert::{self, to_js};
 use super::options::{self, Hooks};
 use super::poll;
 use super::replay;
 use super::request::{own_init, prepare, Prepared};
-use super::task::spawn;
 use super::transport::{FetchTransport, Received};
 use crate::engine::{self, race, Budget, Call, Clock, Either, Finished, Slept};
 use crate::policy::budget::concurrency::Gate;
@@ -21,9 +28,26 @@ use crate::policy::budget::{InMemory, SharedState, Stats};
 use crate::policy::classify::Safety;
 use crate::policy::options::Options;
 use crate::policy::reason::Reason;
-use crate::policy::report::Report;
+use crate::policy::report::{ms, Report};
 use crate::policy::runtime::Runtime;
 use crate::policy::state::{Phase, WaitWhy};
+
+/// Runs an operation; the promise resolves with its output.
+///
+/// wasm-bindgen-futures polls a spawned future first in a microtask, but
+/// `policy.fetch()` must hand the first request to `fetch` before it
+/// returns (a caller that aborts right after the call, or a test counting
+/// requests, sees that one). So the first poll happens here, with a no-op
+/// waker; a future still pending is then spawned, and the executor's own
+/// first poll re-registers its wakers (every future in the engine stores
+/// the waker of its latest poll, so no wake-up is lost in between).
+fn start(future: impl Future<Output = JsValue> + 'static) -> Promise {
+    let mut future = Box::pin(future);
+    match future.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(value) => Promise::resolve(&value),
+        Poll::Pending => future_to_promise(async move { Ok(future.await) }),
+    }
+}
 
 struct Shared {
     options: Options,
@@ -78,17 +102,12 @@ impl Policy {
 
     /// Counters over every call of this policy so far.
     pub fn stats(&self) -> JsValue {
-        let s = &self.shared;
-        let histogram: js_sys::Array = s.stats.attempts_histogram.iter().map(|c| ms(c.get())).collect();
-        let o = Obj::new();
-        o.set("operations", ms(s.stats.operations.get()))
-            .set("attempts", histogram)
-            .set("retries", ms(s.stats.retries.get()))
-            .set("exhausted", ms(s.stats.exhausted.get()))
-            .set("queued", s.stats.queued.get())
-            .set("inFlight", s.stats.in_flight.get());
-        o.opt("quotaLevel", s.state.quota_level());
-        o.into_js()
+        let stats = to_js(&self.shared.stats);
+        if let Some(level) = self.shared.state.quota_level() {
+            // A data property on a fresh plain object: cannot fail.
+            let _ = Reflect::set(&stats, &JsValue::from_str("quotaLevel"), &level.into());
+        }
+        stats
     }
 
     /// Starts one logical operation. Throws (synchronously) on bad options
@@ -104,7 +123,7 @@ impl Policy {
         let (own, retry) = own_init(&init)?;
         let (options, hooks) = options::read(&shared.options, &shared.hooks, &retry, true)?;
         let prepared = prepare(&input, own, &hooks.idempotency_key)?;
-        Ok(spawn(async move {
+        Ok(start(async move {
             let mut ctx = Ctx::new(&shared, &options, &hooks, observe, prepared.signal.clone());
             let finished = ctx.submit(prepared, true).await;
             ctx.outcome(finished)
@@ -126,7 +145,7 @@ impl Policy {
         let (options, hooks) = options::read(&shared.options, &shared.hooks, &retry, true)?;
         let spec = poll::read(&spec)?;
         let prepared = prepare(&input, own, &hooks.idempotency_key)?;
-        Ok(spawn(async move {
+        Ok(start(async move {
             let mut ctx = Ctx::new(&shared, &options, &hooks, observe, prepared.signal.clone());
             let submitted = ctx.submit(prepared, false).await;
             let Some(response) = submitted.response.as_ref().filter(|_| submitted.phase == Phase::Succeeded)
@@ -248,18 +267,18 @@ impl<'a> Ctx<'a> {
         self.outcome(Finished { phase, report, response: None, cause })
     }
 
-    /// The outcome, as `[json, response?, cause?]`: the data as JSON text
-    /// (parsed only if someone reads it), the last response, and the cause
-    /// (for a cancel, the caller's own abort reason).
+    /// The outcome, as `[data, response?, cause?]`: the data as a plain
+    /// object, the last response, and the cause (for a cancel, the caller's
+    /// own abort reason).
     fn outcome(&self, mut finished: Finished<Received, JsValue>) -> JsValue {
         finished.report.streamed = finished.response.as_ref().map(|a| a.body.streamed());
         let cause = match (finished.phase, &self.clock.signal) {
             (Phase::Cancelled, Some(signal)) => Some(signal.reason()),
             _ => finished.cause,
         };
-        let json = JsValue::from_str(&convert::outcome(&finished.phase, &finished.report));
+        let data = convert::outcome(&finished.phase, &finished.report);
         let response = finished.response.map_or(JsValue::UNDEFINED, |a| a.body.hand_over().into());
-        Array::of3(&json, &response, &cause.unwrap_or(JsValue::UNDEFINED)).into()
+        Array::of3(&data, &response, &cause.unwrap_or(JsValue::UNDEFINED)).into()
     }
 }
 
@@ -267,7 +286,7 @@ impl<'a> Ctx<'a> {
 /// callback does not disturb the operation.
 fn notify(p: &Phase, observe: Option<&Function>, on_retry: Option<&Function>) {
     if let Some(f) = observe {
-        let _ = f.call1(&JsValue::UNDEFINED, &JsValue::from_str(&convert::phase(p)));
+        let _ = f.call1(&JsValue::UNDEFINED, &to_js(p));
     }
     // Only waits before a retry: not rate/queue/offline/poll waits, nor the
     // carried-over Retry-After before the first attempt.
@@ -276,8 +295,17 @@ fn notify(p: &Phase, observe: Option<&Function>, on_retry: Option<&Function>) {
         if !retry_wait(*why) {
             return;
         }
-        let info = Obj::new();
-        info.set("attempt", *attempt).set("waitMs", ms(*wait_ms)).set("reason", why.name());
-        let _ = f.call1(&JsValue::UNDEFINED, &info.into_js());
+        let info = RetryInfo { attempt: *attempt, wait_ms: *wait_ms, reason: *why };
+        let _ = f.call1(&JsValue::UNDEFINED, &to_js(&info));
     }
+}
+
+/// `onRetry`'s argument.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RetryInfo {
+    attempt: u32,
+    #[serde(serialize_with = "ms")]
+    wait_ms: u64,
+    reason: WaitWhy,
 }

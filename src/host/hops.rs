@@ -5,12 +5,12 @@
 use alloc::string::String;
 use js_sys::Object;
 use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortSignal, Headers, Response};
 
 use super::bind::fetch;
 use super::caller::assign;
 use super::props::{Init, Url};
-use super::task::Settled;
 use super::transport::{failed, FetchTransport};
 use crate::engine::Failed;
 use crate::policy::classify::{normalize_method, Failure, Stage};
@@ -32,7 +32,7 @@ pub async fn fetch_following(
         init.set_redirect("manual");
         let promise = fetch(&input, &init).map_err(|e| on_hop(failed_setup(e), hop))?;
         let response: Response =
-            Settled::new(promise).await.map_err(|e| on_hop(t.fetch_failed(e), hop))?.unchecked_into();
+            JsFuture::from(promise).await.map_err(|e| on_hop(t.fetch_failed(e), hop))?.unchecked_into();
         let location = response.headers().get("location").ok().flatten();
         let method = method_of(&input, &init);
         let Some((next_url, step)) = location.and_then(|l| next(&response, &l, &method)) else {

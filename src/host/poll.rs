@@ -8,11 +8,10 @@ use wasm_bindgen::{JsCast, JsValue};
 use web_sys::Response;
 
 use super::bind::get;
-use super::caller::list;
+use super::caller::{adopt, list};
 use super::options::Key;
 use super::props::Init;
 use super::request::{prepare, Prepared};
-use super::task::Settled;
 use super::transport::Received;
 use crate::engine::poll::Judge;
 use crate::engine::Answer;
@@ -96,7 +95,7 @@ pub fn read(js: &JsValue) -> Result<Spec, OptionError> {
 /// Awaits `value` when it is a promise.
 async fn settle(value: JsValue) -> Result<JsValue, JsValue> {
     match value.dyn_into::<Promise>() {
-        Ok(p) => Settled::new(p).await,
+        Ok(p) => adopt(&p).await,
         Err(v) => Ok(v),
     }
 }

@@ -13,10 +13,10 @@
 
 use js_sys::{ArrayBuffer, Object};
 use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
 use web_sys::{ReadableStream, ReadableStreamDefaultReader, Request};
 
 use super::bind::get;
-use super::task::Settled;
 
 use super::request::{construct_request, Prepared};
 use super::transport::{concat, read_chunks, Chunks};
@@ -64,7 +64,7 @@ pub async fn bound(prepared: &mut Prepared) {
         }
         // Without streams (Firefox) the whole copy is read, then bounded.
         Ok(Body::Hidden) => match request.clone().and_then(|copy| copy.array_buffer()) {
-            Ok(promise) => Settled::new(promise)
+            Ok(promise) => JsFuture::from(promise)
                 .await
                 .ok()
                 .map(ArrayBuffer::unchecked_from_js)

@@ -13,6 +13,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use js_sys::{Array, ArrayBuffer, Object, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
 use web_sys::{
     AbortController, AbortSignal, Headers, ReadableStream, ReadableStreamDefaultReader, Response,
     ResponseType,
@@ -25,7 +26,6 @@ use super::props::{
     CONTENT_LENGTH, CONTENT_TYPE, REDIRECTED, URL, VALUE,
 };
 use super::request::Prepared;
-use super::task::Settled;
 use crate::engine::{Answer, Failed, Transport};
 use crate::policy::body::{handling, Handling, ResponseBody};
 use crate::policy::classify::{Failure, Stage};
@@ -176,7 +176,7 @@ impl FetchTransport {
     pub(super) async fn body_again(&self) -> Option<JsValue> {
         let request = self.prepared.request().filter(|_| self.prepared.replayable)?;
         let promise = request.clone().ok()?.array_buffer().ok()?;
-        Settled::new(promise).await.ok()
+        JsFuture::from(promise).await.ok()
     }
 
     /// The input for one attempt: a clone of a `Request` while its body may
@@ -201,7 +201,7 @@ impl FetchTransport {
             Follower::Host => {
                 init.set_signal(&signal);
                 let promise = fetch(&input, init).map_err(not_sent)?;
-                Settled::new(promise).await.map_err(|e| self.fetch_failed(e))?.unchecked_into()
+                JsFuture::from(promise).await.map_err(|e| self.fetch_failed(e))?.unchecked_into()
             }
         };
         let status = response.status();
@@ -249,7 +249,7 @@ impl FetchTransport {
                 return Err(too_large());
             }
             let promise = response.array_buffer().map_err(delivered)?;
-            let buffer: ArrayBuffer = Settled::new(promise).await.map_err(delivered)?.unchecked_into();
+            let buffer: ArrayBuffer = JsFuture::from(promise).await.map_err(delivered)?.unchecked_into();
             let got = u64::from(buffer.byte_length());
             if got < len {
                 // WebKit resolves a body cut short by a clean close: the
@@ -319,7 +319,7 @@ pub(super) async fn read_chunks(
     let mut chunks: Vec<Uint8Array> = Vec::new();
     let mut total: u64 = 0;
     loop {
-        let step: ReadResult = Settled::new(reader.read()).await.map_err(delivered)?.unchecked_into();
+        let step: ReadResult = JsFuture::from(reader.read()).await.map_err(delivered)?.unchecked_into();
         if step.done() {
             return Ok(Chunks::Done(chunks, total));
         }

@@ -5,11 +5,14 @@
 //! have been acted on, so it is repeated only when repeating is harmless
 //! (an idempotent method, or an idempotency key the server deduplicates on).
 
+use serde::Serialize;
+
 use super::reason::Reason;
 use super::retry_after::RetryAfter;
 
 /// How far a failed request got.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(into = "&'static str")]
 pub enum Stage {
     /// Surely never reached the server (refused, DNS, unreachable).
     NotSent,
@@ -23,6 +26,13 @@ impl Stage {
             Stage::NotSent => "not-sent",
             Stage::MaybeDelivered => "maybe-delivered",
         }
+    }
+}
+
+/// Serialized by its public name.
+impl From<Stage> for &'static str {
+    fn from(s: Stage) -> &'static str {
+        s.name()
     }
 }
 
@@ -125,7 +135,8 @@ pub enum Failure {
 }
 
 /// Which wait precedes a retry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(into = "&'static str")]
 pub enum WaitKind {
     /// Full jitter on `baseMs`.
     Backoff,
@@ -143,6 +154,13 @@ impl WaitKind {
             WaitKind::Throttle => "throttle",
             WaitKind::RetryAfter(_) => "retry-after",
         }
+    }
+}
+
+/// Serialized by its public name.
+impl From<WaitKind> for &'static str {
+    fn from(k: WaitKind) -> &'static str {
+        k.name()
     }
 }
 

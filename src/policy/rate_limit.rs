@@ -28,11 +28,13 @@
 //! - A malformed value is ignored, never guessed.
 
 use alloc::string::String;
+use serde::Serialize;
 
 use super::retry_after::{self, RetryAfter};
 
 /// Which header set an attempt's wait floor (named in the report).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(into = "&'static str")]
 pub enum FloorHeader {
     RetryAfter,
     RetryAfterMs,
@@ -50,6 +52,13 @@ impl FloorHeader {
             FloorHeader::XRateLimitReset => "x-ratelimit-reset",
             FloorHeader::XRateLimitResetAfter => "x-ratelimit-reset-after",
         }
+    }
+}
+
+/// Serialized by its public name.
+impl From<FloorHeader> for &'static str {
+    fn from(h: FloorHeader) -> &'static str {
+        h.name()
     }
 }
 

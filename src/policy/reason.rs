@@ -1,11 +1,14 @@
 //! Why a logical operation ended: `report.reason` and `RetryError.reason`.
 
+use serde::Serialize;
+
 /// The end of an operation. Every name is one of DESIGN §1's stop reasons,
 /// plus `succeeded` for a 2xx, `invalid-random` for an injected `random()`
 /// that returned something outside `[0, 1)`, and `task-failed` for a polled
 /// task that its verdict hook called fatal, and `offline` when the host
 /// reported itself offline until the budget ran out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(into = "&'static str")]
 pub enum Reason {
     Succeeded,
     HttpStop,
@@ -50,5 +53,12 @@ impl Reason {
             Reason::TaskFailed => "task-failed",
             Reason::Offline => "offline",
         }
+    }
+}
+
+/// Serialized by its public name.
+impl From<Reason> for &'static str {
+    fn from(r: Reason) -> &'static str {
+        r.name()
     }
 }

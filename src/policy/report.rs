@@ -7,13 +7,41 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
+use serde::{Serialize, Serializer};
 
 use super::classify::{Stage, WaitKind};
 use super::rate_limit::FloorHeader;
 use super::reason::Reason;
 
+/// Milliseconds as a plain number. Serializers may refuse a `u64` above
+/// 2^53 (serde-wasm-bindgen does), and a Retry-After floor can be any
+/// size, up to `u64::MAX` for "never": as a number it loses precision
+/// only where no clock could tell.
+pub fn ms<S: Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(*v as f64)
+}
+
+/// [`ms`] for an optional field (skipped when `None`).
+pub fn opt_ms<S: Serializer>(v: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+    v.map(|v| v as f64).serialize(s)
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// `responseBody` (only present when a response was handed over).
+fn body_mode<S: Serializer>(streamed: &Option<bool>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(if *streamed == Some(true) { "stream" } else { "buffer" })
+}
+
+/// A poll's record says `phase: "poll"`.
+fn poll_phase<S: Serializer>(_: &bool, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str("poll")
+}
+
 /// An attempt's error, when it has no status.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ErrorInfo {
     pub stage: Stage,
     /// A runtime code (`ECONNREFUSED`, `UND_ERR_SOCKET`, …) or ours
@@ -23,39 +51,60 @@ pub struct ErrorInfo {
     pub name: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// One attempt as `report.attempts[i]` shows it: absent fields are left out.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct AttemptRecord {
     /// Offset from the operation's start.
+    #[serde(serialize_with = "ms")]
     pub start_ms: u64,
+    #[serde(serialize_with = "ms")]
     pub duration_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorInfo>,
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "opt_ms")]
     pub planned_wait_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub wait_kind: Option<WaitKind>,
     /// The server's Retry-After floor, when one was read.
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "opt_ms")]
     pub retry_after_ms: Option<u64>,
     /// The header that set that floor.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub floor_header: Option<FloorHeader>,
     /// A poll of a submitted task (not the submit).
+    #[serde(rename = "phase", skip_serializing_if = "is_false", serialize_with = "poll_phase")]
     pub poll: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The report as `reportOf()` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Report {
     pub reason: Reason,
     /// Epoch milliseconds at which trying again makes sense, when known.
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "opt_ms")]
     pub retry_at: Option<u64>,
+    #[serde(serialize_with = "ms")]
     pub elapsed_ms: u64,
     pub attempts: Vec<AttemptRecord>,
+    /// How the final response's body reached the caller: `Some(true)`
+    /// streamed, `Some(false)` read inside the attempt (rule 13); shown as
+    /// `responseBody: "stream" | "buffer"`.
+    #[serde(rename = "responseBody", skip_serializing_if = "Option::is_none", serialize_with = "body_mode")]
+    pub streamed: Option<bool>,
     /// A cross-origin response may have hidden its Retry-After.
+    #[serde(skip_serializing_if = "is_false")]
     pub retry_after_hidden: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub snippet: Option<String>,
     /// Epoch ms before which the server asked not to be asked again (the
     /// latest Retry-After seen): a fresh operation must not start sooner.
+    /// The outcome carries it, not the report.
+    #[serde(skip)]
     pub not_before: Option<u64>,
-    /// How the final response's body reached the caller: `Some(true)`
-    /// streamed, `Some(false)` read inside the attempt (rule 13).
-    pub streamed: Option<bool>,
 }
 
 /// The body bytes read for a snippet, and the characters kept.
@@ -181,6 +230,76 @@ mod tests {
         assert_eq!(find(b"ab", b"abc"), None);
         assert_eq!(redact("é-tok-é-tok", "tok"), "é-[redacted]-é-[redacted]");
         assert_eq!(redact("none here", "tok"), "none here");
+    }
+
+    /// The report's public shape (README, `reportOf`): camelCase keys,
+    /// absent fields left out, names for enums, milliseconds as numbers
+    /// even beyond 2^53 (a Retry-After of "never").
+    #[test]
+    fn a_report_serializes_to_its_public_shape() {
+        use crate::policy::classify::{Stage, WaitKind};
+        let report = Report {
+            reason: Reason::AttemptsExhausted,
+            retry_at: Some(1_700_000_000_000),
+            elapsed_ms: 120,
+            attempts: Vec::from([
+                AttemptRecord {
+                    start_ms: 0,
+                    duration_ms: 5,
+                    status: Some(503),
+                    planned_wait_ms: Some(40),
+                    wait_kind: Some(WaitKind::RetryAfter(u64::MAX)),
+                    retry_after_ms: Some(u64::MAX),
+                    floor_header: Some(FloorHeader::RetryAfter),
+                    ..AttemptRecord::default()
+                },
+                AttemptRecord {
+                    start_ms: 45,
+                    duration_ms: 75,
+                    error: Some(ErrorInfo {
+                        stage: Stage::MaybeDelivered,
+                        code: String::from("UND_ERR_SOCKET"),
+                        name: String::from("TypeError"),
+                    }),
+                    poll: true,
+                    ..AttemptRecord::default()
+                },
+            ]),
+            retry_after_hidden: true,
+            snippet: Some(String::from("busy")),
+            not_before: Some(1),
+            streamed: Some(false),
+        };
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "reason": "attempts-exhausted",
+                "retryAt": 1_700_000_000_000.0,
+                "elapsedMs": 120.0,
+                "attempts": [
+                    { "startMs": 0.0, "durationMs": 5.0, "status": 503, "plannedWaitMs": 40.0,
+                      "waitKind": "retry-after", "retryAfterMs": u64::MAX as f64, "floorHeader": "retry-after" },
+                    { "startMs": 45.0, "durationMs": 75.0,
+                      "error": { "stage": "maybe-delivered", "code": "UND_ERR_SOCKET", "name": "TypeError" },
+                      "phase": "poll" },
+                ],
+                "responseBody": "buffer",
+                "retryAfterHidden": true,
+                "snippet": "busy",
+            })
+        );
+        let bare = Report {
+            retry_at: None,
+            retry_after_hidden: false,
+            snippet: None,
+            attempts: Vec::new(),
+            streamed: None,
+            ..report
+        };
+        let keys: Vec<String> =
+            serde_json::to_value(&bare).unwrap().as_object().unwrap().keys().cloned().collect();
+        assert_eq!(keys, ["attempts", "elapsedMs", "reason"]);
     }
 
     #[test]

@@ -5,11 +5,15 @@
 //! with the request; the server or the budget needs time", `failed` means
 //! "trying again blindly would be wrong or useless".
 
+use serde::ser::SerializeStruct;
+use serde::{Serialize, Serializer};
+
 use super::classify::Safety;
 use super::reason::Reason;
 
 /// Why an operation is waiting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(into = "&'static str")]
 pub enum WaitWhy {
     Backoff,
     Throttle,
@@ -32,6 +36,13 @@ impl WaitWhy {
             WaitWhy::Offline => "offline",
             WaitWhy::Poll => "poll",
         }
+    }
+}
+
+/// Serialized by its public name.
+impl From<WaitWhy> for &'static str {
+    fn from(w: WaitWhy) -> &'static str {
+        w.name()
     }
 }
 
@@ -101,6 +112,39 @@ impl Phase {
                 Phase::Failed { reason, redirect }
             }
         }
+    }
+}
+
+/// A UI state: `{ state, ... }` with what that state needs (written by
+/// hand: `message` is derived from the phase, and `retryAt` of `try-later`
+/// is `null` when unknown rather than absent).
+impl Serialize for Phase {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut o = s.serialize_struct("State", 5)?;
+        o.serialize_field("state", self.name())?;
+        match *self {
+            Phase::Requesting { attempt, max } => {
+                o.serialize_field("attempt", &attempt)?;
+                o.serialize_field("maxAttempts", &max)?;
+            }
+            Phase::Waiting { attempt, until_ms, wait_ms, why } => {
+                o.serialize_field("attempt", &attempt)?;
+                o.serialize_field("until", &(until_ms as f64))?;
+                o.serialize_field("waitMs", &(wait_ms as f64))?;
+                o.serialize_field("why", &why)?;
+            }
+            Phase::TryLater { retry_at, reason } => {
+                o.serialize_field("retryAt", &retry_at.map(|at| at as f64))?;
+                o.serialize_field("reason", &reason)?;
+                o.serialize_field("message", message(reason))?;
+            }
+            Phase::Failed { reason, .. } => {
+                o.serialize_field("reason", &reason)?;
+                o.serialize_field("message", phase_message(self, reason))?;
+            }
+            Phase::Idle | Phase::Succeeded | Phase::Cancelled => {}
+        }
+        o.end()
     }
 }
 
@@ -204,6 +248,36 @@ mod tests {
         let not_modified = stop(Safety::Idempotent, 304);
         assert_eq!(phase_message(&not_modified, Reason::HttpStop), message(Reason::HttpStop));
         assert_eq!(phase_message(&stop(Safety::Unsafe, 404), Reason::HttpStop), message(Reason::HttpStop));
+    }
+
+    /// The states `subscribe` shows (README): `retryAt` of `try-later` is
+    /// `null` when unknown, never absent; a terminal state carries its
+    /// sentence.
+    #[test]
+    fn states_serialize_to_their_public_shape() {
+        use serde_json::json;
+        let shown = |p: Phase| serde_json::to_value(p).unwrap();
+        assert_eq!(
+            shown(Phase::Requesting { attempt: 2, max: 3 }),
+            json!({ "state": "requesting", "attempt": 2, "maxAttempts": 3 })
+        );
+        assert_eq!(
+            shown(Phase::Waiting { attempt: 2, until_ms: 1_000, wait_ms: 50, why: WaitWhy::RetryAfter }),
+            json!({ "state": "waiting", "attempt": 2, "until": 1_000.0, "waitMs": 50.0, "why": "retry-after" })
+        );
+        let later = Phase::TryLater { retry_at: None, reason: Reason::AttemptsExhausted };
+        assert_eq!(
+            shown(later),
+            json!({ "state": "try-later", "retryAt": null, "reason": "attempts-exhausted",
+                    "message": message(Reason::AttemptsExhausted) })
+        );
+        let redirect = Phase::Failed { reason: Reason::HttpStop, redirect: true };
+        assert_eq!(
+            shown(redirect),
+            json!({ "state": "failed", "reason": "http-stop", "message": phase_message(&redirect, Reason::HttpStop) })
+        );
+        assert_eq!(shown(Phase::Succeeded), json!({ "state": "succeeded" }));
+        assert_eq!(shown(Phase::Cancelled), json!({ "state": "cancelled" }));
     }
 
     #[test]

@@ -18,6 +18,7 @@ checked_arithmetic! {
 }
 
 use core::cell::Cell;
+use serde::{Serialize, Serializer};
 
 use quota::{Quota, QuotaConfig};
 use rate::{Rate, RateConfig};
@@ -84,18 +85,32 @@ impl SharedState for InMemory {
     }
 }
 
-/// Counters for `policy.stats()`.
-#[derive(Debug, Default)]
+/// Counters for `policy.stats()` (the host adds `quotaLevel`).
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Stats {
+    #[serde(serialize_with = "count")]
     pub operations: Cell<u64>,
     /// Operations that ended after 1, 2, 3, 4 and 5+ attempts.
+    #[serde(rename = "attempts", serialize_with = "counts")]
     pub attempts_histogram: [Cell<u64>; 5],
+    #[serde(serialize_with = "count")]
     pub retries: Cell<u64>,
     /// Operations that ended with `attempts-exhausted`.
+    #[serde(serialize_with = "count")]
     pub exhausted: Cell<u64>,
     /// Operations waiting for a rate or concurrency slot right now.
     pub queued: Cell<u32>,
     pub in_flight: Cell<u32>,
+}
+
+/// A counter as a plain number (see [`crate::policy::report::ms`]).
+fn count<S: Serializer>(c: &Cell<u64>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(c.get() as f64)
+}
+
+fn counts<S: Serializer>(h: &[Cell<u64>; 5], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(h.iter().map(|c| c.get() as f64))
 }
 
 impl Stats {
@@ -133,6 +148,21 @@ impl Drop for Counting<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `stats()` without the host's `quotaLevel`: counters as numbers.
+    #[test]
+    fn stats_serialize_to_their_public_shape() {
+        let stats = Stats::default();
+        stats.operations.set(3);
+        stats.ended(1, false);
+        stats.ended(7, true);
+        let _in_flight = Counting::new(&stats.in_flight);
+        assert_eq!(
+            serde_json::to_value(&stats).unwrap(),
+            serde_json::json!({ "operations": 3.0, "attempts": [1.0, 0.0, 0.0, 0.0, 1.0], "retries": 6.0,
+                                "exhausted": 1.0, "queued": 0, "inFlight": 1 })
+        );
+    }
 
     #[test]
     fn the_in_memory_state_spends_refunds_and_spaces() {
