@@ -7,11 +7,14 @@
 //  3. timers scheduled by a retry whose planned wait is 0 (should be none
 //     beyond each attempt's own timer);
 //  4. the retry quota's amplification against a server failing everything
-//     (from the native virtual-time test).
+//     (from the native virtual-time test);
+//  5. own CPU and wasm → JS crossings per successful call, with `fetch`
+//     stubbed (bench/cpu.mjs).
 import http from "node:http";
 import { execFileSync } from "node:child_process";
 import { sizeTable } from "../scripts/size.mjs";
 import { RetryPolicy } from "../js/src/node.js";
+import { crossingsPerCall, interleaved, mechanicsOnly, median, stubbedCpu } from "./cpu.mjs";
 import ky from "ky";
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
@@ -40,21 +43,8 @@ const url = `http://127.0.0.1:${server.address().port}/`;
 const policy = new RetryPolicy();
 const kyClient = ky.create({ retry: 2, timeout: 10_000 });
 const chunked = url + "chunked";
-// The least any client can do that meets issue 3's contract, in plain JS:
-// an AbortController per attempt, an attempt timer, the body buffered under
-// that signal and a rebuilt Response the caller then reads. No retry logic
-// at all: its ratio is the floor under every implementation of the contract.
-async function mechanicsOnly(target) {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), 30_000);
-  try {
-    const res = await fetch(target, { signal: controller.signal });
-    const body = await res.arrayBuffer();
-    return new Response(body, res).arrayBuffer();
-  } finally {
-    clearTimeout(timer);
-  }
-}
+// "required mechanics only": the floor under every implementation of the
+// contract (bench/cpu.mjs says what it does).
 const sides = {
   "raw fetch": async () => (await fetch(url)).arrayBuffer(),
   "required mechanics only (plain JS, no retry logic)": () => mechanicsOnly(url),
@@ -63,23 +53,8 @@ const sides = {
   "raw fetch, chunked body": async () => (await fetch(chunked)).arrayBuffer(),
   "saferetry, chunked body": async () => (await policy.fetch(chunked)).arrayBuffer(),
 };
-const times = Object.fromEntries(Object.keys(sides).map((k) => [k, []]));
-
-for (const run of Object.values(sides)) for (let i = 0; i < 200; i++) await run(); // warm up
 const perRound = Math.ceil(REQUESTS / ROUNDS);
-for (let round = 0; round < ROUNDS; round++) {
-  for (const [name, run] of Object.entries(sides)) {
-    for (let i = 0; i < perRound; i++) {
-      const t0 = process.hrtime.bigint();
-      await run();
-      times[name].push(Number(process.hrtime.bigint() - t0) / 1000);
-    }
-  }
-}
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[s.length >> 1];
-};
+const times = await interleaved(sides, { rounds: ROUNDS, perRound, warmUp: 200 });
 const base = median(times["raw fetch"]);
 const chunkedBase = median(times["raw fetch, chunked body"]);
 console.log(`\n## Success-path overhead (${perRound * ROUNDS} sequential GETs per side, ${ROUNDS} interleaved rounds, loopback, Node ${process.versions.node})\n`);
@@ -125,3 +100,14 @@ server.close();
 console.log("\n## Retry quota amplification (native, virtual time)\n");
 const out = execFileSync("cargo", ["test", "--quiet", "--release", "--test", "budgets", "amplification", "--", "--nocapture"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
 console.log(out.split("\n").filter((l) => l.startsWith("amplification")).join("\n"));
+
+console.log(`\n## Own CPU and crossings per successful call (fetch stubbed, Node ${process.versions.node})\n`);
+const cpu = await stubbedCpu(policy);
+const crossings = await crossingsPerCall();
+console.log("| client | median µs per call |\n|---|---:|");
+console.log(`| raw fetch (stubbed) | ${cpu.raw.toFixed(1)} |`);
+console.log(`| required mechanics only (stubbed) | ${cpu.mechanics.toFixed(1)} |`);
+console.log(`| saferetry (stubbed) | ${cpu.saferetry.toFixed(1)} |`);
+console.log(`\nsaferetry's own CPU per call: ${cpu.own.toFixed(1)} µs (saferetry minus the mechanics)`);
+console.log(`crossings (calls from wasm into JS) per call: ${crossings.total.toFixed(1)}`);
+if (process.env.BENCH_CROSSINGS_DETAIL) console.log(crossings.imports);
