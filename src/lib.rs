@@ -21,7 +21,7 @@ pub mod policy;
 mod host;
 
 /// talc instead of std's dlmalloc: the same job in a fifth of the code
-/// (the module is 2.3 KB gzip smaller; BENCHMARKS.md).
+/// (the module is 2.6 KB gzip smaller; BENCHMARKS.md).
 #[cfg(target_arch = "wasm32")]
 #[global_allocator]
 static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
