@@ -13,6 +13,8 @@
 //   big       download routes: 40 MiB of octet-stream (Content-Length set), written with backpressure
 //   redirect  a POST on its first hop: 308 to `/_moved<same path>`; `/_moved/...` answers the document
 //
+// CORS: any origin may call, preflights included (they are not counted).
+//
 // `runs.get(runId)` tells the runner what the server saw and when:
 // { requests: [{ method, path, idempotencyKey }], firstChunkAt, lastChunkAt, chunksSent, clientGone }.
 import http from 'node:http';
@@ -146,6 +148,18 @@ async function readBody(req) {
 }
 
 async function handle(req, res, runs) {
+  // The Chromium page of hosts.mjs calls from another origin: every answer
+  // allows any origin, and a preflight is answered here without counting as a
+  // request of its run.
+  res.setHeader('access-control-allow-origin', '*');
+  res.setHeader('access-control-expose-headers', '*');
+  if (req.method === 'OPTIONS') {
+    res.writeHead(204, {
+      'access-control-allow-methods': req.headers['access-control-request-method'] ?? 'GET',
+      'access-control-allow-headers': req.headers['access-control-request-headers'] ?? '',
+    });
+    return res.end();
+  }
   const url = new URL(req.url, 'http://127.0.0.1');
   const body = await readBody(req);
   const info = parseRun(req, url);

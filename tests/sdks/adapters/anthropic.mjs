@@ -4,7 +4,7 @@ import { readChunks, readEvents } from '../support.mjs';
 
 const message = { model: 'claude-test', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] };
 
-export const client = (fetch, { base }) => new Anthropic({ apiKey: 'sk-ant-test', baseURL: base, fetch, maxRetries: 0 });
+export const client = (fetch, { base }) => new Anthropic({ apiKey: 'sk-ant-test', baseURL: base, fetch, maxRetries: 0, dangerouslyAllowBrowser: true });
 
 /** POST /v1/messages → the reply's text. */
 export const call = async (c) => (await c.messages.create(message)).content[0].text;
