@@ -204,6 +204,7 @@ async function main() {
     for (const host of HOSTS) {
       const pairs = SDKS.flatMap((sdk) => CASES.map((kase) => [sdk, kase])).filter(([sdk, kase]) => `${host} ${sdk} ${kase}`.includes(filter));
       if (!pairs.length) continue;
+      const preflightsBefore = fake.seen.preflights;
       let opened;
       try {
         opened = await OPEN[host](ctx);
@@ -242,6 +243,7 @@ async function main() {
       } finally {
         await opened.close();
       }
+      note(`${host}: the fake answered ${fake.seen.preflights - preflightsBefore} CORS preflights`);
       console.error(`\n${host} (${opened.version}):\n${matrix(rows.filter((r) => r.host === host), CASES)}`);
     }
   } finally {

@@ -1,4 +1,4 @@
-// @anthropic-ai/sdk: `new Anthropic({ fetch })`, retries off with maxRetries: 0.
+// @anthropic-ai/sdk: `new Anthropic({ fetch })`, retries off with maxRetries: 0; dangerouslyAllowBrowser for the Chromium run of hosts.mjs (the key is a fake).
 import Anthropic from '@anthropic-ai/sdk';
 import { readChunks, readEvents } from '../support.mjs';
 

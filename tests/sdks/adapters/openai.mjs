@@ -1,4 +1,4 @@
-// openai: `new OpenAI({ fetch })`, retries off with maxRetries: 0.
+// openai: `new OpenAI({ fetch })`, retries off with maxRetries: 0; dangerouslyAllowBrowser for the Chromium run of hosts.mjs (the key is a fake).
 import OpenAI from 'openai';
 import { readChunks, readEvents } from '../support.mjs';
 
