@@ -36,15 +36,6 @@ const WASM = 'saferetry_bg.wasm';
 const t0 = Date.now();
 const note = (line) => process.stderr.write(`[sdks hosts ${((Date.now() - t0) / 1000).toFixed(1)} s] ${line}\n`);
 
-/**
- * What an SDK cannot do on a host, beyond its adapter's own notApplicable
- * (which holds on every host): `HOST_NA[host][sdk][case]` = why.
- */
-const HOST_NA = {
-  chromium: {},
-  workerd: {},
-};
-
 // ---------------- builds ----------------
 async function esbuild(name, entry, outfile, args, projectDir) {
   note(`${name}: esbuild ${path.relative(REPO, entry)}`);
@@ -217,7 +208,7 @@ async function main() {
       }
       try {
         for (const [sdk, kase] of pairs) {
-          const na = notApplicable(adapters[sdk], kase) ?? HOST_NA[host][sdk]?.[kase];
+          const na = notApplicable(adapters[sdk], kase); // every SDK runs on both hosts: only its own n/a
           if (na) {
             console.log(`n/a ${host} ${sdk} ${kase} — ${na}`);
             rows.push({ host, sdk, kase, na });
