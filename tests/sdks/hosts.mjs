@@ -21,7 +21,7 @@ import { launch } from '../browsers/webdriver.mjs';
 import { runPage } from '../browsers/run-page.mjs';
 import { live, start, stop, waitExit, workerdPort } from '../runtimes/procs.mjs';
 import { startFake } from './fake-server.mjs';
-import { SDKS, judgePair, matrix, notApplicable, serverView, verdictLine } from './judge.mjs';
+import { SDKS, matrix, notApplicable, runPair, verdictLine } from './judge.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '../..');
@@ -219,14 +219,7 @@ async function main() {
             console.log(`FAIL ${host} ${sdk} ${kase} — not run: the ${BUDGET_MS / 1000} s budget passed`);
             continue;
           }
-          const outcomes = {};
-          for (const mode of ['plain', 'saferetry']) {
-            const runId = `${host}-${sdk}-${kase}-${mode}`;
-            const o = await opened.run({ sdk, kase, mode, origin: fake.origin, runId });
-            o.server = serverView(fake, runId);
-            outcomes[mode] = o;
-          }
-          const j = judgePair(kase, outcomes.plain, outcomes.saferetry);
+          const j = await runPair(fake, kase, `${host}-${sdk}-${kase}`, (mode, runId) => opened.run({ sdk, kase, mode, origin: fake.origin, runId }));
           if (j.ok) passed += 1; else failed += 1;
           console.log(verdictLine(`${host} ${sdk}`, kase, j));
           rows.push({ host, sdk, kase, ...j });

@@ -98,7 +98,7 @@ export const judgeOf = { json: judges.call, 503: judges.call, 429: judges.call, 
 export const needs = { json: 'call', 503: 'call', 429: 'call', stream: 'stream', abort: 'stream', big: 'download', redirect: 'call' };
 
 /** What the fake saw for a run, or an empty record when it saw nothing. */
-export const serverView = (fake, runId) =>
+const serverView = (fake, runId) =>
   fake.runs.get(runId) ?? { requests: [], chunksSent: 0, lastChunkAt: null, clientGone: false };
 
 /** Why the adapter cannot do the case (its own reason, or a missing function), else null. */
@@ -119,6 +119,22 @@ export function judgePair(kase, plain, saferetry) {
   const figures = harness ? null : { plain: judge.figures(plain), saferetry: judge.figures(saferetry) };
   const short = harness ? null : `${judge.short(plain)} · ${judge.short(saferetry)}`;
   return { ok: !why, why, figures, short };
+}
+
+/**
+ * Runs one pair — plain, then saferetry — through `runOne(mode, runId)` (which
+ * resolves with an outcome or `{ harnessError }`) and judges it with what the
+ * fake saw for each run.
+ */
+export async function runPair(fake, kase, runIdPrefix, runOne) {
+  const outcomes = {};
+  for (const mode of ['plain', 'saferetry']) {
+    const runId = `${runIdPrefix}-${mode}`;
+    const o = await runOne(mode, runId);
+    o.server = serverView(fake, runId);
+    outcomes[mode] = o;
+  }
+  return judgePair(kase, outcomes.plain, outcomes.saferetry);
 }
 
 /** The line printed for a judged pair. */

@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startFake } from './fake-server.mjs';
-import { CASES, SDKS, judgePair, matrix, notApplicable, serverView, verdictLine } from './judge.mjs';
+import { CASES, SDKS, matrix, notApplicable, runPair, verdictLine } from './judge.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CHILD_TIMEOUT_MS = 60_000;
@@ -67,14 +67,7 @@ try {
         rows.push({ sdk, kase, na });
         continue;
       }
-      const outcomes = {};
-      for (const mode of ['plain', 'saferetry']) {
-        const runId = `${sdk}-${kase}-${mode}`;
-        const o = await runChild(sdk, kase, mode, fake.origin, runId);
-        o.server = serverView(fake, runId);
-        outcomes[mode] = o;
-      }
-      const j = judgePair(kase, outcomes.plain, outcomes.saferetry);
+      const j = await runPair(fake, kase, `${sdk}-${kase}`, (mode, runId) => runChild(sdk, kase, mode, fake.origin, runId));
       if (j.ok) passed += 1; else failed += 1;
       console.log(verdictLine(sdk, kase, j));
       rows.push({ sdk, kase, ...j });
