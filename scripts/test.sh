@@ -53,7 +53,7 @@ for rt in deno bun workerd chromium firefox webkit bundle; do
   tier "e2e-$rt"   node tests/runtimes/run.mjs "$rt" test-output/project
 done
 tier bundlers      node tests/bundlers/run.mjs test-output/project
-tier sdks          bash -c 'bash scripts/pack-install.sh test-output/sdks-project >/dev/null && node tests/sdks/run.mjs test-output/sdks-project'
+tier sdks          bash -c 'bash scripts/pack-install.sh test-output/sdks-project >/dev/null || exit 1; node tests/sdks/run.mjs test-output/sdks-project; node=$?; node tests/sdks/hosts.mjs test-output/sdks-project && [ $node -eq 0 ]'
 tier browser-errors node tests/browsers/measure-failures.mjs --check
 tier leaks-node    node tests/leaks/run.mjs node
 tier leaks-chromium node tests/leaks/run.mjs chromium

@@ -31,7 +31,7 @@ declare -A TIER_TOOLS=(
   [e2e-chromium]="chromium chromedriver" [e2e-firefox]="firefox-esr geckodriver"
   [e2e-webkit]="WebKitWebDriver Xvfb" [e2e-bundle]="esbuild chromium chromedriver"
   [bundlers]="esbuild vite webpack wrangler bun deno workerd chromium chromedriver"
-  [sdks]="npm"
+  [sdks]="npm esbuild workerd chromium chromedriver"
   [browser-errors]="chromium chromedriver firefox-esr geckodriver WebKitWebDriver Xvfb"
   [leaks-node]="" [leaks-chromium]="chromium" [demo]="chromium"
 )

@@ -8,8 +8,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-
-const ABORT_AFTER_MS = 700;
+import { clientFor, perform } from './perform.mjs';
 
 const [sdk, kase, mode, projectDir, origin, runId] = process.argv.slice(2);
 const adapter = await import(`./adapters/${sdk}.mjs`);
@@ -23,21 +22,7 @@ if (mode === 'saferetry') {
   throw new Error(`mode must be plain or saferetry, not ${mode}`);
 }
 
-const token = `${kase}.${runId}`;
-const { port } = new URL(origin);
-const client = adapter.client(fetchFn, { base: `${origin}/run/${token}`, origin, port: Number(port), token });
-
-/** The error as the caller sees it, with the status and saferetry reason found along its causes. */
-function describe(err) {
-  const out = { name: err?.constructor?.name ?? err?.name, message: String(err?.message ?? err).slice(0, 160) };
-  for (let e = err, depth = 0; e && depth < 5; e = e.cause, depth += 1) {
-    out.status ??= e.status ?? e.statusCode ?? e.response?.status;
-    out.reason ??= e.reason;
-  }
-  // Some SDKs (supabase storage) keep only the message of the error they caught.
-  out.reason ??= /^saferetry: .*\(([a-z-]+)\)$/.exec(out.message)?.[1];
-  return out;
-}
+const client = clientFor(adapter, fetchFn, origin, kase, runId);
 
 // Peaks above the level after a full GC: RSS (everything, allocator high-water
 // mark included) and arrayBuffers (the bytes of live ArrayBuffers, where a
@@ -53,30 +38,7 @@ const sample = () => {
 const sampler = setInterval(sample, 5);
 
 const out = { startedAt: Date.now() };
-const counting = () => {
-  out.units = 0;
-  return (n) => { out.firstAt ??= Date.now() - out.startedAt; out.units += n; };
-};
-try {
-  if (kase === 'json' || kase === '503' || kase === '429') {
-    out.value = await adapter.call(client);
-  } else if (kase === 'redirect') {
-    out.value = await (adapter.redirectedPost ?? adapter.call)(client);
-  } else if (kase === 'stream') {
-    await adapter.stream(client, { onUnits: counting() });
-  } else if (kase === 'abort') {
-    const controller = new AbortController();
-    setTimeout(() => controller.abort(), ABORT_AFTER_MS);
-    await adapter.stream(client, { signal: controller.signal, onUnits: counting() });
-  } else if (kase === 'big') {
-    out.bytes = 0;
-    await adapter.download(client, { onBytes: (n) => { out.bytes += n; } });
-  } else {
-    throw new Error(`unknown case ${kase}`);
-  }
-} catch (err) {
-  out.error = describe(err);
-}
+await perform(adapter, kase, client, out);
 sample();
 clearInterval(sampler);
 out.ms = Date.now() - out.startedAt;

@@ -13,6 +13,9 @@
 //   big       download routes: 40 MiB of octet-stream (Content-Length set), written with backpressure
 //   redirect  a POST on its first hop: 308 to `/_moved<same path>`; `/_moved/...` answers the document
 //
+// CORS: any origin may call, preflights included (counted in `seen.preflights`,
+// not as requests of a run).
+//
 // `runs.get(runId)` tells the runner what the server saw and when:
 // { requests: [{ method, path, idempotencyKey }], firstChunkAt, lastChunkAt, chunksSent, clientGone }.
 import http from 'node:http';
@@ -145,7 +148,20 @@ async function readBody(req) {
   return Buffer.concat(parts).toString('utf8');
 }
 
-async function handle(req, res, runs) {
+async function handle(req, res, runs, seen) {
+  // The Chromium page of hosts.mjs calls from another origin: every answer
+  // allows any origin, and a preflight is answered here without counting as a
+  // request of its run.
+  res.setHeader('access-control-allow-origin', '*');
+  res.setHeader('access-control-expose-headers', '*');
+  if (req.method === 'OPTIONS') {
+    seen.preflights += 1;
+    res.writeHead(204, {
+      'access-control-allow-methods': req.headers['access-control-request-method'] ?? 'GET',
+      'access-control-allow-headers': req.headers['access-control-request-headers'] ?? '',
+    });
+    return res.end();
+  }
   const url = new URL(req.url, 'http://127.0.0.1');
   const body = await readBody(req);
   const info = parseRun(req, url);
@@ -193,9 +209,10 @@ async function handle(req, res, runs) {
 /** Starts the fake on an ephemeral loopback port. */
 export async function startFake() {
   const runs = new Map();
+  const seen = { preflights: 0 };
   const sockets = new Set();
   const server = http.createServer((req, res) => {
-    handle(req, res, runs).catch((err) => {
+    handle(req, res, runs, seen).catch((err) => {
       if (!res.headersSent) sendJson(res, 500, { error: { message: String(err) } });
       else res.destroy();
     });
@@ -207,6 +224,7 @@ export async function startFake() {
     origin: `http://127.0.0.1:${port}`,
     port,
     runs,
+    seen,
     close: () => new Promise((resolve) => {
       for (const s of sockets) s.destroy();
       server.close(() => resolve());

@@ -1,11 +1,11 @@
-// openai: `new OpenAI({ fetch })`, retries off with maxRetries: 0.
+// openai: `new OpenAI({ fetch })`, retries off with maxRetries: 0; dangerouslyAllowBrowser for the Chromium run of hosts.mjs (the key is a fake).
 import OpenAI from 'openai';
 import { readChunks, readEvents } from '../support.mjs';
 
 const chat = { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] };
 
 export const client = (fetch, { base }) =>
-  new OpenAI({ apiKey: 'sk-test', baseURL: `${base}/v1`, fetch, maxRetries: 0 });
+  new OpenAI({ apiKey: 'sk-test', baseURL: `${base}/v1`, fetch, maxRetries: 0, dangerouslyAllowBrowser: true });
 
 /** POST /v1/chat/completions → the reply's text. */
 export const call = async (c) => (await c.chat.completions.create(chat)).choices[0].message.content;
