@@ -41,6 +41,8 @@ await new Promise((r) => server.listen(0, "127.0.0.1", r));
 const url = `http://127.0.0.1:${server.address().port}/`;
 
 const policy = new RetryPolicy();
+const streamed = new RetryPolicy({ responseBody: "stream" });
+const buffered = new RetryPolicy({ responseBody: "buffer" });
 const kyClient = ky.create({ retry: 2, timeout: 10_000 });
 const chunked = url + "chunked";
 // "required mechanics only": the floor under every implementation of the
@@ -49,6 +51,8 @@ const sides = {
   "raw fetch": async () => (await fetch(url)).arrayBuffer(),
   "required mechanics only (plain JS, no retry logic)": () => mechanicsOnly(url),
   saferetry: async () => (await policy.fetch(url)).arrayBuffer(),
+  'saferetry, responseBody "stream"': async () => (await streamed.fetch(url)).arrayBuffer(),
+  'saferetry, responseBody "buffer"': async () => (await buffered.fetch(url)).arrayBuffer(),
   ky: async () => kyClient.get(url).arrayBuffer(),
   "raw fetch, chunked body": async () => (await fetch(chunked)).arrayBuffer(),
   "saferetry, chunked body": async () => (await policy.fetch(chunked)).arrayBuffer(),
@@ -64,6 +68,10 @@ for (const [name, xs] of Object.entries(times)) {
   console.log(`| ${name} | ${median(xs).toFixed(1)} | ${(median(xs) / against).toFixed(3)} |`);
 }
 const floor = median(times["required mechanics only (plain JS, no retry logic)"]);
+const modeRatio = (mode, against) => (median(times[`saferetry, responseBody "${mode}"`]) / against).toFixed(3);
+console.log(`\nBody modes (rule 13): "stream" ${modeRatio("stream", base)}× raw fetch (target ≤ 1.10); ` +
+  `"buffer" ${modeRatio("buffer", floor)}× the required mechanics (target ≤ 1.15); ` +
+  `ky ${(median(times.ky) / base).toFixed(3)}× raw fetch. (The default, "auto", buffers this small JSON answer.)`);
 console.log(`\nsaferetry over the required mechanics alone: ${(median(times.saferetry) / floor).toFixed(3)}× ` +
   `(${(median(times.saferetry) - floor).toFixed(1)} µs per call for the retry engine, budgets, report and wasm crossings)`);
 
