@@ -18,6 +18,7 @@ import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, w
 import path from "node:path";
 import { brotliCompressSync, constants } from "node:zlib";
 import { fileURLToPath } from "node:url";
+import { workerdConfig } from "../tests/runtimes/procs.mjs";
 import { chromium } from "playwright-core";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -181,20 +182,11 @@ export default { async fetch(req, env) { const r = await policy.fetch(env.UPSTRE
     });
     const js = readFileSync(path.join(wdir, "dist/main.js"), "utf8");
     const wasm = [...js.matchAll(/from\s*"(\.\/[^"]+\.wasm)"/g)].map((m) => m[1]);
-    writeFileSync(path.join(wdir, "config.capnp"), `using Workerd = import "/workerd/workerd.capnp";
-const config :Workerd.Config = (
-  services = [(name = "main", worker = .w), (name = "net", network = (allow = ["public", "private", "local"]))],
-  sockets = [(name = "http", address = "127.0.0.1:0", http = (), service = "main")],
-);
-const w :Workerd.Worker = (
-  modules = [(name = "main.js", esModule = embed "dist/main.js"),
-${wasm.map((f) => `    (name = ${JSON.stringify(f)}, wasm = embed ${JSON.stringify(`dist/${f.slice(2)}`)}),`).join("\n")}
-  ],
-  compatibilityDate = "2025-06-01",
-  bindings = [(name = "UPSTREAM", text = ${JSON.stringify(upstream)})],
-  globalOutbound = "net",
-);
-`);
+    writeFileSync(path.join(wdir, "config.capnp"), workerdConfig({
+      dir: wdir, compatibilityDate: "2025-06-01", bindings: { UPSTREAM: upstream },
+      modules: [{ name: "main.js", type: "esModule", file: path.join(wdir, "dist/main.js") },
+        ...wasm.map((f) => ({ name: f, type: "wasm", file: path.join(wdir, "dist", f.slice(2)) }))],
+    }));
     results[name] = [];
   }
   for (let i = 0; i < COLD_RUNS; i++) {

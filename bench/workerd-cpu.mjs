@@ -10,6 +10,7 @@ import { spawn, execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { workerdConfig } from "../tests/runtimes/procs.mjs";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const BIN = path.join(REPO, "node_modules/.bin");
@@ -71,20 +72,11 @@ execFileSync(path.join(BIN, "wrangler"), ["deploy", "--dry-run", "--outdir", "di
 });
 const js = readFileSync(path.join(OUT, "dist/main.js"), "utf8");
 const wasm = [...js.matchAll(/from\s*"(\.\/[^"]+\.wasm)"/g)].map((m) => m[1]);
-writeFileSync(path.join(OUT, "config.capnp"), `using Workerd = import "/workerd/workerd.capnp";
-const config :Workerd.Config = (
-  services = [(name = "main", worker = .w), (name = "net", network = (allow = ["public", "private", "local"]))],
-  sockets = [(name = "http", address = "127.0.0.1:0", http = (), service = "main")],
-);
-const w :Workerd.Worker = (
-  modules = [(name = "main.js", esModule = embed "dist/main.js"),
-${wasm.map((f) => `    (name = ${JSON.stringify(f)}, wasm = embed ${JSON.stringify(`dist/${f.slice(2)}`)}),`).join("\n")}
-  ],
-  compatibilityDate = "2025-06-01",
-  bindings = [(name = "UPSTREAM", text = "http://127.0.0.1:${upstream.address().port}/")],
-  globalOutbound = "net",
-);
-`);
+writeFileSync(path.join(OUT, "config.capnp"), workerdConfig({
+  dir: OUT, compatibilityDate: "2025-06-01", bindings: { UPSTREAM: `http://127.0.0.1:${upstream.address().port}/` },
+  modules: [{ name: "main.js", type: "esModule", file: path.join(OUT, "dist/main.js") },
+    ...wasm.map((f) => ({ name: f, type: "wasm", file: path.join(OUT, "dist", f.slice(2)) }))],
+}));
 
 const child = spawn(path.join(BIN, "workerd"), ["serve", "config.capnp", "--control-fd=3"], { cwd: OUT, stdio: ["ignore", "ignore", "inherit", "pipe"] });
 try {

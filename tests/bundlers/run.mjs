@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { launch } from '../browsers/webdriver.mjs';
 import { runPage } from '../browsers/run-page.mjs';
 import {
-  live, moduleGraph, resolveExport, start, startFaultServer, stop, waitExit, workerdPort,
+  moduleGraph, resolveExport, runMain, start, startFaultServer, stop, waitExit, workerdConfig, workerdPort,
 } from '../runtimes/procs.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -225,23 +225,9 @@ async function runBrowser(built, ctx, dir, runId) {
 }
 
 async function runWorkerd(built, ctx, dir, runId) {
-  const config = `using Workerd = import "/workerd/workerd.capnp";
-const config :Workerd.Config = (
-  services = [
-    (name = "main", worker = .worker),
-    (name = "internet", network = (allow = ["public", "private", "local"])),
-  ],
-  sockets = [(name = "http", address = "127.0.0.1:0", http = (), service = "main")],
-);
-const worker :Workerd.Worker = (
-  modules = [
-${built.modules.map((m) => `    (name = ${JSON.stringify(m.name)}, ${m.type} = embed ${JSON.stringify(path.relative(dir, m.file))}),`).join('\n')}
-  ],
-  compatibilityDate = ${JSON.stringify(COMPAT_DATE)},
-  bindings = [(name = "FAULT_URL", text = ${JSON.stringify(ctx.server.url)})],
-  globalOutbound = "internet",
-);
-`;
+  const config = workerdConfig({
+    dir, modules: built.modules, compatibilityDate: COMPAT_DATE, bindings: { FAULT_URL: ctx.server.url },
+  });
   writeFileSync(path.join(dir, 'workerd.capnp'), config);
   const p = start('workerd', path.join(BIN, 'workerd'), ['serve', 'workerd.capnp', '--control-fd=3'], { cwd: dir, extraFds: 1, echo: false });
   try {
@@ -344,12 +330,4 @@ async function main() {
   return failed === 0 && passed > 0 ? 0 : 1;
 }
 
-let exitCode = 1;
-try {
-  exitCode = await main();
-} catch (err) {
-  console.error(`bundlers: ${err.stack ?? err}`);
-} finally {
-  for (const p of [...live]) await stop(p, 1000);
-}
-process.exit(exitCode);
+await runMain('bundlers', main);

@@ -138,3 +138,43 @@ export function workerdPort(p, socket = 'http') {
     p.exited.then((c) => { clearTimeout(timer); reject(new Error(`workerd exited (${c}):\n${p.tail}`)); });
   });
 }
+
+// ---------------- workerd: one Worker's config ----------------
+/** A workerd config serving one Worker on 127.0.0.1 (port 0: read it with
+ * `workerdPort`), whose outbound fetch may reach loopback. `modules`:
+ * `[{ name, type: 'esModule' | 'wasm', file }]` (files relative to `dir`,
+ * where the config is written); `bindings`: `{ NAME: text }`. */
+export function workerdConfig({ dir, modules, bindings = {}, compatibilityDate, comment = '' }) {
+  const str = (s) => JSON.stringify(s); // capnp text takes JSON-style escapes
+  return `using Workerd = import "/workerd/workerd.capnp";
+${comment ? `# ${comment}\n` : ''}const config :Workerd.Config = (
+  services = [
+    (name = "main", worker = .worker),
+    (name = "internet", network = (allow = ["public", "private", "local"])),
+  ],
+  sockets = [(name = "http", address = "127.0.0.1:0", http = (), service = "main")],
+);
+const worker :Workerd.Worker = (
+  modules = [
+${modules.map((m) => `    (name = ${str(m.name)}, ${m.type} = embed ${str(path.relative(dir, m.file))}),`).join('\n')}
+  ],
+  compatibilityDate = ${str(compatibilityDate)},
+  bindings = [${Object.entries(bindings).map(([name, text]) => `(name = ${str(name)}, text = ${str(text)})`).join(', ')}],
+  globalOutbound = "internet",
+);
+`;
+}
+
+/** A runner's entry: runs `main` (its exit code), reports a throw under
+ * `name`, stops every process still running, and exits. */
+export async function runMain(name, main) {
+  let exitCode = 1;
+  try {
+    exitCode = await main();
+  } catch (err) {
+    console.error(`${name}: ${err.stack ?? err}`);
+  } finally {
+    for (const p of [...live]) await stop(p, 1000);
+  }
+  process.exit(exitCode);
+}

@@ -19,7 +19,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { launch } from '../browsers/webdriver.mjs';
 import { runPage } from '../browsers/run-page.mjs';
-import { live, start, stop, waitExit, workerdPort } from '../runtimes/procs.mjs';
+import { runMain, start, stop, waitExit, workerdConfig, workerdPort } from '../runtimes/procs.mjs';
 import { startFake } from './fake-server.mjs';
 import { SDKS, matrix, notApplicable, runPair, verdictLine } from './judge.mjs';
 
@@ -76,23 +76,13 @@ async function buildWorker(dir, ctx) {
     throw new Error(`the Worker bundle imports ${JSON.stringify(wasmImports)}, expected ./${WASM} (did the workerd condition pick src/workerd.js?)`);
   }
   copyFileSync(path.join(ctx.pkgDir, 'src', WASM), path.join(dir, WASM));
-  writeFileSync(path.join(dir, 'workerd.capnp'), `using Workerd = import "/workerd/workerd.capnp";
-const config :Workerd.Config = (
-  services = [
-    (name = "main", worker = .worker),
-    (name = "internet", network = (allow = ["public", "private", "local"])),
-  ],
-  sockets = [(name = "http", address = "127.0.0.1:0", http = (), service = "main")],
-);
-const worker :Workerd.Worker = (
-  modules = [
-    (name = "worker.js", esModule = embed "worker.js"),
-    (name = "./${WASM}", wasm = embed "${WASM}"),
-  ],
-  compatibilityDate = "${COMPAT_DATE}",
-  globalOutbound = "internet",
-);
-`);
+  writeFileSync(path.join(dir, 'workerd.capnp'), workerdConfig({
+    dir, compatibilityDate: COMPAT_DATE,
+    modules: [
+      { name: 'worker.js', type: 'esModule', file: path.join(dir, 'worker.js') },
+      { name: `./${WASM}`, type: 'wasm', file: path.join(dir, WASM) },
+    ],
+  }));
 }
 
 /** A static server for the page, on its own loopback port (another origin than the fake). */
@@ -238,12 +228,4 @@ async function main() {
   return failed === 0 && passed > 0 ? 0 : 1;
 }
 
-let exitCode = 1;
-try {
-  exitCode = await main();
-} catch (err) {
-  console.error(`sdks hosts: ${err.stack ?? err}`);
-} finally {
-  for (const p of [...live]) await stop(p, 1000);
-}
-process.exit(exitCode);
+await runMain('sdks hosts', main);
