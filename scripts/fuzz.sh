@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 export RUSTUP_TOOLCHAIN="${FUZZ_TOOLCHAIN:-stable}"
 seconds="${FUZZ_SECONDS:-60}"
-targets="${FUZZ_TARGETS:-retry_after rate backoff_limits quota classify_options}"
+targets="${FUZZ_TARGETS:-retry_after rate backoff_limits quota classify_options rate_limit}"
 
 if ! command -v cargo-fuzz >/dev/null; then
   echo "fuzz: installing cargo-fuzz (about 2 minutes)" >&2

@@ -20,6 +20,7 @@ use saferetry::policy::budget::rate::RateConfig;
 use saferetry::policy::classify::{Attempted, Failure, Safety, Stage};
 use saferetry::policy::limits::{Backoff, Limits};
 use saferetry::policy::options::Numeric;
+use saferetry::policy::rate_limit::FloorHeaders;
 use saferetry::policy::retry_after::RetryAfter;
 
 /// Year 10000 in epoch ms.
@@ -89,7 +90,37 @@ fn attempted() -> impl Strategy<Value = Attempted> {
     ]
 }
 
+/// A rate-limit header value: often well-formed, sometimes anything.
+fn header_value(well_formed: &'static str) -> impl Strategy<Value = Option<String>> {
+    prop_oneof![1 => Just(None), 3 => well_formed.prop_map(Some), 1 => ".{0,12}".prop_map(Some)]
+}
+
+fn floor_headers() -> impl Strategy<Value = FloorHeaders> {
+    (
+        header_value("[0-9]{1,3}"),
+        header_value("[0-9]{1,5}"),
+        header_value(
+            "(\"[a-z]{1,5}\"|[a-z]{1,5});r=[0-9]{1,2};t=[0-9]{1,22}(, [a-z]{1,3};r=0;t=[0-9]{1,3}){0,2}",
+        ),
+        header_value("[0-2]"),
+        header_value("[0-9]{1,11}|1[0-9]{9}|[0-9]{19,21}"),
+        header_value("[0-9]{1,4}(\\.[0-9]{1,6})?"),
+    )
+        .prop_map(|(retry_after, retry_after_ms, ratelimit, remaining, reset, reset_after)| {
+            FloorHeaders { retry_after, retry_after_ms, ratelimit, remaining, reset, reset_after }
+        })
+}
+
 proptest! {
+    #[test]
+    fn a_rate_limit_floor_is_the_largest_reset_any_header_states_and_only_on_a_throttle(
+        h in floor_headers(),
+        status in prop_oneof![Just(403u16), Just(429), Just(503), 100u16..600],
+        now in prop_oneof![1_600_000_000_000u64..1_800_000_000_000, any::<u64>()],
+    ) {
+        checks::rate_limit::check(&h, status, now);
+    }
+
     #[test]
     fn retry_after_reads_as_the_independent_reader_and_never_below_either_header(
         value in retry_after_value(),

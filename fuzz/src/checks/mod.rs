@@ -11,4 +11,5 @@ pub mod classify_options;
 pub mod http_date;
 pub mod quota;
 pub mod rate;
+pub mod rate_limit;
 pub mod retry_after;
