@@ -18,7 +18,9 @@ rust() {
   want=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/"/,"",$3); print $3; exit}' Cargo.lock)
   if ! command -v wasm-bindgen >/dev/null || [ "$(wasm-bindgen --version | awk '{print $2}')" != "$want" ]; then
     say "installing wasm-bindgen-cli $want (about 2 minutes)"
-    cargo install wasm-bindgen-cli --version "=$want"
+    # --force: cargo's own record may say "installed" while the binary is
+    # gone (a cleaned or half-copied ~/.cargo), and would then do nothing.
+    cargo install --force wasm-bindgen-cli --version "=$want"
   fi
 }
 
@@ -61,7 +63,7 @@ browsers() {
   fi
   if ! command -v geckodriver >/dev/null; then
     say "installing geckodriver (about 3 minutes)"
-    cargo install geckodriver --version '^0.37'
+    cargo install --force geckodriver --version '^0.37'
   fi
 }
 

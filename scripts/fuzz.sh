@@ -16,7 +16,7 @@ targets="${FUZZ_TARGETS:-retry_after rate backoff_limits quota classify_options 
 
 if ! command -v cargo-fuzz >/dev/null; then
   echo "fuzz: installing cargo-fuzz (about 2 minutes)" >&2
-  cargo install cargo-fuzz --version '^0.13' || exit 1
+  cargo install --force cargo-fuzz --version '^0.13' || exit 1
 fi
 mkdir -p test-output
 (cd fuzz && cargo fuzz build -s none) || { echo "fuzz: build failed"; exit 1; }
