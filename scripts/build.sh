@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the npm package in js/: the no_std wasm module, its wasm-bindgen
+# Builds the npm package in js/: the wasm module, its wasm-bindgen
 # glue (at the CLI version pinned in Cargo.lock) and `wasm-opt -Oz`; then
 # prints the sizes.
 set -euo pipefail
@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 scripts/bootstrap.sh rust node
 
-cargo build --quiet --release --target wasm32-unknown-unknown --no-default-features
+cargo build --quiet --release --target wasm32-unknown-unknown
 # wasm-bindgen's output lands in js/src beside the entries, so the wasm is
 # always "./saferetry_bg.wasm" from the code that loads it: a bundler that
 # does not copy assets needs just that one file copied next to its output.

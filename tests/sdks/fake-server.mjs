@@ -113,6 +113,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Writes `parts` one per CHUNK_GAP_MS, recording send times; stops if the client goes. */
 async function writeSlowly(res, run, parts) {
+  run.writing = true;
   for (const part of parts) {
     if (run.clientGone) break;
     res.write(part);
@@ -121,6 +122,7 @@ async function writeSlowly(res, run, parts) {
     run.firstChunkAt ??= run.lastChunkAt;
     await sleep(CHUNK_GAP_MS);
   }
+  run.writing = false;
   res.end();
 }
 

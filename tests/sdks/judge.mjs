@@ -135,6 +135,11 @@ export async function runPair(fake, kase, runIdPrefix, runOne) {
   for (const mode of ['plain', 'saferetry']) {
     const runId = `${runIdPrefix}-${mode}`;
     const o = await runOne(mode, runId);
+    // A slow write still under way has not yet seen whether the client left
+    // (its 'close' event may lag under load): wait until it ends or sees it.
+    for (let i = 0; i < 150 && fake.runs.get(runId)?.writing && !fake.runs.get(runId)?.clientGone; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
     o.server = serverView(fake, runId);
     outcomes[mode] = o;
   }
