@@ -30,7 +30,7 @@
 use alloc::string::String;
 use serde::Serialize;
 
-use super::retry_after::{self, RetryAfter};
+use super::retry_after::{self, Decided, RetryAfter};
 
 /// Which header set an attempt's wait floor (named in the report).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -87,10 +87,13 @@ impl FloorHeaders {
     /// (or `Retry-After-Ms`) when present; otherwise, on a throttling
     /// status, the largest rate-limit reset.
     pub fn floor(&self, status: u16, now_ms: u64) -> Option<(RetryAfter, FloorHeader)> {
-        let standard =
-            retry_after::from_headers(self.retry_after.as_deref(), self.retry_after_ms.as_deref(), now_ms);
-        if let Some(ra) = standard {
-            return Some((ra, self.standard_source(ra, now_ms)));
+        let standard = retry_after::decide(self.retry_after.as_deref(), self.retry_after_ms.as_deref(), now_ms);
+        if let Some((ra, decided)) = standard {
+            let header = match decided {
+                Decided::RetryAfter => FloorHeader::RetryAfter,
+                Decided::RetryAfterMs => FloorHeader::RetryAfterMs,
+            };
+            return Some((ra, header));
         }
         if !throttling(status) {
             return None;
@@ -104,19 +107,6 @@ impl FloorHeaders {
         .filter_map(|(ms, header)| Some((ms?, header)))
         .max_by_key(|&(ms, _)| ms)
         .map(|(ms, header)| (RetryAfter::Delay(ms), header))
-    }
-
-    /// Which of the two standard headers decided `ra` (the larger wins).
-    fn standard_source(&self, ra: RetryAfter, now_ms: u64) -> FloorHeader {
-        let from_ms = self.retry_after_ms.as_deref().and_then(retry_after::parse_ms);
-        let from_standard = self.retry_after.as_deref().map(|v| retry_after::parse(v, now_ms));
-        match (from_ms, from_standard) {
-            (Some(ms), Some(RetryAfter::Delay(d))) if ms > d => FloorHeader::RetryAfterMs,
-            (Some(_), None | Some(RetryAfter::Unsupported)) if ra != RetryAfter::Unsupported => {
-                FloorHeader::RetryAfterMs
-            }
-            _ => FloorHeader::RetryAfter,
-        }
     }
 
     /// `RateLimit`: the largest `t` among members with `r=0`.

@@ -42,11 +42,29 @@ pub fn from_headers(
     retry_after_ms: Option<&str>,
     now_ms: u64,
 ) -> Option<RetryAfter> {
+    decide(retry_after, retry_after_ms, now_ms).map(|(ra, _)| ra)
+}
+
+/// Which of the two headers set the floor `from_headers` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decided {
+    RetryAfter,
+    RetryAfterMs,
+}
+
+/// [`from_headers`], and which header decided it (each parsed once).
+pub fn decide(
+    retry_after: Option<&str>,
+    retry_after_ms: Option<&str>,
+    now_ms: u64,
+) -> Option<(RetryAfter, Decided)> {
     let standard = retry_after.map(|value| parse(value, now_ms));
     match (retry_after_ms.and_then(parse_ms), standard) {
-        (Some(ms), Some(RetryAfter::Delay(d))) => Some(RetryAfter::Delay(ms.max(d))),
-        (Some(ms), None | Some(RetryAfter::Unsupported)) => Some(RetryAfter::Delay(ms)),
-        (_, standard) => standard,
+        (Some(ms), Some(RetryAfter::Delay(d))) => {
+            Some((RetryAfter::Delay(ms.max(d)), if ms > d { Decided::RetryAfterMs } else { Decided::RetryAfter }))
+        }
+        (Some(ms), None | Some(RetryAfter::Unsupported)) => Some((RetryAfter::Delay(ms), Decided::RetryAfterMs)),
+        (_, standard) => standard.map(|ra| (ra, Decided::RetryAfter)),
     }
 }
 
