@@ -10,8 +10,8 @@ use web_sys::{AbortSignal, Headers, Response};
 
 use super::bind::fetch;
 use super::caller::assign;
-use super::props::{Init, Url};
-use super::transport::{failed, FetchTransport};
+use super::props::{header, Init, Url, LOCATION, REDIRECTED};
+use super::transport::{define_value, failed, not_sent, FetchTransport};
 use crate::engine::Failed;
 use crate::policy::classify::{normalize_method, Failure, Stage};
 use crate::policy::redirect::{next_hop, stage_on_hop, Hop, BODY_HEADERS, CROSS_ORIGIN_DROPPED, MAX_HOPS};
@@ -30,14 +30,17 @@ pub async fn fetch_following(
     loop {
         init.set_signal(signal);
         init.set_redirect("manual");
-        let promise = fetch(&input, &init).map_err(|e| on_hop(failed_setup(e), hop))?;
+        let promise = fetch(&input, &init).map_err(|e| on_hop(not_sent(e), hop))?;
         let response: Response =
             JsFuture::from(promise).await.map_err(|e| on_hop(t.fetch_failed(e), hop))?.unchecked_into();
-        let location = response.headers().get("location").ok().flatten();
-        let method = method_of(&input, &init);
-        let Some((next_url, step)) = location.and_then(|l| next(&response, &l, &method)) else {
+        // Only a response with a `Location` costs more than this one read.
+        let redirect = header(&response.headers(), &LOCATION).and_then(|location| {
+            let method = method_of(&input, &init);
+            next(&response, &location, &method).map(|(url, step)| (url, step, method))
+        });
+        let Some((next_url, step, method)) = redirect else {
             if hop > 0 {
-                mark_redirected(&response);
+                define_value(&response, &REDIRECTED, &JsValue::TRUE);
             }
             return Ok(response);
         };
@@ -57,10 +60,6 @@ pub async fn fetch_following(
         init = next_init(t, &input, &init, &method, step).await?;
         input = JsValue::from_str(&next_url);
     }
-}
-
-fn failed_setup(e: JsValue) -> Failed<JsValue> {
-    failed(Failure::Network(Stage::NotSent), "setup", "TypeError", Some(e))
 }
 
 /// A failure on a hop after the first: the request reached a server.
@@ -101,14 +100,14 @@ async fn next_init(
     step: Hop,
 ) -> Result<Init, Failed<JsValue>> {
     let next: Init = Object::new().unchecked_into();
-    assign(&next, init).map_err(failed_setup)?;
+    assign(&next, init).map_err(not_sent)?;
     let request = input.dyn_ref::<web_sys::Request>();
     let headers = match (init.headers().dyn_into::<Headers>(), request) {
         (Ok(h), _) => Headers::new_with_headers(&h),
         (Err(_), Some(r)) => Headers::new_with_headers(&r.headers()),
         (Err(_), None) => Headers::new(),
     }
-    .map_err(failed_setup)?;
+    .map_err(not_sent)?;
     if step.to_get {
         next.set_method("GET");
         next.set_body(&JsValue::UNDEFINED);
@@ -134,12 +133,6 @@ async fn next_init(
     }
     next.set_headers(&headers);
     Ok(next)
-}
-
-fn mark_redirected(response: &Response) {
-    let property = Object::new();
-    let _ = js_sys::Reflect::set(&property, &JsValue::from_str("value"), &JsValue::TRUE);
-    let _ = js_sys::Reflect::define_property(response, &JsValue::from_str("redirected"), &property);
 }
 
 /// A hop that must re-send a body that cannot be sent again (`fetch`

@@ -140,6 +140,8 @@ extern "C" {
     #[wasm_bindgen(thread_local_v2, static_string)]
     pub static URL: JsString = "url";
     #[wasm_bindgen(thread_local_v2, static_string)]
+    pub static LOCATION: JsString = "location";
+    #[wasm_bindgen(thread_local_v2, static_string)]
     pub static VALUE: JsString = "value";
 }
 

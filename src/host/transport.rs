@@ -11,8 +11,9 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
+use js_sys::JsString;
 use js_sys::{Array, ArrayBuffer, Object, Reflect, Uint8Array};
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::{JsCast, JsThreadLocal as ThreadLocal, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
     AbortController, AbortSignal, Headers, ReadableStream, ReadableStreamDefaultReader, Response,
@@ -95,6 +96,19 @@ type Outcome = Result<Answer<Received>, Failed<JsValue>>;
 
 pub(super) fn failed(failure: Failure, code: &str, name: &str, error: Option<JsValue>) -> Failed<JsValue> {
     Failed { failure, code: String::from(code), name: String::from(name), error }
+}
+
+/// The request could not even be handed to `fetch`.
+pub(super) fn not_sent(e: JsValue) -> Failed<JsValue> {
+    failed(Failure::Network(Stage::NotSent), "setup", "TypeError", Some(e))
+}
+
+/// Gives `target` an own, read-only `key` with `value` (shadowing a getter
+/// of its prototype, such as a Response's `url` or `redirected`).
+pub(super) fn define_value(target: &Object, key: &'static ThreadLocal<JsString>, value: &JsValue) {
+    let property = Object::new();
+    let _ = VALUE.with(|k| Reflect::set(&property, k, value));
+    let _ = key.with(|k| Reflect::define_property(target, k, &property));
 }
 
 /// The fields of a JS error that classification and reports read.
@@ -192,7 +206,6 @@ impl FetchTransport {
     }
 
     async fn attempt(&self, controller: &AbortController) -> Outcome {
-        let not_sent = |e| failed(Failure::Network(Stage::NotSent), "setup", "TypeError", Some(e));
         let input = self.input_for_attempt().map_err(not_sent)?;
         let init = &self.prepared.init;
         let signal = self.signal_for(controller);
@@ -346,11 +359,8 @@ pub(super) fn concat(chunks: &[Uint8Array], total: u64) -> ArrayBuffer {
 fn rebuilt_with(response: &Response, rebuilt: Result<Response, JsValue>) -> Option<Response> {
     let rebuilt = rebuilt.ok()?;
     let fetched: &Fetched = response.unchecked_ref();
-    for (key, value) in [(&URL, fetched.url()), (&REDIRECTED, JsValue::from_bool(response.redirected()))] {
-        let property = Object::new();
-        let _ = VALUE.with(|k| Reflect::set(&property, k, &value));
-        let _ = key.with(|k| Reflect::define_property(&rebuilt, k, &property));
-    }
+    define_value(&rebuilt, &URL, &fetched.url());
+    define_value(&rebuilt, &REDIRECTED, &JsValue::from_bool(response.redirected()));
     Some(rebuilt)
 }
 
