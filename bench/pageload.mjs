@@ -13,12 +13,12 @@
 //   node bench/pageload.mjs        (PAGELOAD_RUNS=N loads per cell, default 9)
 // Needs `make build` and Chromium (scripts/bootstrap.sh browsers).
 import http from "node:http";
-import { spawn, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { brotliCompressSync, constants } from "node:zlib";
 import { fileURLToPath } from "node:url";
-import { workerdConfig } from "../tests/runtimes/procs.mjs";
+import { start, stop, workerdPort, wranglerWorker } from "../tests/runtimes/procs.mjs";
 import { chromium } from "playwright-core";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -167,63 +167,28 @@ export default { async fetch(req, env) { return new Response(await client.get(en
     saferetry: `import { RetryPolicy } from "saferetry"; const policy = new RetryPolicy();
 export default { async fetch(req, env) { const r = await policy.fetch(env.UPSTREAM); return new Response(await r.text()); } };`,
   };
-  const results = {};
-  for (const [name, src] of Object.entries(workers)) {
-    const wdir = path.join(dir, name.replace(/\W+/g, "-"));
-    mkdirSync(wdir, { recursive: true });
-    writeFileSync(path.join(wdir, "main.mjs"), src);
-    writeFileSync(path.join(wdir, "wrangler.toml"), `name = "cold"\nmain = "main.mjs"\ncompatibility_date = "2025-06-01"\n`);
-    // Wrangler's own build, offline; saferetry resolves from the repo's js/ package.
-    mkdirSync(path.join(wdir, "node_modules"), { recursive: true });
-    rmSync(path.join(wdir, "node_modules/saferetry"), { force: true, recursive: true });
-    execFileSync("ln", ["-s", path.join(REPO, "js"), path.join(wdir, "node_modules/saferetry")]);
-    execFileSync(path.join(BIN, "wrangler"), ["deploy", "--dry-run", "--outdir", "dist"], {
-      cwd: wdir, stdio: "ignore", env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", WRANGLER_LOG_PATH: path.join(wdir, "logs") },
-    });
-    const js = readFileSync(path.join(wdir, "dist/main.js"), "utf8");
-    const wasm = [...js.matchAll(/from\s*"(\.\/[^"]+\.wasm)"/g)].map((m) => m[1]);
-    writeFileSync(path.join(wdir, "config.capnp"), workerdConfig({
-      dir: wdir, compatibilityDate: "2025-06-01", bindings: { UPSTREAM: upstream },
-      modules: [{ name: "main.js", type: "esModule", file: path.join(wdir, "dist/main.js") },
-        ...wasm.map((f) => ({ name: f, type: "wasm", file: path.join(wdir, "dist", f.slice(2)) }))],
-    }));
-    results[name] = [];
+  const dirOf = (name) => path.join(dir, name.replace(/\W+/g, "-"));
+  for (const [name, source] of Object.entries(workers)) {
+    wranglerWorker({ dir: dirOf(name), source, packageDir: path.join(REPO, "js"), compatibilityDate: "2025-06-01", bindings: { UPSTREAM: upstream } });
   }
+  const results = Object.fromEntries(Object.keys(workers).map((name) => [name, []]));
   for (let i = 0; i < COLD_RUNS; i++) {
-    for (const name of Object.keys(workers)) { // interleaved
-      const wdir = path.join(dir, name.replace(/\W+/g, "-"));
-      results[name].push(await oneColdStart(wdir));
-    }
+    for (const name of Object.keys(workers)) results[name].push(await oneColdStart(dirOf(name))); // interleaved
   }
   return Object.fromEntries(Object.entries(results).map(([k, v]) => [k, median(v)]));
 }
 
-/** ms from spawning workerd to the first response (the port comes over --control-fd). */
-function oneColdStart(wdir) {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const child = spawn(path.join(BIN, "workerd"), ["serve", "config.capnp", "--control-fd=3"], { cwd: wdir, stdio: ["ignore", "ignore", "pipe", "pipe"] });
-    let err = "";
-    child.stderr.on("data", (d) => { err += d; });
-    const timer = setTimeout(() => { child.kill("SIGKILL"); reject(new Error(`workerd cold start: no answer in 20 s\n${err}`)); }, 20_000);
-    let buf = "";
-    child.stdio[3].setEncoding("utf8").on("data", async (d) => {
-      buf += d;
-      const m = buf.split("\n").map((l) => { try { return JSON.parse(l); } catch { return null; } }).find((x) => x?.event === "listen");
-      if (!m || child.done) return;
-      child.done = true;
-      try {
-        const res = await fetch(`http://127.0.0.1:${m.port}/`);
-        await res.text();
-        resolve(performance.now() - t0);
-      } catch (e) {
-        reject(e);
-      } finally {
-        clearTimeout(timer);
-        child.kill("SIGKILL");
-      }
-    });
-  });
+/** ms from starting workerd to the first response (the port comes over --control-fd). */
+async function oneColdStart(wdir) {
+  const t0 = performance.now();
+  const p = start("workerd", path.join(BIN, "workerd"), ["serve", "config.capnp", "--control-fd=3"], { cwd: wdir, extraFds: 1, echo: false });
+  try {
+    const port = await workerdPort(p);
+    await (await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(20_000) })).text();
+    return performance.now() - t0;
+  } finally {
+    await stop(p, 0);
+  }
 }
 
 // ---------------- main ----------------

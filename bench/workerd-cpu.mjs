@@ -6,11 +6,11 @@
 //   node bench/workerd-cpu.mjs        (WORKERD_SUBREQUESTS=N per client and round, default 1000)
 // Needs `make build`.
 import http from "node:http";
-import { spawn, execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { readFileSync, readdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { workerdConfig } from "../tests/runtimes/procs.mjs";
+import { start, stop, workerdPort, wranglerWorker } from "../tests/runtimes/procs.mjs";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const BIN = path.join(REPO, "node_modules/.bin");
@@ -63,33 +63,11 @@ upstream.keepAliveTimeout = 60_000;
 await new Promise((r) => upstream.listen(0, "127.0.0.1", r));
 
 rmSync(OUT, { recursive: true, force: true });
-mkdirSync(path.join(OUT, "node_modules"), { recursive: true });
-execFileSync("ln", ["-s", path.join(REPO, "js"), path.join(OUT, "node_modules/saferetry")]);
-writeFileSync(path.join(OUT, "main.mjs"), WORKER);
-writeFileSync(path.join(OUT, "wrangler.toml"), `name = "cpu"\nmain = "main.mjs"\ncompatibility_date = "2025-06-01"\n`);
-execFileSync(path.join(BIN, "wrangler"), ["deploy", "--dry-run", "--outdir", "dist"], {
-  cwd: OUT, stdio: "ignore", env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", WRANGLER_LOG_PATH: path.join(OUT, "logs") },
-});
-const js = readFileSync(path.join(OUT, "dist/main.js"), "utf8");
-const wasm = [...js.matchAll(/from\s*"(\.\/[^"]+\.wasm)"/g)].map((m) => m[1]);
-writeFileSync(path.join(OUT, "config.capnp"), workerdConfig({
-  dir: OUT, compatibilityDate: "2025-06-01", bindings: { UPSTREAM: `http://127.0.0.1:${upstream.address().port}/` },
-  modules: [{ name: "main.js", type: "esModule", file: path.join(OUT, "dist/main.js") },
-    ...wasm.map((f) => ({ name: f, type: "wasm", file: path.join(OUT, "dist", f.slice(2)) }))],
-}));
+wranglerWorker({ dir: OUT, source: WORKER, packageDir: path.join(REPO, "js"), compatibilityDate: "2025-06-01", bindings: { UPSTREAM: `http://127.0.0.1:${upstream.address().port}/` } });
 
-const child = spawn(path.join(BIN, "workerd"), ["serve", "config.capnp", "--control-fd=3"], { cwd: OUT, stdio: ["ignore", "ignore", "inherit", "pipe"] });
+const child = start("workerd", path.join(BIN, "workerd"), ["serve", "config.capnp", "--control-fd=3"], { cwd: OUT, extraFds: 1, echo: false });
 try {
-  const port = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("workerd reported no port in 20 s")), 20_000);
-    let buf = "";
-    child.stdio[3].setEncoding("utf8").on("data", (d) => {
-      buf += d;
-      for (const line of buf.split("\n")) {
-        try { const m = JSON.parse(line); if (m.event === "listen") { clearTimeout(timer); resolve(m.port); } } catch { /* partial */ }
-      }
-    });
-  });
+  const port = await workerdPort(child);
   const clients = ["raw", "ky", "stream", "buffer"];
   const run = async (client, n) => {
     const res = await fetch(`http://127.0.0.1:${port}/${client}?n=${n}`);
@@ -99,9 +77,9 @@ try {
   const us = Object.fromEntries(clients.map((c) => [c, []]));
   for (let r = 0; r < ROUNDS; r++) {
     for (const c of clients) { // interleaved rounds
-      const before = cpuTicks(child.pid);
+      const before = cpuTicks(child.child.pid);
       await run(c, N);
-      us[c].push(((cpuTicks(child.pid) - before) * TICK_US) / N);
+      us[c].push(((cpuTicks(child.child.pid) - before) * TICK_US) / N);
     }
   }
   const raw = median(us.raw);
@@ -110,6 +88,6 @@ try {
   const names = { raw: "raw fetch", ky: "ky", stream: 'saferetry, responseBody "stream"', buffer: 'saferetry, responseBody "buffer"' };
   for (const c of clients) console.log(`| ${names[c]} | ${median(us[c]).toFixed(0)} | ${(median(us[c]) / raw).toFixed(3)} |`);
 } finally {
-  child.kill("SIGKILL");
+  await stop(child);
   upstream.close();
 }

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { launch } from '../browsers/webdriver.mjs';
 import { runPage } from '../browsers/run-page.mjs';
 import {
-  moduleGraph, resolveExport, runMain, start, startFaultServer, stop, waitExit, workerdConfig, workerdPort,
+  bundleModules, moduleGraph, resolveExport, runMain, start, startFaultServer, stop, waitExit, workerdConfig, workerdPort,
 } from '../runtimes/procs.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -88,6 +88,14 @@ function copyWasmBeside(ctx, distDir) {
   copyFileSync(wasmOf(ctx.pkgDir), path.join(distDir, WASM));
 }
 
+/** The app as it is, run by `host`'s own resolver. */
+function unbundledScript(host) {
+  return async (ctx, dir) => {
+    writeFileSync(path.join(dir, 'main.mjs'), MAIN.script(ctx.style));
+    return { host, script: 'main.mjs' };
+  };
+}
+
 const BUILDS = {
   async 'esbuild-browser'(ctx, dir) {
     writeFileSync(path.join(dir, 'main.mjs'), MAIN.browser(ctx.style));
@@ -144,18 +152,9 @@ const BUILDS = {
     return { host: 'bun', script: 'dist/main.mjs' };
   },
   // Unbundled: each runtime's own resolver, the package as installed.
-  async 'unbundled-node'(ctx, dir) {
-    writeFileSync(path.join(dir, 'main.mjs'), MAIN.script(ctx.style));
-    return { host: 'node', script: 'main.mjs' };
-  },
-  async 'unbundled-deno'(ctx, dir) {
-    writeFileSync(path.join(dir, 'main.mjs'), MAIN.script(ctx.style));
-    return { host: 'deno', script: 'main.mjs' };
-  },
-  async 'unbundled-bun'(ctx, dir) {
-    writeFileSync(path.join(dir, 'main.mjs'), MAIN.script(ctx.style));
-    return { host: 'bun', script: 'main.mjs' };
-  },
+  'unbundled-node': unbundledScript('node'),
+  'unbundled-deno': unbundledScript('deno'),
+  'unbundled-bun': unbundledScript('bun'),
   async 'unbundled-workerd'(ctx, dir) {
     writeFileSync(path.join(dir, 'main.mjs'), MAIN.workerd(ctx.style));
     return { host: 'workerd', modules: unbundledWorkerdModules(ctx, dir) };
@@ -168,19 +167,6 @@ const BUILDS = {
     return { host: 'browser', html: 'index.html' };
   },
 };
-
-/** A bundle's modules for a workerd config: the JS and every .wasm it imports
- * by a relative path, named as the bundle imports them. */
-function bundleModules(distDir, main) {
-  const js = readFileSync(path.join(distDir, main), 'utf8');
-  const modules = [{ name: main, file: path.join(distDir, main), type: 'esModule' }];
-  for (const [, spec] of js.matchAll(/from\s*["'](\.\/[^"']+\.wasm)["']/g)) {
-    modules.push({ name: spec, file: path.join(distDir, spec), type: 'wasm' });
-  }
-  const present = readdirSync(distDir).filter((f) => f.endsWith('.wasm'));
-  if (modules.length < 2) throw new Error(`${main} imports no .wasm module; ${distDir} has ${present.join(', ') || 'none'}`);
-  return modules;
-}
 
 /** workerd resolves a bare `saferetry` from "app/x/y.mjs" as "app/x/saferetry":
  * the app's modules keep their folders under "app/", and the package's

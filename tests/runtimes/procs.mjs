@@ -1,9 +1,10 @@
-// Processes for the test runners: each started in its own process group,
-// tracked, and killed when the runner exits; every wait is bounded. Also the
-// package's export resolution, its module graph (for workerd configs) and the
-// fault server started as its own process.
-import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+// Processes for the test runners and benches: each started in its own
+// process group, tracked, and killed when the runner exits; every wait is
+// bounded. Also the package's export resolution, its module graph, workerd
+// configs (and a Worker built by Wrangler for one), and the fault server
+// started as its own process.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -178,3 +179,34 @@ export async function runMain(name, main) {
   }
   process.exit(exitCode);
 }
+
+/** A bundle's modules for a workerd config: the JS and every .wasm it imports
+ * by a relative path, named as the bundle imports them. Throws when it
+ * imports none and `requireWasm` (a bundle of the package must). */
+export function bundleModules(distDir, main, { requireWasm = true } = {}) {
+  const js = readFileSync(path.join(distDir, main), 'utf8');
+  const modules = [{ name: main, file: path.join(distDir, main), type: 'esModule' }];
+  for (const [, spec] of js.matchAll(/from\s*["'](\.\/[^"']+\.wasm)["']/g)) {
+    modules.push({ name: spec, file: path.join(distDir, spec), type: 'wasm' });
+  }
+  const present = readdirSync(distDir).filter((f) => f.endsWith('.wasm'));
+  if (requireWasm && modules.length < 2) throw new Error(`${main} imports no .wasm module; ${distDir} has ${present.join(', ') || 'none'}`);
+  return modules;
+}
+
+/** A Worker from `source` (main.mjs) built in `dir` by Wrangler's own
+ * dry-run build, offline, with `saferetry` resolving to `packageDir`; writes
+ * `dir/config.capnp` for workerd and returns nothing. */
+export function wranglerWorker({ dir, source, packageDir, compatibilityDate, bindings = {} }) {
+  mkdirSync(path.join(dir, 'node_modules'), { recursive: true });
+  writeFileSync(path.join(dir, 'main.mjs'), source);
+  writeFileSync(path.join(dir, 'wrangler.toml'), `name = "worker"\nmain = "main.mjs"\ncompatibility_date = "${compatibilityDate}"\n`);
+  rmSync(path.join(dir, 'node_modules/saferetry'), { force: true, recursive: true });
+  symlinkSync(packageDir, path.join(dir, 'node_modules/saferetry'));
+  execFileSync(path.join(REPO, 'node_modules/.bin/wrangler'), ['deploy', '--dry-run', '--outdir', 'dist'], {
+    cwd: dir, stdio: 'ignore', env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true', WRANGLER_LOG_PATH: path.join(dir, 'logs') },
+  });
+  const modules = bundleModules(path.join(dir, 'dist'), 'main.js', { requireWasm: false });
+  writeFileSync(path.join(dir, 'config.capnp'), workerdConfig({ dir, modules, compatibilityDate, bindings }));
+}
+
