@@ -1,0 +1,305 @@
+// One budget for every tab of an origin: a SharedBudget (see `shared` in
+// the README) whose authority runs in one tab, the leader, elected with Web
+// Locks; the other tabs reach it over a BroadcastChannel. Glue only: the
+// Rust `BudgetAuthority` and each policy's leased client make every budget
+// decision; this file elects, carries messages and keeps the authority's
+// state alive across a change of leader.
+//
+// Election. Every tab queues for the lock "saferetry:<name>"; the holder is
+// the leader. A leader that leaves (tab closed, navigated, put in the
+// back/forward cache) releases the lock and the next tab in the queue takes
+// over at once. A leader that stops answering while still holding the lock
+// (a frozen or hung tab) sends no heartbeats: a follower that has heard
+// nothing for `staleMs` asks once ("ping", answered from the leader's
+// message handler, so a merely throttled background leader still answers),
+// and after a further PROBE_MS of silence takes the lock with
+// `steal: true`. The robbed leader learns it from its lock request's
+// rejection and queues again as a follower.
+//
+// State. Every message a leader sends carries `authority.state()` tagged
+// (term, version); every tab keeps the newest, and a new leader (term + 1)
+// starts from `authority.restore(newest)`, so a handover never hands out a
+// fresh bucket. Messages from an older term are ignored.
+import { BudgetAuthority } from "./saferetry.js";
+import { assertLoaded } from "./load.js";
+
+const PREFIX = "saferetry:";
+const PROBE_MS = 500; // silence after a ping before the lock is stolen
+const ANSWER_MS = 1000; // a follower's request unanswered this long is rejected (the policy's own bound)
+
+function positive(options, field, fallback) {
+  const v = options[field];
+  if (v === undefined) return fallback;
+  if (typeof v !== "number" || !Number.isFinite(v)) throw new TypeError(`tabBudget: options.${field} must be a number of milliseconds`);
+  if (v <= 0 || v > 600_000) throw new RangeError(`tabBudget: options.${field} must be in (0, 600000] ms`);
+  return v;
+}
+
+function grantLocally(authority, request) {
+  try {
+    return Promise.resolve(authority.grant(request, Date.now()));
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** A SharedBudget shared by every tab of this origin that uses `name`
+ * (one budget per upstream). Without Web Locks or BroadcastChannel, a
+ * budget of this tab alone, with `scope: "tab"`. */
+export function tabBudget(name, options = {}) {
+  assertLoaded();
+  if (typeof name !== "string" || name === "") throw new TypeError("tabBudget: name must be a non-empty string");
+  if (options === null || typeof options !== "object") throw new TypeError("tabBudget: options must be an object");
+  const config = {
+    heartbeatMs: positive(options, "heartbeatMs", 1000),
+    staleMs: positive(options, "staleMs", 2500),
+    fleetSize: options.fleetSize,
+  };
+  const locks = globalThis.navigator?.locks;
+  const Channel = globalThis.BroadcastChannel;
+  if (typeof locks?.request !== "function" || typeof Channel !== "function") return perTab(config);
+  return new Tabs(PREFIX + name, config, locks, Channel).budget;
+}
+
+function perTab(config) {
+  const authority = new BudgetAuthority();
+  return {
+    scope: "tab",
+    fleetSize: config.fleetSize ?? 1,
+    exchange: (request) => grantLocally(authority, request),
+    status: () => ({ scope: "tab", leader: true, term: 0, leaderSince: null, quotaLevel: authority.quotaLevel, handovers: 0 }),
+    close() {},
+  };
+}
+
+class Tabs {
+  constructor(key, config, locks, Channel) {
+    this.key = key;
+    this.config = config;
+    this.locks = locks;
+    this.Channel = Channel;
+    this.id = Math.floor(Math.random() * 2 ** 52);
+    this.latest = null; // { term, v, state }: the newest authority state heard or made
+    this.term = 0; // the newest term heard (or ours, while leading)
+    this.pending = new Map(); // "client:seq" -> { resolve, reject, timer, request }
+    this.authority = null; // while leading
+    this.ticket = null; // our current lock request
+    this.handovers = 0;
+    this.leaderSince = null;
+    this.joined = false;
+    this.closed = false;
+    this.budget = {
+      scope: "origin",
+      exchange: (request) => this.exchange(request),
+      status: () => this.status(),
+      close: () => this.close(),
+    };
+    if (config.fleetSize !== undefined) this.budget.fleetSize = config.fleetSize;
+    // Back/forward cache: a page holding a lock or an open channel is not
+    // cached; leave on pagehide, come back on pageshow.
+    this.onHide = () => this.leave();
+    this.onShow = () => { if (!this.closed && !this.joined) this.join(); };
+    if (typeof globalThis.addEventListener === "function" && "onpagehide" in globalThis) {
+      globalThis.addEventListener("pagehide", this.onHide);
+      globalThis.addEventListener("pageshow", this.onShow);
+    }
+    this.join();
+  }
+
+  join() {
+    this.joined = true;
+    this.channel = new this.Channel(this.key);
+    this.channel.onmessage = (event) => this.receive(event.data);
+    this.heardAt = Date.now();
+    this.probeAt = 0;
+    this.tick = setInterval(() => this.check(), Math.min(250, this.config.heartbeatMs));
+    this.queue();
+    this.post({ t: "ping" }); // the leader answers with its state
+  }
+
+  leave() {
+    if (!this.joined) return;
+    this.joined = false;
+    clearInterval(this.tick);
+    if (this.authority) this.post(this.beatMessage("bye"));
+    this.stepDown();
+    this.ticket?.abort?.abort();
+    this.ticket = null;
+    this.channel.close();
+    for (const [key, p] of this.pending) this.settle(key, p, null, new Error("saferetry: tabBudget left the page (pagehide)"));
+  }
+
+  close() {
+    this.closed = true;
+    this.leave();
+    globalThis.removeEventListener?.("pagehide", this.onHide);
+    globalThis.removeEventListener?.("pageshow", this.onShow);
+  }
+
+  status() {
+    return {
+      scope: "origin", leader: this.authority !== null, term: this.term, leaderSince: this.leaderSince,
+      quotaLevel: this.authority?.quotaLevel, handovers: this.handovers,
+    };
+  }
+
+  post(message) {
+    try {
+      this.channel.postMessage(message);
+    } catch { /* closed: the next join reopens it */ }
+  }
+
+  // ---------- election ----------
+  queue() {
+    const ticket = { abort: new AbortController() };
+    this.ticket = ticket;
+    this.locks.request(this.key, { signal: ticket.abort.signal }, () => this.lead(ticket))
+      .then(() => this.lost(ticket), () => this.lost(ticket));
+  }
+
+  steal() {
+    this.ticket?.abort?.abort();
+    const ticket = {};
+    this.ticket = ticket;
+    this.locks.request(this.key, { steal: true }, () => this.lead(ticket))
+      .then(() => this.lost(ticket), () => this.lost(ticket));
+  }
+
+  lead(ticket) {
+    if (ticket !== this.ticket || !this.joined) return undefined; // left meanwhile: release at once
+    const authority = new BudgetAuthority();
+    if (this.latest) {
+      try {
+        authority.restore(this.latest.state);
+      } catch { /* a state this version cannot read: start afresh */ }
+    }
+    this.authority = authority;
+    this.term = Math.max(this.term, this.latest?.term ?? 0) + 1;
+    this.v = 0;
+    this.leaderSince = Date.now();
+    this.handovers += 1;
+    this.held = ticket;
+    const done = new Promise((resolve) => { ticket.release = resolve; });
+    this.beat();
+    this.heartbeat = setInterval(() => this.beat(), this.config.heartbeatMs);
+    // Our own requests still waiting on the previous leader: answer them here.
+    for (const [key, p] of this.pending) this.settle(key, p, this.grant(p.request));
+    return done;
+  }
+
+  /** Our lock request ended: released, robbed (steal), or aborted. */
+  lost(ticket) {
+    if (this.held === ticket) this.stepDown();
+    if (ticket === this.ticket && this.joined) this.queue();
+  }
+
+  stepDown() {
+    if (!this.authority) return;
+    clearInterval(this.heartbeat);
+    this.authority.free?.();
+    this.authority = null;
+    this.held?.release?.();
+    this.held = null;
+    this.heardAt = Date.now();
+  }
+
+  /** A follower's clock: ping a silent leader, steal from one that stays silent. */
+  check() {
+    if (!this.joined || this.authority) return;
+    const now = Date.now();
+    if (now - this.heardAt < this.config.staleMs) return;
+    if (!this.probeAt) {
+      this.probeAt = now;
+      this.post({ t: "ping" });
+    } else if (now - this.probeAt >= PROBE_MS) {
+      this.probeAt = 0;
+      this.heardAt = now;
+      this.steal();
+    }
+  }
+
+  // ---------- the leader ----------
+  snapshot() {
+    this.v += 1;
+    this.latest = { term: this.term, v: this.v, state: this.authority.state() };
+    return this.latest;
+  }
+
+  beatMessage(t) {
+    const { term, v, state } = this.snapshot();
+    return { t, term, v, state, leader: this.id };
+  }
+
+  beat() {
+    if (this.authority) this.post(this.beatMessage("hb"));
+  }
+
+  grant(request) {
+    const grant = this.authority.grant(request, Date.now());
+    return grant;
+  }
+
+  // ---------- messages ----------
+  receive(m) {
+    if (m === null || typeof m !== "object") return;
+    if (typeof m.term === "number") {
+      if (m.term < this.term) return; // an older leader's
+      if (this.authority && m.leader !== this.id && m.term > this.term) {
+        this.stepDown(); // a newer leader exists: our lock is (being) taken
+      }
+      this.term = m.term;
+      this.heardAt = Date.now();
+      this.probeAt = 0;
+      if (m.state !== undefined && (!this.latest || m.term > this.latest.term || (m.term === this.latest.term && m.v > this.latest.v))) {
+        this.latest = { term: m.term, v: m.v, state: m.state };
+      }
+    }
+    if (m.t === "req" && this.authority) {
+      let grant;
+      try {
+        grant = this.grant(m.request);
+      } catch {
+        return; // a malformed request: its sender falls back
+      }
+      this.post({ ...this.beatMessage("ans"), grant });
+    } else if (m.t === "ping" && this.authority) {
+      this.beat();
+    } else if (m.t === "ans" && m.grant) {
+      const key = `${m.grant.client}:${m.grant.seq}`;
+      const p = this.pending.get(key);
+      if (p) this.settle(key, p, m.grant);
+    }
+  }
+
+  settle(key, p, grant, error) {
+    this.pending.delete(key);
+    clearTimeout(p.timer);
+    if (error) p.reject(error);
+    else p.resolve(grant);
+  }
+
+  exchange(request) {
+    if (this.authority) {
+      try {
+        const grant = this.grant(request);
+        this.beat(); // the followers keep the new state
+        return Promise.resolve(grant);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    if (!this.joined) return Promise.reject(new Error("saferetry: tabBudget is not joined (the page is hidden or closed)"));
+    const key = `${request?.client}:${request?.seq}`;
+    return new Promise((resolve, reject) => {
+      const previous = this.pending.get(key);
+      if (previous) this.settle(key, previous, null, new Error("saferetry: a newer exchange replaced this one"));
+      const p = { resolve, reject, request };
+      p.timer = setTimeout(() => {
+        if (this.pending.get(key) === p) this.settle(key, p, null, new Error(`saferetry: no tab answered within ${ANSWER_MS} ms`));
+      }, ANSWER_MS);
+      this.pending.set(key, p);
+      this.post({ t: "req", request });
+      this.check();
+    });
+  }
+}

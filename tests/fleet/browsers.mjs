@@ -1,0 +1,350 @@
+// fleet-browsers: three tabs of one origin share one retry quota and one
+// start rate through `tabBudget` (Web Locks + BroadcastChannel), in
+// Chromium, Firefox and WebKit; the leader's tab closes (or goes silent)
+// and another takes over within the documented bound, keeping the level.
+//
+//   node tests/fleet/browsers.mjs [chromium] [firefox] [webkit]
+//
+// The pages come from a small static server started here (no
+// Cache-Control: no-store, so the back/forward cache may keep them); the
+// requests go to the fault server (another 127.0.0.1 origin, CORS), which
+// counts what it received. Prints one figure line per check and a final
+// "N passed, M failed". Every wait is bounded; every process is killed.
+import http from 'node:http';
+import { readFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { startFaultServer } from '../../www/server/fault-server.mjs';
+import { launch, BROWSERS } from '../browsers/webdriver.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const REPO = path.resolve(HERE, '../..');
+const PKG = path.join(REPO, 'js/src');
+const RUN_BUDGET_MS = Number(process.env.FLEET_BROWSERS_BUDGET_MS) || 170_000; // all browsers, hard stop
+const t0 = Date.now();
+const note = (line) => process.stderr.write(`[fleet ${((Date.now() - t0) / 1000).toFixed(1)} s] ${line}\n`);
+
+// The documented figures (README "Browser tabs"; js/src/tabs.js).
+const STALE_MS = 2500; // tabBudget's default staleMs
+const FROZEN_BOUND_MS = STALE_MS + 2500; // a silent leader is replaced within staleMs + 2.5 s (probe 500 ms, two timer checks of up to 1 s in a hidden tab)
+const CLOSED_BOUND_MS = 1000; // a closed leader's lock goes to the next tab at once
+const K = 3; // tabs
+const CAPACITY = 50, RETRY_COST = 5; // the quota of checks (a), (d)
+const RATE = 100, BURST = 1; // the start rate of check (b)
+const CLIENT_BURST = 32 + 4; // a leased client's slots + borrow (src/policy/budget/lease/mod.rs)
+const RATE_BOUND = RATE + (BURST - 1) + K * CLIENT_BURST;
+
+// ---------------- the pages' server ----------------
+const PAGE = `<!doctype html>
+<meta charset="utf-8">
+<title>saferetry tab</title>
+<script>
+  window.__log = []; window.__muted = false; window.__shows = [];
+  addEventListener('pageshow', (e) => window.__shows.push({ persisted: e.persisted, at: Date.now() }));
+  addEventListener('error', (e) => window.__log.push('page error: ' + (e.error?.stack ?? e.message)));
+  addEventListener('unhandledrejection', (e) => window.__log.push('unhandled: ' + (e.reason?.stack ?? e.reason)));
+  // ?nolocks: a browser without Web Locks (before the package is imported).
+  if (new URLSearchParams(location.search).has('nolocks')) delete Navigator.prototype.locks;
+  // window.__muted stops this tab's channel messages both ways: to the other
+  // tabs it is then a frozen tab that still holds the lock.
+  const Channel = window.BroadcastChannel;
+  if (Channel) {
+    window.BroadcastChannel = class extends Channel {
+      postMessage(m) { if (!window.__muted) super.postMessage(m); }
+      set onmessage(f) { super.onmessage = f && ((e) => { if (!window.__muted) f(e); }); }
+      get onmessage() { return super.onmessage; }
+    };
+  }
+</script>
+<script type="importmap">{ "imports": { "saferetry": "/pkg/web.js" } }</script>
+<script type="module" src="/tabs/tab-page.mjs"></script>
+`;
+const AWAY = '<!doctype html><meta charset="utf-8"><title>away</title><p>away</p>';
+const TYPES = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm' };
+
+function startPages() {
+  const server = http.createServer((req, res) => {
+    const p = new URL(req.url, 'http://x').pathname;
+    const send = (status, type, body) => { res.writeHead(status, { 'content-type': type }); res.end(body); };
+    if (p === '/tabs/page.html') return send(200, 'text/html; charset=utf-8', PAGE);
+    if (p === '/tabs/away.html') return send(200, 'text/html; charset=utf-8', AWAY);
+    if (p === '/tabs/tab-page.mjs') return send(200, TYPES['.mjs'], readFileSync(path.join(HERE, 'tab-page.mjs')));
+    const m = /^\/pkg\/([a-z_]+\.(js|wasm))$/.exec(p);
+    if (m && existsSync(path.join(PKG, m[1]))) return send(200, TYPES[path.extname(m[1])], readFileSync(path.join(PKG, m[1])));
+    send(404, 'text/plain', 'not found');
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${server.address().port}` })));
+}
+
+// ---------------- results ----------------
+let passed = 0, failed = 0;
+function check(ok, line) {
+  if (ok) passed += 1; else failed += 1;
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${line}`);
+  return ok;
+}
+
+async function until(what, ms, fn, everyMs = 100) {
+  const end = Date.now() + ms;
+  for (;;) { // bounded by `end`
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) return null;
+    await sleep(everyMs);
+  }
+}
+
+/** Largest number of starts in any window [t, t + 1000). */
+function maxPerSecond(starts) {
+  const s = [...starts].sort((a, b) => a - b);
+  let best = 0;
+  for (let i = 0, j = 0; i < s.length; i++) {
+    while (s[j] < s[i] - 999) j++;
+    best = Math.max(best, i - j + 1);
+  }
+  return best;
+}
+
+// ---------------- one browser ----------------
+class Tabs {
+  constructor(browser, session, pages, fault) {
+    Object.assign(this, { browser, session: session, pages, fault, current: null });
+  }
+  async switchTo(handle) {
+    if (this.current !== handle) await this.session.cmd('POST', '/window', { handle });
+    this.current = handle;
+  }
+  async call(handle, fn, ...args) {
+    await this.switchTo(handle);
+    return this.session.executeScript(`return window.__tab.${fn}(...arguments)`, args, 15_000);
+  }
+  async js(handle, script, args = []) {
+    await this.switchTo(handle);
+    return this.session.executeScript(script, args, 15_000);
+  }
+  async open(n) {
+    const handles = [await this.session.cmd('GET', '/window')];
+    this.current = handles[0];
+    while (handles.length < n) handles.push((await this.session.cmd('POST', '/window/new', { type: 'tab' })).handle);
+    return handles;
+  }
+  async load(handle, query = '') {
+    await this.switchTo(handle);
+    await this.session.navigate(`${this.pages}/tabs/page.html${query}`, 20_000);
+    const ok = await until('ready', 10_000, () => this.session.executeScript('return window.__ready === true || window.__log.join("\\n")'));
+    if (ok !== true) throw new Error(`tab page not ready: ${ok}`);
+  }
+  async logs(handle) {
+    return this.js(handle, 'return window.__log.splice(0)');
+  }
+  /** Runs `spec` in every tab at once; resolves with each tab's result. */
+  async runAll(handles, spec, timeoutMs) {
+    const id = `r${Math.random().toString(36).slice(2)}`;
+    for (const h of handles) await this.call(h, 'start', id, spec);
+    const results = [];
+    for (const h of handles) {
+      const r = await until('run', timeoutMs, () => this.call(h, 'result', id), 200);
+      if (!r) throw new Error(`a tab did not finish its run within ${timeoutMs} ms`);
+      results.push(r);
+    }
+    return results;
+  }
+  async count(runId) {
+    const res = await fetch(`${this.fault.url}/count/${runId}`, { signal: AbortSignal.timeout(5000) });
+    return res.json();
+  }
+  async setup(handles, kind, name, options) {
+    const out = [];
+    for (const h of handles) out.push(await this.call(h, 'setup', { name, kind, options }));
+    return out;
+  }
+  async allLeased(handles, ms = 5000) {
+    return until('leased', ms, async () => {
+      const modes = [];
+      for (const h of handles) modes.push((await this.call(h, 'summary')).stats.shared?.mode);
+      return modes.every((m) => m === 'leased') && modes;
+    }, 100);
+  }
+  async leaderOf(handles) {
+    for (const h of handles) if ((await this.call(h, 'summary')).status?.leader) return h;
+    return null;
+  }
+}
+
+async function quota(t, browser, handles, kind, label) {
+  const runId = `quota-${kind}-${browser}-${Date.now()}`;
+  const options = { maxAttempts: 4, baseMs: 1, capMs: 4, totalMs: 8000, quota: { capacity: CAPACITY, retryCost: RETRY_COST } };
+  await t.setup(handles, kind, `quota-${browser}`, options);
+  if (kind === 'tabs' && !await t.allLeased(handles)) throw new Error('the tabs never all got a leased answer');
+  const ops = 10;
+  const results = await t.runAll(handles, { url: `${t.fault.url}/s/seq/${runId}?steps=503`, ops }, 20_000);
+  const c = await t.count(runId);
+  const retries = c.requests - ops * handles.length;
+  const perTab = results.map((r) => r.stats.retries);
+  note(`${browser} ${label}: requests ${c.requests}, retries per tab ${perTab.join('+')}; reasons ${results.map((r) => JSON.stringify(r.reasons)).join(' ')}`);
+  return { retries, perTab, results };
+}
+
+async function rate(t, browser, handles, kind) {
+  const runId = `rate-${kind}-${browser}-${Date.now()}`;
+  const options = { maxAttempts: 1, totalMs: 3000, quota: false, rate: { requests: RATE, perMs: 1000, burst: BURST } };
+  await t.setup(handles, kind, `rate-${browser}`, options);
+  if (kind === 'tabs' && !await t.allLeased(handles)) throw new Error('the tabs never all got a leased answer');
+  const results = await t.runAll(handles, { url: `${t.fault.url}/s/seq/${runId}?steps=200`, workers: 6, forMs: 2500 }, 20_000);
+  const c = await t.count(runId);
+  const max = maxPerSecond(c.starts);
+  note(`${browser} rate ${kind}: ${c.requests} starts in ${Math.max(...results.map((r) => r.ms))} ms, max ${max} in 1 s; reasons ${results.map((r) => JSON.stringify(r.reasons)).join(' ')}; visibility ${results.map((r) => r.visibility).join(',')}`);
+  return { max, total: c.requests, results };
+}
+
+async function runBrowser(browser, pages, fault, deadline) {
+  const h = await launch(browser);
+  note(`${browser} ${h.browserVersion}: launched in ${h.timings.driverReadyMs + h.timings.sessionMs} ms`);
+  const t = new Tabs(browser, h.session, pages, fault);
+  const B = browser.padEnd(8);
+  try {
+    await h.session.setTimeouts({ script: 15_000, pageLoad: 20_000 });
+    let handles = await t.open(K);
+
+    // (a) one quota shared by three tabs, against per-tab quotas.
+    for (const x of handles) await t.load(x);
+    const shared = await quota(t, browser, handles, 'tabs', 'quota shared');
+    const quotaBound = CAPACITY / RETRY_COST;
+    const leaderBefore = await t.leaderOf(handles);
+    const before = await t.call(leaderBefore, 'summary');
+    const held = [];
+    for (const x of handles) held.push((await t.call(x, 'summary')).stats.shared.tokensHeld);
+
+    // (c) the leader's tab closes: another takes over, keeping the level.
+    const rest = handles.filter((x) => x !== leaderBefore);
+    const levelBefore = before.status.quotaLevel;
+    await t.switchTo(leaderBefore);
+    const tClose = Date.now();
+    await h.session.cmd('DELETE', '/window');
+    t.current = null;
+    const rt0 = [];
+    for (const x of rest) rt0.push((await t.call(x, 'summary')).stats.shared.roundTrips);
+    const newLeader = await until('leader', CLOSED_BOUND_MS + 4000, async () => {
+      for (const x of rest) {
+        const s = await t.call(x, 'summary');
+        if (s.status.leader) return { handle: x, s };
+      }
+      return null;
+    }, 50);
+    const handoverMs = newLeader ? newLeader.s.status.leaderSince - tClose : Infinity;
+    // The remaining tabs get answers again: leased, with more round trips.
+    const probeRun = `after-close-${browser}-${Date.now()}`;
+    const answered = await until('answers', 6000, async () => {
+      await t.runAll(rest, { url: `${fault.url}/s/seq/${probeRun}?steps=503`, ops: 2 }, 10_000);
+      const now = [];
+      for (const x of rest) now.push((await t.call(x, 'summary')).stats.shared);
+      return now.every((s, i) => s.mode === 'leased' && s.roundTrips > rt0[i]) && now;
+    }, 100);
+    const levelAfter = newLeader ? (await t.call(newLeader.handle, 'summary')).status.quotaLevel : undefined;
+    const heldByRest = held.filter((_, i) => handles[i] !== leaderBefore).reduce((a, b) => a + b, 0);
+
+    // (c') a leader that goes silent but keeps its lock: stolen within the bound.
+    let stealMs = Infinity, exLeaderFollows = false, levelStolen;
+    if (newLeader) {
+      const silent = newLeader.handle;
+      const other = rest.find((x) => x !== silent);
+      const termBefore = newLeader.s.status.term;
+      await t.call(silent, 'mute', true);
+      const tMute = Date.now();
+      const stolen = await until('steal', FROZEN_BOUND_MS + 4000, async () => {
+        const s = await t.call(other, 'summary');
+        return s.status.leader && s.status.term > termBefore && s;
+      }, 100);
+      if (stolen) {
+        stealMs = stolen.status.leaderSince - tMute;
+        levelStolen = stolen.status.quotaLevel;
+      }
+      await t.call(silent, 'mute', false);
+      exLeaderFollows = !!await until('steps down', 3000, async () => !(await t.call(silent, 'summary')).status.leader);
+    }
+
+    const own = await (async () => {
+      handles = [...rest, (await h.session.cmd('POST', '/window/new', { type: 'tab' })).handle];
+      for (const x of handles) await t.load(x);
+      return quota(t, browser, handles, 'own', 'quota per tab');
+    })();
+    check(shared.retries <= quotaBound && own.retries > quotaBound,
+      `${B} (a) quota: retries across ${K} tabs shared ${shared.retries} (${shared.perTab.join('+')}) <= ${quotaBound} = capacity ${CAPACITY} / retryCost ${RETRY_COST}; per-tab budgets ${own.retries} (${own.perTab.join('+')})`);
+    check(handoverMs <= CLOSED_BOUND_MS && answered,
+      `${B} (c) leader tab closed: new leader after ${handoverMs} ms (bound ${CLOSED_BOUND_MS}); the other tabs leased again with more round trips: ${answered ? answered.map((s) => `${s.mode}/${s.roundTrips}`).join(', ') : 'NO'}`);
+    check(levelAfter !== undefined && levelAfter <= levelBefore + heldByRest + 2 && levelAfter < CAPACITY,
+      `${B} (c) level kept: authority ${levelBefore} before close, ${levelAfter} after (the others held ${heldByRest}; a fresh bucket is ${CAPACITY})`);
+    check(stealMs <= FROZEN_BOUND_MS && exLeaderFollows && levelStolen !== undefined && levelStolen < CAPACITY,
+      `${B} (c) silent leader: lock stolen after ${stealMs} ms (bound ${FROZEN_BOUND_MS}), level ${levelStolen}, ex-leader follows: ${exLeaderFollows}`);
+
+    // (b) one start rate shared by three tabs, against per-tab rates.
+    for (const x of handles) await t.load(x);
+    const rs = await rate(t, browser, handles, 'tabs');
+    for (const x of handles) await t.load(x);
+    const ro = await rate(t, browser, handles, 'own');
+    check(rs.max <= RATE_BOUND && ro.max > RATE_BOUND,
+      `${B} (b) rate ${RATE}/s: max starts in 1 s across ${K} tabs shared ${rs.max} (of ${rs.total}) <= ${RATE_BOUND} = R + (B-1) + K x ${CLIENT_BURST}; per-tab rates ${ro.max}`);
+
+    // (d) without Web Locks: a budget of the tab alone, and stats() says so.
+    for (const x of handles) await t.load(x, x === handles[2] ? '?nolocks' : '');
+    const setups = await t.setup(handles, 'tabs', `scope-${browser}`, { maxAttempts: 2 });
+    const leased = await t.allLeased(handles);
+    const scopes = [];
+    for (const x of handles) scopes.push((await t.call(x, 'summary')).stats.shared?.scope);
+    check(scopes.join() === 'origin,origin,tab' && !setups[2].locks && !!leased,
+      `${B} (d) scopes with Web Locks, with, without: ${scopes.join(', ')}; modes ${leased ? leased.join(', ') : 'not all leased'}`);
+
+    // bfcache: leave a page whose tab leads, come back.
+    const leader = await t.leaderOf(handles.slice(0, 2));
+    await t.switchTo(leader);
+    await h.session.navigate(`${pages}/tabs/away.html`, 20_000);
+    const other = handles.find((x) => x !== leader && x !== handles[2]);
+    const takeover = await until('takeover', 3000, async () => (await t.call(other, 'summary')).status.leader, 50);
+    await t.switchTo(leader);
+    await h.session.cmd('POST', '/back', {}, 20_000);
+    const back = await until('back', 10_000, () => h.session.executeScript('return window.__shows ? { shows: window.__shows, nrr: performance.getEntriesByType("navigation")[0]?.notRestoredReasons ?? null } : null'));
+    const persisted = back?.shows.at(-1)?.persisted === true;
+    const rejoined = persisted && await until('rejoin', 5000, async () => {
+      const s = await t.js(leader, 'return window.__tab.summary()');
+      return s.status.term > 0 && !s.status.leader && s;
+    });
+    const nrr = back?.nrr ? JSON.stringify(back.nrr).slice(0, 300) : 'n/a';
+    const line = `${B} bfcache: pageshow.persisted ${persisted}, another tab led while away: ${!!takeover}, rejoined as follower: ${!!rejoined}; notRestoredReasons ${nrr}`;
+    if (browser === 'chromium') check(persisted && takeover && rejoined, line);
+    else console.log(`info ${line} (asserted in Chromium only)`);
+    for (const x of handles) for (const l of await t.logs(x).catch(() => [])) if (/error|unhandled/.test(l)) note(`${browser} page: ${l}`);
+  } finally {
+    await h.close();
+  }
+  if (Date.now() > deadline) throw new Error('the run budget is spent');
+}
+
+async function main() {
+  const asked = process.argv.slice(2);
+  const browsers = asked.length ? asked : BROWSERS;
+  for (const b of browsers) if (!BROWSERS.includes(b)) { console.error(`unknown browser ${b}`); return 2; }
+  if (!existsSync(path.join(PKG, 'saferetry_bg.wasm'))) { console.error('js/src has no build: run scripts/build.sh'); return 2; }
+  const deadline = t0 + RUN_BUDGET_MS;
+  const fault = await startFaultServer({ port: 0, host: '127.0.0.1' });
+  const pages = await startPages();
+  const hard = setTimeout(() => { console.log(`FAIL the tier's budget of ${RUN_BUDGET_MS} ms is spent`); process.exit(1); }, RUN_BUDGET_MS);
+  try {
+    for (const b of browsers) {
+      try {
+        await runBrowser(b, pages.url, fault, deadline);
+      } catch (e) {
+        check(false, `${b}: ${e.stack ?? e}`);
+      }
+    }
+  } finally {
+    clearTimeout(hard);
+    await fault.close();
+    pages.server.close();
+    pages.server.closeAllConnections?.();
+  }
+  console.log(`${passed} passed, ${failed} failed (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+  return failed === 0 && passed > 0 ? 0 : 1;
+}
+
+process.exitCode = await main();
