@@ -6,8 +6,9 @@
 //!
 //! Why not serde-wasm-bindgen's `from_value`, which writes these values
 //! out: its errors format the value they refused, which links Rust's float
-//! formatting into the module — measured, deriving `Deserialize` for these
-//! five types cost 17.6 KB gzip of wasm. These readers cost a tenth.
+//! formatting into the module: measured with `scripts/build.sh`, the
+//! package was 110.8 KB gzip with `Deserialize` derived for these types and
+//! 89.1 KB with these readers.
 
 use alloc::string::String;
 use alloc::vec::Vec;
