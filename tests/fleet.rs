@@ -526,6 +526,30 @@ fn unused_tokens_go_back_once_even_duplicated_or_after_expiry() {
 }
 
 #[test]
+fn a_client_drained_to_zero_asks_again_when_it_wants_a_retry_and_gets_the_refilled_bucket() {
+    let mut a = Authority::new(AuthorityConfig {
+        quota: Some(QuotaConfig { capacity: 10, ..QuotaConfig::default() }),
+        ..AuthorityConfig::default()
+    });
+    let c = LeasedClient::new(ClientConfig { client: 7, ..ClientConfig::default() });
+    c.on_grant(&a.grant(&c.pending_request(0).unwrap(), 0), 0);
+    assert_eq!((c.quota_level(), a.quota_level()), (Some(10), Some(0)));
+    assert_eq!(c.spend_retry(false), Some(5));
+    assert_eq!(c.spend_retry(false), Some(5));
+    let short = c.pending_request(600).expect("below the low-water mark, 500 ms after a short answer");
+    c.on_grant(&a.grant(&short, 600), 600);
+    assert_eq!(c.quota_level(), Some(0), "the bucket is empty");
+    for _ in 0..20 {
+        c.on_success(None); // successes refund at the client
+    }
+    assert_eq!(c.spend_retry(false), None, "nothing held");
+    let ask = c.pending_request(1_200).expect("a retry was wanted: the drained client asks again");
+    assert_eq!(ask.refunded_total, 20);
+    c.on_grant(&a.grant(&ask, 1_200), 1_200);
+    assert_eq!(c.quota_level(), Some(10), "its refunds refilled the bucket, and it gets them");
+}
+
+#[test]
 fn a_return_lost_on_the_way_travels_again_with_the_next_request_and_counts_once() {
     let (mut a, c) = pair(1_000);
     c.on_grant(&a.grant(&c.pending_request(0).unwrap(), 0), 0);

@@ -408,8 +408,11 @@ impl State {
         let Some(q) = &self.quota else { return Some(0) };
         let cost = q.cost(after_timeout);
         self.observe(self.now_ms);
-        self.tokens = self.tokens.checked_sub(cost)?;
+        // A retry wanted is demand even when none is held: a client drained
+        // to zero must ask again (and carry its refunds), or it never retries
+        // again once the shared bucket refills.
         self.active = true;
+        self.tokens = self.tokens.checked_sub(cost)?;
         self.stats.tokens_spent = self.stats.tokens_spent.saturating_add(u64::from(cost));
         Some(cost)
     }
