@@ -151,6 +151,40 @@ export declare class BudgetAuthority {
   };
 }
 
+export interface TabBudgetOptions {
+  /** How often the leader tab sends a heartbeat (with the authority's state). Default 1000. */
+  heartbeatMs?: number;
+  /** A follower that hears nothing from the leader this long pings it, and steals the lock 500 ms later if still nothing. Default 2500. */
+  staleMs?: number;
+  /** Passed on as the SharedBudget's `fleetSize` (the fallback start rate is `rate` divided by it). */
+  fleetSize?: number;
+}
+
+export interface TabBudgetStatus {
+  scope: "origin" | "tab";
+  /** This tab runs the authority. */
+  leader: boolean;
+  /** The newest leadership heard of (each new leader adds one). */
+  term: number;
+  /** Epoch ms this tab last became leader, or null. */
+  leaderSince: number | null;
+  /** The shared bucket's level, in the leader tab. */
+  quotaLevel: number | undefined;
+  /** How often this tab became leader. */
+  handovers: number;
+}
+
+export interface TabBudget extends SharedBudget {
+  readonly scope: "origin" | "tab";
+  /** Diagnostics: this tab's part in the election. */
+  status(): TabBudgetStatus;
+  /** Leaves for good: releases the lock, closes the channel. */
+  close(): void;
+}
+
+/** One budget for every tab of this origin using `name` (Web Locks elect a leader tab that runs the authority; BroadcastChannel carries the grants). Without those APIs, a budget of this tab alone (`scope: "tab"`). */
+export declare function tabBudget(name: string, options?: TabBudgetOptions): TabBudget;
+
 export interface AttemptReport {
   startMs: number;
   durationMs: number;

@@ -193,3 +193,5 @@ export function retryFetch(input, init) {
   shared ??= new RetryPolicy();
   return shared.fetch(input, init);
 }
+
+export { tabBudget } from "./tabs.js";

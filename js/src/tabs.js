@@ -25,6 +25,7 @@ import { assertLoaded } from "./load.js";
 
 const PREFIX = "saferetry:";
 const PROBE_MS = 500; // silence after a ping before the lock is stolen
+const REJOIN_MS = 1000; // a page still here this long after beforeunload stays
 const ANSWER_MS = 1000; // a follower's request unanswered this long is rejected (the policy's own bound)
 
 function positive(options, field, fallback) {
@@ -57,19 +58,59 @@ export function tabBudget(name, options = {}) {
   };
   const locks = globalThis.navigator?.locks;
   const Channel = globalThis.BroadcastChannel;
-  if (typeof locks?.request !== "function" || typeof Channel !== "function") return perTab(config);
-  return new Tabs(PREFIX + name, config, locks, Channel).budget;
+  const tabs = typeof locks?.request !== "function" || typeof Channel !== "function"
+    ? new OneTab(config) : new Tabs(PREFIX + name, config, locks, Channel);
+  return new TabBudget(tabs);
 }
 
-function perTab(config) {
-  const authority = new BudgetAuthority();
-  return {
-    scope: "tab",
-    fleetSize: config.fleetSize ?? 1,
-    exchange: (request) => grantLocally(authority, request),
-    status: () => ({ scope: "tab", leader: true, term: 0, leaderSince: null, quotaLevel: authority.quotaLevel, handovers: 0 }),
-    close() {},
-  };
+/** The SharedBudget a policy takes: its members live on the prototype, so
+ * the policy's check of `shared`'s own keys sees none it does not know. */
+class TabBudget {
+  #tabs;
+  constructor(tabs) {
+    this.#tabs = tabs;
+  }
+
+  get scope() {
+    return this.#tabs.scope;
+  }
+
+  get fleetSize() {
+    return this.#tabs.config.fleetSize;
+  }
+
+  exchange(request) {
+    return this.#tabs.exchange(request);
+  }
+
+  /** Diagnostics: `{ scope, leader, term, leaderSince, quotaLevel, handovers }`. */
+  status() {
+    return this.#tabs.status();
+  }
+
+  /** Leaves for good: releases the lock, closes the channel. */
+  close() {
+    this.#tabs.close();
+  }
+}
+
+/** No Web Locks or no BroadcastChannel: the authority lives in this tab. */
+class OneTab {
+  scope = "tab";
+  constructor(config) {
+    this.config = { ...config, fleetSize: config.fleetSize ?? 1 };
+    this.authority = new BudgetAuthority();
+  }
+
+  exchange(request) {
+    return grantLocally(this.authority, request);
+  }
+
+  status() {
+    return { scope: "tab", leader: true, term: 0, leaderSince: null, quotaLevel: this.authority.quotaLevel, handovers: 0 };
+  }
+
+  close() {}
 }
 
 class Tabs {
@@ -88,19 +129,25 @@ class Tabs {
     this.leaderSince = null;
     this.joined = false;
     this.closed = false;
-    this.budget = {
-      scope: "origin",
-      exchange: (request) => this.exchange(request),
-      status: () => this.status(),
-      close: () => this.close(),
+    this.scope = "origin";
+    // Leaving the page: the lock and the channel go at once, so another tab
+    // leads without waiting for a steal, and the back/forward cache may keep
+    // the page (Firefox keeps no page whose lock is still held when it
+    // decides, which is before pagehide: so already on beforeunload). A
+    // navigation that beforeunload did not end (cancelled, a download)
+    // rejoins REJOIN_MS later; a page restored from the cache, on pageshow.
+    this.onLeave = () => {
+      this.leave();
+      clearTimeout(this.rejoin);
+      this.rejoin = setTimeout(this.onShow, REJOIN_MS);
     };
-    if (config.fleetSize !== undefined) this.budget.fleetSize = config.fleetSize;
-    // Back/forward cache: a page holding a lock or an open channel is not
-    // cached; leave on pagehide, come back on pageshow.
-    this.onHide = () => this.leave();
-    this.onShow = () => { if (!this.closed && !this.joined) this.join(); };
+    this.onShow = () => {
+      clearTimeout(this.rejoin);
+      if (!this.closed && !this.joined) this.join();
+    };
     if (typeof globalThis.addEventListener === "function" && "onpagehide" in globalThis) {
-      globalThis.addEventListener("pagehide", this.onHide);
+      globalThis.addEventListener("beforeunload", this.onLeave);
+      globalThis.addEventListener("pagehide", this.onLeave);
       globalThis.addEventListener("pageshow", this.onShow);
     }
     this.join();
@@ -126,13 +173,15 @@ class Tabs {
     this.ticket?.abort?.abort();
     this.ticket = null;
     this.channel.close();
-    for (const [key, p] of this.pending) this.settle(key, p, null, new Error("saferetry: tabBudget left the page (pagehide)"));
+    for (const [key, p] of this.pending) this.settle(key, p, null, new Error("saferetry: tabBudget left the page"));
   }
 
   close() {
     this.closed = true;
     this.leave();
-    globalThis.removeEventListener?.("pagehide", this.onHide);
+    clearTimeout(this.rejoin);
+    globalThis.removeEventListener?.("beforeunload", this.onLeave);
+    globalThis.removeEventListener?.("pagehide", this.onLeave);
     globalThis.removeEventListener?.("pageshow", this.onShow);
   }
 
@@ -168,7 +217,7 @@ class Tabs {
   lead(ticket) {
     if (ticket !== this.ticket || !this.joined) return undefined; // left meanwhile: release at once
     const authority = new BudgetAuthority();
-    if (this.latest) {
+    if (this.latest?.state !== undefined) {
       try {
         authority.restore(this.latest.state);
       } catch { /* a state this version cannot read: start afresh */ }
@@ -221,8 +270,9 @@ class Tabs {
   // ---------- the leader ----------
   snapshot() {
     this.v += 1;
-    this.latest = { term: this.term, v: this.v, state: this.authority.state() };
-    return this.latest;
+    const state = this.authority.state(); // undefined before the first request
+    if (state !== undefined) this.latest = { term: this.term, v: this.v, state };
+    return { term: this.term, v: this.v, state };
   }
 
   beatMessage(t) {
