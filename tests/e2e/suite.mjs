@@ -1163,15 +1163,21 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
   });
 
   // ---- shared budgets (rule 9): policies leasing from one BudgetAuthority --
-  const fleet = (authority, over = {}) => policy({
+  const fleet = (authority, over = {}, thenable = false) => policy({
     quota: { capacity: 50 }, ...over,
-    shared: { scope: 'test', exchange: (request) => Promise.resolve().then(() => authority.grant(request)) },
+    shared: {
+      scope: 'test',
+      // A thenable that is not a Promise, as a Durable Object stub's RpcPromise is.
+      exchange: (request) => (thenable
+        ? { then: (resolve) => setTimeout(() => resolve(authority.grant(request)), 1) }
+        : Promise.resolve().then(() => authority.grant(request))),
+    },
   });
 
-  add('Three policies sharing one BudgetAuthority spend one quota: 30 operations against a 503 send at most 40 requests', async () => {
+  add('Three policies sharing one BudgetAuthority (one through a plain thenable) spend one quota: 30 operations against a 503 send at most 40 requests', async () => {
     const { BudgetAuthority } = saferetry;
     const authority = new BudgetAuthority();
-    const policies = [fleet(authority), fleet(authority), fleet(authority)];
+    const policies = [fleet(authority), fleet(authority), fleet(authority, {}, true)];
     const id = rid();
     let last;
     for (let i = 0; i < 10; i += 1) {
@@ -1186,11 +1192,18 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.equal(shared.mode, 'leased', 'stats().shared.mode');
     assert.equal(shared.scope, 'test', 'stats().shared.scope');
     assert.ok(shared.roundTrips >= 1, `round trips: ${shared.roundTrips}`);
+    assert.ok(policies[2].stats().shared.roundTrips >= 1, 'an exchange answering through a thenable is followed');
   });
 
-  add('A shared budget whose authority throws falls back: first attempts still go out, stats() and the report say fallback', async () => {
-    const [ok, failing] = [rid(), rid()];
-    const p = policy({ quota: { capacity: 50 }, shared: { exchange() { throw new Error('authority gone'); } } });
+  add('A shared budget whose authority throws falls back (first attempts out, stats() and the report say so) and is leased again when it answers', async () => {
+    const [ok, failing, back, again] = [rid(), rid(), rid(), rid()];
+    const authority = new saferetry.BudgetAuthority();
+    let up = false;
+    const exchange = (request) => {
+      if (!up) throw new Error('authority gone');
+      return authority.grant(request);
+    };
+    const p = policy({ quota: { capacity: 50 }, shared: { exchange } });
     const first = await p.fetch(seqUrl(ok, ['200']));
     assert.equal(first.status, 200, 'the first attempt went out');
     const res = await p.fetch(seqUrl(failing, ['503', '200']));
@@ -1199,6 +1212,14 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.equal(reportOf(res).budget, 'fallback', 'report.budget');
     assert.equal(p.stats().shared.mode, 'fallback', 'stats().shared.mode');
     assert.equal((await settledCount(failing)).requests, 1, 'one request for the failing operation');
+    up = true;
+    await sleep(600); // past the 500 ms before it asks again
+    await p.fetch(seqUrl(back, ['200']));
+    await sleep(50);
+    assert.equal(p.stats().shared.mode, 'leased', 'leased again once the authority answers');
+    const res2 = await p.fetch(seqUrl(again, ['503', '200']));
+    assert.equal(res2.status, 200, 'retries again from the new grant');
+    assert.equal((await count(again)).requests, 2, 'a 503 and its retry');
   });
 
   add('BudgetAuthority refuses a malformed request or state with a TypeError naming the field, then still answers', async () => {
