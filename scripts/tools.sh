@@ -33,6 +33,7 @@ declare -A TIER_TOOLS=(
   [bundlers]="esbuild vite webpack wrangler bun deno workerd chromium chromedriver"
   [sdks]="npm esbuild workerd chromium chromedriver"
   [browser-errors]="chromium chromedriver firefox-esr geckodriver WebKitWebDriver Xvfb"
+  [fleet-browsers]="chromium chromedriver firefox-esr geckodriver WebKitWebDriver Xvfb"
   [leaks-node]="" [leaks-chromium]="chromium" [demo]="chromium"
 )
 

@@ -71,6 +71,3 @@ window.__tab = {
 };
 window.__ready = true;
 log(`ready ${location.href}`);
-// Direct access for the election checks.
-window.__tab.budgetOnly = (name, options) => { budget = tabBudget(name, options ?? {}); return budget.status(); };
-window.__tab.exchange = (req) => budget.exchange(req).then((g) => g, (e) => ({ error: String(e) }));
