@@ -123,6 +123,7 @@ class Tabs {
     this.latest = null; // { term, v, state }: the newest authority state heard or made
     this.term = 0; // the newest term heard (or ours, while leading)
     this.pending = new Map(); // "client:seq" -> { resolve, reject, timer, request }
+    this.unanswered = new Map(); // "client:seq" -> { request, at }: other tabs' requests not yet answered
     this.authority = null; // while leading
     this.ticket = null; // our current lock request
     this.handovers = 0;
@@ -231,8 +232,18 @@ class Tabs {
     const done = new Promise((resolve) => { ticket.release = resolve; });
     this.beat();
     this.heartbeat = setInterval(() => this.beat(), this.config.heartbeatMs);
-    // Our own requests still waiting on the previous leader: answer them here.
-    for (const [key, p] of this.pending) this.settle(key, p, this.grant(p.request));
+    // Requests still waiting on the previous leader: ours answered here, the
+    // other tabs' over the channel (the authority ignores one already seen).
+    for (const [key, p] of this.pending) {
+      try {
+        this.settle(key, p, this.grant(p.request));
+      } catch (error) {
+        this.settle(key, p, null, error);
+      }
+    }
+    const now = Date.now();
+    for (const r of this.unanswered.values()) if (now - r.at <= ANSWER_MS) this.answer(r.request);
+    this.unanswered.clear();
     return done;
   }
 
@@ -305,20 +316,31 @@ class Tabs {
       }
     }
     if (m.t === "req" && this.authority) {
-      let grant;
-      try {
-        grant = this.grant(m.request);
-      } catch {
-        return; // a malformed request: its sender falls back
-      }
-      this.post({ ...this.beatMessage("ans"), grant });
+      this.answer(m.request);
+    } else if (m.t === "req") {
+      // Seen by a follower: kept until answered, so that if the leader is
+      // changing, the next one answers it (a release sent as a tab leaves).
+      const now = Date.now();
+      for (const [key, r] of this.unanswered) if (now - r.at > ANSWER_MS) this.unanswered.delete(key);
+      if (this.unanswered.size < 64) this.unanswered.set(`${m.request?.client}:${m.request?.seq}`, { request: m.request, at: now });
     } else if (m.t === "ping" && this.authority) {
       this.beat();
     } else if (m.t === "ans" && m.grant) {
       const key = `${m.grant.client}:${m.grant.seq}`;
+      this.unanswered.delete(key);
       const p = this.pending.get(key);
       if (p) this.settle(key, p, m.grant);
     }
+  }
+
+  answer(request) {
+    let grant;
+    try {
+      grant = this.grant(request);
+    } catch {
+      return; // a malformed request: its sender falls back
+    }
+    this.post({ ...this.beatMessage("ans"), grant });
   }
 
   settle(key, p, grant, error) {
@@ -338,7 +360,17 @@ class Tabs {
         return Promise.reject(error);
       }
     }
-    if (!this.joined) return Promise.reject(new Error("saferetry: tabBudget is not joined (the page is hidden or closed)"));
+    if (!this.joined) {
+      // The page is leaving (a `policy.release()` on pagehide): the request
+      // still goes out, and the current or next leader credits what it
+      // returns; its answer is not awaited.
+      try {
+        const channel = new this.Channel(this.key);
+        channel.postMessage({ t: "req", request });
+        channel.close();
+      } catch { /* nothing more to do */ }
+      return Promise.reject(new Error("saferetry: tabBudget has left the page; the request was sent, its answer is not awaited"));
+    }
     const key = `${request?.client}:${request?.seq}`;
     return new Promise((resolve, reject) => {
       const previous = this.pending.get(key);

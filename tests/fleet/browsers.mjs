@@ -307,7 +307,7 @@ async function runBrowser(browser, pages, fault, deadline) {
 
     // (d) without Web Locks: a budget of the tab alone, and stats() says so.
     for (const x of handles) await t.load(x, x === handles[2] ? '?nolocks' : '');
-    const setups = await t.setup(handles, 'tabs', `scope-${browser}`, { maxAttempts: 2 });
+    const setups = await t.setup(handles, 'tabs', `scope-${browser}`, { maxAttempts: 2, quota: { capacity: 100 }, releaseOnPagehide: true });
     await t.runAll(handles, { url: `${fault.url}/s/seq/scope-${browser}-${Date.now()}?steps=200`, ops: 2 }, 10_000);
     const leased = await t.allLeased(handles);
     const scopes = [];
@@ -342,6 +342,22 @@ async function runBrowser(browser, pages, fault, deadline) {
     const line = `${B} bfcache: the leader's page restored (pageshow.persisted) ${ours.persisted}, another tab led while it was away ${ours.during}, rejoined as follower ${!!rejoined}; a plain page restored ${control.persisted}; notRestoredReasons ${ours.nrr}`;
     if (control.persisted) check(ours.persisted && ours.during && rejoined, line);
     else console.log(`info ${line} (not asserted: this engine restored not even the plain page)`);
+    // (e) policy.release() on pagehide, in the leader's window as it closes:
+    // the next leader credits the tokens it held.
+    const last = await t.leaderOf(handles.slice(0, 2));
+    const heir = handles.find((x) => x !== last && x !== handles[2]);
+    const gone = await t.call(last, 'summary');
+    const want = Math.min(100, gone.status.quotaLevel + gone.stats.shared.tokensHeld);
+    await t.switchTo(last);
+    await h.session.cmd('DELETE', '/window');
+    t.current = null;
+    const heirLed = await until('heir', 3000, async () => {
+      const s = await t.call(heir, 'summary');
+      return s.status.leader && s.status.quotaLevel >= want && s;
+    }, 100) || await t.call(heir, 'summary');
+    check(want > gone.status.quotaLevel && heirLed.status.leader && heirLed.status.quotaLevel >= want,
+      `${B} (e) release on pagehide: the closing leader held ${gone.stats.shared.tokensHeld} tokens, bucket ${gone.status.quotaLevel}; the next leader's bucket ${heirLed.status.quotaLevel}`);
+    handles = handles.filter((x) => x !== last);
     for (const x of handles) for (const l of await t.logs(x).catch(() => [])) if (/error|unhandled/.test(l)) note(`${browser} page: ${l}`);
   } finally {
     await h.close();

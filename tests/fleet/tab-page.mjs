@@ -31,8 +31,10 @@ window.__tab = {
   setup({ name, kind, options }) {
     if (policy) throw new Error('set up twice');
     if (kind === 'tabs') budget = tabBudget(name, options.tabs ?? {});
-    const { tabs: _t, ...rest } = options;
+    const { tabs: _t, releaseOnPagehide, ...rest } = options;
     policy = new RetryPolicy(kind === 'tabs' ? { ...rest, shared: budget } : rest);
+    // The README's advice: give held tokens back when the page goes.
+    if (releaseOnPagehide) addEventListener('pagehide', () => { policy.release(); });
     log(`setup ${kind} ${name}: ${JSON.stringify(budget?.status?.() ?? null)}`);
     return summary();
   },
