@@ -7,7 +7,7 @@ const root = new URL("../js/", import.meta.url);
 const parts = [
   ["wasm", ["src/saferetry_bg.wasm"]],
   ["glue", ["src/saferetry.js"]],
-  ["entry + core", ["src/node.js", "src/load.js", "src/core.js"]],
+  ["entry + core", ["src/node.js", "src/load.js", "src/core.js", "src/tabs.js"]],
 ];
 
 export function sizes() {

@@ -1,6 +1,6 @@
 // Compiled by `tsc --strict --noEmit`: the declarations accept real usage
 // and reject wrong usage (each @ts-expect-error must be an error).
-import { BudgetAuthority, RetryPolicy, RetryError, retryFetch, reportOf } from "saferetry";
+import { BudgetAuthority, RetryPolicy, RetryError, retryFetch, reportOf, tabBudget } from "saferetry";
 import type { BudgetMode, LeaseGrant, LeaseRequest, Outcome, Report, SharedBudget, State } from "saferetry";
 
 const policy = new RetryPolicy({
@@ -58,3 +58,12 @@ export const released: Promise<void> = fleetPolicy.release();
 export const grant: LeaseGrant | undefined = undefined;
 // @ts-expect-error an exchange takes a lease request
 new RetryPolicy({ shared: { exchange: (r: string) => r } });
+// Browser tabs: one budget per origin and name.
+const tabs = tabBudget("api.example.com", { staleMs: 4000 });
+new RetryPolicy({ quota: { capacity: 100 }, shared: tabs });
+export const tabScope: "origin" | "tab" = tabs.scope;
+export const leads: boolean = tabs.status().leader;
+// @ts-expect-error a budget needs a name
+tabBudget();
+// @ts-expect-error staleMs is a number of milliseconds
+tabBudget("x", { staleMs: "2s" });
