@@ -1,0 +1,93 @@
+// The test Worker of the fleet-workerd tier (tests/fleet/workerd.mjs). The same
+// bundle (built by Wrangler from `saferetry/cloudflare`) runs as four Worker
+// services, each its own isolate with its own wasm; service w0 owns the
+// Durable Object namespaces, the others bind to them.
+//
+//   POST /run        { mode, name, url, n, durationMs, concurrency, options, warmMs }
+//                    runs operations through one fresh policy → counts and stats()
+//   GET  /authority?name=   the RetryBudget's stats() (its level included)
+//
+// mode: "local" (no shared budget), "shared" (durableBudget(env.BUDGET, name)),
+// "throwing" (a namespace getter that throws), "hanging" (a Durable Object
+// whose grant never answers in time). Glue only: the policy decides.
+import { DurableObject } from 'cloudflare:workers';
+import { RetryBudget, RetryPolicy, durableBudget, reportOf } from 'saferetry/cloudflare';
+
+export { RetryBudget };
+
+/** An authority that never answers in time: its grant waits 20 s, then throws. */
+export class HangingBudget extends DurableObject {
+  async grant() {
+    await new Promise((resolve) => setTimeout(resolve, 20_000));
+    throw new Error('HangingBudget: no answer');
+  }
+}
+
+const json = (body, status = 200) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const bump = (o, k) => { o[k] = (o[k] ?? 0) + 1; };
+
+function sharedFor(mode, name, env) {
+  switch (mode) {
+    case 'local': return undefined;
+    case 'shared': return durableBudget(env.BUDGET, name, { fleetSize: 4 });
+    case 'shared-fn': return durableBudget(() => env.BUDGET, name, { fleetSize: 4 });
+    case 'throwing': return durableBudget(() => { throw new Error('no such binding'); }, name, { fleetSize: 4 });
+    case 'hanging': return durableBudget(env.HANGING, name, { fleetSize: 4 });
+    default: throw new TypeError(`unknown mode ${mode}`);
+  }
+}
+
+async function run(spec, env) {
+  const { mode, name, url, n = 1, durationMs = 60_000, concurrency = 1, options = {}, warmMs = 0 } = spec;
+  const shared = sharedFor(mode, name, env);
+  const policy = new RetryPolicy(shared ? { ...options, shared } : options);
+  const t0 = Date.now();
+  // Optionally wait (bounded) for the first grant, as a long-lived isolate has it.
+  while (warmMs && Date.now() - t0 < warmMs && policy.stats().shared?.mode !== 'leased') await sleep(10);
+  const warmedMs = Date.now() - t0;
+  const modeAtStart = policy.stats().shared?.mode ?? null;
+  const out = { ops: 0, reasons: {}, budgets: {}, statuses: {}, other: [], maxOpMs: 0, warmedMs, modeAtStart };
+  const start = Date.now();
+  const loop = async () => {
+    // Bounded by n operations and durationMs.
+    while (out.ops < n && Date.now() - start < durationMs) {
+      out.ops += 1;
+      const s = Date.now();
+      let report;
+      try {
+        const res = await policy.fetch(url);
+        bump(out.statuses, res.status);
+        report = reportOf(res);
+      } catch (e) {
+        if (e?.name !== 'RetryError') { out.other.push(String(e?.stack ?? e)); continue; }
+        report = e.report;
+        bump(out.statuses, e.reason);
+        if (e.reason === 'queue-exceeds-budget') await sleep(10); // refused at once: do not spin
+      }
+      bump(out.reasons, report?.reason);
+      bump(out.budgets, report?.budget);
+      out.maxOpMs = Math.max(out.maxOpMs, Date.now() - s);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, loop));
+  out.elapsedMs = Date.now() - start;
+  out.stats = policy.stats();
+  return out;
+}
+
+export default {
+  async fetch(request, env) {
+    const url = new URL(request.url);
+    try {
+      if (url.pathname === '/run' && request.method === 'POST') return json(await run(await request.json(), env));
+      if (url.pathname === '/authority') {
+        const name = url.searchParams.get('name');
+        return json(await env.BUDGET.get(env.BUDGET.idFromName(name)).stats());
+      }
+      return json({ error: 'not found' }, 404);
+    } catch (e) {
+      return json({ error: String(e?.stack ?? e) }, 500);
+    }
+  },
+};
