@@ -2,10 +2,12 @@
 // kept by a Durable Object. Glue only: the authority (`BudgetAuthority`, in
 // the same wasm) decides every grant; this file carries requests to it over
 // RPC and keeps its state in the object's storage.
-import { DurableObject } from "cloudflare:workers";
+import { DurableObject, waitUntil } from "cloudflare:workers";
 import { BudgetAuthority } from "./workerd.js";
 
 export * from "./workerd.js";
+
+const noop = () => {};
 
 // The storage key of the authority's snapshot.
 const STATE = "saferetry:authority";
@@ -63,10 +65,19 @@ export function durableBudget(namespace, name, { fleetSize } = {}) {
   const binding = typeof namespace === "function" ? namespace : () => namespace;
   const budget = {
     scope: "fleet",
-    // A stub is bound to the request that made it: take a fresh one per call.
+    // A stub is bound to the request that made it: take a fresh one per
+    // call. The policy exchanges in the background, inside whichever request
+    // needed it; workerd drops an unfinished call (and its timers) when that
+    // request ends, so keep the request alive until the answer is in.
     exchange(request) {
       const ns = binding();
-      return ns.get(ns.idFromName(name)).grant(request);
+      const answer = ns.get(ns.idFromName(name)).grant(request);
+      try {
+        waitUntil(answer.then(noop, noop));
+      } catch {
+        // Outside a request (no context to extend): nothing to keep alive.
+      }
+      return answer;
     },
   };
   if (fleetSize !== undefined) budget.fleetSize = fleetSize;

@@ -10,7 +10,7 @@
 // mode: "local" (no shared budget), "shared" (durableBudget(env.BUDGET, name)),
 // "throwing" (a namespace getter that throws), "hanging" (a Durable Object
 // whose grant never answers in time). Glue only: the policy decides.
-import { DurableObject } from 'cloudflare:workers';
+import { DurableObject, env as moduleEnv } from 'cloudflare:workers';
 import { RetryBudget, RetryPolicy, durableBudget, reportOf } from 'saferetry/cloudflare';
 
 export { RetryBudget };
@@ -31,7 +31,8 @@ function sharedFor(mode, name, env) {
   switch (mode) {
     case 'local': return undefined;
     case 'shared': return durableBudget(env.BUDGET, name, { fleetSize: 4 });
-    case 'shared-fn': return durableBudget(() => env.BUDGET, name, { fleetSize: 4 });
+    // The binding read when needed, from the module's `env` (as a module-scope policy does).
+    case 'shared-fn': return durableBudget(() => moduleEnv.BUDGET, name, { fleetSize: 4 });
     case 'throwing': return durableBudget(() => { throw new Error('no such binding'); }, name, { fleetSize: 4 });
     case 'hanging': return durableBudget(env.HANGING, name, { fleetSize: 4 });
     default: throw new TypeError(`unknown mode ${mode}`);
@@ -76,11 +77,44 @@ async function run(spec, env) {
   return out;
 }
 
+// A policy made at module scope, as a Worker usually makes it: the binding
+// is read from the module's `env` when an exchange needs it. Made in a try
+// so that a throw is reported by /module instead of failing the Worker.
+let modulePolicy, moduleError;
+try {
+  modulePolicy = new RetryPolicy({
+    maxAttempts: 3, totalMs: 5_000, baseMs: 1, capMs: 4,
+    shared: durableBudget(() => moduleEnv.BUDGET, 'module-scope', { fleetSize: 4 }),
+  });
+} catch (e) {
+  moduleError = String(e?.stack ?? e);
+}
+
+/** n operations through the module-scope policy, in this request. */
+async function moduleRun({ url, n }) {
+  if (!modulePolicy) return { error: moduleError };
+  const out = { ops: 0, reasons: {}, budgets: {}, statuses: {} };
+  for (let i = 0; i < n; i++) { // bounded by n
+    out.ops += 1;
+    try {
+      const res = await modulePolicy.fetch(url);
+      bump(out.statuses, res.status);
+      bump(out.budgets, reportOf(res)?.budget);
+    } catch (e) {
+      bump(out.statuses, e?.reason ?? String(e));
+      bump(out.budgets, e?.report?.budget);
+    }
+  }
+  out.stats = modulePolicy.stats();
+  return out;
+}
+
 export default {
   async fetch(request, env) {
     const url = new URL(request.url);
     try {
       if (url.pathname === '/run' && request.method === 'POST') return json(await run(await request.json(), env));
+      if (url.pathname === '/module' && request.method === 'POST') return json(await moduleRun(await request.json()));
       if (url.pathname === '/authority') {
         const name = url.searchParams.get('name');
         return json(await env.BUDGET.get(env.BUDGET.idFromName(name)).stats());

@@ -111,7 +111,9 @@ const count = async (server, id) => (await fetch(`${server.url}/count/${id}`, { 
 async function fleetRun(wd, server, spec, label) {
   const ids = wd.bases.map((_, i) => `${label}-w${i}-${crypto.randomUUID()}`);
   const began = Date.now();
-  const results = await Promise.all(wd.bases.map((base, i) => call(base, '/run', { ...spec, url: `${server.url}/s/seq/${ids[i]}?${spec.query}` })));
+  // Half the isolates pass the binding, half a function returning it.
+  const modeOf = (i) => (spec.mode === 'shared' && i % 2 ? 'shared-fn' : spec.mode);
+  const results = await Promise.all(wd.bases.map((base, i) => call(base, '/run', { ...spec, mode: modeOf(i), url: `${server.url}/s/seq/${ids[i]}?${spec.query}` })));
   const counts = await Promise.all(ids.map((id) => count(server, id)));
   for (const r of results) if (r.other.length) throw new Error(`a worker saw non-RetryError failures: ${r.other.slice(0, 3).join('\n')}`);
   return {
@@ -223,6 +225,23 @@ async function fallback(wd, server) {
   }
 }
 
+// A policy made at module scope (a Worker's usual shape) shares the budget
+// across requests: its exchanges start inside whichever request needs one.
+async function moduleScope(wd, server) {
+  const id = `module-${crypto.randomUUID()}`;
+  const url = `${server.url}/s/seq/${id}?steps=200`;
+  // One operation: the request ends while its exchange is likely still out.
+  const first = await call(wd.bases[2], '/module', { url, n: 1 }, 20_000);
+  if (first.error) throw new Error(`the module-scope policy threw: ${first.error}`);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const second = await call(wd.bases[2], '/module', { url, n: 20 }, 20_000);
+  const c = await count(server, id);
+  const s = second.stats.shared;
+  console.log(`module scope: two requests, ${first.ops} + ${second.ops} operations, server saw ${c.requests}; mode ${s?.mode}, round trips ${s?.roundTrips}; budget in reports ${JSON.stringify(first.budgets)} then ${JSON.stringify(second.budgets)}`);
+  check('module scope: a shared policy made at module scope works across requests', c.requests === first.ops + second.ops && second.statuses['200'] === second.ops, JSON.stringify(second.statuses));
+  check('module scope: it reached the object and is leased', s?.mode === 'leased' && s.roundTrips >= 1, JSON.stringify(s));
+}
+
 // ---------------- main ----------------
 runMain('fleet-workerd', async () => {
   rmSync(OUT, { recursive: true, force: true });
@@ -241,7 +260,7 @@ runMain('fleet-workerd', async () => {
   writeFileSync(configFile, fleetConfig({ dir: OUT, modules, storageDir, faultUrl: server.url }));
   let wd = await startWorkerd(configFile);
   note(`workerd: ${wd.bases.join(' ')}`);
-  const cases = { outage, rate, restart, fallback };
+  const cases = { module: moduleScope, outage, rate, restart, fallback };
   for (const [name, fn] of Object.entries(cases)) {
     if (filter && !name.includes(filter)) continue;
     if (Date.now() > deadline) { check(name, false, 'not run: the tier\'s deadline passed'); continue; }
