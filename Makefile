@@ -21,6 +21,7 @@ bench: build
 	node bench/run.mjs
 	node bench/pageload.mjs
 	node bench/workerd-cpu.mjs
+	node bench/fleet.mjs
 
 worker: build
 	node www/worker/run.mjs

@@ -73,6 +73,82 @@ export interface RetryOptions {
   notBefore?: number;
   /** Per call: a key sent unchanged with every attempt; `true` generates one. On a policy: only `true`. */
   idempotencyKey?: string | boolean;
+  /** Policy only: share the quota and the start rate with a fleet (README "Fleet budgets"). */
+  shared?: SharedBudget;
+}
+
+/** Where a policy's shared budget lives: `durableBudget` (saferetry/cloudflare), `tabBudget`, or your own carrier. */
+export interface SharedBudget {
+  /** Carries a request to the fleet's authority (e.g. `BudgetAuthority.grant`) and resolves with its grant. */
+  exchange(request: LeaseRequest): LeaseGrant | Promise<LeaseGrant>;
+  /** Clients expected to share the budget: the fallback start rate is `rate` divided among them. 1..=10000, default 4. */
+  fleetSize?: number;
+  /** Echoed in `stats().shared.scope` (e.g. "fleet", "origin", "tab"). */
+  scope?: string;
+}
+
+export interface LeaseRequest {
+  client: number;
+  seq: number;
+  wantTokens: number;
+  holdingTokens: number;
+  returnedTotal: number;
+  refundedTotal: number;
+  wantSlots: number;
+  /** The policy's quota and rate: the authority configures itself from them. */
+  config: {
+    quota: Required<QuotaOptions> | null;
+    rate: { requests: number; perMs: number; burst: number } | null;
+  };
+}
+
+export interface LeaseGrant {
+  client: number;
+  seq: number;
+  duplicate: boolean;
+  tokens: number;
+  slots: number;
+  firstSlotMs: number;
+  lastSlotMs: number;
+  ttlMs: number;
+}
+
+export type BudgetMode = "local" | "leased" | "fallback";
+
+export interface SharedStats {
+  scope?: string;
+  /** local: no answer yet; leased: spending grants; fallback: the authority is unreachable. */
+  mode: BudgetMode;
+  requests: number;
+  roundTrips: number;
+  unreachable: number;
+  staleAnswers: number;
+  tokensHeld: number;
+  slotsHeld: number;
+  debt: number;
+  tokensSpent: number;
+  tokensExpired: number;
+  slotStarts: number;
+  localStarts: number;
+  refusedStarts: number;
+}
+
+/** The fleet's authority, in the same wasm: run it where the fleet meets (a Durable Object, a leader tab). */
+export declare class BudgetAuthority {
+  constructor();
+  grant(request: LeaseRequest, nowMs?: number): LeaseGrant;
+  /** A plain snapshot to persist; undefined before the first request. */
+  state(): object | undefined;
+  restore(state: object): void;
+  readonly quotaLevel: number | undefined;
+  stats(): {
+    requests: number;
+    duplicates: number;
+    tokensGranted: number;
+    tokensCredited: number;
+    tokensRefunded: number;
+    slotsGranted: number;
+  };
 }
 
 export interface AttemptReport {
@@ -94,6 +170,8 @@ export interface Report {
   attempts: AttemptReport[];
   retryAfterHidden?: boolean;
   snippet?: string;
+  /** With a shared budget: where it came from when the operation ended. */
+  budget?: BudgetMode;
 }
 
 export type State =
@@ -152,6 +230,8 @@ export declare class RetryPolicy {
   poll(input: RequestInfo | URL, init: RetryInit | undefined, spec: PollSpec): Operation;
   readonly runtime: "node" | "bun" | "deno" | "workerd" | "browser";
   stats(): Stats;
+  /** Gives a shared budget's held tokens back (pagehide, shutdown). */
+  release(): Promise<void>;
 }
 
 export interface Stats {
@@ -161,9 +241,11 @@ export interface Stats {
   retries: number;
   /** Operations that ended with attempts-exhausted. */
   exhausted: number;
+  /** Tokens in the quota; with a shared budget, the tokens this client holds. */
   quotaLevel?: number;
   queued: number;
   inFlight: number;
+  shared?: SharedStats;
 }
 
 export declare class RetryError extends TypeError {

@@ -348,7 +348,7 @@ struct Op<'o> {
 impl<'o> Op<'o> {
     fn new(start: u64, call: Call, observe: &'o mut dyn FnMut(Phase), stats: Option<&'o Stats>) -> Op<'o> {
         if let Some(s) = stats {
-            s.operations.set(s.operations.get() + 1);
+            s.operations.set(s.operations.get().saturating_add(1));
         }
         let report = Report {
             reason: Reason::Succeeded,
@@ -359,6 +359,7 @@ impl<'o> Op<'o> {
             snippet: None,
             not_before: None,
             streamed: None,
+            budget: None,
         };
         Op { start, safety: call.safety, stats, report, machine: StateMachine::default(), observe }
     }

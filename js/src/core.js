@@ -2,6 +2,9 @@
 // made in Rust (src/policy); this file adapts outcomes to `fetch` semantics
 // and to a UI store.
 import { Policy } from "./saferetry.js";
+
+/** The fleet's authority (README "Fleet budgets"), for a Durable Object or a leader tab. */
+export { BudgetAuthority } from "./saferetry.js";
 import { assertLoaded } from "./load.js";
 
 // Response -> the report of the operation that produced it.
@@ -169,6 +172,12 @@ export class RetryPolicy {
   /** Counters over every call so far: operations, attempts histogram (1..4, 5+), retries, exhausted, quota level, queued, in flight. */
   stats() {
     return this.#policy.stats();
+  }
+
+  /** Gives a shared budget's held tokens back to its authority (pagehide,
+   * shutdown); resolves when it answered or gave up. */
+  release() {
+    return this.#policy.release();
   }
 
   /** Which runtime's error rules apply here. */

@@ -54,3 +54,11 @@ pub fn adopt(promise: &Promise) -> JsFuture {
         let _ = resolve.call1(&JsValue::UNDEFINED, promise);
     }))
 }
+
+/// Awaits `value` when it is a promise (a hook may answer either way).
+pub async fn settle(value: JsValue) -> Result<JsValue, JsValue> {
+    match value.dyn_into::<Promise>() {
+        Ok(p) => adopt(&p).await,
+        Err(v) => Ok(v),
+    }
+}

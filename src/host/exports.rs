@@ -17,6 +17,7 @@ use wasm_bindgen_futures::future_to_promise;
 use super::bind::{get, get_string, math_random};
 use super::clock::HostClock;
 use super::convert::{self, to_js};
+use super::fleet::{Fleet, Leased};
 use super::options::{self, Hooks};
 use super::poll;
 use super::replay;
@@ -52,7 +53,9 @@ fn start(future: impl Future<Output = JsValue> + 'static) -> Promise {
 struct Shared {
     options: Options,
     hooks: Hooks,
-    state: InMemory,
+    state: Box<dyn SharedState>,
+    /// The shared budget's client, when `shared` was given.
+    fleet: Option<Rc<Fleet>>,
     gate: Option<Rc<Gate>>,
     stats: Stats,
     runtime: Runtime,
@@ -87,11 +90,15 @@ impl Policy {
     /// Validates the options; throws `TypeError`/`RangeError` naming the field.
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<Policy, JsValue> {
-        let (options, hooks) = options::read(&Options::default(), &Hooks::default(), &options, false)?;
-        let state = InMemory::new(options.quota, options.rate);
+        let (options, mut hooks) = options::read(&Options::default(), &Hooks::default(), &options, false)?;
+        let fleet = hooks.shared.take().map(|exchange| Fleet::new(&options, exchange));
+        let state: Box<dyn SharedState> = match &fleet {
+            Some(fleet) => Box::new(Leased(fleet.clone())),
+            None => Box::new(InMemory::new(options.quota, options.rate)),
+        };
         let gate = options.concurrency.map(Gate::new);
         let (stats, runtime) = (Stats::default(), detect_runtime());
-        Ok(Policy { shared: Rc::new(Shared { options, hooks, state, gate, stats, runtime }) })
+        Ok(Policy { shared: Rc::new(Shared { options, hooks, state, fleet, gate, stats, runtime }) })
     }
 
     /// The runtime whose error rules apply.
@@ -107,7 +114,20 @@ impl Policy {
             // A data property on a fresh plain object: cannot fail.
             let _ = Reflect::set(&stats, &JsValue::from_str("quotaLevel"), &level.into());
         }
+        if let Some(fleet) = &self.shared.fleet {
+            let _ = Reflect::set(&stats, &JsValue::from_str("shared"), &fleet.stats());
+        }
         stats
+    }
+
+    /// Gives the shared budget's held tokens back to its authority (a tab
+    /// closing, a Worker shutting down). Resolves when it answered or gave
+    /// up; without a shared budget, at once.
+    pub fn release(&self) -> Promise {
+        match &self.shared.fleet {
+            Some(fleet) => fleet.release(),
+            None => Promise::resolve(&JsValue::UNDEFINED),
+        }
     }
 
     /// Starts one logical operation. Throws (synchronously) on bad options
@@ -213,7 +233,7 @@ impl<'a> Ctx<'a> {
 
     fn budget(&self) -> Budget<'a> {
         Budget {
-            shared: &self.shared.state,
+            shared: &*self.shared.state,
             gate: self.shared.gate.as_ref(),
             stats: &self.shared.stats,
             quota: self.options.quota.is_some(),
@@ -272,6 +292,7 @@ impl<'a> Ctx<'a> {
     /// own abort reason).
     fn outcome(&self, mut finished: Finished<Received, JsValue>) -> JsValue {
         finished.report.streamed = finished.response.as_ref().map(|a| a.body.streamed());
+        finished.report.budget = self.shared.fleet.as_ref().and_then(|f| f.mode());
         let cause = match (finished.phase, &self.clock.signal) {
             (Phase::Cancelled, Some(signal)) => Some(signal.reason()),
             _ => finished.cause,

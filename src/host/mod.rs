@@ -4,12 +4,14 @@
 //! drives `fetch` and timers for the engine, and writes the engine's results
 //! back as JS values.
 
+mod authority;
 mod bind;
 mod caller;
 mod clock;
 mod convert;
 mod error;
 mod exports;
+mod fleet;
 mod hops;
 mod options;
 mod poll;
@@ -17,3 +19,4 @@ mod props;
 mod replay;
 mod request;
 mod transport;
+mod wire;

@@ -8,6 +8,7 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use super::bind::get;
 use super::caller::{keys, list};
+use super::fleet::Exchange;
 use crate::policy::body::ResponseBody;
 use crate::policy::classify::RetryOn;
 use crate::policy::options::{check_status, ErrorKind, Flag, Numeric, OptionError, Options, STATUSES};
@@ -20,6 +21,8 @@ pub struct Hooks {
     pub idempotency_key: Key,
     /// Per call: epoch ms before which no request may start.
     pub not_before: Option<u64>,
+    /// The policy's shared budget (rule 9), taken by the policy.
+    pub shared: Option<Exchange>,
 }
 
 #[derive(Clone, Default, PartialEq, Eq)]
@@ -47,6 +50,11 @@ const SHARED_ONLY: OptionError = type_error(
 const RATE: OptionError = type_error("rate", "an object { requests, perMs = 1000, burst = 1 }");
 const NOT_BEFORE: OptionError =
     type_error("retry.notBefore", "per call, an epoch time in milliseconds (0..=2^53-1)");
+const SHARED: OptionError = type_error(
+    "shared",
+    "an object { exchange(request) => Promise<grant>, fleetSize?, scope? }, set on the policy",
+);
+const SHARED_SCOPE: OptionError = type_error("shared.scope", "a string");
 const RESPONSE_BODY: OptionError = type_error("responseBody", "\"auto\", \"buffer\" or \"stream\"");
 const RANDOM: OptionError = type_error("random", "a function returning a number in [0, 1)");
 const ON_RETRY: OptionError = type_error("onRetry", "a function");
@@ -58,7 +66,7 @@ const KEY: OptionError = type_error(
 /// The keys an options object may have besides the numeric ones, and those
 /// of its nested objects. Anything else is refused: a misspelled option
 /// would otherwise be ignored and its default used without a word.
-const TOP_LEVEL_KEYS: [&str; 10] = [
+const TOP_LEVEL_KEYS: [&str; 11] = [
     "responseBody",
     "retryOn",
     "retryAfterSpread",
@@ -69,8 +77,10 @@ const TOP_LEVEL_KEYS: [&str; 10] = [
     "onRetry",
     "idempotencyKey",
     "notBefore",
+    "shared",
 ];
 const RETRY_ON_KEYS: [&str; 3] = ["statuses", "timeouts", "networkErrors"];
+const SHARED_KEYS: [&str; 3] = ["exchange", "fleetSize", "scope"];
 
 /// `base` and `hooks` overridden by whatever `js` sets. `per_call` allows a
 /// literal idempotency key.
@@ -132,6 +142,18 @@ pub fn read(
     let key = get(js, "idempotencyKey");
     if !key.is_undefined() {
         h.idempotency_key = idempotency_key(&key, per_call)?;
+    }
+    let shared = get(js, "shared");
+    if !shared.is_undefined() {
+        if per_call || !shared.is_object() {
+            return Err(SHARED.into());
+        }
+        only_known(&shared, "shared", |k| SHARED_KEYS.contains(&k))?;
+        numbers(&mut o, &shared, &[Numeric::FleetSize])?;
+        let function = function(&get(&shared, "exchange"), SHARED)?.ok_or(SHARED)?;
+        let scope = get(&shared, "scope");
+        let scope = if scope.is_undefined() { None } else { Some(scope.as_string().ok_or(SHARED_SCOPE)?) };
+        h.shared = Some(Exchange { function, this: shared, scope });
     }
     Ok((o, h))
 }

@@ -3,12 +3,12 @@
 //! hook about each poll.
 
 use alloc::vec::Vec;
-use js_sys::{Function, Object, Promise};
+use js_sys::{Function, Object};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::Response;
 
 use super::bind::get;
-use super::caller::{adopt, list};
+use super::caller::{list, settle};
 use super::options::Key;
 use super::props::Init;
 use super::request::{prepare, Prepared};
@@ -90,14 +90,6 @@ pub fn read(js: &JsValue) -> Result<Spec, OptionError> {
         schedule.phases = out;
     }
     Ok(Spec { schedule, status, verdict })
-}
-
-/// Awaits `value` when it is a promise.
-async fn settle(value: JsValue) -> Result<JsValue, JsValue> {
-    match value.dyn_into::<Promise>() {
-        Ok(p) => adopt(&p).await,
-        Err(v) => Ok(v),
-    }
 }
 
 /// The status request: the spec's URL or `Request`, or what its function

@@ -43,6 +43,7 @@ pub enum Numeric {
     RateRequests,
     RatePerMs,
     RateBurst,
+    FleetSize,
 }
 
 const MS: &str = "an integer number of milliseconds in 0..=2147483647";
@@ -87,6 +88,7 @@ impl Numeric {
             Numeric::RateRequests => ("rate.requests", "requests", 1, 1_000_000, "an integer in 1..=1000000"),
             Numeric::RatePerMs => ("rate.perMs", "perMs", 1, MAX_TIMER_MS, POSITIVE_MS),
             Numeric::RateBurst => ("rate.burst", "burst", 1, 1_000_000, "an integer in 1..=1000000"),
+            Numeric::FleetSize => ("shared.fleetSize", "fleetSize", 1, 10_000, "an integer in 1..=10000"),
         }
     }
 
@@ -178,6 +180,9 @@ pub struct Options {
     pub concurrency: Option<u32>,
     /// Whether response bodies are read inside the attempt (rule 13).
     pub response_body: ResponseBody,
+    /// With a shared budget (rule 9): the clients expected to share it; the
+    /// fallback start rate is `rate` divided among them.
+    pub fleet_size: u32,
 }
 
 impl Default for Options {
@@ -196,6 +201,7 @@ impl Default for Options {
             rate: None,
             concurrency: None,
             response_body: ResponseBody::Auto,
+            fleet_size: 4,
         }
     }
 }
@@ -215,6 +221,7 @@ impl Options {
             Numeric::ThrottleBaseMs => self.backoff.throttle_base_ms = v,
             Numeric::MaxBodyBytes => self.max_body_bytes = v,
             Numeric::Concurrency => self.concurrency = Some(small),
+            Numeric::FleetSize => self.fleet_size = small,
             Numeric::RateRequests | Numeric::RatePerMs | Numeric::RateBurst => {
                 let rate = self.rate.get_or_insert(RateConfig { requests: 1, per_ms: 1000, burst: 1 });
                 match field {

@@ -11,6 +11,7 @@ use serde::{Serialize, Serializer};
 
 use super::classify::{Stage, WaitKind};
 use super::rate_limit::FloorHeader;
+use super::budget::lease::Mode;
 use super::reason::Reason;
 
 /// Milliseconds as a plain number. Serializers may refuse a `u64` above
@@ -100,6 +101,10 @@ pub struct Report {
     pub retry_after_hidden: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snippet: Option<String>,
+    /// Where a shared budget came from when the operation ended (rule 9):
+    /// leased from the fleet's authority, or the fallback.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Mode>,
     /// Epoch ms before which the server asked not to be asked again (the
     /// latest Retry-After seen): a fresh operation must not start sooner.
     /// The outcome carries it, not the report.
@@ -269,6 +274,7 @@ mod tests {
             snippet: Some(String::from("busy")),
             not_before: Some(1),
             streamed: Some(false),
+            budget: Some(Mode::Fallback),
         };
         let json = serde_json::to_value(&report).unwrap();
         assert_eq!(
@@ -287,6 +293,7 @@ mod tests {
                 "responseBody": "buffer",
                 "retryAfterHidden": true,
                 "snippet": "busy",
+                "budget": "fallback",
             })
         );
         let bare = Report {
@@ -295,6 +302,7 @@ mod tests {
             snippet: None,
             attempts: Vec::new(),
             streamed: None,
+            budget: None,
             ..report
         };
         let keys: Vec<String> =

@@ -1162,6 +1162,76 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.ok(span >= 300, `first to fourth start at the server: ${span} ms`);
   });
 
+  // ---- shared budgets (rule 9): policies leasing from one BudgetAuthority --
+  const fleet = (authority, over = {}) => policy({
+    quota: { capacity: 50 }, ...over,
+    shared: { scope: 'test', exchange: (request) => Promise.resolve().then(() => authority.grant(request)) },
+  });
+
+  add('Three policies sharing one BudgetAuthority spend one quota: 30 operations against a 503 send at most 40 requests', async () => {
+    const { BudgetAuthority } = saferetry;
+    const authority = new BudgetAuthority();
+    const policies = [fleet(authority), fleet(authority), fleet(authority)];
+    const id = rid();
+    let last;
+    for (let i = 0; i < 10; i += 1) {
+      for (const p of policies) last = await p.fetch(seqUrl(id, ['503'], { i }));
+    }
+    const c = await settledCount(id);
+    // One bucket of 50 at 5 a retry: 10 retries for the fleet (three private buckets: 30).
+    assert.within(c.requests, 30, 40, 'requests for 30 operations');
+    assert.equal(authority.quotaLevel, 0, 'the shared bucket is empty');
+    assert.equal(reportOf(last).budget, 'leased', 'report.budget');
+    const shared = policies[0].stats().shared;
+    assert.equal(shared.mode, 'leased', 'stats().shared.mode');
+    assert.equal(shared.scope, 'test', 'stats().shared.scope');
+    assert.ok(shared.roundTrips >= 1, `round trips: ${shared.roundTrips}`);
+  });
+
+  add('A shared budget whose authority throws falls back: first attempts still go out, stats() and the report say fallback', async () => {
+    const [ok, failing] = [rid(), rid()];
+    const p = policy({ quota: { capacity: 50 }, shared: { exchange() { throw new Error('authority gone'); } } });
+    const first = await p.fetch(seqUrl(ok, ['200']));
+    assert.equal(first.status, 200, 'the first attempt went out');
+    const res = await p.fetch(seqUrl(failing, ['503', '200']));
+    assert.equal(res.status, 503, 'no retry without a held token');
+    assert.equal(reportOf(res).reason, 'retry-quota-exhausted', 'reason');
+    assert.equal(reportOf(res).budget, 'fallback', 'report.budget');
+    assert.equal(p.stats().shared.mode, 'fallback', 'stats().shared.mode');
+    assert.equal((await settledCount(failing)).requests, 1, 'one request for the failing operation');
+  });
+
+  add('BudgetAuthority refuses a malformed request or state with a TypeError naming the field, then still answers', async () => {
+    const { BudgetAuthority } = saferetry;
+    const a = new BudgetAuthority();
+    const good = { client: 7, seq: 1, wantTokens: 20, holdingTokens: 0, returnedTotal: 0, refundedTotal: 0, wantSlots: 0,
+      config: { quota: { capacity: 30, retryCost: 5, timeoutCost: 10, successRefund: 1 }, rate: null } };
+    assert.match(assert.throws(() => a.grant({ ...good, seq: -1 }), TypeError).message, /request\.seq/);
+    assert.match(assert.throws(() => a.grant({ ...good, config: 1 }), TypeError).message, /request\.config/);
+    assert.match(assert.throws(() => a.grant(good, Number.NaN), RangeError).message, /nowMs/);
+    assert.match(assert.throws(() => a.restore({ holders: 'x' }), TypeError).message, /state/);
+    const g = a.grant(good);
+    assert.equal([g.tokens, g.duplicate, a.quotaLevel].join(), '20,false,10', 'granted from a full bucket of 30');
+    const b = new BudgetAuthority();
+    b.restore(JSON.parse(JSON.stringify(a.state())));
+    assert.equal(b.quotaLevel, 10, 'a restored authority keeps the level');
+    assert.equal(b.grant(good).duplicate, true, 'and the clients it has answered');
+  });
+
+  add('Two policies sharing a rate of 5 per second start 10 requests over at least a second', async () => {
+    const { BudgetAuthority } = saferetry;
+    const authority = new BudgetAuthority();
+    const rate = { requests: 5, perMs: 1000 };
+    const policies = [fleet(authority, { rate, totalMs: 8000 }), fleet(authority, { rate, totalMs: 8000 })];
+    const id = rid();
+    await Promise.all(Array.from({ length: 10 }, (_, n) => policies[n % 2].fetch(seqUrl(id, ['200'], { n }))));
+    const c = await count(id);
+    assert.equal(c.requests, 10, 'server requests');
+    const span = Math.max(...c.starts) - Math.min(...c.starts);
+    // Evenly spaced: 1800 ms; two private rates of 5/s: ~800 ms.
+    assert.ok(span >= 1000, `first to last start at the server: ${span} ms`);
+  });
+
   add('policy.poll submits once, keeps polling through gateway 502s, and resolves with the done response', async () => {
     const id = rid();
     const op = pollTask(id, {

@@ -12,7 +12,8 @@ use saferetry::policy::retry_after::RetryAfter;
 
 /// Every numeric option, from the groups the host reads them in.
 pub fn fields() -> Vec<Numeric> {
-    [&Numeric::TOP_LEVEL[..], &Numeric::QUOTA, &Numeric::RATE, &[Numeric::Concurrency]].concat()
+    [&Numeric::TOP_LEVEL[..], &Numeric::QUOTA, &Numeric::RATE, &[Numeric::Concurrency, Numeric::FleetSize]]
+        .concat()
 }
 
 pub fn check_classify(attempted: Attempted, safety: Safety, statuses: &[u16], timeouts: bool, network: bool) {
@@ -127,5 +128,6 @@ fn read(o: &Options, field: Numeric) -> u64 {
         Numeric::RateRequests => u64::from(rate.requests),
         Numeric::RatePerMs => rate.per_ms,
         Numeric::RateBurst => u64::from(rate.burst),
+        Numeric::FleetSize => u64::from(o.fleet_size),
     }
 }

@@ -7,9 +7,11 @@
 //! only, so amplification tends to 1x instead of `maxAttempts`x.
 
 use core::cell::Cell;
+use serde::Serialize;
 
 /// Retry quota settings (the AWS SDK's standard retry quota).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct QuotaConfig {
     pub capacity: u32,
     pub retry_cost: u32,
@@ -38,6 +40,11 @@ impl Quota {
 
     pub fn level(&self) -> u32 {
         self.level.get()
+    }
+
+    /// Back to a saved level (a restarted authority), at most the capacity.
+    pub fn restore_level(&self, level: u32) {
+        self.level.set(level.min(self.config.capacity));
     }
 
     /// The cost of a retry after this kind of failure.

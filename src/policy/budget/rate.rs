@@ -17,10 +17,15 @@
 //! wind the clock back past a start that is still going to happen.
 
 use core::cell::Cell;
+use serde::Serialize;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+use crate::policy::report::ms;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct RateConfig {
     pub requests: u32,
+    #[serde(serialize_with = "ms")]
     pub per_ms: u64,
     /// Starts allowed back to back before spacing applies (at least 1).
     pub burst: u32,
@@ -74,6 +79,19 @@ impl Rate {
         self.last.set(Some(Last { start_ms, tat_before: self.tat.get() }));
         self.tat.set(tat.saturating_add(self.per()));
         Ok(start_ms)
+    }
+
+    /// The schedule as epoch ms: the theoretical arrival time of the next
+    /// start, rounded up (a restored schedule is never earlier).
+    pub fn schedule_ms(&self) -> u64 {
+        u64::try_from(self.tat.get().div_ceil(self.scale())).unwrap_or(u64::MAX)
+    }
+
+    /// Back to a saved schedule (a restarted authority, or one whose rate
+    /// changed: the schedule is kept in ms, whatever the new spacing).
+    pub fn restore_schedule(&self, schedule_ms: u64) {
+        self.tat.set(u128::from(schedule_ms).saturating_mul(self.scale()));
+        self.last.set(None);
     }
 
     /// Gives back the most recent reservation (a cancelled wait), so the

@@ -6,11 +6,13 @@
 //! Object or a browser leader runs it and persists it; nothing here knows
 //! which.
 
-use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+use serde::Serialize;
 
 use super::super::quota::{Quota, QuotaConfig};
 use super::super::rate::{Rate, RateConfig};
-use super::{Grant, LeaseRequest};
+use super::{AuthorityState, FleetConfig, Grant, HolderState, LeaseRequest};
+use crate::policy::report::ms;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AuthorityConfig {
@@ -29,6 +31,17 @@ pub struct AuthorityConfig {
     pub forget_ms: u64,
 }
 
+impl AuthorityConfig {
+    /// The defaults below, sharing what `fleet` says.
+    pub fn of(fleet: FleetConfig) -> AuthorityConfig {
+        AuthorityConfig { quota: fleet.quota, rate: fleet.rate, ..AuthorityConfig::default() }
+    }
+
+    pub fn fleet(&self) -> FleetConfig {
+        FleetConfig { quota: self.quota, rate: self.rate }
+    }
+}
+
 impl Default for AuthorityConfig {
     fn default() -> Self {
         AuthorityConfig {
@@ -43,27 +56,21 @@ impl Default for AuthorityConfig {
     }
 }
 
-/// What the authority knows of one client.
-#[derive(Debug, Clone, Copy)]
-struct Holder {
-    /// The newest request answered; older or equal ones are duplicates.
-    last_seq: u64,
-    /// Tokens the client may still hold: the most a return can credit.
-    holding: u32,
-    /// The client's running totals already credited.
-    returned: u64,
-    refunded: u64,
-    seen_ms: u64,
-}
-
 /// Counters for the authority's own report.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct AuthorityStats {
+    #[serde(serialize_with = "ms")]
     pub requests: u64,
+    #[serde(serialize_with = "ms")]
     pub duplicates: u64,
+    #[serde(serialize_with = "ms")]
     pub tokens_granted: u64,
+    #[serde(serialize_with = "ms")]
     pub tokens_credited: u64,
+    #[serde(serialize_with = "ms")]
     pub tokens_refunded: u64,
+    #[serde(serialize_with = "ms")]
     pub slots_granted: u64,
 }
 
@@ -72,7 +79,9 @@ pub struct Authority {
     config: AuthorityConfig,
     quota: Option<Quota>,
     rate: Option<Rate>,
-    holders: BTreeMap<u64, Holder>,
+    /// Sorted by client id (a fleet is small; a sorted `Vec` is a fraction
+    /// of a `BTreeMap`'s code in wasm).
+    holders: Vec<HolderState>,
     stats: AuthorityStats,
 }
 
@@ -82,7 +91,7 @@ impl Authority {
             config,
             quota: config.quota.map(Quota::new),
             rate: config.rate.map(Rate::new),
-            holders: BTreeMap::new(),
+            holders: Vec::new(),
             stats: AuthorityStats::default(),
         }
     }
@@ -96,13 +105,22 @@ impl Authority {
         let mut grant =
             Grant { client: req.client, seq: req.seq, ttl_ms: self.config.ttl_ms, ..Grant::default() };
         // A client not known (new, or forgotten) is credited from here on.
-        let holder = self.holders.entry(req.client).or_insert(Holder {
-            last_seq: 0,
-            holding: 0,
-            returned: req.returned_total,
-            refunded: req.refunded_total,
-            seen_ms: now_ms,
-        });
+        let at = match self.holders.binary_search_by_key(&req.client, |h| h.client) {
+            Ok(at) => at,
+            Err(at) => {
+                let new = HolderState {
+                    client: req.client,
+                    last_seq: 0,
+                    holding: 0,
+                    returned: req.returned_total,
+                    refunded: req.refunded_total,
+                    seen_ms: now_ms,
+                };
+                self.holders.insert(at, new);
+                at
+            }
+        };
+        let Some(holder) = self.holders.get_mut(at) else { return grant };
         if req.seq <= holder.last_seq {
             self.stats.duplicates = self.stats.duplicates.saturating_add(1);
             grant.duplicate = true;
@@ -153,13 +171,54 @@ impl Authority {
         self.stats
     }
 
+    pub fn config(&self) -> AuthorityConfig {
+        self.config
+    }
+
+    /// Everything needed to go on elsewhere or later (see [`AuthorityState`]).
+    pub fn state(&self) -> AuthorityState {
+        AuthorityState {
+            config: self.config.fleet(),
+            level: self.quota_level(),
+            schedule_ms: self.rate.as_ref().map(Rate::schedule_ms),
+            holders: self.holders.clone(),
+            stats: self.stats,
+        }
+    }
+
+    /// An authority under `config` that goes on from `state`: the level
+    /// (clamped to the capacity; a bucket that was not kept starts full),
+    /// the schedule, the clients and the counters.
+    pub fn restore(config: AuthorityConfig, state: &AuthorityState) -> Authority {
+        let mut a = Authority::new(config);
+        if let (Some(q), Some(level)) = (&a.quota, state.level) {
+            q.restore_level(level);
+        }
+        if let (Some(r), Some(at)) = (&a.rate, state.schedule_ms) {
+            r.restore_schedule(at);
+        }
+        // Sorted and one per client (the newest), whatever the state held.
+        for h in &state.holders {
+            match a.holders.binary_search_by_key(&h.client, |k| k.client) {
+                Ok(at) => {
+                    if let Some(kept) = a.holders.get_mut(at).filter(|k| k.last_seq < h.last_seq) {
+                        *kept = *h;
+                    }
+                }
+                Err(at) => a.holders.insert(at, *h),
+            }
+        }
+        a.stats = state.stats;
+        a
+    }
+
     /// Forgets clients silent for `forget_ms`: whatever they held has
     /// expired long ago. A late message from one is then treated as new and
     /// credits nothing (it holds nothing here), so memory stays bounded by
     /// the clients heard from in the last `forget_ms`.
     fn forget(&mut self, now_ms: u64) {
         let keep_ms = self.config.forget_ms.max(self.config.ttl_ms.saturating_mul(2));
-        self.holders.retain(|_, h| now_ms.saturating_sub(h.seen_ms) < keep_ms);
+        self.holders.retain(|h| now_ms.saturating_sub(h.seen_ms) < keep_ms);
     }
 }
 
@@ -206,6 +265,28 @@ mod tests {
         assert_eq!(g.slots, 0, "the schedule is taken up to the horizon");
         let g = a.grant(&LeaseRequest { want_slots: 2, ..ask(2, 2) }, 1450);
         assert_eq!((g.slots, g.first_slot_ms, g.last_slot_ms), (2, 1500, 1600));
+    }
+
+    #[test]
+    fn a_restored_authority_goes_on_from_its_state_not_from_a_full_bucket() {
+        let config = AuthorityConfig {
+            quota: Some(QuotaConfig { capacity: 30, ..QuotaConfig::default() }),
+            rate: Some(RateConfig { requests: 10, per_ms: 1000, burst: 1 }),
+            ..AuthorityConfig::default()
+        };
+        let mut a = Authority::new(config);
+        a.grant(&LeaseRequest { want_tokens: 20, want_slots: 3, ..ask(1, 1) }, 1000);
+        let saved = a.state();
+        assert_eq!((saved.level, saved.schedule_ms), (Some(10), Some(1300)));
+        let mut b = Authority::restore(config, &saved);
+        assert_eq!(b.state(), saved, "a restore is exact");
+        assert!(b.grant(&ask(1, 1), 1001).duplicate, "the clients' sequence numbers are kept");
+        let g = b.grant(&LeaseRequest { want_tokens: 20, want_slots: 1, ..ask(2, 1) }, 1001);
+        assert_eq!((g.tokens, g.first_slot_ms), (10, 1300), "the level and the schedule go on");
+        let smaller = AuthorityConfig { quota: Some(QuotaConfig { capacity: 5, ..QuotaConfig::default() }), ..config };
+        assert_eq!(Authority::restore(smaller, &saved).quota_level(), Some(5), "clamped to a new capacity");
+        let unkept = AuthorityState { level: None, ..saved };
+        assert_eq!(Authority::restore(config, &unkept).quota_level(), Some(30));
     }
 
     #[test]

@@ -8,12 +8,14 @@
 //! flight; one unanswered after `answer_timeout_ms` counts as unreachable.
 
 use core::cell::RefCell;
+use serde::Serialize;
 
 use super::super::quota::{Quota, QuotaConfig};
 use super::super::rate::{Rate, RateConfig};
 use super::super::SharedState;
 use super::slots::Slots;
 use super::{Grant, LeaseRequest, Mode};
+use crate::policy::report::ms;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClientConfig {
@@ -43,6 +45,23 @@ pub struct ClientConfig {
 }
 
 impl ClientConfig {
+    /// A policy's client: the policy's quota costs, and for the starts it
+    /// makes without slots its start rate divided among `fleet_size`
+    /// clients (the same count over `fleet_size` windows, no burst).
+    pub fn for_policy(
+        client: u64,
+        quota: Option<QuotaConfig>,
+        rate: Option<RateConfig>,
+        fleet_size: u32,
+    ) -> ClientConfig {
+        let share = |r: RateConfig| RateConfig {
+            per_ms: r.per_ms.saturating_mul(u64::from(fleet_size.max(1))),
+            burst: 1,
+            ..r
+        };
+        ClientConfig { client, quota, local_rate: rate.map(share), ..ClientConfig::default() }
+    }
+
     /// The most starts this client can make outside the authority's
     /// schedule in one window: held slots plus borrowed starts.
     pub fn burst(&self) -> u32 {
@@ -72,26 +91,36 @@ impl Default for ClientConfig {
 }
 
 /// What a client shows in `stats()` and its reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct LeaseStats {
     pub mode: Mode,
     /// Requests sent, and answers received (round trips).
+    #[serde(serialize_with = "ms")]
     pub requests: u64,
+    #[serde(serialize_with = "ms")]
     pub round_trips: u64,
+    #[serde(serialize_with = "ms")]
     pub unreachable: u64,
     /// Answers to a request no longer awaited (or duplicates): ignored.
+    #[serde(serialize_with = "ms")]
     pub stale_answers: u64,
     pub tokens_held: u32,
     pub slots_held: u32,
     /// Starts made ahead of a slot, to be repaid.
     pub debt: u32,
+    #[serde(serialize_with = "ms")]
     pub tokens_spent: u64,
+    #[serde(serialize_with = "ms")]
     pub tokens_expired: u64,
+    #[serde(serialize_with = "ms")]
     pub slot_starts: u64,
     /// Starts on the local rate (borrowed, or in `Local` / `Fallback`).
+    #[serde(serialize_with = "ms")]
     pub local_starts: u64,
     /// Starts refused: out of slots and borrowing while the shared rate is
     /// taken (the last answer was short).
+    #[serde(serialize_with = "ms")]
     pub refused_starts: u64,
 }
 

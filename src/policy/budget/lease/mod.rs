@@ -96,18 +96,39 @@
 
 mod authority;
 mod client;
+mod persist;
 mod slots;
+
+use serde::Serialize;
+
+use super::quota::QuotaConfig;
+use super::rate::RateConfig;
+use crate::policy::report::ms;
 
 pub use authority::{Authority, AuthorityConfig, AuthorityStats};
 pub use client::{ClientConfig, LeaseStats, LeasedClient};
+pub use persist::{AuthorityState, HolderState};
+
+/// What a fleet shares, as its clients know it: the quota and the start
+/// rate. Every request carries it, so the authority (a Durable Object, a
+/// leader tab) needs no configuration of its own and follows a redeploy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FleetConfig {
+    pub quota: Option<QuotaConfig>,
+    pub rate: Option<RateConfig>,
+}
 
 /// A client's ask, as plain data (a Durable Object call's or a message's
-/// body).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// body). Integers travel as JS numbers (`ms` writes them as `f64`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct LeaseRequest {
     /// Who asks; unique within the fleet (a random id chosen at start-up).
+    #[serde(serialize_with = "ms")]
     pub client: u64,
     /// Increases with every request of this client, from 1.
+    #[serde(serialize_with = "ms")]
     pub seq: u64,
     /// Retry tokens wanted on top of `holding_tokens`.
     pub want_tokens: u32,
@@ -117,19 +138,24 @@ pub struct LeaseRequest {
     /// a running total: the authority credits only its increase, so a lost
     /// message's return travels again with the next one, and a duplicated
     /// or late one credits nothing twice.
+    #[serde(serialize_with = "ms")]
     pub returned_total: u64,
     /// Every token this client's successes ever refunded, a running total
     /// credited the same way.
+    #[serde(serialize_with = "ms")]
     pub refunded_total: u64,
     /// Start slots wanted.
     pub want_slots: u32,
 }
 
 /// The authority's answer, as plain data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Grant {
+    #[serde(serialize_with = "ms")]
     pub client: u64,
     /// The request answered.
+    #[serde(serialize_with = "ms")]
     pub seq: u64,
     /// A request already seen: nothing granted, nothing credited.
     pub duplicate: bool,
@@ -138,15 +164,19 @@ pub struct Grant {
     /// New start slots: `slots` starts spread evenly from `first_slot_ms`
     /// to `last_slot_ms`, each usable at or after its own time.
     pub slots: u32,
+    #[serde(serialize_with = "ms")]
     pub first_slot_ms: u64,
+    #[serde(serialize_with = "ms")]
     pub last_slot_ms: u64,
     /// How long the grant (and every token the client holds) is valid,
     /// counted from when the request was sent.
+    #[serde(serialize_with = "ms")]
     pub ttl_ms: u64,
 }
 
 /// Where a client's budget comes from right now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// No answer yet: the local budget only.
     Local,

@@ -1,0 +1,118 @@
+// `node bench/fleet.mjs` (part of `make bench`): shared budgets (issue #12)
+// in Node, on loopback, figures not pass/fail. Prints
+//  1. success-path latency with a shared budget against the same policy
+//     without one, interleaved in rounds (median µs per request, ratio), and
+//     the authority round trips per operation — the exchange goes through a
+//     `setTimeout` of RTT_MS, as a Durable Object call would;
+//  2. fleet amplification: K policies against a server failing everything,
+//     sharing one authority vs each with its own budget (requests per
+//     operation, whole run and once the quota drained);
+//  3. a shared start rate: the most starts the server saw in any 1 s window,
+//     shared vs per policy.
+// The workerd figures (separate isolates, a real Durable Object) are printed
+// by the `fleet-workerd` test tier.
+import http from "node:http";
+import { BudgetAuthority, RetryPolicy } from "../js/src/node.js";
+import { interleaved, median } from "./cpu.mjs";
+
+const RTT_MS = Number(process.env.BENCH_RTT_MS ?? 2);
+const ROUNDS = 20;
+const PER_ROUND = 100;
+
+const starts = [];
+const server = http.createServer((req, res) => {
+  starts.push(Date.now());
+  const ok = !req.url.startsWith("/fail");
+  res.writeHead(ok ? 200 : 503, { "content-type": "application/json", "content-length": 11 });
+  res.end('{"ok":true}');
+});
+server.keepAliveTimeout = 60_000;
+await new Promise((r) => server.listen(0, "127.0.0.1", r));
+const url = `http://127.0.0.1:${server.address().port}/`;
+
+/** A carrier like a Durable Object stub: every exchange takes RTT_MS. */
+const carrier = (authority, rttMs = RTT_MS) => ({
+  scope: "bench",
+  exchange: (request) => new Promise((resolve) => setTimeout(() => resolve(authority.grant(request)), rttMs)),
+});
+
+console.log(`## Shared budgets: success path (Node, loopback, exchange RTT ${RTT_MS} ms)\n`);
+console.log("| policy | without `shared` µs | with `shared` µs | added | round trips / operation |");
+console.log("|---|---:|---:|---:|---:|");
+for (const [label, options] of [
+  ["default quota", {}],
+  ["quota + rate 100 000/s", { rate: { requests: 100_000 } }],
+]) {
+  const local = new RetryPolicy(options);
+  const shared = new RetryPolicy({ ...options, shared: carrier(new BudgetAuthority()) });
+  const sides = {
+    local: async () => (await local.fetch(url)).arrayBuffer(),
+    shared: async () => (await shared.fetch(url)).arrayBuffer(),
+  };
+  const times = await interleaved(sides, { rounds: ROUNDS, perRound: PER_ROUND, warmUp: 200 });
+  const [a, b] = [median(times.local), median(times.shared)];
+  const s = shared.stats();
+  const perOp = s.shared.roundTrips / s.operations;
+  const added = `${(((b - a) / a) * 100).toFixed(1)} %`;
+  console.log(`| ${label} | ${a.toFixed(0)} | ${b.toFixed(0)} | ${added} | ${perOp.toFixed(3)} (${s.shared.roundTrips} / ${s.operations}) |`);
+}
+
+/** K policies, `ops` operations each, run concurrently (one after another within a policy). */
+async function fleet(k, ops, options, path, { sharedBudget }) {
+  const authority = new BudgetAuthority();
+  const policies = Array.from({ length: k }, () =>
+    new RetryPolicy({ baseMs: 0, capMs: 1, ...options, ...(sharedBudget ? { shared: carrier(authority) } : {}) }));
+  starts.length = 0;
+  const t0 = Date.now();
+  await Promise.all(policies.map(async (p, i) => {
+    for (let n = 0; n < ops; n++) await (await p.fetch(`${url}${path}?p=${i}&n=${n}`)).arrayBuffer();
+  }));
+  return { starts: [...starts], ms: Date.now() - t0, policies };
+}
+
+const K = 4;
+const OPS = 250;
+console.log(`\n## Fleet amplification: ${K} policies × ${OPS} operations against a server failing everything\n`);
+console.log("(default quota: 500 tokens, 5 a retry; maxAttempts 3)\n");
+console.log("| budgets | requests | per operation | per operation after the first 100 |");
+console.log("|---|---:|---:|---:|");
+for (const sharedBudget of [false, true]) {
+  const run = await fleet(K, OPS, {}, "fail", { sharedBudget });
+  const total = run.starts.length;
+  const ops = K * OPS;
+  const retries = run.policies.reduce((sum, p) => sum + p.stats().retries, 0);
+  const label = sharedBudget ? "one shared authority" : "per policy";
+  const after = await tailRatio(sharedBudget);
+  console.log(`| ${label} | ${total} (${retries} retries) | ${(total / ops).toFixed(3)} | ${after} |`);
+}
+
+/** Requests per operation over operations 101..250 of each policy: a second run, counting from there. */
+async function tailRatio(sharedBudget) {
+  const authority = new BudgetAuthority();
+  const policies = Array.from({ length: K }, () =>
+    new RetryPolicy({ baseMs: 0, capMs: 1, ...(sharedBudget ? { shared: carrier(authority) } : {}) }));
+  const drive = (from, to) => Promise.all(policies.map(async (p, i) => {
+    for (let n = from; n < to; n++) await (await p.fetch(`${url}fail?p=${i}&n=${n}`)).arrayBuffer();
+  }));
+  await drive(0, 100);
+  starts.length = 0;
+  await drive(100, OPS);
+  return (starts.length / (K * (OPS - 100))).toFixed(3);
+}
+
+const R = 100;
+console.log(`\n## A shared start rate: ${K} policies × 100 operations, rate ${R}/s\n`);
+console.log("| budgets | most starts in any 1 s | duration |");
+console.log("|---|---:|---:|");
+for (const sharedBudget of [false, true]) {
+  const run = await fleet(K, 100, { rate: { requests: R }, totalMs: 60_000 }, "", { sharedBudget });
+  const s = run.starts.sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; i < s.length; i++) {
+    while (s[i] - s[j] >= 1000) j++;
+    most = Math.max(most, i - j + 1);
+  }
+  console.log(`| ${sharedBudget ? "one shared authority" : "per policy"} | ${most} | ${(run.ms / 1000).toFixed(1)} s |`);
+}
+
+server.close();

@@ -1,0 +1,79 @@
+//! `BudgetAuthority`: the fleet's authority (`policy::budget::lease`) for
+//! whatever runs it in JavaScript — the Durable Object of
+//! `saferetry/cloudflare`, the leader tab of `tabBudget`. It configures
+//! itself from each request's `config` (the policies' own quota and rate),
+//! so it needs no configuration of its own and follows a redeploy: a
+//! changed config is applied keeping the level and the schedule.
+
+use wasm_bindgen::prelude::*;
+
+use super::bind::{date_now, get};
+use super::convert::to_js;
+use super::wire;
+use crate::policy::budget::lease::{Authority, AuthorityConfig};
+use crate::policy::options::{integer_in, ErrorKind, OptionError};
+
+const NOW: OptionError = OptionError {
+    field: "nowMs",
+    expected: "an epoch time in milliseconds (0..=2^53-1), or left out for Date.now()",
+    kind: ErrorKind::Range,
+};
+
+#[wasm_bindgen]
+#[derive(Default)]
+pub struct BudgetAuthority {
+    /// `None` until the first request or restore says what is shared.
+    inner: Option<Authority>,
+}
+
+#[wasm_bindgen]
+impl BudgetAuthority {
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> BudgetAuthority {
+        BudgetAuthority::default()
+    }
+
+    /// Answers one client's request (see `LeaseRequest` and `LeaseGrant`
+    /// in the types). Throws a `TypeError` naming the field on a malformed
+    /// request, a `RangeError` on a bad `nowMs`; the authority is then
+    /// unchanged.
+    pub fn grant(&mut self, request: JsValue, now_ms: Option<f64>) -> Result<JsValue, JsValue> {
+        let now = match now_ms {
+            Some(ms) => integer_in(ms, 0, 9_007_199_254_740_991).ok_or(NOW)?,
+            None => date_now() as u64,
+        };
+        let config = wire::config(&get(&request, "config"), "request.config")?;
+        let request = wire::request(&request)?;
+        let authority = match self.inner.take() {
+            Some(a) if a.config().fleet() == config => a,
+            Some(a) => Authority::restore(AuthorityConfig::of(config), &a.state()),
+            None => Authority::new(AuthorityConfig::of(config)),
+        };
+        let grant = self.inner.insert(authority).grant(&request, now);
+        Ok(to_js(&grant))
+    }
+
+    /// A plain snapshot to persist (`undefined` before the first request).
+    pub fn state(&self) -> JsValue {
+        self.inner.as_ref().map_or(JsValue::UNDEFINED, |a| to_js(&a.state()))
+    }
+
+    /// Goes on from a snapshot of `state()`: the level, the schedule, the
+    /// clients. Throws a `TypeError` naming the field on a malformed one.
+    pub fn restore(&mut self, state: JsValue) -> Result<(), JsValue> {
+        let state = wire::state(&state)?;
+        self.inner = Some(Authority::restore(AuthorityConfig::of(state.config), &state));
+        Ok(())
+    }
+
+    /// Tokens in the shared bucket (`undefined` without a quota).
+    #[wasm_bindgen(getter, js_name = quotaLevel)]
+    pub fn quota_level(&self) -> Option<u32> {
+        self.inner.as_ref().and_then(Authority::quota_level)
+    }
+
+    /// `{ requests, duplicates, tokensGranted, tokensCredited, tokensRefunded, slotsGranted }`.
+    pub fn stats(&self) -> JsValue {
+        to_js(&self.inner.as_ref().map(Authority::stats).unwrap_or_default())
+    }
+}

@@ -1,0 +1,154 @@
+//! A shared budget's host side (rule 9): the policy's [`LeasedClient`]
+//! and the caller's `shared.exchange`, which carries a request to the
+//! fleet's authority (a Durable Object, a leader tab) and answers its grant.
+//!
+//! Nothing here decides: after every budget call the client is asked
+//! whether a request is due (`pending_request`), and if so it is carried in
+//! a task of its own — never on an operation's path. An exchange that
+//! throws, rejects, answers something that is not a grant, or does not
+//! answer within the client's `answer_timeout_ms` is reported as
+//! unreachable, and the client falls back as `policy::budget::lease` says.
+//! At most one exchange is in flight (a release may overlap it).
+
+use alloc::rc::Rc;
+use alloc::string::String;
+use core::cell::Cell;
+use js_sys::{Function, Promise, Reflect};
+use wasm_bindgen::JsValue;
+use wasm_bindgen_futures::{future_to_promise, spawn_local};
+
+use super::bind::{date_now, math_random};
+use super::caller::settle;
+use super::clock::HostClock;
+use super::convert::to_js;
+use super::wire;
+use crate::engine::{race, Clock, Either};
+use crate::policy::budget::lease::{ClientConfig, FleetConfig, Grant, LeaseRequest, LeasedClient, Mode};
+use crate::policy::budget::SharedState;
+use crate::policy::options::Options;
+
+/// What `shared` gave: where requests go, and the label `stats()` shows.
+#[derive(Clone)]
+pub struct Exchange {
+    pub function: Function,
+    /// The `shared` object itself: `exchange` is called as its method.
+    pub this: JsValue,
+    pub scope: Option<String>,
+}
+
+pub struct Fleet {
+    client: LeasedClient,
+    exchange: Exchange,
+    config: FleetConfig,
+    answer_timeout_ms: u64,
+    in_flight: Cell<u32>,
+}
+
+fn now_ms() -> u64 {
+    date_now() as u64
+}
+
+impl Fleet {
+    /// A client with a random 52-bit id (a JS number, unique in practice
+    /// among the clients of one budget).
+    pub fn new(options: &Options, exchange: Exchange) -> Rc<Fleet> {
+        let client = (math_random() * 4_503_599_627_370_496.0) as u64;
+        let config = ClientConfig::for_policy(client, options.quota, options.rate, options.fleet_size);
+        Rc::new(Fleet {
+            client: LeasedClient::new(config),
+            exchange,
+            config: FleetConfig { quota: options.quota, rate: options.rate },
+            answer_timeout_ms: config.answer_timeout_ms,
+            in_flight: Cell::new(0),
+        })
+    }
+
+    /// Sends the request the client says is due, if any and if none is in
+    /// flight.
+    fn pump(self: &Rc<Self>) {
+        if self.in_flight.get() > 0 {
+            return;
+        }
+        if let Some(request) = self.client.pending_request(now_ms()) {
+            spawn_local(self.clone().carry(request));
+        }
+    }
+
+    /// Gives every held token back: the client's last request.
+    pub fn release(self: &Rc<Self>) -> Promise {
+        let request = self.client.release_all(now_ms());
+        let me = self.clone();
+        future_to_promise(async move {
+            me.carry(request).await;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    async fn carry(self: Rc<Self>, request: LeaseRequest) {
+        self.in_flight.set(self.in_flight.get().saturating_add(1));
+        let answer = self.ask(&request).await;
+        match answer {
+            Some(grant) => self.client.on_grant(&grant, now_ms()),
+            None => self.client.on_unreachable(now_ms()),
+        }
+        self.in_flight.set(self.in_flight.get().saturating_sub(1));
+    }
+
+    /// The request as `{ client, seq, …, config }`, and the grant read back.
+    async fn ask(&self, request: &LeaseRequest) -> Option<Grant> {
+        let js = to_js(request);
+        // A data property on a fresh plain object: cannot fail.
+        let _ = Reflect::set(&js, &JsValue::from_str("config"), &to_js(&self.config));
+        let answer = self.exchange.function.call1(&self.exchange.this, &js).ok()?;
+        let timeout = HostClock { signal: None };
+        match race(settle(answer), timeout.sleep(self.answer_timeout_ms)).await {
+            Either::Left(Ok(grant)) => wire::grant(&grant).ok(),
+            _ => None,
+        }
+    }
+
+    /// `stats().shared`: the client's counters and the scope.
+    pub fn stats(&self) -> JsValue {
+        let Some(stats) = self.client.stats() else { return JsValue::UNDEFINED };
+        let js = to_js(&stats);
+        if let Some(scope) = &self.exchange.scope {
+            let _ = Reflect::set(&js, &JsValue::from_str("scope"), &JsValue::from_str(scope));
+        }
+        js
+    }
+
+    pub fn mode(&self) -> Option<Mode> {
+        self.client.stats().map(|s| s.mode)
+    }
+}
+
+/// The policy's [`SharedState`] when it has a shared budget: the client's,
+/// plus a look at whether a request is due after each call.
+pub struct Leased(pub Rc<Fleet>);
+
+impl SharedState for Leased {
+    fn spend_retry(&self, after_timeout: bool) -> Option<u32> {
+        let paid = self.0.client.spend_retry(after_timeout);
+        self.0.pump();
+        paid
+    }
+
+    fn on_success(&self, last_retry_cost: Option<u32>) {
+        self.0.client.on_success(last_retry_cost);
+        self.0.pump();
+    }
+
+    fn quota_level(&self) -> Option<u32> {
+        self.0.client.quota_level()
+    }
+
+    fn reserve_start(&self, now_ms: u64, latest_ms: u64) -> Result<u64, u64> {
+        let start = self.0.client.reserve_start(now_ms, latest_ms);
+        self.0.pump();
+        start
+    }
+
+    fn release_start(&self, start_ms: u64) {
+        self.0.client.release_start(start_ms);
+    }
+}

@@ -1,0 +1,47 @@
+//! The authority's state as plain data, so it outlives the object that runs
+//! it: a Durable Object writes it to storage after every grant (an evicted
+//! object must not come back with a full bucket), a leader tab hands it to
+//! the next leader. It holds the bucket's level, the rate schedule's next
+//! start and what is known of each client (for deduplication and for
+//! crediting returns at most once); nothing else is needed to go on.
+
+use alloc::vec::Vec;
+use serde::Serialize;
+
+use super::{AuthorityStats, FleetConfig};
+use crate::policy::report::{ms, opt_ms};
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthorityState {
+    /// The configuration the state was kept under (a restore under another
+    /// one clamps the level to the new capacity and keeps the schedule).
+    pub config: FleetConfig,
+    /// Tokens in the bucket, when a quota is kept.
+    pub level: Option<u32>,
+    /// Epoch ms of the next start on the rate's schedule, when a rate is kept.
+    #[serde(serialize_with = "opt_ms")]
+    pub schedule_ms: Option<u64>,
+    pub holders: Vec<HolderState>,
+    pub stats: AuthorityStats,
+}
+
+/// What the authority knows of one client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HolderState {
+    #[serde(serialize_with = "ms")]
+    pub client: u64,
+    /// The newest request answered; older or equal ones are duplicates.
+    #[serde(serialize_with = "ms")]
+    pub last_seq: u64,
+    /// Tokens the client may still hold: the most a return can credit.
+    pub holding: u32,
+    /// The client's running totals already credited.
+    #[serde(serialize_with = "ms")]
+    pub returned: u64,
+    #[serde(serialize_with = "ms")]
+    pub refunded: u64,
+    #[serde(serialize_with = "ms")]
+    pub seen_ms: u64,
+}
