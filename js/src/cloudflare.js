@@ -71,7 +71,9 @@ export function durableBudget(namespace, name, { fleetSize } = {}) {
     // request ends, so keep the request alive until the answer is in.
     exchange(request) {
       const ns = binding();
-      const answer = ns.get(ns.idFromName(name)).grant(request);
+      // The stub answers an RpcPromise, a thenable that is not a Promise:
+      // the policy takes only a real one.
+      const answer = Promise.resolve(ns.get(ns.idFromName(name)).grant(request));
       try {
         waitUntil(answer.then(noop, noop));
       } catch {

@@ -3,7 +3,7 @@
 // services, each its own isolate with its own wasm; service w0 owns the
 // Durable Object namespaces, the others bind to them.
 //
-//   POST /run        { mode, name, url, n, durationMs, concurrency, options, warmMs }
+//   POST /run        { mode, name, url, n, durationMs, concurrency, options, warmMs, pauseMs }
 //                    runs operations through one fresh policy → counts and stats()
 //   GET  /authority?name=   the RetryBudget's stats() (its level included)
 //
@@ -35,12 +35,17 @@ function sharedFor(mode, name, env) {
     case 'shared-fn': return durableBudget(() => moduleEnv.BUDGET, name, { fleetSize: 4 });
     case 'throwing': return durableBudget(() => { throw new Error('no such binding'); }, name, { fleetSize: 4 });
     case 'hanging': return durableBudget(env.HANGING, name, { fleetSize: 4 });
+    // Unreachable for the first 1.2 s, then the real object: the policy must come back.
+    case 'returning': {
+      const back = Date.now() + 1200;
+      return durableBudget(() => { if (Date.now() < back) throw new Error('not yet'); return env.BUDGET; }, name, { fleetSize: 4 });
+    }
     default: throw new TypeError(`unknown mode ${mode}`);
   }
 }
 
 async function run(spec, env) {
-  const { mode, name, url, n = 1, durationMs = 60_000, concurrency = 1, options = {}, warmMs = 0 } = spec;
+  const { mode, name, url, n = 1, durationMs = 60_000, concurrency = 1, options = {}, warmMs = 0, pauseMs = 0 } = spec;
   const shared = sharedFor(mode, name, env);
   const policy = new RetryPolicy(shared ? { ...options, shared } : options);
   const t0 = Date.now();
@@ -69,6 +74,7 @@ async function run(spec, env) {
       bump(out.reasons, report?.reason);
       bump(out.budgets, report?.budget);
       out.maxOpMs = Math.max(out.maxOpMs, Date.now() - s);
+      if (pauseMs) await sleep(pauseMs);
     }
   };
   await Promise.all(Array.from({ length: concurrency }, loop));

@@ -211,7 +211,8 @@ async function fallback(wd, server) {
     const id = `fallback-${mode}-${crypto.randomUUID()}`;
     const began = Date.now();
     const r = await call(wd.bases[0], '/run', {
-      mode, name: `fallback-${crypto.randomUUID()}`, n: 40, durationMs: 2500, concurrency: 2, options,
+      // 2.5 s of operations, one every ~50 ms: past the 1 s answer timeout.
+      mode, name: `fallback-${crypto.randomUUID()}`, n: 200, durationMs: 2500, pauseMs: 50, concurrency: 1, options,
       url: `${server.url}/s/seq/${id}?steps=503`,
     }, 20_000);
     const took = Date.now() - began;
@@ -223,6 +224,17 @@ async function fallback(wd, server) {
     check(`fallback (${mode}): no operation hangs`, r.maxOpMs < options.totalMs && took < 15_000, `slowest ${r.maxOpMs} ms, run ${took} ms`);
     check(`fallback (${mode}): the later reports say "fallback"`, (r.budgets.fallback ?? 0) > 0, JSON.stringify(r.budgets));
   }
+  // Unreachable for 1.2 s, then back: the policy asks again and is leased.
+  const id = `fallback-returning-${crypto.randomUUID()}`;
+  const r = await call(wd.bases[1], '/run', {
+    mode: 'returning', name: `returning-${crypto.randomUUID()}`, n: 200, durationMs: 2500, pauseMs: 50, concurrency: 1, options,
+    url: `${server.url}/s/seq/${id}?steps=503`,
+  }, 20_000);
+  const c = await count(server, id);
+  const s = r.stats.shared;
+  console.log(`fallback (object back after 1.2 s): ${r.ops} operations, server saw ${c.requests}; mode ${s?.mode}, requests ${s?.requests}, round trips ${s?.roundTrips}, unreachable ${s?.unreachable}, tokens spent ${s?.tokensSpent}; budget in reports ${JSON.stringify(r.budgets)}`);
+  check('fallback: an object that comes back is asked again (leased, retries again)',
+    s?.mode === 'leased' && (r.budgets.fallback ?? 0) > 0 && (r.budgets.leased ?? 0) > 0 && s.tokensSpent > 0 && c.requests > r.ops, JSON.stringify(s));
 }
 
 // A policy made at module scope (a Worker's usual shape) shares the budget
