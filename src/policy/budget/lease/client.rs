@@ -408,8 +408,11 @@ impl State {
         let Some(q) = &self.quota else { return Some(0) };
         let cost = q.cost(after_timeout);
         self.observe(self.now_ms);
-        self.tokens = self.tokens.checked_sub(cost)?;
+        // A retry wanted is demand, paid or not: a client left without
+        // tokens (an outage drained the bucket, the authority was away)
+        // must ask again, or it never retries again.
         self.active = true;
+        self.tokens = self.tokens.checked_sub(cost)?;
         self.stats.tokens_spent = self.stats.tokens_spent.saturating_add(u64::from(cost));
         Some(cost)
     }
