@@ -23,6 +23,15 @@ export class HangingBudget extends DurableObject {
   }
 }
 
+/** The real object, 300 ms away (a Durable Object in another location):
+ * a request shorter than that ends before its exchange answers. */
+export class SlowBudget extends RetryBudget {
+  async grant(request) {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    return super.grant(request);
+  }
+}
+
 const json = (body, status = 200) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const bump = (o, k) => { o[k] = (o[k] ?? 0) + 1; };
@@ -84,13 +93,14 @@ async function run(spec, env) {
 }
 
 // A policy made at module scope, as a Worker usually makes it: the binding
-// is read from the module's `env` when an exchange needs it. Made in a try
-// so that a throw is reported by /module instead of failing the Worker.
+// is read from the module's `env` when an exchange needs it, and its object
+// answers in 300 ms, after a short request has ended. Made in a try so that
+// a throw is reported by /module instead of failing the Worker.
 let modulePolicy, moduleError;
 try {
   modulePolicy = new RetryPolicy({
     maxAttempts: 3, totalMs: 5_000, baseMs: 1, capMs: 4,
-    shared: durableBudget(() => moduleEnv.BUDGET, 'module-scope', { fleetSize: 4 }),
+    shared: durableBudget(() => moduleEnv.SLOW, 'module-scope', { fleetSize: 4 }),
   });
 } catch (e) {
   moduleError = String(e?.stack ?? e);
