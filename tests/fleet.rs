@@ -552,7 +552,31 @@ fn a_return_lost_on_the_way_travels_again_with_the_next_request_and_counts_once(
     assert_eq!((next.returned_total, next.seq), (20, lost.seq + 1));
     a.grant(&next, 1_650);
     assert!(a.grant(&lost, 1_700).duplicate, "the lost one turning up late is older");
-    assert_eq!((a.stats().tokens_credited, a.quota_level()), (20, Some(100)));
+    // Credited once (100), then a fresh grant for the client, which is
+    // cut off and so asks for one (80).
+    assert_eq!((a.stats().tokens_credited, a.quota_level()), (20, Some(80)));
+}
+
+#[test]
+fn a_failure_reported_for_a_request_no_longer_awaited_is_stale_and_changes_nothing() {
+    let (mut a, c) = pair(1_000);
+    let first = c.pending_request(0).unwrap();
+    assert_eq!(
+        c.pending_request(1_000),
+        None,
+        "given up on at the answer timeout, asked again after retry_ms"
+    );
+    let second = c.pending_request(1_500).expect("a second request");
+    c.on_failed(first.seq, 1_600);
+    let s = c.stats().unwrap();
+    assert_eq!((s.mode, s.stale_answers), (Mode::Fallback, 1), "still waiting for the second request");
+    c.on_grant(&a.grant(&second, 1_650), 1_700);
+    assert_eq!(c.stats().unwrap().mode, Mode::Leased);
+    c.on_failed(second.seq, 1_800);
+    assert_eq!(c.stats().unwrap().mode, Mode::Leased, "an answered request cannot fail afterwards");
+    let third = c.pending_request(30_000).expect("tokens expired: a return is due");
+    c.on_failed(third.seq, 30_001);
+    assert_eq!(c.stats().unwrap().mode, Mode::Fallback, "the request awaited failed");
 }
 
 #[test]

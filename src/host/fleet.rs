@@ -8,11 +8,14 @@
 //! throws, rejects, answers something that is not a grant, or does not
 //! answer within the client's `answer_timeout_ms` is reported as
 //! unreachable, and the client falls back as `policy::budget::lease` says.
-//! At most one exchange is in flight (a release may overlap it).
+//! The client itself keeps at most one request in flight and gives up on it
+//! after `answer_timeout_ms` by its own clock, so nothing here counts
+//! exchanges: in workerd an exchange begun by a request that has ended may
+//! never settle, nor its timer fire, and a counter here would then block
+//! every later request.
 
 use alloc::rc::Rc;
 use alloc::string::String;
-use core::cell::Cell;
 use js_sys::{Function, Promise, Reflect};
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::{future_to_promise, spawn_local};
@@ -41,7 +44,6 @@ pub struct Fleet {
     exchange: Exchange,
     config: FleetConfig,
     answer_timeout_ms: u64,
-    in_flight: Cell<u32>,
 }
 
 fn now_ms() -> u64 {
@@ -59,16 +61,12 @@ impl Fleet {
             exchange,
             config: FleetConfig { quota: options.quota, rate: options.rate },
             answer_timeout_ms: config.answer_timeout_ms,
-            in_flight: Cell::new(0),
         })
     }
 
-    /// Sends the request the client says is due, if any and if none is in
-    /// flight.
+    /// Sends the request the client says is due, if any (none while one is
+    /// in flight and not yet given up on).
     fn pump(self: &Rc<Self>) {
-        if self.in_flight.get() > 0 {
-            return;
-        }
         if let Some(request) = self.client.pending_request(now_ms()) {
             spawn_local(self.clone().carry(request));
         }
@@ -85,13 +83,11 @@ impl Fleet {
     }
 
     async fn carry(self: Rc<Self>, request: LeaseRequest) {
-        self.in_flight.set(self.in_flight.get().saturating_add(1));
         let answer = self.ask(&request).await;
         match answer {
             Some(grant) => self.client.on_grant(&grant, now_ms()),
-            None => self.client.on_unreachable(now_ms()),
+            None => self.client.on_failed(request.seq, now_ms()),
         }
-        self.in_flight.set(self.in_flight.get().saturating_sub(1));
     }
 
     /// The request as `{ client, seq, …, config }`, and the grant read back.

@@ -1188,9 +1188,15 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.ok(shared.roundTrips >= 1, `round trips: ${shared.roundTrips}`);
   });
 
-  add('A shared budget whose authority throws falls back: first attempts still go out, stats() and the report say fallback', async () => {
-    const [ok, failing] = [rid(), rid()];
-    const p = policy({ quota: { capacity: 50 }, shared: { exchange() { throw new Error('authority gone'); } } });
+  add('A shared budget whose authority throws falls back (first attempts out, stats() and the report say so) and is leased again when it answers', async () => {
+    const [ok, failing, back, again] = [rid(), rid(), rid(), rid()];
+    const authority = new saferetry.BudgetAuthority();
+    let up = false;
+    const exchange = (request) => {
+      if (!up) throw new Error('authority gone');
+      return authority.grant(request);
+    };
+    const p = policy({ quota: { capacity: 50 }, shared: { exchange } });
     const first = await p.fetch(seqUrl(ok, ['200']));
     assert.equal(first.status, 200, 'the first attempt went out');
     const res = await p.fetch(seqUrl(failing, ['503', '200']));
@@ -1199,6 +1205,14 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.equal(reportOf(res).budget, 'fallback', 'report.budget');
     assert.equal(p.stats().shared.mode, 'fallback', 'stats().shared.mode');
     assert.equal((await settledCount(failing)).requests, 1, 'one request for the failing operation');
+    up = true;
+    await sleep(600); // past the 500 ms before it asks again
+    await p.fetch(seqUrl(back, ['200']));
+    await sleep(50);
+    assert.equal(p.stats().shared.mode, 'leased', 'leased again once the authority answers');
+    const res2 = await p.fetch(seqUrl(again, ['503', '200']));
+    assert.equal(res2.status, 200, 'retries again from the new grant');
+    assert.equal((await count(again)).requests, 2, 'a 503 and its retry');
   });
 
   add('BudgetAuthority refuses a malformed request or state with a TypeError naming the field, then still answers', async () => {

@@ -1,7 +1,7 @@
 // Compiled by `tsc --strict --noEmit`: the declarations accept real usage
 // and reject wrong usage (each @ts-expect-error must be an error).
-import { RetryPolicy, RetryError, retryFetch, reportOf } from "saferetry";
-import type { Outcome, Report, State } from "saferetry";
+import { BudgetAuthority, RetryPolicy, RetryError, retryFetch, reportOf } from "saferetry";
+import type { BudgetMode, LeaseGrant, LeaseRequest, Outcome, Report, SharedBudget, State } from "saferetry";
 
 const policy = new RetryPolicy({
   maxAttempts: 3,
@@ -48,3 +48,13 @@ export const bad: State = { state: "spinning" };
 export const asFetch: typeof fetch = policy.fetch;
 const { fetch: unbound } = policy;
 export const called: Promise<Response> = unbound("http://127.0.0.1/z", { retry: { maxAttempts: 2 } });
+
+// Fleet budgets: a policy leasing from an authority through any carrier.
+const authority = new BudgetAuthority();
+const carrier: SharedBudget = { scope: "test", fleetSize: 8, exchange: (r: LeaseRequest) => authority.grant(r) };
+const fleetPolicy = new RetryPolicy({ rate: { requests: 100 }, shared: carrier });
+export const mode: BudgetMode | undefined = fleetPolicy.stats().shared?.mode;
+export const released: Promise<void> = fleetPolicy.release();
+export const grant: LeaseGrant | undefined = undefined;
+// @ts-expect-error an exchange takes a lease request
+new RetryPolicy({ shared: { exchange: (r: string) => r } });

@@ -242,6 +242,21 @@ impl LeasedClient {
         });
     }
 
+    /// The exchange of request `seq` failed (threw, rejected, answered
+    /// something that is not a grant, timed out). Only the request awaited
+    /// counts: a failure that arrives after the client gave up on that
+    /// request and sent another is stale, as a late answer is.
+    pub fn on_failed(&self, seq: u64, now_ms: u64) {
+        self.with((), |s| {
+            s.observe(now_ms);
+            if s.sent.is_some_and(|sent| sent.seq == seq) {
+                s.unreachable(now_ms);
+            } else {
+                s.stats.stale_answers = s.stats.stale_answers.saturating_add(1);
+            }
+        });
+    }
+
     /// Gives back every held token (a closing tab, an isolate shutting
     /// down): the last request this client sends.
     pub fn release_all(&self, now_ms: u64) -> LeaseRequest {
@@ -300,7 +315,9 @@ impl State {
             return None;
         }
         let c = self.config;
-        let demand = self.active || self.stats.mode == Mode::Local;
+        // Used since the last request, or without a lease (never answered,
+        // or cut off): a client in use keeps asking until it holds one.
+        let demand = self.active || self.stats.mode != Mode::Leased;
         let held = self.slots.held();
         let want_tokens =
             if demand && self.quota.is_some() { c.tokens.saturating_sub(self.tokens) } else { 0 };
@@ -363,8 +380,8 @@ impl State {
     fn reserve_start(&mut self, now_ms: u64, latest_ms: u64) -> Result<u64, u64> {
         self.observe(now_ms);
         let now = self.now_ms;
-        let Some(local) = &self.local else { return Ok(now_ms) };
         self.active = true;
+        let Some(local) = &self.local else { return Ok(now_ms) };
         let (result, kind) = match self.slots.take(now, latest_ms) {
             Some(r) => (r, StartKind::Slot),
             None if self.debt < self.config.borrow => (local.reserve(now, latest_ms), StartKind::Borrowed),
@@ -408,9 +425,6 @@ impl State {
         let Some(q) = &self.quota else { return Some(0) };
         let cost = q.cost(after_timeout);
         self.observe(self.now_ms);
-        // A retry wanted is demand, paid or not: a client left without
-        // tokens (an outage drained the bucket, the authority was away)
-        // must ask again, or it never retries again.
         self.active = true;
         self.tokens = self.tokens.checked_sub(cost)?;
         self.stats.tokens_spent = self.stats.tokens_spent.saturating_add(u64::from(cost));
