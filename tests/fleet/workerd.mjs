@@ -185,7 +185,7 @@ async function rate(wd, server) {
   const secs = (r) => (r.starts.length ? (r.starts.at(-1) - r.starts[0]) / 1000 : 0);
   console.log(`rate: R = ${R}/s shared by ${K} isolates, ${RATE_MS} ms of load, 8 loops each`);
   console.log(`  shared:      max ${sMax} starts in any 1 s (bound R + K × 36 = ${bound}); ${shared.requests} requests over ${secs(shared).toFixed(2)} s; outcomes ${JSON.stringify(merge(shared.results, 'statuses'))}`);
-  console.log(`  per-isolate: max ${lMax} starts in any 1 s; ${local.requests} requests over ${secs(local).toFixed(2)} s`);
+  console.log(`  per-isolate: max ${lMax} starts in any 1 s; ${local.requests} requests over ${secs(local).toFixed(2)} s; outcomes ${JSON.stringify(merge(local.results, 'statuses'))}`);
   for (const [i, r] of shared.results.entries()) console.log(`  w${i} shared stats: ${JSON.stringify(r.stats.shared)}`);
   check('rate: shared, every 1 s window within R + documented slack', sMax <= bound && shared.requests > 0, `${sMax} ≤ ${bound}`);
   check('rate: shared, the whole run within R × seconds + slack', shared.requests <= R * (secs(shared) + 1) + K * 36, `${shared.requests} ≤ ${Math.round(R * (secs(shared) + 1) + K * 36)}`);
