@@ -45,17 +45,21 @@ pub fn list(v: &JsValue, max: u32) -> Option<Array> {
     array_from(v).ok()
 }
 
-/// A caller's promise as a future. `JsFuture` calls the promise's `then`
+/// A caller's promise, or any value, as a future, as `Promise.resolve`
+/// would take it: a thenable that is not a `Promise` (a Durable Object
+/// stub's `RpcPromise`) is followed too. `JsFuture` calls a promise's `then`
 /// directly, and a subclass (or the instance) may override `then` to throw:
-/// a fresh promise resolved with it reads and calls that `then` inside the
-/// engine's own resolve function and job, where a throw becomes a rejection.
-pub fn adopt(promise: &Promise) -> JsFuture {
+/// a fresh promise resolved with the value reads and calls that `then`
+/// inside the engine's own resolve function and job, where a throw becomes
+/// a rejection.
+pub fn adopt(value: &JsValue) -> JsFuture {
     JsFuture::from(Promise::new(&mut |resolve, _| {
-        let _ = resolve.call1(&JsValue::UNDEFINED, promise);
+        let _ = resolve.call1(&JsValue::UNDEFINED, value);
     }))
 }
 
-/// Awaits `value` when it is a promise (a hook may answer either way).
+/// Awaits `value` when it is a promise (a poll hook may answer either way;
+/// a thenable that is not a `Promise` is an answer, not a promise).
 pub async fn settle(value: JsValue) -> Result<JsValue, JsValue> {
     match value.dyn_into::<Promise>() {
         Ok(p) => adopt(&p).await,

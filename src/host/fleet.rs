@@ -21,7 +21,7 @@ use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::{future_to_promise, spawn_local};
 
 use super::bind::{date_now, math_random};
-use super::caller::settle;
+use super::caller::adopt;
 use super::clock::HostClock;
 use super::convert::to_js;
 use super::wire;
@@ -97,7 +97,7 @@ impl Fleet {
         let _ = Reflect::set(&js, &JsValue::from_str("config"), &to_js(&self.config));
         let answer = self.exchange.function.call1(&self.exchange.this, &js).ok()?;
         let timeout = HostClock { signal: None };
-        match race(settle(answer), timeout.sleep(self.answer_timeout_ms)).await {
+        match race(adopt(&answer), timeout.sleep(self.answer_timeout_ms)).await {
             Either::Left(Ok(grant)) => wire::grant(&grant).ok(),
             _ => None,
         }

@@ -1163,15 +1163,21 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
   });
 
   // ---- shared budgets (rule 9): policies leasing from one BudgetAuthority --
-  const fleet = (authority, over = {}) => policy({
+  const fleet = (authority, over = {}, thenable = false) => policy({
     quota: { capacity: 50 }, ...over,
-    shared: { scope: 'test', exchange: (request) => Promise.resolve().then(() => authority.grant(request)) },
+    shared: {
+      scope: 'test',
+      // A thenable that is not a Promise, as a Durable Object stub's RpcPromise is.
+      exchange: (request) => (thenable
+        ? { then: (resolve) => setTimeout(() => resolve(authority.grant(request)), 1) }
+        : Promise.resolve().then(() => authority.grant(request))),
+    },
   });
 
-  add('Three policies sharing one BudgetAuthority spend one quota: 30 operations against a 503 send at most 40 requests', async () => {
+  add('Three policies sharing one BudgetAuthority (one through a plain thenable) spend one quota: 30 operations against a 503 send at most 40 requests', async () => {
     const { BudgetAuthority } = saferetry;
     const authority = new BudgetAuthority();
-    const policies = [fleet(authority), fleet(authority), fleet(authority)];
+    const policies = [fleet(authority), fleet(authority), fleet(authority, {}, true)];
     const id = rid();
     let last;
     for (let i = 0; i < 10; i += 1) {
@@ -1186,6 +1192,7 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.equal(shared.mode, 'leased', 'stats().shared.mode');
     assert.equal(shared.scope, 'test', 'stats().shared.scope');
     assert.ok(shared.roundTrips >= 1, `round trips: ${shared.roundTrips}`);
+    assert.ok(policies[2].stats().shared.roundTrips >= 1, 'an exchange answering through a thenable is followed');
   });
 
   add('A shared budget whose authority throws falls back (first attempts out, stats() and the report say so) and is leased again when it answers', async () => {
