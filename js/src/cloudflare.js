@@ -71,8 +71,7 @@ export function durableBudget(namespace, name, { fleetSize } = {}) {
     // request ends, so keep the request alive until the answer is in.
     exchange(request) {
       const ns = binding();
-      // The stub answers an RpcPromise, a thenable that is not a Promise:
-      // the policy takes only a real one.
+      // The stub answers an RpcPromise (a thenable, not a Promise).
       const answer = Promise.resolve(ns.get(ns.idFromName(name)).grant(request));
       try {
         waitUntil(answer.then(noop, noop));
