@@ -530,6 +530,22 @@ fn unused_tokens_go_back_once_even_duplicated_or_after_expiry() {
 }
 
 #[test]
+fn a_client_without_tokens_and_without_a_rate_asks_again_when_it_wants_a_retry() {
+    // Quota only (no rate: no start ever marks the client busy). Cut off
+    // before any answer, then the authority is back: the retry it wants
+    // 500 ms later is demand enough to ask.
+    let (mut a, c) = pair(10_000);
+    let first = c.pending_request(0).expect("asks at once");
+    c.on_unreachable(1_000);
+    assert_eq!(c.spend_retry(false), None, "nothing held");
+    let again = c.pending_request(1_600).expect("a wanted retry makes it ask again");
+    assert_eq!(again.seq, first.seq + 1);
+    c.on_grant(&a.grant(&again, 1_610), 1_620);
+    assert_eq!(c.stats().unwrap().mode, Mode::Leased);
+    assert_eq!(c.spend_retry(false), Some(5), "and it retries again");
+}
+
+#[test]
 fn a_return_lost_on_the_way_travels_again_with_the_next_request_and_counts_once() {
     let (mut a, c) = pair(1_000);
     c.on_grant(&a.grant(&c.pending_request(0).unwrap(), 0), 0);
