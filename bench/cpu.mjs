@@ -33,7 +33,7 @@ export async function mechanicsOnly(target) {
   }
 }
 
-async function withStub(run) {
+export async function withStub(run) {
   const realFetch = globalThis.fetch;
   globalThis.fetch = stubFetch;
   try {

@@ -297,21 +297,30 @@ async fn admit<C: Clock>(
         }
         None => None,
     };
-    let now = clock.now_ms();
-    if now >= deadline {
-        return Err((Reason::QueueExceedsBudget, None));
-    }
-    match budget.shared.reserve_start(now, deadline) {
-        Err(start) => Err((Reason::QueueExceedsBudget, Some(start))),
-        Ok(start) if start > now => {
-            let _queued = waiting(op, start, WaitWhy::RateLimit);
-            if clock.sleep(start - now).await == Slept::Cancelled {
-                budget.shared.release_start(start);
-                return Err((Reason::Cancelled, None));
-            }
-            Ok(permit)
+    // Bounded: every refusal names a later time, and the deadline ends it.
+    loop {
+        let now = clock.now_ms();
+        if now >= deadline {
+            return Err((Reason::QueueExceedsBudget, None));
         }
-        Ok(_) => Ok(permit),
+        match budget.shared.reserve_start(now, deadline) {
+            Err(at) if at > now && at < deadline => {
+                let _queued = waiting(op, at, WaitWhy::RateLimit);
+                if clock.sleep(at - now).await == Slept::Cancelled {
+                    return Err((Reason::Cancelled, None));
+                }
+            }
+            Err(start) => return Err((Reason::QueueExceedsBudget, Some(start))),
+            Ok(start) if start > now => {
+                let _queued = waiting(op, start, WaitWhy::RateLimit);
+                if clock.sleep(start - now).await == Slept::Cancelled {
+                    budget.shared.release_start(start);
+                    return Err((Reason::Cancelled, None));
+                }
+                return Ok(permit);
+            }
+            Ok(_) => return Ok(permit),
+        }
     }
 }
 

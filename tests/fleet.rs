@@ -245,6 +245,10 @@ fn simulate(s: &Scenario, budgets: &mut Budgets) -> Outcome {
                 match ev {
                     Ev::Decide => match state.reserve_start(now, EPOCH_MS + deadline) {
                         Ok(start) => events.entry(start - EPOCH_MS).or_default().push((i, Ev::Begin)),
+                        // Queued until then, as the engine does.
+                        Err(at) if at > now && at < EPOCH_MS + deadline => {
+                            events.entry(at - EPOCH_MS).or_default().push((i, Ev::Decide));
+                        }
                         Err(_) => {
                             out.refused += 1;
                             let leased = budgets.client(op.client).and_then(LeasedClient::stats);
@@ -550,6 +554,22 @@ fn a_client_drained_to_zero_asks_again_when_it_wants_a_retry_and_gets_the_refill
 }
 
 #[test]
+fn a_client_without_tokens_and_without_a_rate_asks_again_when_it_wants_a_retry() {
+    // Quota only (no rate: no start ever marks the client busy). Cut off
+    // before any answer, then the authority is back: the retry it wants
+    // 500 ms later is demand enough to ask.
+    let (mut a, c) = pair(10_000);
+    let first = c.pending_request(0).expect("asks at once");
+    c.on_unreachable(1_000);
+    assert_eq!(c.spend_retry(false), None, "nothing held");
+    let again = c.pending_request(1_600).expect("a wanted retry makes it ask again");
+    assert_eq!(again.seq, first.seq + 1);
+    c.on_grant(&a.grant(&again, 1_610), 1_620);
+    assert_eq!(c.stats().unwrap().mode, Mode::Leased);
+    assert_eq!(c.spend_retry(false), Some(5), "and it retries again");
+}
+
+#[test]
 fn a_return_lost_on_the_way_travels_again_with_the_next_request_and_counts_once() {
     let (mut a, c) = pair(1_000);
     c.on_grant(&a.grant(&c.pending_request(0).unwrap(), 0), 0);
@@ -588,17 +608,24 @@ fn a_failure_reported_for_a_request_no_longer_awaited_is_stale_and_changes_nothi
 }
 
 #[test]
-fn a_client_that_never_heard_from_the_authority_starts_on_its_local_rate_and_retries_nothing() {
+fn a_client_that_never_heard_from_the_authority_waits_for_its_answer_then_starts_on_its_local_rate_and_retries_nothing(
+) {
     let c = LeasedClient::new(ClientConfig {
         local_rate: Some(RateConfig { requests: 10, per_ms: 1000, burst: 1 }),
         borrow: 2,
         ..ClientConfig::default()
     });
-    let starts: Vec<_> = (0..4).map(|_| c.reserve_start(0, 10_000)).collect();
-    assert_eq!(starts, [Ok(0), Ok(100), Ok(200), Ok(300)]);
+    assert!(c.pending_request(0).is_some(), "asks at once");
+    assert_eq!(c.reserve_start(0, 10_000), Ok(0), "the local rate's start now is taken");
+    assert_eq!(c.reserve_start(0, 10_000), Err(25), "a later one waits a moment for the answer");
+    assert_eq!(c.pending_request(1_000), None, "no answer in 1 s: given up on, asked again after retry_ms");
+    let starts: Vec<_> = (0..6).map(|_| c.reserve_start(1_000, 10_000)).collect();
+    let local: Vec<_> = (10..=15).map(|n| Ok(n * 100)).collect();
+    assert_eq!(starts, local, "up to the next ask (1500): the local rate");
+    assert_eq!(c.reserve_start(1_000, 10_000), Err(1_500), "after it: come back when it goes out");
     assert_eq!(c.spend_retry(false), None);
     let st = c.stats().unwrap();
-    assert_eq!((st.mode, st.local_starts, st.debt), (Mode::Local, 4, 2), "two borrowed, repaid later");
+    assert_eq!((st.mode, st.local_starts, st.debt), (Mode::Fallback, 7, 2), "two borrowed, repaid later");
 }
 
 /// An authority sharing 10 starts a second, and a client holding at most
@@ -638,13 +665,21 @@ fn a_leased_client_out_of_slots_borrows_one_then_refuses_while_the_shared_rate_i
 }
 
 #[test]
-fn a_leased_client_whose_refill_is_late_starts_on_its_local_rate_rather_than_refuse() {
+fn a_leased_client_whose_refill_is_late_queues_for_it_instead_of_spending_past_its_share() {
     let (mut a, c) = rate_pair(1_000, 2);
     c.on_grant(&a.grant(&c.pending_request(0).unwrap(), 0), 0);
     let starts: Vec<_> = (0..4).map(|_| c.reserve_start(0, 10_000)).collect();
-    assert_eq!(starts, [Ok(0), Ok(100), Ok(0), Ok(1_000)]);
+    assert_eq!(
+        starts,
+        [Ok(0), Ok(100), Ok(0), Err(1)],
+        "two slots, one borrowed, then: come back when asked"
+    );
+    let req = c.pending_request(1).expect("the refill goes out");
+    assert_eq!(c.reserve_start(1, 10_000), Err(26), "with the refill in flight: a moment later");
+    c.on_grant(&a.grant(&req, 20), 20);
+    assert_eq!(c.reserve_start(26, 10_000), Ok(300), "200 repaid the borrowed start: the next slot is 300");
     let st = c.stats().unwrap();
-    assert_eq!((st.slot_starts, st.local_starts, st.debt, st.refused_starts), (2, 2, 1, 0));
+    assert_eq!((st.slot_starts, st.local_starts, st.refused_starts), (3, 1, 2));
 }
 
 /// A message delay, and maybe a time the authority is away: `(from, length)`.

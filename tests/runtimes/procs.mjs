@@ -196,11 +196,14 @@ export function bundleModules(distDir, main, { requireWasm = true } = {}) {
 
 /** A Worker from `source` (main.mjs) built in `dir` by Wrangler's own
  * dry-run build, offline, with `saferetry` resolving to `packageDir`; writes
- * `dir/config.capnp` for workerd and returns nothing. */
-export function wranglerWorker({ dir, source, packageDir, compatibilityDate, bindings = {} }) {
+ * `dir/config.capnp` for workerd and returns nothing. `wranglerJsonc`: a
+ * whole `wrangler.jsonc` to build with instead of the minimal one. */
+export function wranglerWorker({ dir, source, packageDir, compatibilityDate, bindings = {}, wranglerJsonc }) {
   mkdirSync(path.join(dir, 'node_modules'), { recursive: true });
   writeFileSync(path.join(dir, 'main.mjs'), source);
-  writeFileSync(path.join(dir, 'wrangler.toml'), `name = "worker"\nmain = "main.mjs"\ncompatibility_date = "${compatibilityDate}"\n`);
+  rmSync(path.join(dir, wranglerJsonc ? 'wrangler.toml' : 'wrangler.jsonc'), { force: true });
+  if (wranglerJsonc) writeFileSync(path.join(dir, 'wrangler.jsonc'), wranglerJsonc);
+  else writeFileSync(path.join(dir, 'wrangler.toml'), `name = "worker"\nmain = "main.mjs"\ncompatibility_date = "${compatibilityDate}"\n`);
   rmSync(path.join(dir, 'node_modules/saferetry'), { force: true, recursive: true });
   symlinkSync(packageDir, path.join(dir, 'node_modules/saferetry'));
   execFileSync(path.join(REPO, 'node_modules/.bin/wrangler'), ['deploy', '--dry-run', '--outdir', 'dist'], {

@@ -31,8 +31,11 @@ pub trait SharedState {
     fn on_success(&self, last_retry_cost: Option<u32>);
     /// Tokens left, when a quota is kept.
     fn quota_level(&self) -> Option<u32>;
-    /// Reserves the earliest start at or after `now_ms`, unless it would
-    /// fall at or after `latest_ms` (`Err(that start)`).
+    /// Reserves the earliest start at or after `now_ms`, or says when to
+    /// ask again (`Err(at)`): the engine queues until `at` if it is before
+    /// `latest_ms`, and gives up otherwise. The in-memory rate answers
+    /// `Err` only with a start at or after `latest_ms`; a leased client
+    /// out of slots answers when its next grant may have come.
     fn reserve_start(&self, now_ms: u64, latest_ms: u64) -> Result<u64, u64>;
     /// Gives back a reservation whose start did not happen.
     fn release_start(&self, start_ms: u64);

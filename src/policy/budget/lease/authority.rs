@@ -149,7 +149,8 @@ impl Authority {
         }
         if let Some(r) = &self.rate {
             let latest = now_ms.saturating_add(self.config.horizon_ms.min(self.config.ttl_ms));
-            for _ in 0..req.want_slots.min(self.config.max_slots) {
+            let share = self.fair_slots(now_ms);
+            for _ in 0..req.want_slots.min(self.config.max_slots).min(share) {
                 let Ok(start) = r.reserve(now_ms, latest) else { break };
                 if grant.slots == 0 {
                     grant.first_slot_ms = start;
@@ -160,6 +161,25 @@ impl Authority {
             self.stats.slots_granted = self.stats.slots_granted.saturating_add(u64::from(grant.slots));
         }
         grant
+    }
+
+    /// The most slots one grant may take: the schedule's starts within the
+    /// horizon, shared among the clients heard from within a `ttl_ms` (at
+    /// least one each). Without it a busy client asking for G slots of a
+    /// slow rate reserves the whole next horizon, and the others wait for
+    /// slots it may never use (they are lost to the schedule until they
+    /// expire). A fast rate is unaffected: its share exceeds G.
+    fn fair_slots(&self, now_ms: u64) -> u32 {
+        let Some(rate) = self.config.rate else { return 0 };
+        let horizon = u128::from(self.config.horizon_ms.min(self.config.ttl_ms));
+        let per_horizon = u128::from(rate.requests)
+            .saturating_mul(horizon)
+            .checked_div(u128::from(rate.per_ms))
+            .unwrap_or(u128::MAX)
+            .saturating_add(u128::from(rate.burst));
+        let recent = |h: &&HolderState| now_ms.saturating_sub(h.seen_ms) < self.config.ttl_ms;
+        let clients = u128::try_from(self.holders.iter().filter(recent).count()).unwrap_or(u128::MAX).max(1);
+        u32::try_from(per_horizon.div_ceil(clients)).unwrap_or(u32::MAX).max(1)
     }
 
     /// Tokens in the bucket, when a quota is kept.
@@ -265,6 +285,27 @@ mod tests {
         assert_eq!(g.slots, 0, "the schedule is taken up to the horizon");
         let g = a.grant(&LeaseRequest { want_slots: 2, ..ask(2, 2) }, 1450);
         assert_eq!((g.slots, g.first_slot_ms, g.last_slot_ms), (2, 1500, 1600));
+    }
+
+    #[test]
+    fn a_slow_shared_rate_is_split_among_the_clients_heard_from_not_taken_by_the_first_to_ask() {
+        let mut a = Authority::new(AuthorityConfig {
+            quota: None,
+            rate: Some(RateConfig { requests: 5, per_ms: 1000, burst: 1 }),
+            ..AuthorityConfig::default()
+        });
+        let g = a.grant(&LeaseRequest { want_slots: 32, ..ask(1, 1) }, 0);
+        assert_eq!(g.slots, 5, "alone: the whole horizon (share 6)");
+        assert_eq!(a.grant(&LeaseRequest { want_slots: 32, ..ask(2, 1) }, 0).slots, 0, "taken");
+        let g = a.grant(&LeaseRequest { want_slots: 32, ..ask(1, 2) }, 1000);
+        assert_eq!((g.slots, g.first_slot_ms), (3, 1000), "two clients: 6 / 2 each");
+        let g = a.grant(&LeaseRequest { want_slots: 32, ..ask(2, 2) }, 1000);
+        assert_eq!((g.slots, g.first_slot_ms), (2, 1600), "the rest of the horizon");
+        let fast = Authority::new(AuthorityConfig {
+            rate: Some(RateConfig { requests: 1000, per_ms: 1000, burst: 1 }),
+            ..AuthorityConfig::default()
+        });
+        assert_eq!(fast.fair_slots(0), 1001, "a fast rate: more than any grant asks");
     }
 
     #[test]

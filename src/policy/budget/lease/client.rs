@@ -17,6 +17,9 @@ use super::slots::Slots;
 use super::{Grant, LeaseRequest, Mode};
 use crate::policy::report::ms;
 
+/// How soon a start refused while a request is in flight is tried again.
+const QUEUE_POLL_MS: u64 = 25;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClientConfig {
     /// This client's id, unique within the fleet.
@@ -118,8 +121,9 @@ pub struct LeaseStats {
     /// Starts on the local rate (borrowed, or in `Local` / `Fallback`).
     #[serde(serialize_with = "ms")]
     pub local_starts: u64,
-    /// Starts refused: out of slots and borrowing while the shared rate is
-    /// taken (the last answer was short).
+    /// Starts put off (the engine queues them): out of slots and borrowing
+    /// while leased, or a later local start not taken while an answer that
+    /// may bring a slot is on its way.
     #[serde(serialize_with = "ms")]
     pub refused_starts: u64,
 }
@@ -152,8 +156,6 @@ struct State {
     next_ask_ms: u64,
     /// A start or a retry since the last request.
     active: bool,
-    /// The last answer granted fewer slots than asked: the rate is taken.
-    rate_taken: bool,
     tokens: u32,
     tokens_expire_ms: u64,
     returned_total: u64,
@@ -200,7 +202,6 @@ impl LeasedClient {
                 sent: None,
                 next_ask_ms: 0,
                 active: false,
-                rate_taken: false,
                 tokens: 0,
                 tokens_expire_ms: 0,
                 returned_total: 0,
@@ -371,8 +372,7 @@ impl State {
         self.tokens = self.tokens.saturating_add(kept);
         self.tokens_expire_ms = expires;
         self.debt = self.slots.add(grant, sent.want_slots, expires, self.debt);
-        self.rate_taken = grant.slots < sent.want_slots;
-        let short = self.rate_taken || grant.tokens < sent.want_tokens;
+        let short = grant.slots < sent.want_slots || grant.tokens < sent.want_tokens;
         self.next_ask_ms = if short { self.now_ms.saturating_add(self.config.retry_ms) } else { self.now_ms };
         self.observe(now_ms);
     }
@@ -385,15 +385,32 @@ impl State {
         let (result, kind) = match self.slots.take(now, latest_ms) {
             Some(r) => (r, StartKind::Slot),
             None if self.debt < self.config.borrow => (local.reserve(now, latest_ms), StartKind::Borrowed),
-            None if self.stats.mode != Mode::Leased || !self.rate_taken => {
-                (local.reserve(now, latest_ms), StartKind::Local)
-            }
+            None if self.stats.mode != Mode::Leased => (local.reserve(now, latest_ms), StartKind::Local),
             None => {
+                // Not now: the engine queues and asks again then (within its
+                // deadline), as it waits for a slot of the in-memory rate.
+                // That is when the next request goes out, or, with one in
+                // flight, a moment later (its answer may bring slots).
                 self.stats.refused_starts = self.stats.refused_starts.saturating_add(1);
-                return Err(self.next_ask_ms.max(now.saturating_add(1)));
+                let again = if self.sent.is_some() { now.saturating_add(QUEUE_POLL_MS) } else { self.next_ask_ms };
+                return Err(again.max(now.saturating_add(1)));
             }
         };
         let start = result?;
+        // A later local start is not committed to while an answer that may
+        // bring a slot sooner is on its way, or a request will go out before
+        // it: the operation comes back then (the local rate's schedule is
+        // left as it was, so the start is still there for it).
+        let soon = now.saturating_add(QUEUE_POLL_MS);
+        let sooner = match self.sent {
+            Some(_) => Some(soon),
+            None => (self.next_ask_ms < start).then(|| self.next_ask_ms.max(now.saturating_add(1))),
+        };
+        if let Some(at) = sooner.filter(|_| kind != StartKind::Slot && start > soon) {
+            local.release(start);
+            self.stats.refused_starts = self.stats.refused_starts.saturating_add(1);
+            return Err(at);
+        }
         let s = &mut self.stats;
         match kind {
             StartKind::Slot => s.slot_starts = s.slot_starts.saturating_add(1),

@@ -38,16 +38,18 @@
 //!   the schedule in any window of `per_ms` number at most
 //!   `R + (B − 1) + K × burst`, where `burst = G + borrow`
 //!   ([`ClientConfig::burst`]): the schedule's own count plus what each
-//!   client carries into the window. The other starts run on each client's
-//!   conservative `local_rate` — in `Local` and `Fallback` mode, and when a
-//!   leased client runs dry although its last answer was full (the
-//!   authority had room; the refill is only late) — and add at most one
-//!   local rate's worth (+1) per client per window: with `local_rate` =
-//!   R/K, at most `R + K`. A client that runs dry after a *short* answer
-//!   (the shared rate is taken) refuses the start instead, as the in-memory
-//!   rate refuses a start past the deadline (`queue-exceeds-budget`), so
-//!   once the authority's answers come back short the fleet keeps to
-//!   `R + (B − 1) + K × burst`.
+//!   client carries into the window. A leased client out of slots and
+//!   borrowing does not start: it answers `reserve_start` with the time
+//!   to ask again (when its refill goes out, or shortly after, while one is
+//!   in flight), and the engine queues the operation until then, within its
+//!   deadline, as it queues for the in-memory rate. Only clients without a
+//!   lease — in `Local` and `Fallback` mode — start on their conservative
+//!   `local_rate`, at most one local rate's worth (+1) each per window: with
+//!   `local_rate` = R/K, at most `R + K` while the authority is away. A
+//!   later local start is not committed to while an answer is on its way or
+//!   the next request goes out first: the operation comes back then, so a
+//!   burst that arrives before the first answer is spread on the slots it
+//!   brings, not on the slow local rate.
 //! - **Staleness.** A grant is valid for the authority's `ttl_ms`, counted
 //!   from when the client *sent* its request (so never later than the
 //!   authority's own clock would say). Past it, held tokens are no longer

@@ -1,0 +1,60 @@
+// saferetry/cloudflare: everything of `saferetry`, plus a fleet budget kept
+// by a Durable Object. Self-contained: no dependency on
+// @cloudflare/workers-types (the class extends `DurableObject` from
+// "cloudflare:workers" at run time).
+import type { LeaseGrant, LeaseRequest, SharedBudget } from "./index.js";
+
+export * from "./index.js";
+
+/** The Durable Object's storage, as much of it as RetryBudget uses. */
+export interface RetryBudgetStorage {
+  get(key: string): Promise<unknown>;
+  put(key: string, value: unknown): Promise<void>;
+}
+
+/** The Durable Object's state (`ctx`), as much of it as RetryBudget uses. */
+export interface RetryBudgetState {
+  readonly storage: RetryBudgetStorage;
+  blockConcurrencyWhile<T>(callback: () => Promise<T>): Promise<T>;
+}
+
+/** What `stats()` of the object answers. */
+export interface RetryBudgetStats {
+  requests: number;
+  duplicates: number;
+  tokensGranted: number;
+  tokensCredited: number;
+  tokensRefunded: number;
+  slotsGranted: number;
+  /** Tokens in the shared bucket; `null` when no client has configured a quota. */
+  quotaLevel: number | null;
+}
+
+/** A fleet's retry quota and start rate: export it from the Worker's main
+ * module and bind it (wrangler `durable_objects` + a migration). Its state
+ * is in Durable Object storage, so an evicted or restarted object keeps its
+ * level. Call it through `durableBudget`, one object per upstream. */
+export declare class RetryBudget {
+  constructor(ctx: RetryBudgetState, env: unknown);
+  /** One client's lease request → its grant (RPC). */
+  grant(request: LeaseRequest): Promise<LeaseGrant>;
+  /** The authority's snapshot, as stored. */
+  state(): object;
+  stats(): RetryBudgetStats;
+}
+
+/** A Durable Object namespace binding of `RetryBudget`, as much of it as
+ * durableBudget uses (workers-types' `DurableObjectNamespace` fits). */
+export interface RetryBudgetNamespace {
+  idFromName(name: string): unknown;
+  get(id: any): unknown;
+}
+
+/** The `shared` option of a policy, kept by the `RetryBudget` object named
+ * `name` of `namespace` (the binding, or a function returning it, for a
+ * policy made before `env` is at hand). Use one name per upstream. */
+export declare function durableBudget(
+  namespace: RetryBudgetNamespace | (() => RetryBudgetNamespace),
+  name: string,
+  options?: { fleetSize?: number },
+): SharedBudget;
