@@ -283,6 +283,40 @@ async function runBrowser(browser, pages, fault, deadline) {
       exLeaderFollows = !!await until('steps down', 3000, async () => !(await t.call(silent, 'summary')).status.leader);
     }
 
+    // (c'') Chromium only: a leader frozen by the browser
+    // (Page.setWebLifecycleState through chromedriver's CDP endpoint). That
+    // freeze stops its timers but still delivers its channel messages, so
+    // it may go on answering (then no steal is due); either way the
+    // follower must be served again within the bound.
+    let frozen = null;
+    if (browser === 'chromium' && newLeader) {
+      const [a, b] = rest;
+      const leaderNow = (await t.call(a, 'summary')).status.leader ? a : b;
+      const follower = leaderNow === a ? b : a;
+      const before = await t.call(follower, 'summary');
+      await t.switchTo(leaderNow);
+      const cdp = (state) => h.session.cmd('POST', '/goog/cdp/execute', { cmd: 'Page.setWebLifecycleState', params: { state } });
+      await cdp('frozen');
+      const tFreeze = Date.now();
+      const run = `frozen-${browser}-${Date.now()}`;
+      let s;
+      for (let i = 0; i < 200 && Date.now() - tFreeze < FROZEN_BOUND_MS + 1000; i++) { // bounded
+        await t.runAll([follower], { url: `${fault.url}/s/seq/${run}?steps=503`, ops: 1 }, 5000);
+        s = await t.call(follower, 'summary');
+        if (s.stats.shared.roundTrips > before.stats.shared.roundTrips + 2 && s.stats.shared.mode === 'leased') break;
+        await sleep(200);
+      }
+      const servedMs = Date.now() - tFreeze;
+      await t.switchTo(leaderNow);
+      await cdp('active');
+      const one = !!await until('one leader', 3000, async () =>
+        (await t.call(leaderNow, 'summary')).status.leader !== (await t.call(follower, 'summary')).status.leader);
+      frozen = { ms: servedMs, stole: s.status.leader, roundTrips: [before.stats.shared.roundTrips, s.stats.shared.roundTrips], mode: s.stats.shared.mode, one };
+    }
+    if (frozen) {
+      check(frozen.ms <= FROZEN_BOUND_MS && frozen.mode === 'leased' && frozen.one,
+        `${B} (c) leader frozen (CDP): the follower leased again after ${frozen.ms} ms (bound ${FROZEN_BOUND_MS}), round trips ${frozen.roundTrips.join(' -> ')}, ${frozen.stole ? 'by stealing the lock' : 'answered by the frozen leader (its channel still delivers)'}; one leader after the thaw: ${frozen.one}`);
+    }
     note(`${browser} handover checks done`);
     const own = await (async () => {
       handles = [...rest, (await h.session.cmd('POST', '/window/new', { type: TAB_TYPE })).handle];
