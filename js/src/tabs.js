@@ -63,8 +63,8 @@ export function tabBudget(name, options = {}) {
   return new TabBudget(tabs);
 }
 
-/** The SharedBudget a policy takes: its members live on the prototype, so
- * the policy's check of `shared`'s own keys sees none it does not know. */
+/** The SharedBudget a policy takes (`exchange`, `scope`, `fleetSize`),
+ * with `status()` and `close()` of its own. */
 class TabBudget {
   #tabs;
   constructor(tabs) {

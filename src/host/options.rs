@@ -80,7 +80,6 @@ const TOP_LEVEL_KEYS: [&str; 11] = [
     "shared",
 ];
 const RETRY_ON_KEYS: [&str; 3] = ["statuses", "timeouts", "networkErrors"];
-const SHARED_KEYS: [&str; 3] = ["exchange", "fleetSize", "scope"];
 
 /// `base` and `hooks` overridden by whatever `js` sets. `per_call` allows a
 /// literal idempotency key.
@@ -148,7 +147,8 @@ pub fn read(
         if per_call || !shared.is_object() {
             return Err(SHARED.into());
         }
-        only_known(&shared, "shared", |k| SHARED_KEYS.contains(&k))?;
+        // An interface, not an options bag: a carrier may have members of
+        // its own (state, helpers); only these are read.
         numbers(&mut o, &shared, &[Numeric::FleetSize])?;
         let function = function(&get(&shared, "exchange"), SHARED)?.ok_or(SHARED)?;
         let scope = get(&shared, "scope");
