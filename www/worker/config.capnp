@@ -18,7 +18,7 @@ const config :Workerd.Config = (
 
 # workerd resolves `import ... from "saferetry"` in "worker/worker.js" as the
 # module named "worker/saferetry", and that module's own relative imports
-# ("./core.js", "./load.js", "./saferetry.js", "./saferetry_bg.wasm") against the same
+# ("./core.js", "./load.js", "./tabs.js", "./saferetry.js", "./saferetry_bg.wasm") against the same
 # folder: so the package's modules are named as siblings of its entry.
 const worker :Workerd.Worker = (
   modules = [
@@ -26,6 +26,7 @@ const worker :Workerd.Worker = (
     (name = "worker/saferetry", esModule = embed "../../js/src/workerd.js"),
     (name = "worker/core.js", esModule = embed "../../js/src/core.js"),
     (name = "worker/load.js", esModule = embed "../../js/src/load.js"),
+    (name = "worker/tabs.js", esModule = embed "../../js/src/tabs.js"),
     (name = "worker/saferetry.js", esModule = embed "../../js/src/saferetry.js"),
     (name = "worker/saferetry_bg.wasm", wasm = embed "../../js/src/saferetry_bg.wasm"),
   ],
