@@ -2,7 +2,7 @@
 // by a Durable Object. Self-contained: no dependency on
 // @cloudflare/workers-types (the class extends `DurableObject` from
 // "cloudflare:workers" at run time).
-import type { LeaseGrant, LeaseRequest, SharedBudget } from "./index.js";
+import type { AuthorityStats, LeaseGrant, LeaseRequest, SharedBudget } from "./index.js";
 
 export * from "./index.js";
 
@@ -19,13 +19,7 @@ export interface RetryBudgetState {
 }
 
 /** What `stats()` of the object answers. */
-export interface RetryBudgetStats {
-  requests: number;
-  duplicates: number;
-  tokensGranted: number;
-  tokensCredited: number;
-  tokensRefunded: number;
-  slotsGranted: number;
+export interface RetryBudgetStats extends AuthorityStats {
   /** Tokens in the shared bucket; `null` when no client has configured a quota. */
   quotaLevel: number | null;
 }

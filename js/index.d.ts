@@ -141,14 +141,17 @@ export declare class BudgetAuthority {
   state(): object | undefined;
   restore(state: object): void;
   readonly quotaLevel: number | undefined;
-  stats(): {
-    requests: number;
-    duplicates: number;
-    tokensGranted: number;
-    tokensCredited: number;
-    tokensRefunded: number;
-    slotsGranted: number;
-  };
+  stats(): AuthorityStats;
+}
+
+/** An authority's counters. */
+export interface AuthorityStats {
+  requests: number;
+  duplicates: number;
+  tokensGranted: number;
+  tokensCredited: number;
+  tokensRefunded: number;
+  slotsGranted: number;
 }
 
 export interface TabBudgetOptions {
