@@ -303,23 +303,23 @@ async fn admit<C: Clock>(
         if now >= deadline {
             return Err((Reason::QueueExceedsBudget, None));
         }
-        match budget.shared.reserve_start(now, deadline) {
-            Err(at) if at > now && at < deadline => {
-                let _queued = waiting(op, at, WaitWhy::RateLimit);
-                if clock.sleep(at - now).await == Slept::Cancelled {
-                    return Err((Reason::Cancelled, None));
-                }
-            }
+        // A reserved start, or a time to ask again before the deadline.
+        let (until, reserved) = match budget.shared.reserve_start(now, deadline) {
+            Ok(start) => (start, true),
+            Err(at) if at > now && at < deadline => (at, false),
             Err(start) => return Err((Reason::QueueExceedsBudget, Some(start))),
-            Ok(start) if start > now => {
-                let _queued = waiting(op, start, WaitWhy::RateLimit);
-                if clock.sleep(start - now).await == Slept::Cancelled {
-                    budget.shared.release_start(start);
-                    return Err((Reason::Cancelled, None));
+        };
+        if until > now {
+            let _queued = waiting(op, until, WaitWhy::RateLimit);
+            if clock.sleep(until - now).await == Slept::Cancelled {
+                if reserved {
+                    budget.shared.release_start(until);
                 }
-                return Ok(permit);
+                return Err((Reason::Cancelled, None));
             }
-            Ok(_) => return Ok(permit),
+        }
+        if reserved {
+            return Ok(permit);
         }
     }
 }

@@ -392,8 +392,7 @@ impl State {
                 // That is when the next request goes out, or, with one in
                 // flight, a moment later (its answer may bring slots).
                 self.stats.refused_starts = self.stats.refused_starts.saturating_add(1);
-                let again = if self.sent.is_some() { now.saturating_add(QUEUE_POLL_MS) } else { self.next_ask_ms };
-                return Err(again.max(now.saturating_add(1)));
+                return Err(self.come_back_at(now));
             }
         };
         let start = result?;
@@ -401,15 +400,11 @@ impl State {
         // bring a slot sooner is on its way, or a request will go out before
         // it: the operation comes back then (the local rate's schedule is
         // left as it was, so the start is still there for it).
-        let soon = now.saturating_add(QUEUE_POLL_MS);
-        let sooner = match self.sent {
-            Some(_) => Some(soon),
-            None => (self.next_ask_ms < start).then(|| self.next_ask_ms.max(now.saturating_add(1))),
-        };
-        if let Some(at) = sooner.filter(|_| kind != StartKind::Slot && start > soon) {
+        let sooner = self.sent.is_some() || self.next_ask_ms < start;
+        if sooner && kind != StartKind::Slot && start > now.saturating_add(QUEUE_POLL_MS) {
             local.release(start);
             self.stats.refused_starts = self.stats.refused_starts.saturating_add(1);
-            return Err(at);
+            return Err(self.come_back_at(now));
         }
         let s = &mut self.stats;
         match kind {
@@ -422,6 +417,14 @@ impl State {
         }
         self.last_start = Some((start, kind));
         Ok(start)
+    }
+
+    /// When an operation put off should ask for a start again: a moment
+    /// after `now` while a request is in flight (its answer may bring
+    /// slots), else when the next request goes out.
+    fn come_back_at(&self, now: u64) -> u64 {
+        let at = if self.sent.is_some() { now.saturating_add(QUEUE_POLL_MS) } else { self.next_ask_ms };
+        at.max(now.saturating_add(1))
     }
 
     fn release_start(&mut self, start_ms: u64) {
