@@ -1,8 +1,8 @@
-// The e2e suite in a browser page. Loaded two ways by run.mjs:
+// A suite (suite.mjs beside this file: e2e or fidelity) in a browser page. Loaded two ways by run.mjs:
 //  - as is, from a page whose import map maps `saferetry` to the installed
 //    package's browser entry (what a browser-resolving bundler would pick);
 //  - bundled by esbuild (--bundle --format=esm --platform=browser).
-// Query: runtime=<chromium|firefox|webkit>&url=<fault server>&alt=<alt origin>[&filter=...]
+// Query: runtime=<chromium|firefox|webkit>&url=<server>&alt=<alt origin>[&filter=...][&mode=<suite mode>]
 // Streams lines to window.__log and sets window.__result when done.
 import * as saferetry from 'saferetry';
 import { runSuite } from './suite.mjs';
@@ -29,6 +29,7 @@ try {
     server: { url: q.get('url') ?? location.origin, altUrl: q.get('alt') },
     runtime: q.get('runtime'),
     filter: q.get('filter') || undefined,
+    mode: q.get('mode') || undefined,
     log,
   });
   window.__result = { passed, failed, skipped, results, entry, wasm, detected };

@@ -105,13 +105,15 @@ export function moduleGraph(entry) {
 }
 
 // ---------------- fault server (its CLI, in its own Node process) ----------------
-export async function startFaultServer(projectDir) {
-  const script = existsSync(path.join(projectDir, 'fault-server.mjs'))
+// `script`: another server with the same CLI contract (`--static DIR`, prints
+// "<name> server <url>" and "alt origin <url>"), e.g. the fidelity tier's.
+export async function startFaultServer(projectDir, script) {
+  script ??= existsSync(path.join(projectDir, 'fault-server.mjs'))
     ? path.join(projectDir, 'fault-server.mjs') : path.join(REPO, 'www/server/fault-server.mjs');
-  const p = start('fault-server', process.execPath, [script, '--static', projectDir], { echo: false });
+  const p = start(path.basename(script, '.mjs'), process.execPath, [script, '--static', projectDir], { echo: false });
   const until = Date.now() + 10_000;
   for (;;) { // bounded by `until`
-    const url = p.lines.map((l) => /^fault server (\S+)/.exec(l)?.[1]).find(Boolean);
+    const url = p.lines.map((l) => /^[\w-]+ server (\S+)/.exec(l)?.[1]).find(Boolean);
     const altUrl = p.lines.map((l) => /^alt origin (\S+)/.exec(l)?.[1]).find(Boolean);
     if (url && altUrl) return { url, altUrl, proc: p };
     if (!live.has(p)) throw new Error(`fault server exited:\n${p.tail}`);

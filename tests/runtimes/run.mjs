@@ -1,19 +1,25 @@
-// Runs the unchanged e2e suite (tests/e2e/suite.mjs) against the PACKED
-// package installed in a project (scripts/pack-install.sh <projectDir>), in
-// one runtime:
+// Runs a runtime-agnostic suite — the e2e suite (tests/e2e/suite.mjs,
+// unchanged) or the fidelity suite (tests/fidelity/suite.mjs) — against the
+// PACKED package installed in a project (scripts/pack-install.sh
+// <projectDir>), in one runtime:
 //
-//   node tests/runtimes/run.mjs <runtime> <projectDir> [filter]
-//     runtime: deno | bun | workerd | chromium | firefox | webkit | bundle
+//   node tests/runtimes/run.mjs <runtime> <projectDir> [filter] [--suite e2e|fidelity] [--shapes FILE]
+//     runtime: node | deno | bun | workerd | chromium | firefox | webkit | bundle
 //              (bundle = the page built by esbuild from the package, in Chromium)
+//     --shapes FILE: the suite's "shapes" mode (fidelity: what the host's own
+//              fetch throws for each deterministic failure), written to FILE as JSON
 //
-// The fault server runs as its own Node process (its CLI, --static <projectDir>).
+// The e2e suite runs from the project folder against the fault server; the
+// fidelity suite from <projectDir>/fidelity/ (its files copied there) against
+// its own recording server. Either server runs as its own Node process (its
+// CLI, --static <projectDir>).
 // Each runtime loads the package through its own resolver and export
 // condition; the entry file it got is printed and checked against the
 // package's `exports`. Prints the suite's lines, then exactly one
 // "N passed, M failed" line for the runtime, then a timing line; exits 1 on any
 // failure (or if nothing ran). Every process started here is killed at the end,
 // on error and on SIGINT/SIGTERM; every wait is bounded.
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -23,17 +29,29 @@ import {
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '../..');
 const BIN = path.join(REPO, 'node_modules/.bin');
-const RUNTIMES = ['deno', 'bun', 'workerd', 'chromium', 'firefox', 'webkit', 'bundle'];
+const RUNTIMES = ['node', 'deno', 'bun', 'workerd', 'chromium', 'firefox', 'webkit', 'bundle'];
+// Where each suite runs from and which server it talks to. `files`: copied
+// into the suite's folder (the e2e suite's own are put in the project by
+// scripts/pack-install.sh).
+const SUITES = {
+  e2e: { folder: '', files: [], server: undefined },
+  fidelity: {
+    folder: 'fidelity',
+    files: readdirSync(path.join(REPO, 'tests/fidelity')).filter((f) => f.endsWith('.mjs')).map((f) => path.join(REPO, 'tests/fidelity', f)),
+    server: path.join(REPO, 'tests/fidelity/server.mjs'),
+  },
+};
 // Conditions each runtime's resolver has active (the first matching key of
 // `exports`, in the package's key order, wins; `types` is never active).
 const CONDITIONS = {
+  node: ['node', 'import', 'default'],
   deno: ['deno', 'node', 'import', 'default'],
   bun: ['bun', 'node', 'import', 'default'],
   workerd: ['workerd', 'worker', 'browser', 'import', 'default'], // as wrangler resolves for workerd
   browser: ['browser', 'import', 'default'], // esbuild --platform=browser; a browser import map points there too
 };
 // What `new RetryPolicy().runtime` must say in each (the wasm's error rules).
-const DETECTED = { deno: 'deno', bun: 'bun', workerd: 'workerd', chromium: 'browser', firefox: 'browser', webkit: 'browser', bundle: 'browser' };
+const DETECTED = { node: 'node', deno: 'deno', bun: 'bun', workerd: 'workerd', chromium: 'browser', firefox: 'browser', webkit: 'browser', bundle: 'browser' };
 const RUN_BUDGET_MS = Number(process.env.SAFERETRY_RUNTIME_BUDGET_MS) || 8 * 60_000; // the whole run, hard stop
 const CASE_TIMEOUT_MS = 15_000; // the suite's own per-case bound
 const WORKERD_COMPAT_DATE = '2025-06-01'; // as in /work/shared/runtime-errors.md's measurements
@@ -44,13 +62,14 @@ const note = (line) => process.stderr.write(`[run ${stamp()}] ${line}\n`);
 
 const COUNT_LINE = /^(\d+) passed, (\d+) failed$/;
 
-// ---------------- Deno, Bun: the runner in the project, by the runtime's own resolver ----------------
-async function runScriptRuntime(runtime, projectDir, server, filter, deadline) {
-  const bin = path.join(BIN, runtime);
-  const rest = ['runner.mjs', runtime, server.url, server.altUrl, ...(filter ? [filter] : [])];
+// ---------------- Node, Deno, Bun: the runner in the project, by the runtime's own resolver ----------------
+async function runScriptRuntime(runtime, { projectDir, suiteDir, mode }, server, filter, deadline) {
+  const bin = runtime === 'node' ? process.execPath : path.join(BIN, runtime);
+  const runner = path.relative(projectDir, path.join(suiteDir, 'runner.mjs'));
+  const rest = [runner, runtime, server.url, server.altUrl, filter ?? '', mode];
   const args = runtime === 'deno'
     ? ['run', '--no-prompt', '--allow-net=127.0.0.1', `--allow-read=${projectDir}`, '--node-modules-dir=manual', '--no-lock', ...rest]
-    : ['run', ...rest];
+    : runtime === 'node' ? rest : ['run', ...rest];
   const env = runtime === 'deno'
     ? { DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' }
     : { DO_NOT_TRACK: '1', NO_COLOR: '1' };
@@ -60,25 +79,25 @@ async function runScriptRuntime(runtime, projectDir, server, filter, deadline) {
   const entry = p.lines.map((l) => /^entry (\S+)/.exec(l)?.[1]).find(Boolean) ?? null;
   const detected = p.lines.map((l) => /^detected (\S+)/.exec(l)?.[1]).find(Boolean) ?? null;
   const counts = p.lines.map((l) => COUNT_LINE.exec(l)).filter(Boolean).pop();
-  return { code, entry: entry && fileURLToPath(entry), detected, counts: counts && { passed: +counts[1], failed: +counts[2] } };
+  return { code, entry: entry && fileURLToPath(entry), detected, lines: p.lines, counts: counts && { passed: +counts[1], failed: +counts[2] } };
 }
 
 // ---------------- workerd: one case per request ----------------
 
-async function runWorkerd(projectDir, server, filter, deadline) {
+async function runWorkerd({ projectDir, suiteDir, mode }, server, filter, deadline) {
   const pkgDir = path.join(projectDir, 'node_modules/saferetry');
   const entry = resolveExport(pkgDir, CONDITIONS.workerd);
-  const genDir = path.join(projectDir, 'gen');
+  const genDir = path.join(suiteDir, 'gen');
   mkdirSync(genDir, { recursive: true });
   // workerd resolves a bare `saferetry` from "app/worker.mjs" as the module
   // named "app/saferetry", and the entry's relative imports from that name.
   // So every package module is named by its path relative to the entry's
   // folder, under the worker's folder "app/" (deep enough for the entry's "../").
-  const modules = [
-    { name: 'app/worker.mjs', file: path.join(projectDir, 'worker.mjs'), type: 'esModule' },
-    { name: 'app/suite.mjs', file: path.join(projectDir, 'suite.mjs'), type: 'esModule' },
-    { name: 'app/assert.mjs', file: path.join(projectDir, 'assert.mjs'), type: 'esModule' },
-  ];
+  // The suite's own modules: worker.mjs and every module suite.mjs imports.
+  const modules = [{ name: 'app/worker.mjs', file: path.join(suiteDir, 'worker.mjs'), type: 'esModule' }];
+  for (const file of moduleGraph(path.join(suiteDir, 'suite.mjs')).keys()) {
+    modules.push({ name: `app/${path.relative(suiteDir, file).split(path.sep).join('/')}`, file, type: 'esModule' });
+  }
   for (const [file, type] of moduleGraph(entry)) {
     const rel = path.posix.normalize(`app/${path.relative(path.dirname(entry), file).split(path.sep).join('/')}`);
     if (rel.startsWith('..')) throw new Error(`package module ${file} lies outside what "app/" can reach`);
@@ -86,12 +105,13 @@ async function runWorkerd(projectDir, server, filter, deadline) {
   }
   const config = workerdConfig({
     dir: genDir, modules, compatibilityDate: WORKERD_COMPAT_DATE,
-    comment: 'Generated by tests/runtimes/run.mjs: the e2e suite in workerd, one case per request.',
+    comment: `Generated by tests/runtimes/run.mjs: the ${path.basename(suiteDir)} suite in workerd, one case per request.`,
     bindings: { FAULT_URL: server.url, FAULT_ALT_URL: server.altUrl },
   });
   const configFile = path.join(genDir, 'workerd.capnp');
   writeFileSync(configFile, config);
   for (const m of modules) note(`workerd module ${m.name} = ${m.type} ${path.relative(projectDir, m.file)}`);
+  const lines = [];
 
   // --control-fd=3: workerd reports the port it bound (address 127.0.0.1:0) as JSON lines.
   const args = ['serve', configFile, '--control-fd=3'];
@@ -110,23 +130,26 @@ async function runWorkerd(projectDir, server, filter, deadline) {
     console.log(`detected ${detected}`);
     const list = await get('/list');
     note(`workerd listening on ${base}; ${list.length} cases`);
-    const selected = list.filter((c) => selects(filter, c.name));
+    // In "shapes" mode the worker numbers only the suite's shape cases.
+    const selected = (mode === 'shapes' ? list.filter((c) => c.shape).map((c, index) => ({ ...c, index })) : list)
+      .filter((c) => selects(filter, c.name));
     let passed = 0, failed = 0, skipped = 0;
     for (const c of selected) { // bounded: one request per case, each bounded
       if (Date.now() > deadline) { failed += 1; console.log(`FAIL ${c.name} — not run: the run's deadline passed`); continue; }
       let r;
       try {
-        r = await get(`/run?case=${c.index}&timeoutMs=${CASE_TIMEOUT_MS}`, CASE_TIMEOUT_MS + 10_000);
+        r = await get(`/run?case=${c.index}&timeoutMs=${CASE_TIMEOUT_MS}&mode=${mode}`, CASE_TIMEOUT_MS + 10_000);
         if (r.name !== c.name) throw new Error(`case ${c.index} is ${JSON.stringify(r.name)}, expected ${JSON.stringify(c.name)}`);
       } catch (err) {
         r = { name: c.name, ok: false, line: `FAIL ${c.name} — request failed: ${err.message}${live.has(p) ? '' : `\n${p.tail}`}` };
       }
       console.log(r.line);
+      lines.push(r.line);
       if (r.skipped) skipped += 1; else if (r.ok) passed += 1; else failed += 1;
     }
     if (skipped) console.log(`(${skipped} skipped)`);
     console.log(`${passed} passed, ${failed} failed`);
-    return { code: failed === 0 && passed > 0 ? 0 : 1, entry, detected, counts: { passed, failed } };
+    return { code: failed === 0 && passed > 0 ? 0 : 1, entry, detected, lines, counts: { passed, failed } };
   } finally {
     await stop(p);
   }
@@ -155,13 +178,13 @@ ${importMap ? `<script type="importmap">${JSON.stringify({ imports: importMap })
 `;
 }
 
-async function buildBundle(projectDir, entry) {
-  const outDir = path.join(projectDir, 'gen/bundle');
+async function buildBundle(projectDir, suiteDir, entry) {
+  const outDir = path.join(suiteDir, 'gen/bundle');
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(path.join(outDir, 'dist'), { recursive: true });
   const outfile = path.join(outDir, 'dist/page.js');
   const meta = path.join(outDir, 'meta.json');
-  const args = [path.join(projectDir, 'page.mjs'), '--bundle', '--format=esm', '--platform=browser',
+  const args = [path.join(suiteDir, 'page.mjs'), '--bundle', '--format=esm', '--platform=browser',
     `--outfile=${outfile}`, `--metafile=${meta}`, '--log-level=warning'];
   note(`${path.relative(REPO, path.join(BIN, 'esbuild'))} ${args.map((a) => a.replace(projectDir, '<project>')).join(' ')}`);
   const p = start('esbuild', path.join(BIN, 'esbuild'), args, { cwd: projectDir });
@@ -189,10 +212,10 @@ async function buildBundle(projectDir, entry) {
     served.push(path.relative(projectDir, dest).split(path.sep).join('/'));
     note(`bundle: new URL(${JSON.stringify(rel)}, import.meta.url) in ${path.basename(entry)} -> copied the wasm to ${served.at(-1)}`);
   }
-  return { fromPkg, served, html: 'gen/bundle/index.html', outDir };
+  return { fromPkg, served, html: path.relative(projectDir, path.join(outDir, 'index.html')).split(path.sep).join('/'), outDir };
 }
 
-async function runBrowser(runtime, projectDir, server, filter, deadline) {
+async function runBrowser(runtime, { projectDir, suiteDir, mode }, server, filter, deadline) {
   const { runPage } = await import('../browsers/run-page.mjs');
   const browser = runtime === 'bundle' ? 'chromium' : runtime;
   const pkgDir = path.join(projectDir, 'node_modules/saferetry');
@@ -201,7 +224,7 @@ async function runBrowser(runtime, projectDir, server, filter, deadline) {
   let expectEntryUrl = null;
   let expectWasm;
   if (runtime === 'bundle') {
-    const b = await buildBundle(projectDir, entry);
+    const b = await buildBundle(projectDir, suiteDir, entry);
     const want = path.relative(projectDir, entry).split(path.sep).join('/');
     // No other runtime's entry (the shared core, load.js and the glue are fine).
     const wrong = b.fromPkg.filter((f) => /\/src\/(web|node|workerd)\.js$/.test(f) && !f.endsWith(want));
@@ -212,24 +235,26 @@ async function runBrowser(runtime, projectDir, server, filter, deadline) {
     expectWasm = b.served.map((f) => `${server.url}/static/${f}`);
     pagePath = b.html;
   } else {
-    mkdirSync(path.join(projectDir, 'gen'), { recursive: true });
+    const genDir = path.join(suiteDir, 'gen');
+    mkdirSync(genDir, { recursive: true });
     const rel = path.relative(projectDir, entry).split(path.sep).join('/');
+    const webPath = (file) => `/static/${path.relative(projectDir, file).split(path.sep).join('/')}`;
     expectEntryUrl = `${server.url}/static/${rel}`;
     expectWasm = [`${server.url}/static/node_modules/saferetry/src/saferetry_bg.wasm`];
-    pagePath = 'gen/page.html';
-    writeFileSync(path.join(projectDir, pagePath), pageHtml({
-      title: 'saferetry e2e (import map)', importMap: { saferetry: `/static/${rel}` }, script: '/static/page.mjs',
+    pagePath = webPath(path.join(genDir, 'page.html')).slice('/static/'.length);
+    writeFileSync(path.join(genDir, 'page.html'), pageHtml({
+      title: `saferetry ${path.basename(suiteDir)} (import map)`, importMap: { saferetry: `/static/${rel}` }, script: webPath(path.join(suiteDir, 'page.mjs')),
     }));
     note(`import map: "saferetry" -> /static/${rel}`);
   }
-  const q = new URLSearchParams({ runtime: browser, url: server.url, alt: server.altUrl, ...(filter ? { filter } : {}) });
+  const q = new URLSearchParams({ runtime: browser, url: server.url, alt: server.altUrl, mode, ...(filter ? { filter } : {}) });
   const url = `${server.url}/static/${pagePath}?${q}`;
   note(`${browser}: ${url}`);
-  const shotDir = path.join(projectDir, 'gen');
+  const lines = [];
   const r = await runPage({
     browser, url, timeoutMs: Math.max(10_000, deadline - Date.now() - 15_000),
-    screenshotPath: path.join(shotDir, `${runtime}.png`),
-    onLog: (line) => console.log(line),
+    screenshotPath: path.join(suiteDir, 'gen', `${runtime}.png`),
+    onLog: (line) => { console.log(line); lines.push(line); },
   });
   note(`${browser} ${r.browserVersion}: launch ${r.timings.launchMs} ms, page ${r.timings.pageMs} ms, close ${r.timings.closeMs} ms; ${r.userAgent}`);
   const res = r.result ?? {};
@@ -246,45 +271,69 @@ async function runBrowser(runtime, projectDir, server, filter, deadline) {
     console.log(`the page loaded wasm from ${wrongWasm.join(', ')}, expected ${expectWasm.join(' or ')}`);
     return { code: 1, entry, counts: { passed: res.passed, failed: res.failed } };
   }
-  return { code: res.failed === 0 && res.passed > 0 ? 0 : 1, entry, detected: res.detected, counts: { passed: res.passed, failed: res.failed } };
+  return { code: res.failed === 0 && res.passed > 0 ? 0 : 1, entry, detected: res.detected, lines, counts: { passed: res.passed, failed: res.failed } };
 }
 
 // ---------------- main ----------------
+function parseArgs(argv) {
+  const flags = { suite: 'e2e', shapes: null };
+  const rest = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--suite') flags.suite = argv[++i];
+    else if (argv[i] === '--shapes') flags.shapes = argv[++i];
+    else rest.push(argv[i]);
+  }
+  return { ...flags, runtime: rest[0], dirArg: rest[1], filter: rest[2] };
+}
+
+// "shape {json}" lines of the suite's shapes mode -> the file named by --shapes.
+function writeShapes(file, runtime, lines) {
+  const shapes = lines.map((l) => /^shape (\{.*\})$/.exec(l)?.[1]).filter(Boolean).map((j) => JSON.parse(j));
+  mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  writeFileSync(file, `${JSON.stringify({ runtime, shapes }, null, 1)}\n`);
+  note(`${shapes.length} shapes written to ${file}`);
+}
+
 async function main() {
-  const [runtime, dirArg, filter] = process.argv.slice(2);
-  if (!RUNTIMES.includes(runtime) || !dirArg) {
-    console.error(`usage: node tests/runtimes/run.mjs <${RUNTIMES.join('|')}> <projectDir> [filter]`);
+  const { runtime, dirArg, filter, suite, shapes } = parseArgs(process.argv.slice(2));
+  if (!RUNTIMES.includes(runtime) || !dirArg || !SUITES[suite] || shapes === undefined) {
+    console.error(`usage: node tests/runtimes/run.mjs <${RUNTIMES.join('|')}> <projectDir> [filter] [--suite ${Object.keys(SUITES).join('|')}] [--shapes FILE]`);
     return 2;
   }
   const projectDir = path.resolve(dirArg);
+  const suiteDir = path.join(projectDir, SUITES[suite].folder);
   const pkgDir = path.join(projectDir, 'node_modules/saferetry');
-  if (!existsSync(path.join(pkgDir, 'package.json')) || !existsSync(path.join(projectDir, 'suite.mjs'))) {
+  mkdirSync(suiteDir, { recursive: true });
+  for (const f of SUITES[suite].files) copyFileSync(f, path.join(suiteDir, path.basename(f)));
+  if (!existsSync(path.join(pkgDir, 'package.json')) || !existsSync(path.join(suiteDir, 'suite.mjs'))) {
     console.error(`${projectDir} has no installed saferetry or suite.mjs: run scripts/pack-install.sh ${dirArg} first`);
     return 2;
   }
-  for (const f of ['runner.mjs', 'worker.mjs', 'page.mjs']) copyFileSync(path.join(HERE, f), path.join(projectDir, f));
+  for (const f of ['runner.mjs', 'worker.mjs', 'page.mjs']) copyFileSync(path.join(HERE, f), path.join(suiteDir, f));
   const deadline = t0 + RUN_BUDGET_MS;
+  const where = { projectDir, suiteDir, mode: shapes ? 'shapes' : 'compare' };
 
-  const server = await startFaultServer(projectDir);
-  note(`fault server ${server.url}, alt origin ${server.altUrl}`);
+  const server = await startFaultServer(projectDir, SUITES[suite].server);
+  note(`${suite} suite; server ${server.url}, alt origin ${server.altUrl}`);
   const tSuite = Date.now();
   let r;
   try {
-    if (runtime === 'deno' || runtime === 'bun') {
-      r = await runScriptRuntime(runtime, projectDir, server, filter, deadline);
+    if (runtime === 'node' || runtime === 'deno' || runtime === 'bun') {
+      r = await runScriptRuntime(runtime, where, server, filter, deadline);
       const want = resolveExport(pkgDir, CONDITIONS[runtime]);
       if (r.entry !== want) {
         console.log(`${runtime} loaded saferetry from ${r.entry}, expected ${want}`);
         r.code = 1;
       }
     } else if (runtime === 'workerd') {
-      r = await runWorkerd(projectDir, server, filter, deadline);
+      r = await runWorkerd(where, server, filter, deadline);
     } else {
-      r = await runBrowser(runtime, projectDir, server, filter, deadline);
+      r = await runBrowser(runtime, where, server, filter, deadline);
     }
   } finally {
     await stop(server.proc);
   }
+  if (shapes) writeShapes(shapes, runtime, r.lines ?? []);
   if (r.counts && r.detected !== DETECTED[runtime]) {
     console.log(`the policy applies ${JSON.stringify(r.detected)} fetch-error rules here, expected ${JSON.stringify(DETECTED[runtime])}`);
     r.code = 1;

@@ -1,12 +1,14 @@
-// The e2e suite in Cloudflare workerd: one case per incoming request.
-// run.mjs copies this file next to suite.mjs and declares it, the suite and
+// A suite (e2e or fidelity) in Cloudflare workerd: one case per incoming request.
+// run.mjs copies this file next to suite.mjs and declares it, the suite's modules and
 // the package's `workerd` entry (under the module name `saferetry`) in a
 // generated config. The fault server's URLs arrive as text bindings.
 //
 //   GET /health            -> "ok"
 //   GET /detected          -> { runtime }: whose fetch-error rules the policy applies
-//   GET /list              -> [{ index, name, skip }]
-//   GET /run?case=<index>  -> { index, name, ok, error, skipped, ms, line }
+//   GET /list              -> [{ index, name, skip, shape }]
+//   GET /run?case=<index>[&mode=<suite mode>]
+//                          -> { index, name, ok, error, skipped, ms, line }
+//                             (index: among the cases the mode selects)
 //                             (ok: true/false, null when skipped; line: the suite's own line)
 import * as saferetry from 'saferetry';
 import { cases, runSuite } from './suite.mjs';
@@ -21,7 +23,7 @@ export default {
     if (url.pathname === '/health') return new Response('ok');
     if (url.pathname === '/detected') return json({ runtime: new saferetry.RetryPolicy({}).runtime });
     if (url.pathname === '/list') {
-      return json(cases({ saferetry, server, runtime }).map((c, index) => ({ index, name: c.name, skip: c.skip ?? null })));
+      return json(cases({ saferetry, server, runtime }).map((c, index) => ({ index, name: c.name, skip: c.skip ?? null, shape: c.shape ?? false })));
     }
     if (url.pathname === '/run') {
       const index = Number(url.searchParams.get('case'));
@@ -29,7 +31,8 @@ export default {
       const timeoutMs = Number(url.searchParams.get('timeoutMs')) || undefined;
       const lines = [];
       let i = 0; // runSuite tests the filter once per case, in order
-      const r = await runSuite({ saferetry, server, runtime, timeoutMs, filter: () => i++ === index, log: (l) => lines.push(l) });
+      const mode = url.searchParams.get('mode') || undefined;
+      const r = await runSuite({ saferetry, server, runtime, timeoutMs, mode, filter: () => i++ === index, log: (l) => lines.push(l) });
       const res = r.results[0];
       if (!res) return json({ error: `no case ${index}` }, 404);
       return json({ index, name: res.name, ok: res.ok, error: res.error, skipped: res.skipped ?? null, ms: res.ms, line: lines[0] });

@@ -1,0 +1,127 @@
+// Abort: an already-aborted signal, an abort while waiting for headers or
+// while reading the body, custom reasons, AbortSignal.timeout, and body reads
+// after the caller's signal aborted. The rejection must be the caller's
+// reason itself (`isTheReason`), as with fetch, and come within
+// TIMING_SLACK_MS of fetch's (`ms`: from the abort to the rejection).
+import { ALL_MODES, sleep } from './harness.mjs';
+import { describeError } from './observe.mjs';
+
+const READERS = ['text', 'arrayBuffer', 'json', 'blob'];
+
+// Settles `promise` as data: what it resolved with, or its rejection
+// (checked against the caller's reason, `t.reason`), with `ms` since `from`.
+async function settle(t, promise, from, onValue = (v) => t.describe(v, { read: 'none' })) {
+  try {
+    const v = await promise;
+    return { resolved: await onValue(v) };
+  } catch (e) {
+    return { rejected: describeError(e, t.reason), ...(from ? { ms: Date.now() - from } : {}) };
+  }
+}
+
+// Starts `call(signal, headersIn)`, aborts with `reason` after `afterMs`,
+// and settles it; `headersIn()` marks that the fetch call had resolved.
+async function abortLater(t, call, afterMs, reason, onValue) {
+  const ctl = new AbortController();
+  let resolved = false;
+  const p = call(ctl.signal, () => { resolved = true; });
+  p.catch(() => {}); // settled below; no unhandled rejection meanwhile
+  await sleep(afterMs);
+  const from = Date.now();
+  const fetchResolvedBeforeAbort = resolved;
+  ctl.abort(reason);
+  t.reason = ctl.signal.reason;
+  return { fetchResolvedBeforeAbort, ...(await settle(t, p, from, onValue)) };
+}
+
+// fetch, then read the whole body: the abort cases' call.
+const fetchThenRead = (t, url, read) => (signal, headersIn) => t.fetch(url, { signal })
+  .then((res) => { headersIn(); return res[read](); })
+  .then(() => 'read to the end');
+
+function aborted(t, reason) {
+  const ctl = new AbortController();
+  ctl.abort(...reason);
+  t.reason = ctl.signal.reason;
+  return ctl.signal;
+}
+
+export function abortCases({ add }) {
+  const reasons = [
+    ['no reason (an AbortError)', []],
+    ['a string reason', ['stop here']],
+    ['an Error reason', [new Error('custom reason')]],
+    ['undefined as reason', [undefined]],
+  ];
+  for (const [label, reason] of reasons) {
+    add(`An already-aborted signal with ${label} rejects with that reason and sends nothing`, (t) => settle(t, t.fetch(t.u(), { signal: aborted(t, reason) })));
+  }
+  add('An already-aborted signal rejects before the next microtask, as with fetch', async (t) => {
+    const log = [];
+    const p = t.fetch(t.u(), { signal: aborted(t, []) }).then(() => log.push('resolved'), () => log.push('rejected'));
+    await Promise.all([p, Promise.resolve().then(() => log.push('next microtask'))]);
+    return { log };
+  });
+  add('An already-aborted signal on a Request object rejects with its reason', (t) => settle(t, t.fetch(new Request(t.u(), { signal: aborted(t, []) }))));
+  add('An already-aborted POST with a body sends nothing', (t) => settle(t, t.fetch(t.u(), { method: 'POST', body: 'never', signal: aborted(t, []) })));
+  add('An abort while waiting for headers rejects with the AbortError, as soon as fetch does',
+    (t) => abortLater(t, (signal) => t.fetch(t.u({ delay: 1500 }), { signal }), 150));
+  add('An abort with an Error reason while waiting for headers rejects with that Error',
+    (t) => abortLater(t, (signal) => t.fetch(t.u({ delay: 1500 }), { signal }), 150, new Error('mine')));
+  add('An abort while a POST waits for headers rejects the same way, the POST sent once',
+    (t) => abortLater(t, (signal) => t.fetch(t.u({ delay: 1500 }), { method: 'POST', body: 'p', signal }), 150));
+  add('An abort during a redirect chain rejects the same way',
+    (t) => abortLater(t, (signal) => t.fetch(t.u({ loc: t.path({ delay: 1500 }) }), { signal }), 150));
+  add('AbortSignal.timeout while waiting for headers rejects with the TimeoutError', async (t) => {
+    const signal = AbortSignal.timeout(150);
+    const from = Date.now();
+    const r = await settle(t, t.fetch(t.u({ delay: 1500 }), { signal }).catch((e) => { t.reason = signal.reason; throw e; }));
+    return { ...r, ms: Math.max(0, Date.now() - from - 150) };
+  });
+  add('An abort during a streamed (octet-stream) body read rejects the read with the reason',
+    (t) => abortLater(t, fetchThenRead(t, t.u({ ct: 'application/octet-stream', drip: 3000 }), 'arrayBuffer'), 300, undefined, (v) => v),
+    { modes: ['default', 'stream'] });
+  add('An abort during a text body read rejects the read with the reason',
+    (t) => abortLater(t, fetchThenRead(t, t.u({ ct: 'text/plain', drip: 3000 }), 'text'), 300, undefined, (v) => v), { modes: ['stream'] });
+  for (const mode of ['default', 'buffer']) {
+    add('An abort during a text body that the policy buffers rejects the fetch call itself',
+      (t) => abortLater(t, fetchThenRead(t, t.u({ ct: 'text/plain', drip: 3000 }), 'text'), 300, undefined, (v) => v), {
+        modes: [mode],
+        deliberate: {
+          why: 'a buffered document is read inside the attempt (README, Response bodies): the abort comes before policy.fetch resolved',
+          expect: (h) => ({ ...h, fetchResolvedBeforeAbort: false }),
+        },
+      });
+  }
+  add('An abort during a body read through a reader: read() rejects with the reason', (t) => abortLater(t, async (signal, headersIn) => {
+    const res = await t.fetch(t.u({ ct: 'application/octet-stream', drip: 3000 }), { signal });
+    headersIn();
+    const reader = res.body.getReader();
+    for (let i = 0; i < 1000; i++) if ((await reader.read()).done) return 'ended';
+    return 'still reading';
+  }, 200, undefined, (v) => v), { modes: ['default', 'stream'] });
+  for (const read of READERS) {
+    add(`response.${read}() after the caller's signal aborted rejects with the reason`, async (t) => {
+      const ctl = new AbortController();
+      const res = await t.fetch(t.u({ ct: 'application/json', body: '{"done":true}' }), { signal: ctl.signal });
+      ctl.abort();
+      t.reason = ctl.signal.reason;
+      return settle(t, res[read](), null, (v) => (v instanceof Blob ? { size: v.size } : v instanceof ArrayBuffer ? { bytes: v.byteLength } : v));
+    }, { modes: ALL_MODES });
+  }
+  add('An abort after the body was read changes nothing', async (t) => {
+    const ctl = new AbortController();
+    const res = await t.fetch(t.u({ body: 'complete' }), { signal: ctl.signal });
+    const text = await res.text();
+    ctl.abort();
+    return { text, bodyUsed: res.bodyUsed };
+  }, { modes: ALL_MODES });
+  add('An empty body aborted before reading reads as done, as with fetch', async (t) => {
+    const ctl = new AbortController();
+    const res = await t.fetch(t.u({ body: '' }), { signal: ctl.signal });
+    const reader = res.body?.getReader();
+    ctl.abort();
+    t.reason = ctl.signal.reason;
+    return reader ? settle(t, reader.read(), null, (r) => ({ done: r.done })) : { body: null };
+  }, { modes: ALL_MODES });
+}

@@ -1,0 +1,111 @@
+// The Fetch standard's basic, request, response and body areas: what a
+// caller sees of the Response and what the server receives, for ordinary
+// calls. Response cases run with every responseBody mode.
+import { ALL_MODES } from './harness.mjs';
+import { describeError } from './observe.mjs';
+
+export function basicCases({ add }) {
+  const modes = { modes: ALL_MODES };
+  const text = (s) => new TextEncoder().encode(s);
+
+  // ---- responses ----
+  add('A GET answered 200 with a text body gives the same status, headers, url and body', (t) => t.fetch(t.u({ body: 'hello' })), modes);
+  add('A JSON body reads the same', (t) => t.fetch(t.u({ ct: 'application/json', body: '{"a":[1,2]}' })), modes);
+  add('A binary body (every byte value) reads the same', (t) => t.fetch(t.u({ ct: 'application/octet-stream', bin: 1 })), modes);
+  add('A chunked body without Content-Length reads the same', (t) => t.fetch(t.u({ chunked: 1, body: 'first half, second half' })), modes);
+  add('An empty 200 body reads the same', (t) => t.fetch(t.u({ body: '' })), modes);
+  add('A response without Content-Type reads the same', (t) => t.fetch(t.u({ ct: 'none', body: 'untyped' })), modes);
+  add('A 204 has a null body, as with fetch', (t) => t.fetch(t.u({ status: 204 })), modes);
+  add('A HEAD answer has a null body, as with fetch', (t) => t.fetch(t.u({ body: 'unsent' }), { method: 'HEAD' }), modes);
+  add('A 404 resolves with its status and body', (t) => t.fetch(t.u({ status: 404, body: 'no such thing' })), modes);
+  add('A custom status text is kept', (t) => t.fetch(t.u({ status: 200, reason: 'Fine Thanks' })), modes);
+  add('A 299 status with a custom reason is kept', (t) => t.fetch(t.u({ status: 299, reason: 'Odd But Fine' })));
+  add('A 599 status is kept', (t) => t.fetch(t.u({ status: 599, reason: 'Weird' })));
+  add('Two Set-Cookie headers are as visible as with fetch', (t) => t.fetch(t.u({ cookie: ['a=1; Path=/', 'b=2; Path=/'] })), modes);
+  add('A header sent twice reads combined', (t) => t.fetch(t.u({ h: ['X-Test:one', 'X-Test:two'] })), modes);
+  add('A cross-origin answer has the same type and headers as with fetch', (t) => t.fetch(t.u({ h: 'X-Test:cors', body: 'cross' }, 'alt')), modes);
+  add('A URL fragment is not in response.url', (t) => t.fetch(`${t.u({ body: 'frag' })}#part`), modes);
+  add('A URL object as input works as with fetch', (t) => t.fetch(new URL(t.u({ body: 'url object' }))));
+  add('bodyUsed and a second read behave as with fetch', async (t) => {
+    const res = await t.fetch(t.u({ body: 'once' }));
+    const first = await res.text();
+    let second;
+    try { second = await res.text(); } catch (e) { second = { rejected: describeError(e) }; }
+    return { first, second, bodyUsed: res.bodyUsed };
+  }, modes);
+  add('clone() gives two readable copies', async (t) => {
+    const res = await t.fetch(t.u({ body: 'twice' }));
+    const copy = res.clone();
+    return { a: await res.text(), b: await copy.text(), type: copy.type, url: copy.url, status: copy.status };
+  }, modes);
+  add('json(), blob() and the body stream read as with fetch', async (t) => {
+    const [a, b, c] = await Promise.all([0, 1, 2].map(() => t.fetch(t.u({ ct: 'application/json', body: '{"x":1}' }))));
+    const blob = await b.blob();
+    const reader = c.body.getReader();
+    let bytes = 0;
+    for (let i = 0; i < 1000; i++) { const { done, value } = await reader.read(); if (done) break; bytes += value.length; }
+    return { json: await a.json(), blobType: blob.type, blobSize: blob.size, streamBytes: bytes };
+  }, modes);
+  add('A JSON parse error rejects as with fetch', async (t) => {
+    const res = await t.fetch(t.u({ ct: 'application/json', body: '{oops' }));
+    try { return { value: await res.json() }; } catch (e) { return { jsonRejected: describeError(e) }; }
+  }, modes);
+  add('A 500 is retried: the caller gets the final 500, the server three requests', (t) => t.fetch(t.u({ status: 500, body: 'down' })), {
+    deliberate: {
+      why: 'a 500 to an idempotent GET is retried (maxAttempts 3); the caller gets the last answer, the server counts three requests',
+      expect: (h) => ({ ...h, server: [h.server[0], h.server[0], h.server[0]] }),
+    },
+  });
+  add('A 503 then 200: fetch answers 503, policy.fetch 200 after a retry', (t) => t.fetch(t.u({ seq: '503,200' })), {
+    deliberate: {
+      why: 'a 503 to a GET is retried; the retry answers 200',
+      expect: (h) => ({ ...h, status: 200, statusText: 'OK', ok: true, server: [h.server[0], h.server[0]] }),
+    },
+  });
+  add('A POST answered 503 is not retried without an idempotency key', (t) => t.fetch(t.u({ status: 503 }), { method: 'POST', body: 'once' }));
+
+  // ---- requests: what the server receives ----
+  add('A POST with a string body sends the same method, headers and body', (t) => t.fetch(t.u(), { method: 'POST', body: 'a string' }));
+  add('A lowercase method "post" is normalised, "patch" is not', async (t) => {
+    const a = await t.fetch(t.u({ n: 1 }), { method: 'post', body: 'x' });
+    const b = await t.fetch(t.u({ n: 2 }), { method: 'patch', body: 'y' });
+    return { a: a.status, b: b.status };
+  });
+  add('PUT, DELETE and OPTIONS are sent as is', async (t) => {
+    const out = [];
+    for (const method of ['PUT', 'DELETE', 'OPTIONS']) out.push((await t.fetch(t.u({ m: method }), { method, body: method === 'PUT' ? 'put' : undefined })).status);
+    return { out };
+  });
+  add('A URLSearchParams body is sent form-encoded', (t) => t.fetch(t.u(), { method: 'POST', body: new URLSearchParams({ a: '1', b: 'two words' }) }));
+  add('A FormData body is sent as multipart', (t) => {
+    const f = new FormData();
+    f.append('field', 'value');
+    f.append('file', new Blob(['contents'], { type: 'text/plain' }), 'a.txt');
+    return t.fetch(t.u(), { method: 'POST', body: f });
+  });
+  add('A Blob body sends its type as Content-Type', (t) => t.fetch(t.u(), { method: 'POST', body: new Blob(['blob body'], { type: 'application/x-test' }) }));
+  add('An ArrayBuffer and a Uint8Array body are sent as bytes', async (t) => {
+    await t.fetch(t.u({ n: 1 }), { method: 'POST', body: text('array buffer').buffer });
+    return t.fetch(t.u({ n: 2 }), { method: 'PUT', body: text('typed array') });
+  });
+  add('Request headers are sent as given', (t) => t.fetch(t.u({}, 'alt'), { headers: { 'X-Test': 'v', Accept: 'application/json', 'Content-Language': 'fr' } }));
+  add('A Request object with method, headers and body is sent the same', (t) =>
+    t.fetch(new Request(t.u(), { method: 'POST', body: 'from a Request', headers: { 'Content-Type': 'application/json', 'X-Test': 'req' } })));
+  add('A Request object plus init: init wins', (t) =>
+    t.fetch(new Request(t.u(), { method: 'POST', body: 'old', headers: { 'X-Test': 'old' } }), { method: 'PUT', body: 'new', headers: { 'X-Test': 'new' } }));
+  add('A used Request body rejects as with fetch', async (t) => {
+    const req = new Request(t.u(), { method: 'POST', body: 'spent' });
+    await req.text();
+    return t.fetch(req);
+  });
+  add('A ReadableStream body with duplex: "half" is sent (or refused) as with fetch', (t) => t.fetch(t.u(), {
+    method: 'POST', duplex: 'half',
+    body: new ReadableStream({ start(c) { c.enqueue(text('streamed ')); c.enqueue(text('body')); c.close(); } }),
+  }));
+  add('cache: "no-store" and credentials: "omit" are accepted', (t) => t.fetch(t.u({ body: 'opts' }), { cache: 'no-store', credentials: 'omit' }));
+  add('mode: "no-cors" to another origin gives what fetch gives', (t) => t.fetch(t.u({ body: 'opaque' }, 'alt'), { mode: 'no-cors' }));
+  add('A cross-origin PUT with a custom header sends the same preflight and request', (t) =>
+    t.fetch(t.u({}, 'alt'), { method: 'PUT', body: 'p', headers: { 'X-Test': 'preflight' } }));
+  add('referrerPolicy "no-referrer" sends no Referer', (t) => t.fetch(t.u(), { referrerPolicy: 'no-referrer' }));
+  add('keepalive: true with a small body is sent as with fetch', (t) => t.fetch(t.u(), { method: 'POST', body: 'k', keepalive: true }));
+}

@@ -1,0 +1,55 @@
+// Redirects, as the Fetch standard's HTTP-redirect fetch steps follow them:
+// method and body per status, the hop limit, Location forms, redirect modes,
+// mode "same-origin", Origin/Referer/Authorization across origins, and the
+// final url/redirected. What each hop received is in the server's record.
+import { ALL_MODES } from './harness.mjs';
+
+export function redirectCases({ add }) {
+  const body = { method: 'POST', body: '{"n":1}', headers: { 'Content-Type': 'application/json', 'X-Test': 'r' } };
+
+  for (const status of [301, 302, 303, 307, 308]) {
+    add(`A POST with a JSON body answered ${status} is re-sent as fetch re-sends it (method, body, Content-Type)`,
+      (t) => t.fetch(t.u({ loc: t.path({ final: 1 }), status }), body));
+  }
+  add('A PUT answered 303 becomes a GET without body', (t) => t.fetch(t.u({ loc: t.path({ final: 1 }), status: 303 }), { ...body, method: 'PUT' }));
+  add('A HEAD answered 303 stays a HEAD', (t) => t.fetch(t.u({ loc: t.path({ final: 1 }), status: 303 }), { method: 'HEAD' }));
+  add('A GET answered 301 stays a GET and keeps its headers', (t) => t.fetch(t.u({ loc: t.path({ final: 1 }), status: 301 }), { headers: { 'X-Test': 'kept' } }));
+  add('A 308 re-sends a Blob body', (t) => t.fetch(t.u({ loc: t.path({ final: 1 }), status: 308 }), { method: 'PUT', body: new Blob(['blob'], { type: 'text/x-blob' }) }));
+  add('A 307 re-sends a URLSearchParams body', (t) => t.fetch(t.u({ loc: t.path({ final: 1 }), status: 307 }), { method: 'POST', body: new URLSearchParams({ q: 'v' }) }));
+  add('A 307 of a Request object re-sends its body', (t) => t.fetch(new Request(t.u({ loc: t.path({ final: 1 }), status: 307 }), body)));
+  add('20 redirects are followed: final url and redirected as with fetch', (t) => t.fetch(t.u({ hops: 20 })), { modes: ALL_MODES });
+  add('20 redirects of 307 keep a POST body on every hop', (t) => t.fetch(t.u({ hops: 20, hs: 307 }), body));
+  add('A relative Location (no leading slash) resolves as with fetch', (t) => t.fetch(t.u({ loc: `${t.id}?final=1` })));
+  add('An absolute Location on the same origin', (t) => t.fetch(t.u({ loc: t.u({ final: 1 }) })));
+  add('A Location with a fragment', (t) => t.fetch(t.u({ loc: `${t.path({ final: 1 })}#frag` })));
+  add('An input URL fragment survives a redirect without one', (t) => t.fetch(`${t.u({ loc: t.path({ final: 1 }) })}#keep`));
+  add('A protocol-relative Location', (t) => t.fetch(t.u({ loc: `//${new URL(t.alt).host}${t.path({ final: 1 })}` })));
+  add('An empty Location', (t) => t.fetch(t.u({ loc: '' })), { shape: true });
+  add('A 302 without Location is the response', (t) => t.fetch(t.u({ status: 302, body: 'nowhere' })), { modes: ALL_MODES });
+  add('A 300 with Location is the response', (t) => t.fetch(t.u({ status: 300, loc: t.path({ final: 1 }) })));
+  add('A 201 with Location is the response', (t) => t.fetch(t.u({ status: 201, loc: t.path({ final: 1 }) })));
+  add('redirect: "manual" gives the redirect as fetch gives it', (t) => t.fetch(t.u({ loc: t.path({ final: 1 }) }), { redirect: 'manual' }), { modes: ALL_MODES });
+  add('redirect: "manual" on a cross-origin redirect', (t) => t.fetch(t.u({ loc: t.u({ final: 1 }, 'alt'), status: 307 }), { ...body, redirect: 'manual' }));
+  add('A cross-origin redirect: type, url, redirected, Origin and Referer at each hop',
+    (t) => t.fetch(t.u({ loc: t.u({ final: 1 }, 'alt'), status: 307 }), { ...body, referrerPolicy: 'unsafe-url' }), { modes: ALL_MODES });
+  add('A redirect to another origin and back: Origin at each hop', (t) =>
+    t.fetch(t.u({ loc: t.u({ loc: t.u({ final: 1 }), status: 307 }, 'alt'), status: 307 }), body));
+  add('A same-origin redirect keeps Authorization', (t) => t.fetch(t.u({ loc: t.path({ final: 1 }) }), { headers: { Authorization: 'Bearer same' } }));
+  add('A cross-origin redirect drops Authorization, Cookie and Proxy-Authorization', (t) => t.fetch(t.u({ loc: t.u({ final: 1 }, 'alt') }), {
+    headers: { Authorization: 'Bearer cross', Cookie: 'c=1', 'Proxy-Authorization': 'Basic eA==', 'X-Test': 'stays' },
+  }));
+  add('A GET redirected cross-origin with a custom header: preflight and request as with fetch', (t) =>
+    t.fetch(t.u({ loc: t.u({ final: 1 }, 'alt') }), { headers: { 'X-Test': 'custom' } }));
+  add('mode: "same-origin" redirected within the origin resolves', (t) => t.fetch(t.u({ loc: t.path({ final: 1 }) }), { mode: 'same-origin' }));
+  add('mode: "cors" redirected cross-origin resolves as with fetch', (t) => t.fetch(t.u({ loc: t.u({ final: 1 }, 'alt') }), { mode: 'cors' }));
+  add('mode: "no-cors" redirected cross-origin gives what fetch gives', (t) => t.fetch(t.u({ loc: t.u({ final: 1 }, 'alt') }), { mode: 'no-cors' }));
+  // seq counts every request of the id: the first hop is the 1st.
+  add('A redirect to a 503 that recovers: the caller sees the final 200', (t) => t.fetch(t.u({ loc: t.u({ seq: '302,503,200' }, 'alt') })), {
+    deliberate: {
+      why: 'the 503 after the hop is retried (from the first hop again where fetch follows, from the failed hop where saferetry follows by hand); the caller gets 200',
+      // The server's records: a 503 and a 200 at the second origin, however the retry re-sent.
+      expect: (h, p) => ({ ...h, status: 200, statusText: 'OK', ok: true,
+        server: p.server.filter((r) => r.origin === 'alt').length === 2 ? p.server : h.server }),
+    },
+  });
+}

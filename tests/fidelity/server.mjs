@@ -1,0 +1,179 @@
+// The fidelity tier's server: answers as a case's query asks and records
+// every request it receives, so a case can compare what the server got from
+// the host's `fetch` and from `policy.fetch`. Loopback only, two origins
+// (two ports), plus static files for the browser pages.
+//
+//   node tests/fidelity/server.mjs [--static DIR]
+//     prints "fidelity server http://127.0.0.1:A" and "alt origin http://127.0.0.1:B"
+//
+// GET /rec/<id>   -> [{ origin: "main"|"alt", method, target, headers: [[name, value]], body }]
+//                    every request to /r/<id> so far (preflights included, in
+//                    arrival order; body as latin1 text, as far as it arrived)
+// ANY /r/<id>?... -> the answer the query describes (every parameter optional):
+//   status=200 reason=<text>   status line (reason: a custom status text)
+//   seq=503,200                the Nth request of <id> gets the Nth status (the last repeats)
+//   ct=<type>                  Content-Type (default text/plain; "none": no header)
+//   body=<text> | bin=1        the body (bin: the 256 byte values); default "ok"
+//   chunked=1                  no Content-Length, the body in two chunks
+//   h=Name:value               a response header (repeatable)
+//   cookie=<v>                 a Set-Cookie header (repeatable)
+//   delay=<ms>                 the head after ms
+//   drip=<ms>                  head at once, then a chunk every 50 ms for ms
+//   loc=<url>                  Location (status 302 unless given)
+//   hops=<n>&hs=<status>       redirect to this URL with hops=n-1 (hs: status,
+//                              default 302) until hops=0, then the answer above
+// A preflight (OPTIONS with Access-Control-Request-Method) gets 204 allowing
+// what it asks. Every answer: Connection: close, Cache-Control: no-store,
+// Access-Control-Allow-Origin (the Origin, with credentials, or *).
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const MAX_IDS = 5000;
+const MAX_MS = 20_000;
+const MAX_BODY = 1 << 20; // recorded request bytes per request
+const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json' };
+const BYTES = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+
+const clamp = (v, def, max) => (v == null || v === '' || !Number.isFinite(Number(v)) ? def : Math.max(0, Math.min(max, Number(v))));
+
+export async function startServer({ staticDir } = {}) {
+  const recs = new Map();
+  const timers = new Set();
+  const later = (ms, fn) => { const t = setTimeout(() => { timers.delete(t); fn(); }, ms); timers.add(t); };
+
+  function record(id, req, originName) {
+    if (!recs.has(id) && recs.size >= MAX_IDS) recs.delete(recs.keys().next().value);
+    const list = recs.get(id) ?? [];
+    recs.set(id, list);
+    const headers = [];
+    for (let i = 0; i < req.rawHeaders.length; i += 2) headers.push([req.rawHeaders[i].toLowerCase(), req.rawHeaders[i + 1]]);
+    const entry = { origin: originName, method: req.method, target: req.url, headers, body: '' };
+    list.push(entry);
+    req.on('data', (d) => { if (entry.body.length < MAX_BODY) entry.body += d.toString('latin1'); });
+    return list.length;
+  }
+
+  function cors(req) {
+    const origin = req.headers.origin;
+    return origin
+      ? { 'Access-Control-Allow-Origin': origin, 'Access-Control-Allow-Credentials': 'true', 'Access-Control-Expose-Headers': '*, X-Test, Location' }
+      : { 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': '*' };
+  }
+
+  function answer(req, res, q, ordinal, selfUrl) {
+    const statuses = q.get('seq')?.split(',');
+    let status = Number(statuses ? statuses[Math.min(ordinal, statuses.length) - 1] : q.get('status') ?? 0) || 200;
+    const headers = [];
+    const hops = clamp(q.get('hops'), 0, 100);
+    if (hops > 0) {
+      const next = new URL(selfUrl);
+      next.searchParams.set('hops', String(hops - 1));
+      status = Number(q.get('hs')) || 302;
+      headers.push(['Location', next.pathname + next.search]);
+    } else if (q.has('loc')) {
+      if (!q.has('status') && !statuses) status = 302;
+      headers.push(['Location', q.get('loc')]);
+    }
+    const ct = q.get('ct') ?? 'text/plain';
+    if (ct !== 'none') headers.push(['Content-Type', ct]);
+    for (const h of q.getAll('h')) { const i = h.indexOf(':'); if (i > 0) headers.push([h.slice(0, i), h.slice(i + 1)]); }
+    for (const c of q.getAll('cookie')) headers.push(['Set-Cookie', c]);
+    const body = hops > 0 ? Buffer.from('') : q.get('bin') === '1' ? BYTES : Buffer.from(q.get('body') ?? 'ok');
+    const noBody = req.method === 'HEAD' || status === 204 || status === 304;
+    const drip = clamp(q.get('drip'), 0, MAX_MS);
+    const chunked = q.get('chunked') === '1' || drip > 0;
+    if (!chunked) headers.push(['Content-Length', String(noBody ? 0 : body.length)]);
+    const head = () => {
+      if (res.destroyed) return;
+      res.writeHead(status, q.get('reason') ?? undefined, [...headers, ...Object.entries(cors(req)),
+        ['Connection', 'close'], ['Cache-Control', 'no-store']].flat());
+      if (noBody) return res.end();
+      if (drip > 0) return dripBody(res, drip);
+      if (chunked) { res.write(body.subarray(0, body.length >> 1)); return later(5, () => res.end(body.subarray(body.length >> 1))); }
+      res.end(body);
+    };
+    const delay = clamp(q.get('delay'), 0, MAX_MS);
+    if (delay) later(delay, head); else head();
+  }
+
+  function dripBody(res, ms) {
+    const until = Date.now() + ms;
+    const tick = () => {
+      if (res.destroyed) return;
+      if (Date.now() >= until) return res.end('end');
+      res.write('chunk ');
+      later(50, tick);
+    };
+    tick();
+  }
+
+  function serveStatic(res, rel) {
+    if (!staticDir) return send(res, 404, 'no static dir');
+    const root = path.resolve(staticDir);
+    const file = path.resolve(root, '.' + path.posix.normalize('/' + decodeURIComponent(rel)));
+    if (!file.startsWith(root + path.sep)) return send(res, 403, 'forbidden');
+    fs.readFile(file, (err, data) => {
+      if (err) return send(res, 404, 'not found');
+      res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'Content-Length': data.length, 'Cache-Control': 'no-store' });
+      res.end(data);
+    });
+  }
+
+  const send = (res, status, text, headers = {}) => {
+    res.writeHead(status, { 'Content-Type': 'text/plain', 'Cache-Control': 'no-store', ...headers });
+    res.end(text);
+  };
+
+  function handler(req, res, originName, base) {
+    const url = new URL(req.url, base);
+    let m;
+    if ((m = /^\/r\/([\w.-]{1,128})$/.exec(url.pathname))) {
+      const ordinal = record(m[1], req, originName);
+      if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
+        return send(res, 204, '', { ...cors(req), 'Access-Control-Allow-Methods': req.headers['access-control-request-method'],
+          'Access-Control-Allow-Headers': req.headers['access-control-request-headers'] ?? '', Connection: 'close' });
+      }
+      // Answer once the request body has arrived (or the client went away).
+      req.on('end', () => answer(req, res, url.searchParams, ordinal, url.href));
+      req.on('error', () => res.destroy());
+      return req.resume();
+    }
+    if ((m = /^\/rec\/([\w.-]{1,128})$/.exec(url.pathname))) {
+      return send(res, 200, JSON.stringify(recs.get(m[1]) ?? []), { 'Content-Type': 'application/json', ...cors(req) });
+    }
+    if (url.pathname.startsWith('/static/')) return serveStatic(res, url.pathname.slice('/static/'.length));
+    send(res, 404, 'not found');
+  }
+
+  const servers = [];
+  async function listen(originName) {
+    const ref = {};
+    const server = http.createServer((req, res) => {
+      try { handler(req, res, originName, ref.url); } catch { res.destroy(); }
+    });
+    servers.push(server);
+    await new Promise((resolve, reject) => { server.once('error', reject); server.listen(0, '127.0.0.1', resolve); });
+    ref.url = `http://127.0.0.1:${server.address().port}`;
+    return ref.url;
+  }
+  const url = await listen('main');
+  const altUrl = await listen('alt');
+  return {
+    url, altUrl,
+    async close() {
+      for (const t of timers) clearTimeout(t);
+      await Promise.all(servers.map((s) => new Promise((resolve) => { s.close(resolve); s.closeAllConnections(); })));
+    },
+  };
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(import.meta.url).pathname)) {
+  const i = process.argv.indexOf('--static');
+  const s = await startServer({ staticDir: i > 0 ? process.argv[i + 1] : undefined });
+  console.log(`fidelity server ${s.url}`);
+  console.log(`alt origin ${s.altUrl}`);
+  const stop = () => s.close().then(() => process.exit(0));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
