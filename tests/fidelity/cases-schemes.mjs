@@ -7,9 +7,9 @@ export function schemeCases({ add }) {
   const noBlob = hasBlobUrls ? {} : { skip: 'this runtime has no URL.createObjectURL, so no blob: URL to fetch' };
   const blobUrl = (t, parts, type) => t.mask(URL.createObjectURL(new Blob(parts, { type })), '<blob: URL>');
   // A file that exists where the suite runs from a file: URL (Node, Deno,
-  // Bun): the suite itself; elsewhere a conventional path.
-  const fileUrl = new URL('./suite.mjs', import.meta.url).protocol === 'file:'
-    ? new URL('./suite.mjs', import.meta.url).href : 'file:///etc/hostname';
+  // Bun): the suite itself; elsewhere (workerd's import.meta.url is no URL) a conventional path.
+  const here = URL.canParse?.(import.meta.url) ? new URL('./suite.mjs', import.meta.url) : null;
+  const fileUrl = here?.protocol === 'file:' ? here.href : 'file:///etc/hostname';
 
   add('A data: URL with text gives the same Response', (t) => t.fetch('data:text/plain;charset=utf-8,hello%20data'), { modes: ALL_MODES });
   add('A base64 data: URL gives the same bytes', (t) => t.fetch('data:application/octet-stream;base64,AAEC/f7/'));
