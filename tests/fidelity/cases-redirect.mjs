@@ -4,7 +4,7 @@
 // final url/redirected. What each hop received is in the server's record.
 import { ALL_MODES } from './harness.mjs';
 
-export function redirectCases({ add }) {
+export function redirectCases({ add, runtime }) {
   const body = { method: 'POST', body: '{"n":1}', headers: { 'Content-Type': 'application/json', 'X-Test': 'r' } };
 
   for (const status of [301, 302, 303, 307, 308]) {
@@ -42,7 +42,8 @@ export function redirectCases({ add }) {
     t.fetch(t.u({ loc: t.u({ final: 1 }, 'alt') }), { headers: { 'X-Test': 'custom' } }));
   add('mode: "same-origin" redirected within the origin resolves', (t) => t.fetch(t.u({ loc: t.path({ final: 1 }) }), { mode: 'same-origin' }));
   add('mode: "cors" redirected cross-origin resolves as with fetch', (t) => t.fetch(t.u({ loc: t.u({ final: 1 }, 'alt') }), { mode: 'cors' }));
-  add('mode: "no-cors" redirected cross-origin gives what fetch gives', (t) => t.fetch(t.u({ loc: t.u({ final: 1 }, 'alt') }), { mode: 'no-cors' }));
+  add('mode: "no-cors" redirected cross-origin gives what fetch gives', (t) => t.fetch(t.u({ loc: t.u({ final: 1 }, 'alt') }), { mode: 'no-cors' }),
+    runtime === 'node' ? { skip: "Node's own fetch never settles this call (both hops reach the server, no answer within 3 s)" } : {});
   // seq counts every request of the id: the first hop is the 1st.
   add('A redirect to a 503 that recovers: the caller sees the final 200', (t) => t.fetch(t.u({ loc: t.u({ seq: '302,503,200' }, 'alt') })), {
     deliberate: {

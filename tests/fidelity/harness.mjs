@@ -47,7 +47,26 @@ function normalizeRecord(r) {
   return { ...r, headers, body: mask(r.body) };
 }
 
-export function makeHarness({ saferetry, server, runtime }) {
+// The self-check's stand-in for the package: its "policy" is the host's fetch
+// (the global slot's, read at call time, or the host's when the slot leads
+// back into a policy), so every case but the deliberate ones must pass: the
+// harness compares like with like.
+let standInDepth = 0;
+const HOST_AS_POLICY = {
+  RetryPolicy: class {
+    constructor(o) {
+      this.fetch = (input, init) => {
+        if (o?.fetch) return o.fetch(input, init);
+        if (standInDepth > 0) return hostFetch(input, init);
+        standInDepth += 1;
+        try { return globalThis.fetch(input, init); } finally { standInDepth -= 1; }
+      };
+    }
+  },
+};
+
+export function makeHarness({ saferetry: pkg, server, runtime, selfcheck = false }) {
+  const saferetry = selfcheck ? HOST_AS_POLICY : pkg;
   const base = server.url.replace(/\/$/, '');
   const alt = (server.altUrl ?? server.url).replace(/\/$/, '');
   const list = [];

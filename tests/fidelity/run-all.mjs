@@ -1,13 +1,14 @@
 // The fidelity tier: tests/runtimes/run.mjs --suite fidelity in all seven
 // runtimes, two at a time, against the packed package in <projectDir>.
 //
-//   node tests/fidelity/run-all.mjs <projectDir> [filter] [--only rt1,rt2] [--shapes]
+//   node tests/fidelity/run-all.mjs <projectDir> [filter] [--only rt1,rt2] [--shapes | --selfcheck]
 //
 // Prints each runtime's case lines (after it finished, so they do not
 // interleave) and its own "N passed, M failed" line, then one line per
 // runtime and the total "N passed, M failed"; exits 1 on any failure.
 // --shapes: instead, what the host's fetch throws for each deterministic
 // failure, written to tests/fidelity/error-shapes.json and error-shapes.md.
+// --selfcheck: the host's fetch on both sides (only deliberate cases may fail).
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,19 +23,20 @@ const BUDGET_MS = Number(process.env.SAFERETRY_FIDELITY_BUDGET_MS) || 6 * 60_000
 const COUNT = /^(\d+) passed, (\d+) failed$/;
 
 function parseArgs(argv) {
-  const o = { only: RUNTIMES, shapes: false, rest: [] };
+  const o = { only: RUNTIMES, shapes: false, selfcheck: false, rest: [] };
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--only') o.only = argv[++i].split(',');
     else if (argv[i] === '--shapes') o.shapes = true;
+    else if (argv[i] === '--selfcheck') o.selfcheck = true;
     else o.rest.push(argv[i]);
   }
   return { ...o, projectDir: o.rest[0], filter: o.rest[1] };
 }
 
-async function runOne(runtime, { projectDir, filter, shapes }, deadline) {
+async function runOne(runtime, { projectDir, filter, shapes, selfcheck }, deadline) {
   const shapeFile = path.join(projectDir, 'fidelity/gen', `shapes-${runtime}.json`);
   const args = [path.join(REPO, 'tests/runtimes/run.mjs'), runtime, projectDir, ...(filter ? [filter] : []),
-    '--suite', 'fidelity', ...(shapes ? ['--shapes', shapeFile] : [])];
+    '--suite', 'fidelity', ...(shapes ? ['--shapes', shapeFile] : []), ...(selfcheck ? ['--mode', 'selfcheck'] : [])];
   const env = { SAFERETRY_RUNTIME_BUDGET_MS: String(Math.max(10_000, deadline - Date.now())) };
   const p = start(`fidelity-${runtime}`, process.execPath, args, { cwd: REPO, env, echo: false });
   const code = await waitExit(p, deadline);
@@ -66,7 +68,7 @@ function writeShapes(results) {
 async function main() {
   const o = parseArgs(process.argv.slice(2));
   if (!o.projectDir || o.only.some((r) => !RUNTIMES.includes(r))) {
-    console.error(`usage: node tests/fidelity/run-all.mjs <projectDir> [filter] [--only ${RUNTIMES.join(',')}] [--shapes]`);
+    console.error(`usage: node tests/fidelity/run-all.mjs <projectDir> [filter] [--only ${RUNTIMES.join(',')}] [--shapes | --selfcheck]`);
     return 2;
   }
   o.projectDir = path.resolve(o.projectDir);

@@ -7,6 +7,9 @@
 //     mode "compare" (default): one line per case, then "N passed, M failed"
 //     mode "shapes": only the deterministic-failure cases, the host alone;
 //       one "shape <json>" line per case (what the host throws)
+//     mode "selfcheck": the host's fetch on both sides; every case must pass,
+//       the deliberate ones by failing (checks that the harness compares
+//       like with like)
 import { makeHarness, restoreGlobalFetch } from './harness.mjs';
 import { failureCases } from './cases-failures.mjs';
 import { basicCases } from './cases-basic.mjs';
@@ -15,8 +18,8 @@ import { redirectCases } from './cases-redirect.mjs';
 import { abortCases } from './cases-abort.mjs';
 import { globalCases } from './cases-global.mjs';
 
-export function cases({ saferetry, server, runtime = 'unknown' }) {
-  const h = makeHarness({ saferetry, server, runtime });
+export function cases({ saferetry, server, runtime = 'unknown', selfcheck = false }) {
+  const h = makeHarness({ saferetry, server, runtime, selfcheck });
   for (const register of [globalCases, failureCases, schemeCases, basicCases, redirectCases, abortCases]) register(h);
   return h.list;
 }
@@ -49,7 +52,7 @@ const MAX_CASE_MS = 8000;
 export async function runSuite({ saferetry, server, runtime = 'unknown', filter, log = (line) => console.log(line), timeoutMs = MAX_CASE_MS, mode = 'compare' }) {
   timeoutMs = Math.min(timeoutMs, MAX_CASE_MS);
   const shapes = mode === 'shapes';
-  const selected = cases({ saferetry, server, runtime }).filter((c) => (!shapes || c.shape) && selects(filter, c.name));
+  const selected = cases({ saferetry, server, runtime, selfcheck: mode === 'selfcheck' }).filter((c) => (!shapes || c.shape) && selects(filter, c.name));
   const results = [];
   let passed = 0, failed = 0, skipped = 0;
   for (const c of selected) {
@@ -68,6 +71,8 @@ export async function runSuite({ saferetry, server, runtime = 'unknown', filter,
       error = err instanceof Error ? `${err.name}: ${err.message}` : `thrown: ${String(err)}`;
     }
     const ms = Date.now() - t0;
+    // The self-check's host-against-host run cannot show a deliberate difference.
+    if (mode === 'selfcheck' && c.deliberate) error = error ? null : 'a deliberate difference showed between the host and itself';
     if (error) failed += 1; else passed += 1;
     const tag = c.deliberate ? ` [deliberate: ${c.deliberate}]` : '';
     if (shapes && !error) log(`shape ${JSON.stringify({ case: c.name, ...value })}`);

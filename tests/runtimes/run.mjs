@@ -3,9 +3,10 @@
 // PACKED package installed in a project (scripts/pack-install.sh
 // <projectDir>), in one runtime:
 //
-//   node tests/runtimes/run.mjs <runtime> <projectDir> [filter] [--suite e2e|fidelity] [--shapes FILE]
+//   node tests/runtimes/run.mjs <runtime> <projectDir> [filter] [--suite e2e|fidelity] [--mode M] [--shapes FILE]
 //     runtime: node | deno | bun | workerd | chromium | firefox | webkit | bundle
 //              (bundle = the page built by esbuild from the package, in Chromium)
+//     --mode M: passed to the suite's runSuite (fidelity: "selfcheck")
 //     --shapes FILE: the suite's "shapes" mode (fidelity: what the host's own
 //              fetch throws for each deterministic failure), written to FILE as JSON
 //
@@ -19,7 +20,7 @@
 // "N passed, M failed" line for the runtime, then a timing line; exits 1 on any
 // failure (or if nothing ran). Every process started here is killed at the end,
 // on error and on SIGINT/SIGTERM; every wait is bounded.
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -241,8 +242,10 @@ async function runBrowser(runtime, { projectDir, suiteDir, mode }, server, filte
     const webPath = (file) => `/static/${path.relative(projectDir, file).split(path.sep).join('/')}`;
     expectEntryUrl = `${server.url}/static/${rel}`;
     expectWasm = [`${server.url}/static/node_modules/saferetry/src/saferetry_bg.wasm`];
-    pagePath = webPath(path.join(genDir, 'page.html')).slice('/static/'.length);
-    writeFileSync(path.join(genDir, 'page.html'), pageHtml({
+    // One page per browser: runs of two browsers at once must not share it.
+    const page = path.join(genDir, `page-${runtime}.html`);
+    pagePath = webPath(page).slice('/static/'.length);
+    writeFileSync(page, pageHtml({
       title: `saferetry ${path.basename(suiteDir)} (import map)`, importMap: { saferetry: `/static/${rel}` }, script: webPath(path.join(suiteDir, 'page.mjs')),
     }));
     note(`import map: "saferetry" -> /static/${rel}`);
@@ -276,14 +279,25 @@ async function runBrowser(runtime, { projectDir, suiteDir, mode }, server, filte
 
 // ---------------- main ----------------
 function parseArgs(argv) {
-  const flags = { suite: 'e2e', shapes: null };
+  const flags = { suite: 'e2e', shapes: null, mode: 'compare' };
   const rest = [];
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--suite') flags.suite = argv[++i];
     else if (argv[i] === '--shapes') flags.shapes = argv[++i];
+    else if (argv[i] === '--mode') flags.mode = argv[++i];
     else rest.push(argv[i]);
   }
   return { ...flags, runtime: rest[0], dirArg: rest[1], filter: rest[2] };
+}
+
+// Copies `src` to `dest` unless it is there already, by rename: a run of
+// another runtime at the same time never reads a half-written file.
+function install(src, dest) {
+  const data = readFileSync(src);
+  if (existsSync(dest) && readFileSync(dest).equals(data)) return;
+  const tmp = `${dest}.${process.pid}.tmp`;
+  writeFileSync(tmp, data);
+  renameSync(tmp, dest);
 }
 
 // "shape {json}" lines of the suite's shapes mode -> the file named by --shapes.
@@ -295,23 +309,23 @@ function writeShapes(file, runtime, lines) {
 }
 
 async function main() {
-  const { runtime, dirArg, filter, suite, shapes } = parseArgs(process.argv.slice(2));
-  if (!RUNTIMES.includes(runtime) || !dirArg || !SUITES[suite] || shapes === undefined) {
-    console.error(`usage: node tests/runtimes/run.mjs <${RUNTIMES.join('|')}> <projectDir> [filter] [--suite ${Object.keys(SUITES).join('|')}] [--shapes FILE]`);
+  const { runtime, dirArg, filter, suite, shapes, mode } = parseArgs(process.argv.slice(2));
+  if (!RUNTIMES.includes(runtime) || !dirArg || !SUITES[suite] || shapes === undefined || !mode) {
+    console.error(`usage: node tests/runtimes/run.mjs <${RUNTIMES.join('|')}> <projectDir> [filter] [--suite ${Object.keys(SUITES).join('|')}] [--mode M] [--shapes FILE]`);
     return 2;
   }
   const projectDir = path.resolve(dirArg);
   const suiteDir = path.join(projectDir, SUITES[suite].folder);
   const pkgDir = path.join(projectDir, 'node_modules/saferetry');
   mkdirSync(suiteDir, { recursive: true });
-  for (const f of SUITES[suite].files) copyFileSync(f, path.join(suiteDir, path.basename(f)));
+  for (const f of SUITES[suite].files) install(f, path.join(suiteDir, path.basename(f)));
   if (!existsSync(path.join(pkgDir, 'package.json')) || !existsSync(path.join(suiteDir, 'suite.mjs'))) {
     console.error(`${projectDir} has no installed saferetry or suite.mjs: run scripts/pack-install.sh ${dirArg} first`);
     return 2;
   }
-  for (const f of ['runner.mjs', 'worker.mjs', 'page.mjs']) copyFileSync(path.join(HERE, f), path.join(suiteDir, f));
+  for (const f of ['runner.mjs', 'worker.mjs', 'page.mjs']) install(path.join(HERE, f), path.join(suiteDir, f));
   const deadline = t0 + RUN_BUDGET_MS;
-  const where = { projectDir, suiteDir, mode: shapes ? 'shapes' : 'compare' };
+  const where = { projectDir, suiteDir, mode: shapes ? 'shapes' : mode };
 
   const server = await startFaultServer(projectDir, SUITES[suite].server);
   note(`${suite} suite; server ${server.url}, alt origin ${server.altUrl}`);
