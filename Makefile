@@ -32,6 +32,14 @@ sdks: build
 	bash scripts/pack-install.sh test-output/sdks-project
 	node tests/sdks/run.mjs test-output/sdks-project
 
+# The fidelity tier (tests/fidelity/README.md): policy.fetch against the
+# host's fetch, side by side, in all seven runtimes.
+.PHONY: fidelity
+fidelity: build
+	scripts/bootstrap.sh browsers
+	bash scripts/pack-install.sh test-output/project
+	node tests/fidelity/run-all.mjs test-output/project
+
 bootstrap:
 	scripts/bootstrap.sh all
 

@@ -14,7 +14,7 @@ resolve_tools
 scripts/build.sh >test-output/build.log 2>&1 || { cat test-output/build.log; echo "build failed"; exit 1; }
 tail -n 6 test-output/build.log
 
-ALL="fmt clippy native wasm-node wasm-chromium types pack e2e-node e2e-deno e2e-bun e2e-workerd e2e-chromium e2e-firefox e2e-webkit e2e-bundle fleet-workerd bundlers sdks browser-errors fleet-browsers leaks-node leaks-chromium demo"
+ALL="fmt clippy native wasm-node wasm-chromium types pack e2e-node e2e-deno e2e-bun e2e-workerd e2e-chromium e2e-firefox e2e-webkit e2e-bundle fidelity fleet-workerd bundlers sdks browser-errors fleet-browsers leaks-node leaks-chromium demo"
 passed=0; failed=0; summary=()
 
 tier() { # name, command...
@@ -52,6 +52,8 @@ tier e2e-node      bash -c 'cd test-output/project && node run-node.mjs'
 for rt in deno bun workerd chromium firefox webkit bundle; do
   tier "e2e-$rt"   node tests/runtimes/run.mjs "$rt" test-output/project
 done
+# policy.fetch against the host's fetch, side by side, in all seven runtimes (tests/fidelity)
+tier fidelity      node tests/fidelity/run-all.mjs test-output/project
 tier fleet-workerd node tests/fleet/workerd.mjs
 tier bundlers      node tests/bundlers/run.mjs test-output/project
 tier sdks          bash -c 'bash scripts/pack-install.sh test-output/sdks-project >/dev/null || exit 1; node tests/sdks/run.mjs test-output/sdks-project; node=$?; node tests/sdks/hosts.mjs test-output/sdks-project && [ $node -eq 0 ]'

@@ -7,37 +7,37 @@ export function failureCases({ add }) {
   const shape = { shape: true };
   const hopTo = (t, loc) => t.fetch(t.u({ loc }));
 
-  add('A redirect met with redirect: "error" rejects without a retry', (t) => t.fetch(t.u({ loc: t.path({ final: 1 }) }), { redirect: 'error' }), shape);
-  add('An integrity value that does not match the body rejects without a retry',
+  add('A redirect met with redirect: "error" fails as fetch fails, never retried', (t) => t.fetch(t.u({ loc: t.path({ final: 1 }) }), { redirect: 'error' }), shape);
+  add('An integrity value that does not match the body gets what fetch gives, never retried',
     (t) => t.fetch(t.u({ body: 'hello' }), { integrity: 'sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=' }), shape);
   add('A malformed integrity value (sha256-AAAA) on a body that does not match it rejects or resolves as fetch does',
     (t) => t.fetch(t.u({ body: 'hello' }), { integrity: 'sha256-AAAA' }), shape);
-  add('A matching integrity value resolves with the body',
+  add('A matching integrity value gets what fetch gives',
     (t) => t.fetch(t.u({ body: 'ok' }), { integrity: 'sha256-Jok2eyBcFs4y7UIAlCuLix4mLfxw2byfvHfElpmk8d8=' }), shape);
-  add('A header value with a NUL byte throws before anything is sent', (t) => t.fetch(t.u(), { headers: { 'X-Test': 'a\u0000b' } }), shape);
-  add('A header name with a space throws before anything is sent', (t) => t.fetch(t.u(), { headers: { 'Bad Name': 'x' } }), shape);
-  add('A redirect to a data: URL is a network error, not retried', (t) => hopTo(t, 'data:text/plain,hi'), shape);
-  add('A redirect to an ftp: URL is a network error, not retried', (t) => hopTo(t, 'ftp://127.0.0.1/x'), shape);
-  add('A redirect to an unparsable Location (http://[bad) is a network error, not retried', (t) => hopTo(t, 'http://[bad'), shape);
-  add('A redirect to a javascript: URL is a network error, not retried', (t) => hopTo(t, 'javascript:alert(1)'), shape);
-  add('An ftp: input URL rejects without a request', (t) => t.fetch(t.u().replace(/^http:/, 'ftp:')), shape);
-  add('An unknown scheme (htp:) in the input URL rejects without a request', (t) => t.fetch(t.u().replace(/^http:/, 'htp:')), shape);
-  add('An unparsable input URL rejects without a request', (t) => t.fetch('http://[bad/'), shape);
+  add('A header value with a NUL byte fails as fetch fails, nothing sent', (t) => t.fetch(t.u(), { headers: { 'X-Test': 'a\u0000b' } }), shape);
+  add('A header name with a space fails as fetch fails, nothing sent', (t) => t.fetch(t.u(), { headers: { 'Bad Name': 'x' } }), shape);
+  add('A redirect to a data: URL fails as fetch fails, never retried', (t) => hopTo(t, 'data:text/plain,hi'), shape);
+  add('A redirect to an ftp: URL fails as fetch fails, never retried', (t) => hopTo(t, 'ftp://127.0.0.1/x'), shape);
+  add('A redirect to an unparsable Location (http://[bad) fails as fetch fails, never retried', (t) => hopTo(t, 'http://[bad'), shape);
+  add('A redirect to a javascript: URL fails as fetch fails, never retried', (t) => hopTo(t, 'javascript:alert(1)'), shape);
+  add('An ftp: input URL fails as fetch fails, nothing sent', (t) => t.fetch(t.u().replace(/^http:/, 'ftp:')), shape);
+  add('An unknown scheme (htp:) in the input URL fails as fetch fails, nothing sent', (t) => t.fetch(t.u().replace(/^http:/, 'htp:')), shape);
+  add('An unparsable input URL fails as fetch fails, nothing sent', (t) => t.fetch('http://[bad/'), shape);
   for (const method of ['CONNECT', 'TRACE', 'TRACK']) {
-    add(`The forbidden method ${method} throws before anything is sent`, (t) => t.fetch(t.u(), { method }), shape);
+    add(`The method ${method} (forbidden by the standard) gets what fetch gives, sent as often`, (t) => t.fetch(t.u(), { method }), shape);
   }
-  add('A method that is not a token throws before anything is sent', (t) => t.fetch(t.u(), { method: 'BAD METHOD' }), shape);
-  add('A URL with credentials throws before anything is sent', (t) => t.fetch(t.u().replace('://', '://user:pass@')), shape);
-  add('A GET with a body throws before anything is sent', (t) => t.fetch(t.u(), { method: 'GET', body: 'x' }), shape);
-  add('A HEAD with a body throws before anything is sent', (t) => t.fetch(t.u(), { method: 'HEAD', body: 'x' }), shape);
-  add('A ReadableStream body without duplex: "half" rejects as fetch does', (t) => t.fetch(t.u(), {
+  add('A method that is not a token gets what fetch gives, sent as often', (t) => t.fetch(t.u(), { method: 'BAD METHOD' }), shape);
+  add('A URL with credentials gets what fetch gives, sent as often', (t) => t.fetch(t.u().replace('://', '://user:pass@')), shape);
+  add('A GET with a body fails as fetch fails, nothing sent', (t) => t.fetch(t.u(), { method: 'GET', body: 'x' }), shape);
+  add('A HEAD with a body fails as fetch fails, nothing sent', (t) => t.fetch(t.u(), { method: 'HEAD', body: 'x' }), shape);
+  add('A ReadableStream body without duplex: "half" fails as fetch fails, nothing sent', (t) => t.fetch(t.u(), {
     method: 'POST', body: new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode('streamed')); c.close(); } }),
   }), shape);
-  add('An invalid redirect mode throws before anything is sent', (t) => t.fetch(t.u(), { redirect: 'bogus' }), shape);
-  add('mode: "navigate" in init throws before anything is sent', (t) => t.fetch(t.u(), { mode: 'navigate' }), shape);
-  add('cache: "only-if-cached" outside mode "same-origin" throws before anything is sent', (t) => t.fetch(t.u(), { cache: 'only-if-cached', mode: 'cors' }), shape);
-  add('A blocked port (25) rejects without a request', (t) => t.fetch(t.u().replace(/:\d+\//, ':25/')), shape);
-  add('21 redirects reject, not retried', (t) => t.fetch(t.u({ hops: 21 })), shape);
-  add('mode: "same-origin" redirected to another origin rejects', (t) => t.fetch(t.u({ loc: t.u({}, 'alt') }), { mode: 'same-origin' }), shape);
-  add('mode: "same-origin" to another origin rejects without a request', (t) => t.fetch(t.u({}, 'alt'), { mode: 'same-origin' }), shape);
+  add('An invalid redirect mode fails as fetch fails, nothing sent', (t) => t.fetch(t.u(), { redirect: 'bogus' }), shape);
+  add('mode: "navigate" in init gets what fetch gives, sent as often', (t) => t.fetch(t.u(), { mode: 'navigate' }), shape);
+  add('cache: "only-if-cached" outside mode "same-origin" gets what fetch gives, sent as often', (t) => t.fetch(t.u(), { cache: 'only-if-cached', mode: 'cors' }), shape);
+  add('A blocked port (25) fails as fetch fails, nothing sent', (t) => t.fetch(t.u().replace(/:\d+\//, ':25/')), shape);
+  add('21 redirects fail as fetch fails, never retried', (t) => t.fetch(t.u({ hops: 21 })), shape);
+  add('mode: "same-origin" redirected to another origin gets what fetch gives, never retried', (t) => t.fetch(t.u({ loc: t.u({}, 'alt') }), { mode: 'same-origin' }), shape);
+  add('mode: "same-origin" to another origin gets what fetch gives, sent as often', (t) => t.fetch(t.u({}, 'alt'), { mode: 'same-origin' }), shape);
 }

@@ -4,14 +4,29 @@
 // final url/redirected. What each hop received is in the server's record.
 import { ALL_MODES } from './harness.mjs';
 
+// workerd's own fetch keeps Content-Type on a redirect that drops the body
+// and Authorization on a hop to another origin; saferetry follows hops by
+// hand there, by the Fetch standard (README, The rules): the second hop's
+// record lacks those headers.
+function standardHop(runtime, names, what) {
+  if (runtime !== 'workerd') return {};
+  return {
+    deliberate: {
+      why: `in workerd saferetry follows redirects itself, by the Fetch standard, and drops ${what} where workerd's fetch keeps it`,
+      expect: (h) => ({ ...h, server: h.server.map((r, i) => (i === 0 ? r : { ...r, headers: r.headers.filter(([k]) => !names.includes(k)) })) }),
+    },
+  };
+}
+
 export function redirectCases({ add, runtime }) {
   const body = { method: 'POST', body: '{"n":1}', headers: { 'Content-Type': 'application/json', 'X-Test': 'r' } };
+  const bodyDropped = standardHop(runtime, ['content-type'], 'Content-Type when the body is dropped');
 
   for (const status of [301, 302, 303, 307, 308]) {
     add(`A POST with a JSON body answered ${status} is re-sent as fetch re-sends it (method, body, Content-Type)`,
-      (t) => t.fetch(t.u({ loc: t.path({ final: 1 }), status }), body));
+      (t) => t.fetch(t.u({ loc: t.path({ final: 1 }), status }), body), status < 307 ? bodyDropped : {});
   }
-  add('A PUT answered 303 becomes a GET without body', (t) => t.fetch(t.u({ loc: t.path({ final: 1 }), status: 303 }), { ...body, method: 'PUT' }));
+  add('A PUT answered 303 becomes a GET without body', (t) => t.fetch(t.u({ loc: t.path({ final: 1 }), status: 303 }), { ...body, method: 'PUT' }), bodyDropped);
   add('A HEAD answered 303 stays a HEAD', (t) => t.fetch(t.u({ loc: t.path({ final: 1 }), status: 303 }), { method: 'HEAD' }));
   add('A GET answered 301 stays a GET and keeps its headers', (t) => t.fetch(t.u({ loc: t.path({ final: 1 }), status: 301 }), { headers: { 'X-Test': 'kept' } }));
   add('A 308 re-sends a Blob body', (t) => t.fetch(t.u({ loc: t.path({ final: 1 }), status: 308 }), { method: 'PUT', body: new Blob(['blob'], { type: 'text/x-blob' }) }));
@@ -24,7 +39,7 @@ export function redirectCases({ add, runtime }) {
   add('A Location with a fragment', (t) => t.fetch(t.u({ loc: `${t.path({ final: 1 })}#frag` })));
   add('An input URL fragment survives a redirect without one', (t) => t.fetch(`${t.u({ loc: t.path({ final: 1 }) })}#keep`));
   add('A protocol-relative Location', (t) => t.fetch(t.u({ loc: `//${new URL(t.alt).host}${t.path({ final: 1 })}` })));
-  add('An empty Location', (t) => t.fetch(t.u({ loc: '' })), { shape: true });
+  add('An empty Location gets what fetch gives, never retried', (t) => t.fetch(t.u({ loc: '' })), { shape: true });
   add('A 302 without Location is the response', (t) => t.fetch(t.u({ status: 302, body: 'nowhere' })), { modes: ALL_MODES });
   add('A 300 with Location is the response', (t) => t.fetch(t.u({ status: 300, loc: t.path({ final: 1 }) })));
   add('A 201 with Location is the response', (t) => t.fetch(t.u({ status: 201, loc: t.path({ final: 1 }) })));
@@ -35,9 +50,9 @@ export function redirectCases({ add, runtime }) {
   add('A redirect to another origin and back: Origin at each hop', (t) =>
     t.fetch(t.u({ loc: t.u({ loc: t.u({ final: 1 }), status: 307 }, 'alt'), status: 307 }), body));
   add('A same-origin redirect keeps Authorization', (t) => t.fetch(t.u({ loc: t.path({ final: 1 }) }), { headers: { Authorization: 'Bearer same' } }));
-  add('A cross-origin redirect drops Authorization, Cookie and Proxy-Authorization', (t) => t.fetch(t.u({ loc: t.u({ final: 1 }, 'alt') }), {
+  add('A cross-origin redirect drops Authorization, Cookie and Proxy-Authorization as fetch does', (t) => t.fetch(t.u({ loc: t.u({ final: 1 }, 'alt') }), {
     headers: { Authorization: 'Bearer cross', Cookie: 'c=1', 'Proxy-Authorization': 'Basic eA==', 'X-Test': 'stays' },
-  }));
+  }), standardHop(runtime, ['authorization', 'cookie', 'proxy-authorization'], 'Authorization, Cookie and Proxy-Authorization on a hop to another origin'));
   add('A GET redirected cross-origin with a custom header: preflight and request as with fetch', (t) =>
     t.fetch(t.u({ loc: t.u({ final: 1 }, 'alt') }), { headers: { 'X-Test': 'custom' } }));
   add('mode: "same-origin" redirected within the origin resolves', (t) => t.fetch(t.u({ loc: t.path({ final: 1 }) }), { mode: 'same-origin' }));

@@ -39,11 +39,12 @@ export function installGlobalFetch(fn) {
   }
 }
 
-// Request headers sorted by name; a multipart boundary (random per call) masked.
+// Request headers sorted by name; a multipart boundary (random per call,
+// of random length in Firefox: so is the Content-Length) masked.
 function normalizeRecord(r) {
   const boundary = /boundary=([^;\s]+)/.exec(r.headers.find(([k]) => k === 'content-type')?.[1] ?? '')?.[1];
   const mask = (s) => (boundary ? s.split(boundary).join('<boundary>') : s);
-  const headers = r.headers.map(([k, v]) => [k, mask(v)]).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  const headers = r.headers.map(([k, v]) => [k, boundary && k === 'content-length' ? '<length>' : mask(v)]).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   return { ...r, headers, body: mask(r.body) };
 }
 

@@ -47,7 +47,7 @@ async function bounded(fn, ms) {
 
 // A case takes 2 s at most when nothing hangs; a runner's longer bound (the
 // e2e suite's 15 s) is cut to this.
-const MAX_CASE_MS = 8000;
+const MAX_CASE_MS = 5000;
 
 export async function runSuite({ saferetry, server, runtime = 'unknown', filter, log = (line) => console.log(line), timeoutMs = MAX_CASE_MS, mode = 'compare' }) {
   timeoutMs = Math.min(timeoutMs, MAX_CASE_MS);
