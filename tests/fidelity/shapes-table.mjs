@@ -1,12 +1,18 @@
 // error-shapes.json -> a Markdown table: one row per deterministic-failure
-// case, one column per runtime.
+// case, one column per runtime. Run alone, it rewrites error-shapes.md:
+//   node tests/fidelity/shapes-table.mjs
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+// Control characters (a NUL in a header-value message) written as \uXXXX.
+const visible = (s) => s.replace(/[\u0000-\u001f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 const cell = (s) => {
   if (!s) return '—';
   if (!s.rejects) return `resolves ${s.status} · sent ${s.received}`;
   const ctor = s.constructorIsTypeError ? 'TypeError' : `${s.name} (not TypeError)`;
   const cause = s.causeName ? `; cause ${s.causeName}${s.causeCode ? ` ${s.causeCode}` : ''}: ${s.causeMessage}` : '';
-  return `${ctor}${s.code != null ? ` code ${s.code}` : ''}: ${s.message}${cause} · sent ${s.received}`.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+  return visible(`${ctor}${s.code != null ? ` code ${s.code}` : ''}: ${s.message}${cause} · sent ${s.received}`.replace(/\|/g, '\\|').replace(/\n/g, ' '));
 };
 
 export function shapesMarkdown(doc) {
@@ -31,4 +37,9 @@ A missing cell: the case is skipped there (e.g. no \`URL.createObjectURL\`).
 |---|${runtimes.map(() => '---').join('|')}|
 ${rows.join('\n')}
 `;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const json = new URL('./error-shapes.json', import.meta.url);
+  writeFileSync(new URL('./error-shapes.md', import.meta.url), shapesMarkdown(JSON.parse(readFileSync(json, 'utf8'))));
 }
