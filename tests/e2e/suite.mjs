@@ -13,6 +13,7 @@
 // which counts what it actually received.
 
 import * as assert from './assert.mjs';
+import { runCases, selects } from './run-cases.mjs';
 
 export const STOP_REASONS = ['http-stop', 'attempts-exhausted', 'wait-exceeds-budget', 'unsupported-retry-after',
   'attempt-timeout', 'deadline', 'cancelled', 'maybe-delivered', 'network-error', 'retry-quota-exhausted',
@@ -1287,52 +1288,7 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
   return list;
 }
 
-function selects(filter, name) {
-  if (filter == null || filter === '') return true;
-  if (typeof filter === 'function') return filter(name);
-  if (filter instanceof RegExp) return filter.test(name);
-  return name.toLowerCase().includes(String(filter).toLowerCase());
-}
-
-const oneLine = (s) => String(s).replace(/\s*\n\s*/g, ' | ');
-
 export async function runSuite({ saferetry, server, runtime = 'unknown', filter, log = (line) => console.log(line), timeoutMs = 15_000 }) {
   const selected = cases({ saferetry, server, runtime }).filter((c) => selects(filter, c.name));
-  const results = [];
-  let passed = 0;
-  let failed = 0;
-  let skipped = 0;
-  for (const c of selected) {
-    if (c.skip) {
-      skipped += 1;
-      results.push({ name: c.name, status: 'skipped', ok: null, skipped: c.skip, error: null, ms: 0 });
-      log(`skip ${c.name} — ${c.skip}`);
-      continue;
-    }
-    const t0 = Date.now();
-    let timer;
-    let error = null;
-    try {
-      await Promise.race([
-        Promise.resolve().then(() => c.run()),
-        new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs); }),
-      ]);
-    } catch (err) {
-      error = err instanceof Error ? `${err.name}: ${err.message}` : `thrown: ${assert.show(err)}`;
-    } finally {
-      clearTimeout(timer);
-    }
-    const ms = Date.now() - t0;
-    if (error) {
-      failed += 1;
-      log(`FAIL ${c.name} (${ms} ms) — ${oneLine(error)}`);
-    } else {
-      passed += 1;
-      log(`ok   ${c.name} (${ms} ms)`);
-    }
-    results.push({ name: c.name, status: error ? 'failed' : 'passed', ok: !error, error, ms });
-  }
-  if (skipped) log(`(${skipped} skipped)`);
-  log(`${passed} passed, ${failed} failed`);
-  return { passed, failed, skipped, results };
+  return runCases(selected, { log, timeoutMs });
 }

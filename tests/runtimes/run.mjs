@@ -31,14 +31,16 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '../..');
 const BIN = path.join(REPO, 'node_modules/.bin');
 const RUNTIMES = ['node', 'deno', 'bun', 'workerd', 'chromium', 'firefox', 'webkit', 'bundle'];
-// Where each suite runs from and which server it talks to. `files`: copied
-// into the suite's folder (the e2e suite's own are put in the project by
-// scripts/pack-install.sh).
+// Where each suite runs from and which server it talks to. `files`: [repo
+// path, project path] copied into the project, in the repo's layout (the e2e
+// suite's own are put in the project by scripts/pack-install.sh).
+const inProject = (dir) => readdirSync(path.join(REPO, dir)).filter((f) => f.endsWith('.mjs'))
+  .map((f) => [path.join(REPO, dir, f), path.join(path.basename(dir), f)]);
 const SUITES = {
   e2e: { folder: '', files: [], server: undefined },
   fidelity: {
     folder: 'fidelity',
-    files: readdirSync(path.join(REPO, 'tests/fidelity')).filter((f) => f.endsWith('.mjs')).map((f) => path.join(REPO, 'tests/fidelity', f)),
+    files: [...inProject('tests/fidelity'), [path.join(REPO, 'tests/e2e/run-cases.mjs'), 'e2e/run-cases.mjs']],
     server: path.join(REPO, 'tests/fidelity/server.mjs'),
   },
 };
@@ -96,8 +98,8 @@ async function runWorkerd({ projectDir, suiteDir, mode }, server, filter, deadli
   // folder, under the worker's folder "app/" (deep enough for the entry's "../").
   // The suite's own modules: worker.mjs and every module suite.mjs imports.
   const modules = [{ name: 'app/worker.mjs', file: path.join(suiteDir, 'worker.mjs'), type: 'esModule' }];
-  for (const file of moduleGraph(path.join(suiteDir, 'suite.mjs')).keys()) {
-    modules.push({ name: `app/${path.relative(suiteDir, file).split(path.sep).join('/')}`, file, type: 'esModule' });
+  for (const file of moduleGraph(path.join(suiteDir, 'suite.mjs')).keys()) { // named as workerd resolves them from app/suite.mjs
+    modules.push({ name: path.posix.normalize(`app/${path.relative(suiteDir, file).split(path.sep).join('/')}`), file, type: 'esModule' });
   }
   for (const [file, type] of moduleGraph(entry)) {
     const rel = path.posix.normalize(`app/${path.relative(path.dirname(entry), file).split(path.sep).join('/')}`);
@@ -294,6 +296,7 @@ function parseArgs(argv) {
 // another runtime at the same time never reads a half-written file.
 function install(src, dest) {
   const data = readFileSync(src);
+  mkdirSync(path.dirname(dest), { recursive: true });
   if (existsSync(dest) && readFileSync(dest).equals(data)) return;
   const tmp = `${dest}.${process.pid}.tmp`;
   writeFileSync(tmp, data);
@@ -317,8 +320,7 @@ async function main() {
   const projectDir = path.resolve(dirArg);
   const suiteDir = path.join(projectDir, SUITES[suite].folder);
   const pkgDir = path.join(projectDir, 'node_modules/saferetry');
-  mkdirSync(suiteDir, { recursive: true });
-  for (const f of SUITES[suite].files) install(f, path.join(suiteDir, path.basename(f)));
+  for (const [src, dest] of SUITES[suite].files) install(src, path.join(projectDir, dest));
   if (!existsSync(path.join(pkgDir, 'package.json')) || !existsSync(path.join(suiteDir, 'suite.mjs'))) {
     console.error(`${projectDir} has no installed saferetry or suite.mjs: run scripts/pack-install.sh ${dirArg} first`);
     return 2;
