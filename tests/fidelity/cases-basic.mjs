@@ -47,6 +47,10 @@ export function basicCases({ add }) {
     for (let i = 0; i < 1000; i++) { const { done, value } = await reader.read(); if (done) break; bytes += value.length; }
     return { json: await a.json(), blobType: blob.type, blobSize: blob.size, streamBytes: bytes };
   }, modes);
+  add('A UTF-8 byte order mark is dropped by text() as with fetch', async (t) => {
+    const res = await t.fetch(t.u({ body: '\uFEFFbom first' }));
+    return { text: await res.text() };
+  }, modes);
   add('A JSON parse error rejects as with fetch', async (t) => {
     const res = await t.fetch(t.u({ ct: 'application/json', body: '{oops' }));
     try { return { value: await res.json() }; } catch (e) { return { jsonRejected: describeError(e) }; }
@@ -90,6 +94,12 @@ export function basicCases({ add }) {
     return t.fetch(t.u({ n: 2 }), { method: 'PUT', body: text('typed array') });
   });
   add('Request headers are sent as given', (t) => t.fetch(t.u({}, 'alt'), { headers: { 'X-Test': 'v', Accept: 'application/json', 'Content-Language': 'fr' } }));
+  add('Headers given as a Headers object and as pairs are sent the same', async (t) => {
+    await t.fetch(t.u({ n: 1 }), { headers: new Headers({ 'X-Test': 'object', Accept: 'text/plain' }) });
+    return t.fetch(t.u({ n: 2 }), { headers: [['X-Test', 'one'], ['X-Test', 'two']] });
+  });
+  add('Headers the standard forbids (Accept-Charset, Date, Origin, Referer, Via, Host) are treated as fetch treats them', (t) =>
+    t.fetch(t.u(), { headers: { 'Accept-Charset': 'utf-8', Date: 'Tue, 01 Dec 2026 00:00:00 GMT', Origin: 'http://elsewhere.test', Referer: 'http://elsewhere.test/', Via: '1.1 proxy', Host: 'elsewhere.test' } }));
   add('A Request object with method, headers and body is sent the same', (t) =>
     t.fetch(new Request(t.u(), { method: 'POST', body: 'from a Request', headers: { 'Content-Type': 'application/json', 'X-Test': 'req' } })));
   add('A Request object plus init: init wins', (t) =>

@@ -26,6 +26,9 @@ export function redirectCases({ add, runtime }) {
     add(`A POST with a JSON body answered ${status} is re-sent as fetch re-sends it (method, body, Content-Type)`,
       (t) => t.fetch(t.u({ loc: t.path({ final: 1 }), status }), body), status < 307 ? bodyDropped : {});
   }
+  add('A POST through a chain of 307, 308 and 303 is re-sent hop by hop as fetch re-sends it', (t) =>
+    t.fetch(t.u({ status: 307, loc: t.path({ status: 308, loc: t.path({ status: 303, loc: t.path({ final: 1 }) }) }) }), body),
+  standardHop(runtime, ['content-type'], 'Content-Type when the body is dropped'));
   add('A PUT answered 303 becomes a GET without body', (t) => t.fetch(t.u({ loc: t.path({ final: 1 }), status: 303 }), { ...body, method: 'PUT' }), bodyDropped);
   add('A HEAD answered 303 stays a HEAD', (t) => t.fetch(t.u({ loc: t.path({ final: 1 }), status: 303 }), { method: 'HEAD' }));
   add('A GET answered 301 stays a GET and keeps its headers', (t) => t.fetch(t.u({ loc: t.path({ final: 1 }), status: 301 }), { headers: { 'X-Test': 'kept' } }));
