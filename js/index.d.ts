@@ -16,7 +16,8 @@ export type Reason =
   | "body-too-large"
   | "invalid-random"
   | "task-failed"
-  | "offline";
+  | "offline"
+  | "refused";
 
 export type Stage = "not-sent" | "maybe-delivered";
 export type WaitKind = "backoff" | "throttle" | "retry-after";
@@ -69,6 +70,8 @@ export interface RetryOptions {
   /** Returns a number in [0, 1). Default Math.random. */
   random?: () => number;
   onRetry?: (info: { attempt: number; waitMs: number; reason: WaitKind }) => void;
+  /** The transport to use instead of the global `fetch` (which is looked up at each call). */
+  fetch?: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
   /** Per call: no request starts before this epoch time (ms). */
   notBefore?: number;
   /** Per call: a key sent unchanged with every attempt; `true` generates one. On a policy: only `true`. */
@@ -293,4 +296,4 @@ export declare class RetryError extends TypeError {
 }
 
 export declare function retryFetch(input: RequestInfo | URL, init?: RetryInit): Promise<Response>;
-export declare function reportOf(response: Response): Report | undefined;
+export declare function reportOf(response: Response | unknown): Report | undefined;

@@ -36,10 +36,10 @@ extern "C" {
     pub fn set_redirect(this: &Init, redirect: &str);
     #[wasm_bindgen(method, getter)]
     pub fn redirect(this: &Init) -> JsValue;
+    #[wasm_bindgen(method, getter)]
+    pub fn mode(this: &Init) -> JsValue;
     #[wasm_bindgen(method, setter)]
     pub fn set_body(this: &Init, body: &JsValue);
-    #[wasm_bindgen(method, setter)]
-    pub fn set_duplex(this: &Init, duplex: &str);
 
     /// A host `Headers`, read with header names made into JS strings once.
     pub type HeaderMap;
@@ -54,6 +54,8 @@ extern "C" {
     pub fn url(this: &Fetched) -> JsValue;
     #[wasm_bindgen(method, getter, js_name = statusText)]
     pub fn status_text(this: &Fetched) -> JsValue;
+    #[wasm_bindgen(method, getter, js_name = type)]
+    pub fn kind(this: &Fetched) -> JsValue;
 
     /// What a stream reader's `read()` resolves to.
     pub type ReadResult;
@@ -86,6 +88,8 @@ extern "C" {
     pub fn origin(this: &Url) -> String;
     #[wasm_bindgen(method, getter, js_name = href)]
     pub fn url_href(this: &Url) -> String;
+    #[wasm_bindgen(method, getter)]
+    pub fn protocol(this: &Url) -> String;
     #[wasm_bindgen(method, getter)]
     pub fn password(this: &Url) -> JsValue;
 
@@ -135,6 +139,8 @@ extern "C" {
     pub static CONTENT_TYPE: JsString = "content-type";
     #[wasm_bindgen(thread_local_v2, static_string)]
     pub static REDIRECTED: JsString = "redirected";
+    #[wasm_bindgen(thread_local_v2, static_string)]
+    pub static TYPE: JsString = "type";
     #[wasm_bindgen(thread_local_v2, static_string)]
     pub static RETRY: JsString = "retry";
     #[wasm_bindgen(thread_local_v2, static_string)]

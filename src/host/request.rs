@@ -33,6 +33,8 @@ pub struct Prepared {
     pub signal: Option<AbortSignal>,
     /// The caller's `redirect` (`init`'s, else the Request's).
     pub redirect: Option<String>,
+    /// `mode: "same-origin"`: a redirect to another origin is refused.
+    pub same_origin: bool,
 }
 
 pub(super) fn construct_request(input: &JsValue, init: &JsValue) -> Result<Request, JsValue> {
@@ -59,6 +61,16 @@ fn check_url(input: &JsValue) -> Result<(), JsValue> {
     Ok(())
 }
 
+/// The URL of a `fetch` input as the caller gave it (a string, a `URL`'s
+/// `href`, a `Request`'s `url`); empty when it is none of these.
+pub fn url_of(input: &JsValue) -> String {
+    match (input.as_string(), input.dyn_ref::<Request>()) {
+        (Some(url), _) => url,
+        (None, Some(r)) => get_string(r, "url").unwrap_or_default(),
+        (None, None) => get_string(input, "href").unwrap_or_default(),
+    }
+}
+
 /// Our own copy of the caller's `init` (what each attempt sends), and the
 /// `retry` options it carried (removed from the copy).
 /// A getter on `init` that throws rejects the call with its error, as in
@@ -83,10 +95,9 @@ pub fn own_init(init: &JsValue) -> Result<(Init, JsValue), JsValue> {
 /// `fetch` itself would throw for a bad request.
 pub fn prepare(input: &JsValue, mut own: Init, key: &Key) -> Result<Prepared, JsValue> {
     let signal = own.signal().dyn_into::<AbortSignal>().ok();
+    // A stream body goes as the caller sent it: without `duplex: "half"`
+    // `fetch` refuses it, and so do we (the rejection is the host's).
     let streamed = own.body().dyn_ref::<ReadableStream>().is_some();
-    if streamed {
-        own.set_duplex("half");
-    }
     let request = input.dyn_ref::<Request>();
     // A Request's own method, read once and through `catch`: this is also
     // the check that it is a genuine Request.
@@ -139,6 +150,7 @@ pub fn prepare(input: &JsValue, mut own: Init, key: &Key) -> Result<Prepared, Js
     // Request throws on every getter.)
     let redirect =
         own.redirect().as_string().or_else(|| request.and_then(|r| get(r, "redirect").as_string()));
+    let mode = own.mode().as_string().or_else(|| request.and_then(|r| get(r, "mode").as_string()));
     if request.is_none() {
         check_url(input)?;
     }
@@ -169,6 +181,7 @@ pub fn prepare(input: &JsValue, mut own: Init, key: &Key) -> Result<Prepared, Js
         streamed,
         signal,
         redirect,
+        same_origin: mode.as_deref() == Some("same-origin"),
     })
 }
 
