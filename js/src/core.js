@@ -103,6 +103,24 @@ export function reportOf(response) {
   return Object(response) === response ? reports.get(response) : undefined;
 }
 
+/** The stream a buffered body is served from when the caller passed a
+ * signal: like `fetch`'s body, reading it fails once that signal has aborted
+ * (the wasm side says with what). Checked when read, so no listener of ours
+ * outlives the call. */
+function bufferedBody(bytes, signal, abortError) {
+  const source = {
+    pull(controller) {
+      if (signal.aborted) {
+        controller.error(abortError ? new DOMException("The operation was aborted.", "AbortError") : signal.reason);
+      } else {
+        controller.enqueue(new Uint8Array(bytes));
+        controller.close();
+      }
+    },
+  };
+  return new ReadableStream(source, { highWaterMark: 0 });
+}
+
 function settle(raw) {
   const [data, response, cause] = raw;
   if (response) {
@@ -224,7 +242,7 @@ export class RetryPolicy {
 
   constructor(options) {
     assertLoaded();
-    this.#policy = new Policy(options);
+    this.#policy = new Policy(options, bufferedBody);
   }
 
   /** Like `fetch`: resolves with the final Response. An own property bound

@@ -62,6 +62,7 @@ struct Shared {
     gate: Option<Rc<Gate>>,
     stats: Stats,
     runtime: Runtime,
+    buffered_body: Option<Function>,
 }
 
 /// Which runtime's `fetch` errors we are reading (see `policy::runtime`).
@@ -92,7 +93,9 @@ pub struct Policy {
 impl Policy {
     /// Validates the options; throws `TypeError`/`RangeError` naming the field.
     #[wasm_bindgen(constructor)]
-    pub fn new(options: JsValue) -> Result<Policy, JsValue> {
+    /// `buffered_body(bytes, signal, abortError)` makes the stream a buffered
+    /// body is served from when the caller passed a signal (the glue's).
+    pub fn new(options: JsValue, buffered_body: Option<Function>) -> Result<Policy, JsValue> {
         let (options, mut hooks) = options::read(&Options::default(), &Hooks::default(), &options, false)?;
         let fleet = hooks.shared.take().map(|exchange| Fleet::new(&options, exchange));
         let state: Box<dyn SharedState> = match &fleet {
@@ -101,7 +104,8 @@ impl Policy {
         };
         let gate = options.concurrency.map(Gate::new);
         let (stats, runtime) = (Stats::default(), detect_runtime());
-        Ok(Policy { shared: Rc::new(Shared { options, hooks, state, fleet, gate, stats, runtime }) })
+        let shared = Shared { options, hooks, state, fleet, gate, stats, runtime, buffered_body };
+        Ok(Policy { shared: Rc::new(shared) })
     }
 
     /// The runtime whose error rules apply.
@@ -264,6 +268,7 @@ impl<'a> Ctx<'a> {
     fn transport(&self, prepared: Prepared) -> FetchTransport {
         FetchTransport {
             fetch: self.fetch.clone(),
+            buffered_body: self.shared.buffered_body.clone(),
             prepared,
             runtime: self.shared.runtime,
             max_body_bytes: self.options.max_body_bytes,

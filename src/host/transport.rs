@@ -32,12 +32,14 @@ use crate::policy::body::{handling, Handling, ResponseBody};
 use crate::policy::classify::{Failure, Stage};
 use crate::policy::redirect::{follower, Follower};
 use crate::policy::report::{secrets_of, snippet, SNIPPET_READ_BYTES};
-use crate::policy::runtime::{fetch_failure_stage, refused, ErrorShape, Runtime, Sent};
+use crate::policy::runtime::{body_abort_error, fetch_failure_stage, refused, ErrorShape, Runtime, Sent};
 
 pub struct FetchTransport {
     /// The `fetch` to call: the policy's `fetch` option, else the global
     /// one as the glue resolved it for this call.
     pub fetch: js_sys::Function,
+    /// The glue's `bufferedBody` (see `rebuild`).
+    pub buffered_body: Option<js_sys::Function>,
     pub prepared: Prepared,
     pub runtime: Runtime,
     pub max_body_bytes: u64,
@@ -252,7 +254,7 @@ impl FetchTransport {
                 Handling::Stream => Received::streaming(response, Some(stream)),
                 Handling::Buffer => {
                     let bytes = self.read_body(&response, &headers, declared, stream, cross_origin).await?;
-                    Received::buffered(rebuild(response, &headers, status, Some(&bytes)), Some(bytes))
+                    Received::buffered(self.rebuild(response, &headers, status, &bytes), Some(bytes))
                 }
                 Handling::BufferUpTo(limit) => {
                     self.read_up_to(response, &headers, status, stream, limit).await?
@@ -320,7 +322,7 @@ impl FetchTransport {
         match read_chunks(&reader, limit).await? {
             Chunks::Done(chunks, total) => {
                 let bytes = concat(&chunks, total);
-                Ok(Received::buffered(rebuild(response, headers, status, Some(&bytes)), Some(bytes)))
+                Ok(Received::buffered(self.rebuild(response, headers, status, &bytes), Some(bytes)))
             }
             Chunks::More(read) => {
                 let body = joined(read, reader).map_err(delivered)?;
@@ -396,10 +398,31 @@ fn init_of(response: &Response, headers: &Headers, status: u16) -> Rebuild {
     init
 }
 
-fn rebuild(response: Response, headers: &Headers, status: u16, bytes: Option<&ArrayBuffer>) -> Response {
-    let init = init_of(&response, headers, status);
-    let body = Response::new_with_opt_buffer_source_and_init(bytes.map(|b| b.as_ref()), init.unchecked_ref());
-    rebuilt_with(&response, body).unwrap_or(response)
+impl FetchTransport {
+    /// The host's response again around its buffered `bytes`. With a caller
+    /// signal, the body is the glue's `bufferedBody(bytes, signal,
+    /// abortError)`: a stream that, as `fetch`'s body does, fails once the
+    /// signal has aborted (with the reason, or the `AbortError` Node gives:
+    /// `policy::runtime::body_abort_error`), checked when it is read, so no
+    /// listener outlives the call.
+    fn rebuild(&self, response: Response, headers: &Headers, status: u16, bytes: &ArrayBuffer) -> Response {
+        let init = init_of(&response, headers, status);
+        let stream = match (&self.prepared.signal, &self.buffered_body) {
+            (Some(signal), Some(body)) => {
+                let abort_error = JsValue::from_bool(body_abort_error(self.runtime));
+                body.call3(&JsValue::UNDEFINED, bytes, signal, &abort_error).ok()
+            }
+            _ => None,
+        };
+        let body = match stream {
+            Some(stream) => Response::new_with_opt_readable_stream_and_init(
+                Some(stream.unchecked_ref()),
+                init.unchecked_ref(),
+            ),
+            None => Response::new_with_opt_buffer_source_and_init(Some(bytes.as_ref()), init.unchecked_ref()),
+        };
+        rebuilt_with(&response, body).unwrap_or(response)
+    }
 }
 
 impl Transport for FetchTransport {

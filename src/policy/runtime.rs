@@ -108,6 +108,13 @@ const NODE_REFUSALS: [&str; 8] = [
     "not implemented... yet...",
 ];
 
+/// Whether reading a response's body after the caller's signal aborted
+/// rejects with a fresh `AbortError` (Node's undici, measured) rather than
+/// with the signal's reason (the Fetch standard; Deno and Bun, measured).
+pub fn body_abort_error(runtime: Runtime) -> bool {
+    runtime == Runtime::Node
+}
+
 /// Bun's codes for a request it refuses to send or a redirect it refuses to
 /// follow (its network failures carry `ECONNREFUSED`, `ECONNRESET`, …).
 const BUN_REFUSALS: [&str; 5] = [
