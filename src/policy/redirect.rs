@@ -90,13 +90,13 @@ pub enum Unfollowable {
 }
 
 impl Unfollowable {
-    /// The message of the `TypeError`'s cause.
+    /// The message of the `TypeError`'s cause (undici's words).
     pub fn message(self) -> &'static str {
         match self {
-            Unfollowable::BadLocation => "the redirect's Location is not a valid URL",
-            Unfollowable::NotHttp => "a redirect may only lead to an http: or https: URL",
+            Unfollowable::BadLocation => "Invalid URL",
+            Unfollowable::NotHttp => "URL scheme must be a HTTP(S) scheme",
             Unfollowable::TooMany => "redirect count exceeded",
-            Unfollowable::CrossOrigin => "a same-origin request was redirected to another origin",
+            Unfollowable::CrossOrigin => "request mode cannot be \"same-origin\"",
         }
     }
 }
