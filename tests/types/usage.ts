@@ -1,7 +1,7 @@
 // Compiled by `tsc --strict --noEmit`: the declarations accept real usage
 // and reject wrong usage (each @ts-expect-error must be an error).
 import { BudgetAuthority, RetryPolicy, RetryError, retryFetch, reportOf, tabBudget } from "saferetry";
-import type { BudgetMode, LeaseGrant, LeaseRequest, Outcome, Report, SharedBudget, State } from "saferetry";
+import type { BudgetMode, LeaseGrant, LeaseRequest, Outcome, Reason, Report, SharedBudget, State } from "saferetry";
 
 const policy = new RetryPolicy({
   maxAttempts: 3,
@@ -67,3 +67,12 @@ export const leads: boolean = tabs.status().leader;
 tabBudget();
 // @ts-expect-error staleMs is a number of milliseconds
 tabBudget("x", { staleMs: "2s" });
+
+// The transport option takes any fetch, and the policy's own fetch fits the global slot.
+export const pinned = new RetryPolicy({ fetch: globalThis.fetch });
+globalThis.fetch = pinned.fetch;
+// @ts-expect-error the transport is a function
+new RetryPolicy({ fetch: "https://example.com" });
+// A refused request rejects with the host's error, whose report reportOf finds.
+export const refusedReport = (error: unknown): Report | undefined => reportOf(error);
+export const refused: Reason = "refused";
