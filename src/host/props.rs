@@ -83,31 +83,20 @@ extern "C" {
     #[wasm_bindgen(catch, constructor, js_class = "URL")]
     pub fn parse(url: &JsValue, base: &JsValue) -> Result<Url, JsValue>;
     #[wasm_bindgen(method, getter)]
-    pub fn username(this: &Url) -> JsValue;
-    #[wasm_bindgen(method, getter)]
     pub fn origin(this: &Url) -> String;
     #[wasm_bindgen(method, getter, js_name = href)]
     pub fn url_href(this: &Url) -> String;
     #[wasm_bindgen(method, getter)]
     pub fn protocol(this: &Url) -> String;
-    #[wasm_bindgen(method, getter)]
-    pub fn password(this: &Url) -> JsValue;
 
     /// The global object, for the globals that may be missing.
     pub type Global;
     #[wasm_bindgen(method, getter)]
     pub fn navigator(this: &Global) -> JsValue;
-    /// `location` may throw (Deno without `--location`): caught.
-    #[wasm_bindgen(method, catch, getter)]
-    pub fn location(this: &Global) -> Result<JsValue, JsValue>;
 
     pub type Navigator;
     #[wasm_bindgen(method, getter, js_name = onLine)]
     pub fn on_line(this: &Navigator) -> JsValue;
-
-    pub type Location;
-    #[wasm_bindgen(method, getter)]
-    pub fn href(this: &Location) -> JsValue;
 }
 
 // Property and header names made into JS strings once, on first use.

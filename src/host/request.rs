@@ -14,7 +14,7 @@ use web_sys::{AbortSignal, Headers, ReadableStream, Request};
 use super::bind::{get, get_string, random_uuid};
 use super::caller::{assign, Branded};
 use super::options::Key;
-use super::props::{Global, Init, Location, Url, RETRY};
+use super::props::{Init, RETRY};
 use crate::policy::classify::{normalize_method, Safety};
 use crate::policy::report::{secrets_of, CREDENTIAL_HEADERS};
 
@@ -40,25 +40,6 @@ pub struct Prepared {
 pub(super) fn construct_request(input: &JsValue, init: &JsValue) -> Result<Request, JsValue> {
     let ctor: Function = get(&js_sys::global(), "Request").dyn_into()?;
     Reflect::construct(&ctor, &Array::of2(input, init))?.dyn_into()
-}
-
-const FORBIDDEN_METHODS: [&str; 3] = ["CONNECT", "TRACE", "TRACK"];
-
-/// Throws, as `fetch` would, for a URL that cannot be parsed (against the
-/// page's base, where there is one) or that carries credentials — so such a
-/// request is refused at once instead of failing as a "network error".
-fn check_url(input: &JsValue) -> Result<(), JsValue> {
-    let global: Global = js_sys::global().unchecked_into();
-    let location = global.location().unwrap_or(JsValue::UNDEFINED);
-    let base = match location.dyn_ref::<Object>() {
-        Some(l) => l.unchecked_ref::<Location>().href(),
-        None => JsValue::UNDEFINED,
-    };
-    let url = Url::parse(input, &base)?;
-    if url.username().is_truthy() || url.password().is_truthy() {
-        return Err(js_sys::TypeError::new("saferetry: fetch refuses a URL that includes credentials").into());
-    }
-    Ok(())
 }
 
 /// The URL of a `fetch` input as the caller gave it (a string, a `URL`'s
@@ -151,14 +132,9 @@ pub fn prepare(input: &JsValue, mut own: Init, key: &Key) -> Result<Prepared, Js
     let redirect =
         own.redirect().as_string().or_else(|| request.and_then(|r| get(r, "redirect").as_string()));
     let mode = own.mode().as_string().or_else(|| request.and_then(|r| get(r, "mode").as_string()));
-    if request.is_none() {
-        check_url(input)?;
-    }
-    if FORBIDDEN_METHODS.iter().any(|m| m.eq_ignore_ascii_case(&method)) {
-        return Err(
-            js_sys::TypeError::new("saferetry: fetch refuses the CONNECT, TRACE and TRACK methods").into()
-        );
-    }
+    // A URL, method or mode `fetch` refuses is left to `fetch`: its own
+    // error ends the call at once (`policy::runtime::refused`), and where a
+    // runtime sends what the standard forbids, so do we.
     let signal = signal.or_else(|| request.map(Request::signal));
     let input = match request {
         // Fold our changes into the Request once, so attempts only clone it.
