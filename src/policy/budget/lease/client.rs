@@ -404,15 +404,18 @@ impl State {
             None if leased && !self.slots_short && self.debt < self.config.borrow => {
                 (local.reserve(now, latest_ms), StartKind::Borrowed)
             }
-            None if !leased && self.debt < self.config.borrow => {
+            // Cut off from the authority: `borrow` starts repaid later, then
+            // the local rate alone.
+            None if self.stats.mode == Mode::Fallback && self.debt < self.config.borrow => {
                 (local.reserve(now, latest_ms), StartKind::Borrowed)
             }
-            // Cut off from the authority: the local rate alone. Not before
-            // the first answer: a fresh client's starts on its local rate
-            // would come on top of the schedule the others are granted
-            // (K fresh clients at R / K each double the first window), so it
-            // waits for that answer, at most `answer_timeout_ms`.
             None if self.stats.mode == Mode::Fallback => (local.reserve(now, latest_ms), StartKind::Local),
+            // Before the first answer: one start, repaid from the first
+            // slots, and the rest wait for that answer (at most
+            // `answer_timeout_ms`). Starts on the local rate would come on
+            // top of the schedule the first answers hand out: K fresh
+            // clients at R / K each would double the first window.
+            None if !leased && self.debt == 0 => (local.reserve(now, latest_ms), StartKind::Borrowed),
             None => {
                 // Not now: the engine queues and asks again then (within its
                 // deadline), as it waits for a slot of the in-memory rate.
