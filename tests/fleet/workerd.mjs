@@ -326,7 +326,8 @@ async function mixed(wd, server) {
 // its time, but a late timer spends it late, next to the on-time ones), so
 // a run that misses the bound is reported and run once more, and the second
 // run decides. Without the rule (fresh policies on rate ÷ fleetSize until
-// their first grant) every run missed it (62 at R = 50, 112–115 at 100).
+// their first grant) every run missed it at R = 50 (59–62) and half of them
+// at R = 100 (106–125).
 // Returns the running workerd.
 async function cold(wd, server, configFile) {
   for (const r of [50, 100]) {

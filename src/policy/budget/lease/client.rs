@@ -123,7 +123,8 @@ pub struct LeaseStats {
     pub tokens_expired: u64,
     #[serde(serialize_with = "ms")]
     pub slot_starts: u64,
-    /// Starts on the local rate (borrowed, or in `Local` / `Fallback`).
+    /// Starts on the local rate: borrowed (repaid from later slots), or in
+    /// `Fallback` past `borrow`.
     #[serde(serialize_with = "ms")]
     pub local_starts: u64,
     /// Starts put off (the engine queues them): out of slots and borrowing
@@ -506,10 +507,12 @@ impl SharedState for LeasedClient {
         self.with(None, |s| s.quota.as_ref().map(|_| s.tokens))
     }
 
-    /// The earliest held slot; without one, a borrowed start on the local
-    /// rate (up to `borrow`), then the local rate alone — unless the last
-    /// answer was short (the shared rate is taken): then a refusal, as the
-    /// in-memory rate refuses a start past the deadline.
+    /// The earliest held slot. Without one: leased, a borrowed start on the
+    /// local rate (up to `borrow`, and only if the last answer was not
+    /// short); before the first answer, one borrowed start; cut off, up to
+    /// `borrow` borrowed, then the local rate alone. Otherwise a refusal
+    /// with the time to come back, as the in-memory rate answers a start
+    /// past the deadline.
     fn reserve_start(&self, now_ms: u64, latest_ms: u64) -> Result<u64, u64> {
         self.with(Err(latest_ms), |s| s.reserve_start(now_ms, latest_ms))
     }
