@@ -259,3 +259,26 @@ pub enum Mode {
     /// the local budget (first attempts only).
     Fallback,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_strictest_of_two_offers_compares_rates_across_windows_and_ignores_what_is_not_offered() {
+        let per_second = RateConfig { requests: 10, per_ms: 1_000, burst: 4 };
+        let per_minute = RateConfig { requests: 500, per_ms: 60_000, burst: 2 };
+        let a = FleetConfig { quota: Some(QuotaConfig { capacity: 50, ..QuotaConfig::default() }), rate: Some(per_second) };
+        let b = FleetConfig { quota: None, rate: Some(per_minute) };
+        let s = a.strictest(b);
+        assert_eq!(s.rate, Some(RateConfig { burst: 2, ..per_minute }), "8.3 a second is slower than 10");
+        assert_eq!(s.quota, a.quota, "an offer without a quota takes nothing away");
+        let c = FleetConfig {
+            quota: Some(QuotaConfig { capacity: 900, retry_cost: 7, timeout_cost: 1, success_refund: 0 }),
+            rate: None,
+        };
+        let q = a.strictest(c).quota.unwrap();
+        assert_eq!((q.capacity, q.retry_cost, q.timeout_cost, q.success_refund), (50, 7, 10, 0));
+        assert_eq!(FleetConfig::default().strictest(FleetConfig::default()), FleetConfig::default());
+    }
+}
