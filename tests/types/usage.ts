@@ -55,6 +55,9 @@ const carrier: SharedBudget = { scope: "test", fleetSize: 8, exchange: (r: Lease
 const fleetPolicy = new RetryPolicy({ rate: { requests: 100 }, shared: carrier });
 export const mode: BudgetMode | undefined = fleetPolicy.stats().shared?.mode;
 export const released: Promise<void> = fleetPolicy.release();
+// What the authority keeps in force, and how often policies offered something else.
+export const inForce: number | undefined = authority.config()?.quota?.capacity;
+export const differing: number = authority.stats().differingConfigs;
 export const grant: LeaseGrant | undefined = undefined;
 // @ts-expect-error an exchange takes a lease request
 new RetryPolicy({ shared: { exchange: (r: string) => r } });
