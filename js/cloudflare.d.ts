@@ -2,7 +2,7 @@
 // by a Durable Object. Self-contained: no dependency on
 // @cloudflare/workers-types (the class extends `DurableObject` from
 // "cloudflare:workers" at run time).
-import type { AuthorityStats, LeaseGrant, LeaseRequest, SharedBudget } from "./index.js";
+import type { AuthorityStats, FleetConfig, LeaseGrant, LeaseRequest, SharedBudget } from "./index.js";
 
 export * from "./index.js";
 
@@ -22,6 +22,8 @@ export interface RetryBudgetState {
 export interface RetryBudgetStats extends AuthorityStats {
   /** Tokens in the shared bucket; `null` when no client has configured a quota. */
   quotaLevel: number | null;
+  /** The quota and rate in force; `null` before the first request. */
+  config: FleetConfig | null;
 }
 
 /** A fleet's retry quota and start rate: export it from the Worker's main

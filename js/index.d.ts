@@ -16,7 +16,8 @@ export type Reason =
   | "body-too-large"
   | "invalid-random"
   | "task-failed"
-  | "offline";
+  | "offline"
+  | "refused";
 
 export type Stage = "not-sent" | "maybe-delivered";
 export type WaitKind = "backoff" | "throttle" | "retry-after";
@@ -69,6 +70,8 @@ export interface RetryOptions {
   /** Returns a number in [0, 1). Default Math.random. */
   random?: () => number;
   onRetry?: (info: { attempt: number; waitMs: number; reason: WaitKind }) => void;
+  /** The transport to use instead of the global `fetch` (which is looked up at each call). */
+  fetch?: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
   /** Per call: no request starts before this epoch time (ms). */
   notBefore?: number;
   /** Per call: a key sent unchanged with every attempt; `true` generates one. On a policy: only `true`. */
@@ -95,11 +98,14 @@ export interface LeaseRequest {
   returnedTotal: number;
   refundedTotal: number;
   wantSlots: number;
-  /** The policy's quota and rate: the authority configures itself from them. */
-  config: {
-    quota: Required<QuotaOptions> | null;
-    rate: { requests: number; perMs: number; burst: number } | null;
-  };
+  /** The policy's quota and rate, offered: the authority keeps the strictest offered within a grant's lifetime (README "One budget name, one budget"). */
+  config: FleetConfig;
+}
+
+/** A fleet's quota and start rate (`null`: none offered, or none kept). */
+export interface FleetConfig {
+  quota: Required<QuotaOptions> | null;
+  rate: { requests: number; perMs: number; burst: number } | null;
 }
 
 export interface LeaseGrant {
@@ -140,7 +146,10 @@ export declare class BudgetAuthority {
   /** A plain snapshot to persist; undefined before the first request. */
   state(): object | undefined;
   restore(state: object): void;
+  /** Tokens in the shared bucket; undefined before a request offered a quota. */
   readonly quotaLevel: number | undefined;
+  /** The quota and rate in force; undefined before the first request. */
+  config(): FleetConfig | undefined;
   stats(): AuthorityStats;
 }
 
@@ -152,6 +161,10 @@ export interface AuthorityStats {
   tokensCredited: number;
   tokensRefunded: number;
   slotsGranted: number;
+  /** Requests that offered a quota or a rate other than the one in force. */
+  differingConfigs: number;
+  /** Times the configuration in force changed. */
+  configChanges: number;
 }
 
 export interface TabBudgetOptions {
@@ -171,7 +184,7 @@ export interface TabBudgetStatus {
   term: number;
   /** Epoch ms this tab last became leader, or null. */
   leaderSince: number | null;
-  /** The shared bucket's level, in the leader tab. */
+  /** The shared bucket's level in tokens: the authority's own in the leader tab; in a follower, the level in the newest state the leader sent (at most a heartbeat old); undefined before any policy of the origin offered a quota. */
   quotaLevel: number | undefined;
   /** How often this tab became leader. */
   handovers: number;
@@ -293,4 +306,4 @@ export declare class RetryError extends TypeError {
 }
 
 export declare function retryFetch(input: RequestInfo | URL, init?: RetryInit): Promise<Response>;
-export declare function reportOf(response: Response): Report | undefined;
+export declare function reportOf(response: Response | unknown): Report | undefined;

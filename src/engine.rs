@@ -204,7 +204,7 @@ pub async fn run<T: Transport, C: Clock>(
             }
             Err(failed) => {
                 let stage = match failed.failure {
-                    Failure::Network(stage) => stage,
+                    Failure::Network(stage) | Failure::Refused(stage) => stage,
                     _ => Stage::MaybeDelivered,
                 };
                 record.error = Some(ErrorInfo { stage, code: failed.code, name: failed.name });
@@ -359,17 +359,7 @@ impl<'o> Op<'o> {
         if let Some(s) = stats {
             s.operations.set(s.operations.get().saturating_add(1));
         }
-        let report = Report {
-            reason: Reason::Succeeded,
-            retry_at: None,
-            elapsed_ms: 0,
-            attempts: alloc::vec::Vec::new(),
-            retry_after_hidden: false,
-            snippet: None,
-            not_before: None,
-            streamed: None,
-            budget: None,
-        };
+        let report = Report::new();
         Op { start, safety: call.safety, stats, report, machine: StateMachine::default(), observe }
     }
 

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 use saferetry::engine::{run, Budget, Call};
 use saferetry::policy::budget::lease::{
-    Authority, AuthorityConfig, ClientConfig, Grant, LeaseRequest, LeasedClient, Mode,
+    Authority, AuthorityConfig, ClientConfig, FleetConfig, Grant, LeaseRequest, LeasedClient, Mode,
 };
 use saferetry::policy::budget::quota::QuotaConfig;
 use saferetry::policy::budget::rate::{Rate, RateConfig};
@@ -481,6 +481,191 @@ fn the_engine_runs_on_a_leased_client_starting_on_its_slots_and_retrying_on_its_
     assert_eq!((st.slot_starts, st.tokens_spent, st.tokens_held), (3, 10, 0));
 }
 
+// ---------------- one budget name, one budget: mixed configurations ----------------
+
+/// A quota of `capacity` tokens at the default costs.
+fn quota(capacity: u32) -> Option<QuotaConfig> {
+    Some(QuotaConfig { capacity, ..QuotaConfig::default() })
+}
+
+/// An authority as `BudgetAuthority` makes it: nothing in force until a
+/// request offers it.
+fn unconfigured() -> Authority {
+    Authority::new(AuthorityConfig { quota: None, rate: None, ..AuthorityConfig::default() })
+}
+
+/// A client of a policy with `quota` and `rate`, in a fleet of 4.
+fn policy_client(client: u64, quota: Option<QuotaConfig>, rate: Option<RateConfig>) -> LeasedClient {
+    LeasedClient::new(ClientConfig::for_policy(client, quota, rate, 4))
+}
+
+/// `ops` operations of `c` against an upstream that always fails, each
+/// with up to two retries, 10 ms apart; every request the client says is
+/// due is answered at once. Returns the retries made and the time after.
+fn outage_ops(a: &mut Authority, c: &LeasedClient, ops: u32, mut now: u64) -> (u64, u64) {
+    let mut retries = 0;
+    for _ in 0..ops {
+        for attempt in 0..3 {
+            if let Some(req) = c.pending_request(now) {
+                c.on_grant(&a.grant(&req, now), now);
+            }
+            if c.reserve_start(now, now + 5_000).is_err() {
+                break; // a shared rate's start not to be had: the operation ends
+            }
+            now += 10;
+            if attempt == 2 || c.spend_retry(false).is_none() {
+                break;
+            }
+            retries += 1;
+        }
+    }
+    (retries, now)
+}
+
+#[test]
+fn a_request_without_a_quota_or_a_rate_neither_removes_nor_refills_the_shared_bucket() {
+    // The issue's reproduction: drain with 30 grants, one request offering
+    // `quota: null, rate: null`, then a normal request.
+    let mut a = unconfigured();
+    let offer = FleetConfig { quota: quota(500), rate: None };
+    for client in 1..=30 {
+        let req = LeaseRequest { client, seq: 1, want_tokens: 20, config: offer, ..LeaseRequest::default() };
+        a.grant(&req, EPOCH_MS);
+    }
+    assert_eq!(a.quota_level(), Some(0), "25 grants of 20 emptied it");
+    let bare = LeaseRequest { client: 99, seq: 1, want_tokens: 20, ..LeaseRequest::default() };
+    assert_eq!(a.grant(&bare, EPOCH_MS + 1).tokens, 0);
+    assert_eq!(a.config().fleet(), offer, "the quota stays in force");
+    let next =
+        LeaseRequest { client: 100, seq: 1, want_tokens: 20, config: offer, ..LeaseRequest::default() };
+    assert_eq!(a.grant(&next, EPOCH_MS + 2).tokens, 0);
+    assert_eq!(a.quota_level(), Some(0), "no fresh bucket");
+    assert_eq!(a.stats().differing_configs, 0, "offering no quota is not a different quota");
+}
+
+#[test]
+fn rounds_of_a_quota_policy_and_a_quota_false_policy_in_an_outage_spend_one_bucket_not_one_per_round() {
+    // Issue 20: three rounds of (150 operations of a default-quota policy,
+    // then 40 of a `quota: false` policy on the same budget) against an
+    // always-503 upstream spent 100 retries a round.
+    let mut a = unconfigured();
+    let (mut now, mut quota_retries, mut free_retries) = (EPOCH_MS, 0, 0);
+    for round in 0..3u64 {
+        let limited = policy_client(round * 2 + 1, quota(500), None);
+        let (r, t) = outage_ops(&mut a, &limited, 150, now);
+        // With a rate, so that it asks (for slots) and its requests offer
+        // `quota: null`.
+        let free =
+            policy_client(round * 2 + 2, None, Some(RateConfig { requests: 1000, per_ms: 1000, burst: 1 }));
+        let (f, t) = outage_ops(&mut a, &free, 40, t);
+        (quota_retries, free_retries, now) = (quota_retries + r, free_retries + f, t);
+        println!(
+            "round {round}: quota policy {r} retries, quota: false policy {f}, bucket level {:?}",
+            a.quota_level()
+        );
+    }
+    // One bucket is 500 tokens = 100 retries at 5 tokens each.
+    assert!(quota_retries <= 100, "{quota_retries} retries > one bucket (100)");
+    assert!(quota_retries >= 90, "the one bucket was used: {quota_retries}");
+    assert_eq!(free_retries, 3 * 40 * 2, "a policy without a quota spends nothing from the bucket");
+    assert_eq!(a.quota_level(), Some(0));
+}
+
+#[test]
+fn the_strictest_configuration_heard_within_a_ttl_is_in_force_and_a_change_never_refills_the_bucket() {
+    let mut a = unconfigured();
+    let ask = |client: u64, seq: u64, config: FleetConfig| LeaseRequest {
+        client,
+        seq,
+        want_tokens: 20,
+        want_slots: 8,
+        config,
+        ..LeaseRequest::default()
+    };
+    let slow = RateConfig { requests: 10, per_ms: 1000, burst: 3 };
+    let fast = RateConfig { requests: 100, per_ms: 1000, burst: 1 };
+    let big = FleetConfig { quota: quota(500), rate: Some(fast) };
+    let small = FleetConfig { quota: quota(100), rate: Some(slow) };
+    a.grant(&ask(1, 1, big), EPOCH_MS);
+    assert_eq!(a.quota_level(), Some(480));
+    a.grant(&ask(2, 1, small), EPOCH_MS + 100);
+    let strict = FleetConfig { quota: quota(100), rate: Some(RateConfig { burst: 1, ..slow }) };
+    assert_eq!(a.config().fleet(), strict, "the smaller bucket, the slower rate, the smaller burst");
+    assert_eq!(a.quota_level(), Some(80), "clamped to 100, then 20 granted");
+    a.grant(&ask(1, 2, big), EPOCH_MS + 200);
+    assert_eq!(
+        a.config().fleet(),
+        strict,
+        "a looser offer cannot loosen it while the strict one is heard from"
+    );
+    assert_eq!(a.quota_level(), Some(60));
+    // Client 2 falls silent: 10 s later (the ttl) only client 1's offer counts.
+    a.grant(&ask(1, 3, big), EPOCH_MS + 10_200);
+    assert_eq!(a.config().fleet(), big, "the strict policy has gone (a redeploy): the config follows");
+    assert_eq!(a.quota_level(), Some(40), "and the level is kept, not refilled to 500");
+    let st = a.stats();
+    // Differing from the one in force when it came: client 2's first
+    // request, and client 1's last two.
+    assert_eq!((st.config_changes, st.differing_configs), (3, 3));
+}
+
+#[test]
+fn a_restored_authority_keeps_each_clients_offer_and_the_config_in_force() {
+    let mut a = unconfigured();
+    let small = FleetConfig { quota: quota(100), rate: None };
+    let req = LeaseRequest { client: 1, seq: 1, want_tokens: 20, config: small, ..LeaseRequest::default() };
+    a.grant(&req, EPOCH_MS);
+    let state = a.state();
+    let mut b = Authority::restore(AuthorityConfig::of(state.config), &state);
+    let big = FleetConfig { quota: quota(500), rate: None };
+    let req = LeaseRequest { client: 2, seq: 1, want_tokens: 20, config: big, ..LeaseRequest::default() };
+    b.grant(&req, EPOCH_MS + 1);
+    assert_eq!(b.config().fleet(), small, "client 1's offer outlived the restart");
+    assert_eq!(b.quota_level(), Some(60));
+}
+
+// ---------------- the first second: fresh clients and a fresh budget ----------------
+
+/// K fresh policies (as `for_policy` makes them, fleet size K) on a fresh
+/// authority with a shared rate R, each wanting far more than R / K, the
+/// messages `delay_ms` each way.
+fn cold_start(k: usize, r: u32, delay_ms: u64) -> (Scenario, Outcome) {
+    let rate = RateConfig { requests: r, per_ms: 1000, burst: 1 };
+    let mut s = Scenario::short(k, 2, delay_ms, None);
+    s.run_ms = 3_000;
+    s.attempt_ms = 10;
+    s.authority = AuthorityConfig { quota: None, rate: Some(rate), ..AuthorityConfig::default() };
+    s.client = ClientConfig::for_policy(0, None, Some(rate), k as u32);
+    let out = simulate(&s, &mut Budgets::leased(&s));
+    (s, out)
+}
+
+#[test]
+fn fresh_clients_wait_for_their_first_answer_after_one_start_so_the_first_second_stays_within_the_rate() {
+    for r in [50, 100] {
+        // Messages up to 100 ms each way. Slower ones bring slots after
+        // their time, spent at once: the K × G of the general bound, which
+        // this one does not cover.
+        for delay_ms in [5, 50, 100] {
+            let (s, out) = cold_start(4, r, delay_ms);
+            let first = out.starts.iter().filter(|&&t| t < 1_000).count();
+            let most = out.max_in_window(1000);
+            println!(
+                "cold start, 4 fresh clients, R = {r}/s, messages {delay_ms} ms each way: first second \
+                 {first} starts, any 1 s at most {most}"
+            );
+            // R + (burst − 1) + K + R × delay / per: the one start each
+            // fresh client makes before its first answer (repaid from its
+            // first slots), and the slots whose time has come by the time
+            // they arrive, spent at once.
+            let bound = u64::from(r) + s.k as u64 + (u64::from(r) * delay_ms).div_ceil(1000);
+            assert!(most <= bound, "{most} > {bound}");
+            assert!(out.starts.len() as u64 >= u64::from(r) * 3 - u64::from(r) / 5, "not starved");
+            assert_eq!(out.unfinished, 0);
+        }
+    }
+}
+
 /// One client, one authority, messages by hand.
 fn pair(ttl_ms: u64) -> (Authority, LeasedClient) {
     let authority = Authority::new(AuthorityConfig {
@@ -649,19 +834,21 @@ fn rate_pair(horizon_ms: u64, slots: u32) -> (Authority, LeasedClient) {
 }
 
 #[test]
-fn a_leased_client_out_of_slots_borrows_one_then_refuses_while_the_shared_rate_is_taken() {
+fn a_leased_client_out_of_slots_after_a_short_answer_queues_for_the_next_grant_instead_of_borrowing() {
     let (mut a, c) = rate_pair(200, 4);
     let g = a.grant(&c.pending_request(0).unwrap(), 0);
     assert_eq!((g.slots, g.first_slot_ms, g.last_slot_ms), (2, 0, 100), "2 of 4: the rate is taken");
     c.on_grant(&g, 0);
     let starts: Vec<_> = (0..4).map(|_| c.reserve_start(0, 10_000)).collect();
-    assert_eq!(starts, [Ok(0), Ok(100), Ok(0), Err(500)], "two slots, one borrowed, then refused");
+    // A short answer says the schedule is taken up to the horizon: a start
+    // borrowed now would be repaid from a slot up to a horizon later.
+    assert_eq!(starts, [Ok(0), Ok(100), Err(500), Err(500)], "two slots, then back when it asks again");
     assert_eq!(c.pending_request(499), None, "a short answer is followed by retry_ms of quiet");
     let req = c.pending_request(500).unwrap();
     assert_eq!(req.want_slots, 4);
     c.on_grant(&a.grant(&req, 500), 500);
-    assert_eq!(c.stats().unwrap().debt, 0, "the borrowed start is repaid from the new slots (500)");
-    assert_eq!(c.reserve_start(500, 10_000), Ok(600));
+    assert_eq!(c.stats().unwrap().debt, 0, "nothing borrowed");
+    assert_eq!(c.reserve_start(500, 10_000), Ok(500), "the new grant's first slot");
 }
 
 #[test]
@@ -739,6 +926,49 @@ proptest! {
     }
 
     #[test]
+    fn any_mix_of_configurations_in_an_outage_spends_at_most_the_first_bucket(
+        policies in proptest::collection::vec(
+            (proptest::option::of((0u32..400, 0u32..12)), proptest::option::of(1u32..200)),
+            1..6,
+        ),
+        steps in proptest::collection::vec((0usize..6, 1u32..30, 0u64..6_000), 1..40),
+    ) {
+        // Policies with or without a quota (capacity, retry cost) and with
+        // or without a rate, taking turns in any order, time passing
+        // between turns (past a grant's ttl or not).
+        let clients: Vec<(LeasedClient, Option<QuotaConfig>)> = policies
+            .iter()
+            .enumerate()
+            .map(|(i, &(q, r))| {
+                let q = q.map(|(capacity, retry_cost)| QuotaConfig { capacity, retry_cost, ..QuotaConfig::default() });
+                let r = r.map(|requests| RateConfig { requests, per_ms: 1000, burst: 1 });
+                (policy_client(i as u64 + 1, q, r), q)
+            })
+            .collect();
+        let mut a = unconfigured();
+        let (mut now, mut first, mut retries) = (EPOCH_MS, None, 0);
+        for (who, ops, pause) in steps {
+            let (c, q) = &clients[who % clients.len()];
+            let (r, t) = outage_ops(&mut a, c, ops, now);
+            now = t + pause;
+            if q.is_some() {
+                retries += r;
+            }
+            // The bucket is made by the first request that offers a quota.
+            first = first.or(a.config().quota.map(|q| q.capacity));
+        }
+        let spent: u64 = clients.iter().filter_map(|(c, _)| c.stats()).map(|st| st.tokens_spent).sum();
+        let bucket = u64::from(first.unwrap_or(0));
+        prop_assert!(spent <= bucket, "{spent} tokens spent > the first bucket, {bucket}");
+        let cheapest = clients.iter().filter_map(|(_, q)| q.map(|q| q.retry_cost)).min().unwrap_or(0);
+        if cheapest > 0 {
+            prop_assert!(retries <= bucket / u64::from(cheapest), "{retries} retries > {bucket} / {cheapest}");
+        }
+        let st = a.stats();
+        prop_assert!(st.tokens_credited <= st.tokens_granted);
+    }
+
+    #[test]
     fn a_client_never_starts_on_a_slot_before_the_authority_scheduled_it(
         steps in proptest::collection::vec((0u64..80, any::<bool>()), 1..300),
         requests in 1u32..60,
@@ -810,6 +1040,17 @@ proptest! {
                 returned_total: u64::from(z),
                 refunded_total: u64::from(w % 3),
                 want_slots: x % 100,
+                config: match w % 3 {
+                    0 => FleetConfig::default(),
+                    1 => FleetConfig {
+                        quota: Some(QuotaConfig { capacity: y, retry_cost: z, timeout_cost: x, success_refund: w }),
+                        rate: None,
+                    },
+                    _ => FleetConfig {
+                        quota: None,
+                        rate: Some(RateConfig { requests: y % 1_000, per_ms: t2 % 100_000, burst: z % 5 }),
+                    },
+                },
             };
             let g = a.grant(&req, t1);
             c.on_grant(&Grant { seq: n as u64, first_slot_ms: t2, last_slot_ms: t1, slots: y, tokens: z, ttl_ms: t2, ..g }, t1);

@@ -73,6 +73,8 @@ fn attempted() -> impl Strategy<Value = Attempted> {
     prop_oneof![
         prop_oneof![Just(Stage::NotSent), Just(Stage::MaybeDelivered)]
             .prop_map(|stage| Attempted::Failed(Failure::Network(stage))),
+        prop_oneof![Just(Stage::NotSent), Just(Stage::MaybeDelivered)]
+            .prop_map(|stage| Attempted::Failed(Failure::Refused(stage))),
         prop_oneof![
             Just(Failure::AttemptTimeout),
             Just(Failure::Deadline),

@@ -10,8 +10,9 @@ use saferetry_fuzz::checks::classify_options::{check_classify, check_method, che
 
 fn attempted(u: &mut Unstructured) -> Result<Attempted> {
     let stage = if u.arbitrary()? { Stage::NotSent } else { Stage::MaybeDelivered };
-    Ok(match u.int_in_range(0..=5)? {
+    Ok(match u.int_in_range(0..=6)? {
         0 => Attempted::Failed(Failure::Network(stage)),
+        5 => Attempted::Failed(Failure::Refused(stage)),
         1 => Attempted::Failed(Failure::AttemptTimeout),
         2 => Attempted::Failed(Failure::Deadline),
         3 => Attempted::Failed(Failure::Cancelled),

@@ -47,9 +47,9 @@ export class RetryBudget extends DurableObject {
     return this.#authority.state();
   }
 
-  /** Counters and the shared bucket's level, for tests and operations. */
+  /** Counters, the shared bucket's level and the config in force, for tests and operations. */
   stats() {
-    return { ...this.#authority.stats(), quotaLevel: this.#authority.quotaLevel ?? null };
+    return { ...this.#authority.stats(), quotaLevel: this.#authority.quotaLevel ?? null, config: this.#authority.config() ?? null };
   }
 }
 

@@ -7,8 +7,76 @@ import { Policy } from "./saferetry.js";
 export { BudgetAuthority } from "./saferetry.js";
 import { assertLoaded } from "./load.js";
 
-// Response -> the report of the operation that produced it.
+// Response (or the host's own error, for a refused request) -> the report
+// of the operation that produced it.
 const reports = new WeakMap();
+
+// ---- The transport: which `fetch` a call goes to ----
+// Every policy's `fetch` carries this mark, whose value is the `fetch` it
+// calls when nothing else is given: the global `fetch` of the moment it was
+// loaded. So `globalThis.fetch = policy.fetch` works (the policy, finding
+// itself or another policy in the global slot, calls the one beneath), and a
+// `fetch` patched in later by a test tool (MSW, nock-style wrappers) is
+// called at call time, as plain `fetch` users would see it.
+const MARK = Symbol.for("saferetry.fetch");
+const HOST = globalThis.fetch?.[MARK] ?? globalThis.fetch;
+
+// A wrapper in the global slot installed over a policy calls that policy
+// again for the requests it lets through: with our own `init` object, or
+// with `new Request(input, init)` (MSW). Such a call is the one we are
+// making, so it goes to the host as it is; counted per method and URL
+// while the wrapper has it.
+const handedOut = new WeakSet();
+const inWrapper = new Map();
+
+function keyOf(input, init) {
+  const method = String(init?.method ?? input?.method ?? "GET").toUpperCase();
+  let url = input instanceof Request ? input.url : String(input?.href ?? input);
+  try {
+    url = new URL(url, globalThis.location?.href).href;
+  } catch {
+    // Not a URL: the wrapper or fetch will say so.
+  }
+  return `${method} ${url}`;
+}
+
+function count(key, by) {
+  const n = (inWrapper.get(key) ?? 0) + by;
+  if (n > 0) inWrapper.set(key, n);
+  else inWrapper.delete(key);
+}
+
+/** A wrapper in the global slot, called so that its pass-through to us is recognised. */
+function throughWrapper(wrapper) {
+  return (input, init) => {
+    const key = keyOf(input, init);
+    handedOut.add(init);
+    count(key, 1);
+    let answer;
+    try {
+      answer = wrapper(input, init);
+    } catch (error) {
+      count(key, -1);
+      throw error;
+    }
+    const done = () => count(key, -1);
+    Promise.resolve(answer).then(done, done);
+    return answer;
+  };
+}
+
+/** The global `fetch` for this call. */
+function globalTransport() {
+  const current = globalThis.fetch;
+  if (current === HOST || typeof current !== "function") return HOST;
+  return current[MARK] ?? throughWrapper(current);
+}
+
+/** A call a wrapper over us passed back to us: it goes to the host as is. */
+function reentered(input, init) {
+  if (init !== null && typeof init === "object" && handedOut.has(init)) return true;
+  return inWrapper.size > 0 && input instanceof Request && inWrapper.has(keyOf(input, init));
+}
 
 /** The wasm side answers `[data, response?, cause?]`, `data` a plain object. */
 function outcomeOf([outcome, response, cause]) {
@@ -29,16 +97,40 @@ export class RetryError extends TypeError {
   }
 }
 
-/** The report of the operation that produced `response`. */
+/** The report of the operation that produced `response` (or, for a request
+ * `fetch` refused, the error it rejected with). */
 export function reportOf(response) {
-  return reports.get(response);
+  return Object(response) === response ? reports.get(response) : undefined;
+}
+
+/** The stream a buffered body is served from when the caller passed a
+ * signal: like `fetch`'s body, reading it fails once that signal has aborted
+ * (the wasm side says with what). Checked when read, so no listener of ours
+ * outlives the call. */
+function bufferedBody(bytes, signal, abortError) {
+  const source = {
+    pull(controller) {
+      if (signal.aborted) {
+        controller.error(abortError ? new DOMException("The operation was aborted.", "AbortError") : signal.reason);
+      } else {
+        controller.enqueue(new Uint8Array(bytes));
+        controller.close();
+      }
+    },
+  };
+  return new ReadableStream(source, { highWaterMark: 0 });
 }
 
 function settle(raw) {
-  const [data, response] = raw;
+  const [data, response, cause] = raw;
   if (response) {
     reports.set(response, data.report);
     return response;
+  }
+  // `fetch` refused the request in a way no retry changes: its own error.
+  if (data.reason === "refused") {
+    if (Object(cause) === cause) reports.set(cause, data.report);
+    throw cause;
   }
   const outcome = outcomeOf(raw);
   if (outcome.kind === "cancelled") throw outcome.cause;
@@ -150,23 +242,29 @@ export class RetryPolicy {
 
   constructor(options) {
     assertLoaded();
-    this.#policy = new Policy(options);
+    this.#policy = new Policy(options, bufferedBody);
   }
 
-  /** Like `fetch`: resolves with the final Response (body already read).
-   * An own property bound to this policy, so SDKs can take it unbound
-   * (`fetch: policy.fetch`) and call it with any `this`. */
-  fetch = async (input, init) => settle(await this.#policy.execute(input, init));
+  /** Like `fetch`: resolves with the final Response. An own property bound
+   * to this policy, so SDKs can take it unbound (`fetch: policy.fetch`) and
+   * call it with any `this`, and installable as the global `fetch`. */
+  fetch = Object.assign(
+    async (input, init) => {
+      if (reentered(input, init)) return HOST(input, init);
+      return settle(await this.#policy.execute(input, init, undefined, globalTransport()));
+    },
+    { [MARK]: HOST },
+  );
 
   /** The operation as a UI store; `result` never rejects. */
   run(input, init) {
-    return new Operation((i, observe) => this.#policy.execute(input, i, observe), input, init);
+    return new Operation((i, observe) => this.#policy.execute(input, i, observe, globalTransport()), input, init);
   }
 
   /** Submit-then-poll: the submit is never repeated; `spec` is
    * `{ status, verdict?, phases?, budgetMs? }`. Returns an operation like `run`. */
   poll(input, init, spec) {
-    return new Operation((i, observe) => this.#policy.poll(input, i, spec, observe), input, init);
+    return new Operation((i, observe) => this.#policy.poll(input, i, spec, observe, globalTransport()), input, init);
   }
 
   /** Counters over every call so far: operations, attempts histogram (1..4, 5+), retries, exhausted, quota level, queued, in flight. */

@@ -189,7 +189,9 @@ class Tabs {
   status() {
     return {
       scope: "origin", leader: this.authority !== null, term: this.term, leaderSince: this.leaderSince,
-      quotaLevel: this.authority?.quotaLevel, handovers: this.handovers,
+      // A follower shows the level of the newest state the leader sent.
+      quotaLevel: this.authority ? this.authority.quotaLevel : this.latest?.state?.level ?? undefined,
+      handovers: this.handovers,
     };
   }
 

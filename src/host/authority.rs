@@ -1,16 +1,17 @@
 //! `BudgetAuthority`: the fleet's authority (`policy::budget::lease`) for
 //! whatever runs it in JavaScript — the Durable Object of
 //! `saferetry/cloudflare`, the leader tab of `tabBudget`. It configures
-//! itself from each request's `config` (the policies' own quota and rate),
-//! so it needs no configuration of its own and follows a redeploy: a
-//! changed config is applied keeping the level and the schedule.
+//! itself from the `config` each request offers (the policies' own quota
+//! and rate): the strictest offered within a grant's lifetime is in force
+//! (`FleetConfig::strictest`), so it needs no configuration of its own,
+//! follows a redeploy, and no single request can loosen or refill it.
 
 use wasm_bindgen::prelude::*;
 
-use super::bind::{date_now, get};
+use super::bind::date_now;
 use super::convert::to_js;
 use super::wire;
-use crate::policy::budget::lease::{Authority, AuthorityConfig};
+use crate::policy::budget::lease::{Authority, AuthorityConfig, FleetConfig};
 use crate::policy::options::{integer_in, ErrorKind, OptionError};
 
 const NOW: OptionError = OptionError {
@@ -42,14 +43,10 @@ impl BudgetAuthority {
             Some(ms) => integer_in(ms, 0, 9_007_199_254_740_991).ok_or(NOW)?,
             None => date_now() as u64,
         };
-        let config = wire::config(&get(&request, "config"), "request.config")?;
         let request = wire::request(&request)?;
-        let authority = match self.inner.take() {
-            Some(a) if a.config().fleet() == config => a,
-            Some(a) => Authority::restore(AuthorityConfig::of(config), &a.state()),
-            None => Authority::new(AuthorityConfig::of(config)),
-        };
-        let grant = self.inner.insert(authority).grant(&request, now);
+        // Nothing in force until a request offers it.
+        let fresh = || Authority::new(AuthorityConfig::of(FleetConfig::default()));
+        let grant = self.inner.get_or_insert_with(fresh).grant(&request, now);
         Ok(to_js(&grant))
     }
 
@@ -72,7 +69,14 @@ impl BudgetAuthority {
         self.inner.as_ref().and_then(Authority::quota_level)
     }
 
-    /// `{ requests, duplicates, tokensGranted, tokensCredited, tokensRefunded, slotsGranted }`.
+    /// The quota and rate in force (`{ quota, rate }`, each `null` when
+    /// none is kept; `undefined` before the first request).
+    pub fn config(&self) -> JsValue {
+        self.inner.as_ref().map_or(JsValue::UNDEFINED, |a| to_js(&a.config().fleet()))
+    }
+
+    /// `{ requests, duplicates, tokensGranted, tokensCredited, tokensRefunded, slotsGranted,
+    /// differingConfigs, configChanges }`.
     pub fn stats(&self) -> JsValue {
         to_js(&self.inner.as_ref().map(Authority::stats).unwrap_or_default())
     }

@@ -3,15 +3,11 @@
 //! reading plain JS objects.
 
 use alloc::string::String;
-use js_sys::{Promise, Reflect};
+use js_sys::Reflect;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
 extern "C" {
-    /// The global `fetch`.
-    #[wasm_bindgen(catch, js_name = fetch)]
-    pub fn fetch(input: &JsValue, init: &JsValue) -> Result<Promise, JsValue>;
-
     #[wasm_bindgen(js_namespace = Date, js_name = now)]
     pub fn date_now() -> f64;
 

@@ -12,7 +12,7 @@ use core::task::{Context, Poll, Waker};
 use js_sys::{Array, Function, Promise, Reflect};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use super::bind::{get, get_string, math_random};
 use super::clock::HostClock;
@@ -20,17 +20,20 @@ use super::convert::{self, to_js};
 use super::fleet::{Fleet, Leased};
 use super::options::{self, Hooks};
 use super::poll;
+use super::props::Init;
 use super::replay;
-use super::request::{own_init, prepare, Prepared};
+use super::request::{own_init, prepare, url_of, Prepared};
 use super::transport::{FetchTransport, Received};
 use crate::engine::{self, race, Budget, Call, Clock, Either, Finished, Slept};
 use crate::policy::budget::concurrency::Gate;
 use crate::policy::budget::{InMemory, SharedState, Stats};
 use crate::policy::classify::Safety;
+use crate::policy::classify::Stage;
 use crate::policy::options::Options;
 use crate::policy::reason::Reason;
-use crate::policy::report::{ms, Report};
+use crate::policy::report::{ms, AttemptRecord, ErrorInfo, Report};
 use crate::policy::runtime::Runtime;
+use crate::policy::scheme::is_http;
 use crate::policy::state::{Phase, WaitWhy};
 
 /// Runs an operation; the promise resolves with its output.
@@ -59,6 +62,7 @@ struct Shared {
     gate: Option<Rc<Gate>>,
     stats: Stats,
     runtime: Runtime,
+    buffered_body: Option<Function>,
 }
 
 /// Which runtime's `fetch` errors we are reading (see `policy::runtime`).
@@ -89,7 +93,9 @@ pub struct Policy {
 impl Policy {
     /// Validates the options; throws `TypeError`/`RangeError` naming the field.
     #[wasm_bindgen(constructor)]
-    pub fn new(options: JsValue) -> Result<Policy, JsValue> {
+    /// `buffered_body(bytes, signal, abortError)` makes the stream a buffered
+    /// body is served from when the caller passed a signal (the glue's).
+    pub fn new(options: JsValue, buffered_body: Option<Function>) -> Result<Policy, JsValue> {
         let (options, mut hooks) = options::read(&Options::default(), &Hooks::default(), &options, false)?;
         let fleet = hooks.shared.take().map(|exchange| Fleet::new(&options, exchange));
         let state: Box<dyn SharedState> = match &fleet {
@@ -98,7 +104,8 @@ impl Policy {
         };
         let gate = options.concurrency.map(Gate::new);
         let (stats, runtime) = (Stats::default(), detect_runtime());
-        Ok(Policy { shared: Rc::new(Shared { options, hooks, state, fleet, gate, stats, runtime }) })
+        let shared = Shared { options, hooks, state, fleet, gate, stats, runtime, buffered_body };
+        Ok(Policy { shared: Rc::new(shared) })
     }
 
     /// The runtime whose error rules apply.
@@ -132,19 +139,31 @@ impl Policy {
 
     /// Starts one logical operation. Throws (synchronously) on bad options
     /// or a request `fetch` would refuse; otherwise the promise resolves to
-    /// the outcome and never rejects. `observe` receives every state.
+    /// the outcome and never rejects. `observe` receives every state;
+    /// `fetch` is the global `fetch` as the glue resolved it for this call
+    /// (the policy's `fetch` option wins). A URL that is not HTTP(S) goes
+    /// to `fetch` once, untouched (`policy::scheme`).
     pub fn execute(
         &self,
         input: JsValue,
         init: JsValue,
         observe: Option<Function>,
+        fetch: Function,
     ) -> Result<Promise, JsValue> {
         let shared = self.shared.clone();
         let (own, retry) = own_init(&init)?;
         let (options, hooks) = options::read(&shared.options, &shared.hooks, &retry, true)?;
+        let fetch = hooks.fetch.clone().unwrap_or(fetch);
+        if !is_http(&url_of(&input)) {
+            let signal = own.signal().dyn_into().ok();
+            return Ok(start(async move {
+                let mut ctx = Ctx::new(&shared, &options, &hooks, observe, signal, fetch);
+                ctx.pass_through(&input, &own).await
+            }));
+        }
         let prepared = prepare(&input, own, &hooks.idempotency_key)?;
         Ok(start(async move {
-            let mut ctx = Ctx::new(&shared, &options, &hooks, observe, prepared.signal.clone());
+            let mut ctx = Ctx::new(&shared, &options, &hooks, observe, prepared.signal.clone(), fetch);
             let finished = ctx.submit(prepared, true).await;
             ctx.outcome(finished)
         }))
@@ -159,14 +178,16 @@ impl Policy {
         init: JsValue,
         spec: JsValue,
         observe: Option<Function>,
+        fetch: Function,
     ) -> Result<Promise, JsValue> {
         let shared = self.shared.clone();
         let (own, retry) = own_init(&init)?;
         let (options, hooks) = options::read(&shared.options, &shared.hooks, &retry, true)?;
+        let fetch = hooks.fetch.clone().unwrap_or(fetch);
         let spec = poll::read(&spec)?;
         let prepared = prepare(&input, own, &hooks.idempotency_key)?;
         Ok(start(async move {
-            let mut ctx = Ctx::new(&shared, &options, &hooks, observe, prepared.signal.clone());
+            let mut ctx = Ctx::new(&shared, &options, &hooks, observe, prepared.signal.clone(), fetch);
             let submitted = ctx.submit(prepared, false).await;
             let Some(response) = submitted.response.as_ref().filter(|_| submitted.phase == Phase::Succeeded)
             else {
@@ -208,6 +229,7 @@ impl Policy {
 /// One operation's host side: its clock, random source and observer.
 struct Ctx<'a> {
     shared: &'a Shared,
+    fetch: Function,
     options: &'a Options,
     not_before: Option<u64>,
     clock: HostClock,
@@ -222,13 +244,15 @@ impl<'a> Ctx<'a> {
         hooks: &'a Hooks,
         observe: Option<Function>,
         signal: Option<web_sys::AbortSignal>,
+        fetch: Function,
     ) -> Ctx<'a> {
         let random = Box::new(move || match &hooks.random {
             Some(f) => f.call0(&JsValue::UNDEFINED).ok().and_then(|v| v.as_f64()).unwrap_or(f64::NAN),
             None => math_random(),
         });
         let observe = Box::new(move |p: Phase| notify(&p, observe.as_ref(), hooks.on_retry.as_ref()));
-        Ctx { shared, options, not_before: hooks.not_before, clock: HostClock { signal }, random, observe }
+        let clock = HostClock { signal };
+        Ctx { shared, fetch, options, not_before: hooks.not_before, clock, random, observe }
     }
 
     fn budget(&self) -> Budget<'a> {
@@ -243,6 +267,8 @@ impl<'a> Ctx<'a> {
 
     fn transport(&self, prepared: Prepared) -> FetchTransport {
         FetchTransport {
+            fetch: self.fetch.clone(),
+            buffered_body: self.shared.buffered_body.clone(),
             prepared,
             runtime: self.shared.runtime,
             max_body_bytes: self.options.max_body_bytes,
@@ -277,6 +303,38 @@ impl<'a> Ctx<'a> {
             }
         };
         engine::run(call, &transport, &self.clock, budget, &mut self.random, &mut shown).await
+    }
+
+    /// A URL the retry rules do not apply to: `fetch(input, init)` once,
+    /// with the caller's own signal, and whatever it answers or throws is
+    /// the outcome (a rejection as `refused`, the host's error its cause).
+    async fn pass_through(&mut self, input: &JsValue, init: &Init) -> JsValue {
+        let start = self.clock.now_ms();
+        let answer = match self.fetch.call2(&JsValue::UNDEFINED, input, init) {
+            Ok(v) => JsFuture::from(Promise::resolve(&v)).await,
+            Err(e) => Err(e),
+        };
+        let mut report = Report::new();
+        let mut record =
+            AttemptRecord { duration_ms: self.clock.now_ms().saturating_sub(start), ..Default::default() };
+        let (response, cause) = match answer {
+            Ok(response) => {
+                record.status = response.dyn_ref::<web_sys::Response>().map(web_sys::Response::status);
+                report.streamed = Some(true);
+                (response, JsValue::UNDEFINED)
+            }
+            Err(e) => {
+                let name = get_string(&e, "name").unwrap_or_else(|| String::from("Error"));
+                record.error = Some(ErrorInfo { stage: Stage::NotSent, code: String::from("refused"), name });
+                report.reason = Reason::Refused;
+                (JsValue::UNDEFINED, e)
+            }
+        };
+        report.elapsed_ms = record.duration_ms;
+        report.attempts.push(record);
+        let phase = Phase::terminal(report.reason, None, Safety::Idempotent, None);
+        (self.observe)(phase);
+        Array::of3(&convert::outcome(&phase, &report), &response, &cause).into()
     }
 
     /// Ends an operation before polling began, showing its terminal state.

@@ -26,7 +26,7 @@ use super::clock::HostClock;
 use super::convert::to_js;
 use super::wire;
 use crate::engine::{race, Clock, Either};
-use crate::policy::budget::lease::{ClientConfig, FleetConfig, Grant, LeaseRequest, LeasedClient, Mode};
+use crate::policy::budget::lease::{ClientConfig, Grant, LeaseRequest, LeasedClient, Mode};
 use crate::policy::budget::SharedState;
 use crate::policy::options::Options;
 
@@ -42,7 +42,6 @@ pub struct Exchange {
 pub struct Fleet {
     client: LeasedClient,
     exchange: Exchange,
-    config: FleetConfig,
     answer_timeout_ms: u64,
 }
 
@@ -59,7 +58,6 @@ impl Fleet {
         Rc::new(Fleet {
             client: LeasedClient::new(config),
             exchange,
-            config: FleetConfig { quota: options.quota, rate: options.rate },
             answer_timeout_ms: config.answer_timeout_ms,
         })
     }
@@ -93,8 +91,6 @@ impl Fleet {
     /// The request as `{ client, seq, …, config }`, and the grant read back.
     async fn ask(&self, request: &LeaseRequest) -> Option<Grant> {
         let js = to_js(request);
-        // A data property on a fresh plain object: cannot fail.
-        let _ = Reflect::set(&js, &JsValue::from_str("config"), &to_js(&self.config));
         let answer = self.exchange.function.call1(&self.exchange.this, &js).ok()?;
         let timeout = HostClock { signal: None };
         match race(adopt(&answer), timeout.sleep(self.answer_timeout_ms)).await {

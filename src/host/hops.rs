@@ -8,16 +8,19 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortSignal, Headers, Response};
 
-use super::bind::fetch;
 use super::caller::assign;
 use super::props::{header, Init, Url, LOCATION, REDIRECTED};
 use super::transport::{define_value, failed, not_sent, FetchTransport};
 use crate::engine::Failed;
 use crate::policy::classify::{normalize_method, Failure, Stage};
-use crate::policy::redirect::{next_hop, stage_on_hop, Hop, BODY_HEADERS, CROSS_ORIGIN_DROPPED, MAX_HOPS};
+use crate::policy::redirect::{
+    check_hop, is_redirect, next_hop, stage_on_hop, Hop, Unfollowable, BODY_HEADERS, CROSS_ORIGIN_DROPPED,
+};
 
 /// `fetch(input, init)`, then every redirect `fetch` would follow, hop by
-/// hop; the final response (`redirected` set when there was a hop).
+/// hop; the final response (`redirected` set when there was a hop). A
+/// redirect `fetch` would refuse (see `policy::redirect::check_hop`) is a
+/// `TypeError` that repeating cannot change.
 pub async fn fetch_following(
     t: &FetchTransport,
     input: JsValue,
@@ -27,57 +30,70 @@ pub async fn fetch_following(
     let mut hop = 0u32;
     let first: &JsValue = init.as_ref();
     let (mut input, mut init): (JsValue, Init) = (input, first.clone().unchecked_into());
+    let mut origin: Option<String> = None;
     loop {
         init.set_signal(signal);
         init.set_redirect("manual");
-        let promise = fetch(&input, &init).map_err(|e| on_hop(not_sent(e), hop))?;
+        let promise = t.call(&input, &init).map_err(|e| on_hop(not_sent(e), hop))?;
         let response: Response =
             JsFuture::from(promise).await.map_err(|e| on_hop(t.fetch_failed(e), hop))?.unchecked_into();
-        // Only a response with a `Location` costs more than this one read.
-        let redirect = header(&response.headers(), &LOCATION).and_then(|location| {
-            let method = method_of(&input, &init);
-            next(&response, &location, &method).map(|(url, step)| (url, step, method))
-        });
-        let Some((next_url, step, method)) = redirect else {
+        // Only a redirect with a `Location` costs more than this one read.
+        let location = match is_redirect(response.status()) {
+            true => header(&response.headers(), &LOCATION),
+            false => None,
+        };
+        let Some(location) = location else {
             if hop > 0 {
                 define_value(&response, &REDIRECTED, &JsValue::TRUE);
             }
             return Ok(response);
         };
-        hop += 1;
-        if hop > MAX_HOPS {
-            let e = js_sys::TypeError::new("saferetry: more than 20 redirects");
-            return Err(failed(
-                Failure::Network(Stage::MaybeDelivered),
-                "redirect-limit",
-                "TypeError",
-                Some(e.into()),
-            ));
-        }
+        let here = Url::parse(&JsValue::from_str(&response.url()), &JsValue::UNDEFINED).ok();
+        let there =
+            here.as_ref().and_then(|h| Url::parse(&JsValue::from_str(&location), &h.url_href().into()).ok());
+        let first_origin = origin.get_or_insert_with(|| here.as_ref().map(Url::origin).unwrap_or_default());
+        let target = there.as_ref().map(|u| (u.protocol(), u.origin() == *first_origin));
+        let checked =
+            check_hop(hop, target.as_ref().map(|(p, same)| (p.as_str(), *same)), t.prepared.same_origin);
         if let Some(body) = response.body() {
             let _ = body.cancel();
         }
+        let (Ok(()), Some(there), Some(here)) = (checked, there, here) else {
+            let why = checked.err().unwrap_or(Unfollowable::BadLocation);
+            let f = failed(
+                Failure::Refused(Stage::MaybeDelivered),
+                "redirect",
+                "TypeError",
+                Some(network_error(why)),
+            );
+            return Err(f);
+        };
+        let method = method_of(&input, &init);
+        let Some(step) = next_hop(response.status(), &method, here.origin() == there.origin()) else {
+            return Ok(response);
+        };
+        hop += 1;
         init = next_init(t, &input, &init, &method, step).await?;
-        input = JsValue::from_str(&next_url);
+        input = JsValue::from_str(&there.url_href());
     }
+}
+
+/// The error `fetch` gives for a redirect it refuses: a `TypeError` whose
+/// `cause` says why (undici's shape).
+fn network_error(why: Unfollowable) -> JsValue {
+    let e = js_sys::TypeError::new("fetch failed");
+    let _ = js_sys::Reflect::set(&e, &JsValue::from_str("cause"), &js_sys::Error::new(why.message()));
+    e.into()
 }
 
 /// A failure on a hop after the first: the request reached a server.
 fn on_hop(mut f: Failed<JsValue>, hop: u32) -> Failed<JsValue> {
-    if let Failure::Network(stage) = f.failure {
-        f.failure = Failure::Network(stage_on_hop(stage, hop));
-    }
+    f.failure = match f.failure {
+        Failure::Network(stage) => Failure::Network(stage_on_hop(stage, hop)),
+        Failure::Refused(stage) => Failure::Refused(stage_on_hop(stage, hop)),
+        other => other,
+    };
     f
-}
-
-/// Where a redirect response points, and how to get there; `None` when it
-/// is not one `fetch` would follow (not a redirect status, or a `Location`
-/// that is no URL: the response is then the final one, as in `fetch`).
-fn next(response: &Response, location: &str, method: &str) -> Option<(String, Hop)> {
-    let here = Url::parse(&JsValue::from_str(&response.url()), &JsValue::UNDEFINED).ok()?;
-    let there = Url::parse(&JsValue::from_str(location), &JsValue::from_str(&here.url_href())).ok()?;
-    let step = next_hop(response.status(), method, here.origin() == there.origin())?;
-    Some((there.url_href(), step))
 }
 
 /// The method this hop was sent with, normalised as `fetch` does.

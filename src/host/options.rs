@@ -23,6 +23,8 @@ pub struct Hooks {
     pub not_before: Option<u64>,
     /// The policy's shared budget (rule 9), taken by the policy.
     pub shared: Option<Exchange>,
+    /// `fetch`: the transport to use instead of the global `fetch`.
+    pub fetch: Option<Function>,
 }
 
 #[derive(Clone, Default, PartialEq, Eq)]
@@ -58,6 +60,7 @@ const SHARED_SCOPE: OptionError = type_error("shared.scope", "a string");
 const RESPONSE_BODY: OptionError = type_error("responseBody", "\"auto\", \"buffer\" or \"stream\"");
 const RANDOM: OptionError = type_error("random", "a function returning a number in [0, 1)");
 const ON_RETRY: OptionError = type_error("onRetry", "a function");
+const FETCH: OptionError = type_error("fetch", "a function with fetch's signature");
 const KEY: OptionError = type_error(
     "idempotencyKey",
     "a non-empty string of visible ASCII, or true (per call; only true on a policy)",
@@ -66,7 +69,7 @@ const KEY: OptionError = type_error(
 /// The keys an options object may have besides the numeric ones, and those
 /// of its nested objects. Anything else is refused: a misspelled option
 /// would otherwise be ignored and its default used without a word.
-const TOP_LEVEL_KEYS: [&str; 11] = [
+const TOP_LEVEL_KEYS: [&str; 12] = [
     "responseBody",
     "retryOn",
     "retryAfterSpread",
@@ -78,6 +81,7 @@ const TOP_LEVEL_KEYS: [&str; 11] = [
     "idempotencyKey",
     "notBefore",
     "shared",
+    "fetch",
 ];
 const RETRY_ON_KEYS: [&str; 3] = ["statuses", "timeouts", "networkErrors"];
 
@@ -124,6 +128,9 @@ pub fn read(
     }
     if let Some(f) = function(&get(js, "onRetry"), ON_RETRY)? {
         h.on_retry = Some(f);
+    }
+    if let Some(f) = function(&get(js, "fetch"), FETCH)? {
+        h.fetch = Some(f);
     }
     let not_before = get(js, "notBefore");
     if !not_before.is_undefined() {

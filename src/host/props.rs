@@ -36,10 +36,10 @@ extern "C" {
     pub fn set_redirect(this: &Init, redirect: &str);
     #[wasm_bindgen(method, getter)]
     pub fn redirect(this: &Init) -> JsValue;
+    #[wasm_bindgen(method, getter)]
+    pub fn mode(this: &Init) -> JsValue;
     #[wasm_bindgen(method, setter)]
     pub fn set_body(this: &Init, body: &JsValue);
-    #[wasm_bindgen(method, setter)]
-    pub fn set_duplex(this: &Init, duplex: &str);
 
     /// A host `Headers`, read with header names made into JS strings once.
     pub type HeaderMap;
@@ -54,6 +54,8 @@ extern "C" {
     pub fn url(this: &Fetched) -> JsValue;
     #[wasm_bindgen(method, getter, js_name = statusText)]
     pub fn status_text(this: &Fetched) -> JsValue;
+    #[wasm_bindgen(method, getter, js_name = type)]
+    pub fn kind(this: &Fetched) -> JsValue;
 
     /// What a stream reader's `read()` resolves to.
     pub type ReadResult;
@@ -81,29 +83,20 @@ extern "C" {
     #[wasm_bindgen(catch, constructor, js_class = "URL")]
     pub fn parse(url: &JsValue, base: &JsValue) -> Result<Url, JsValue>;
     #[wasm_bindgen(method, getter)]
-    pub fn username(this: &Url) -> JsValue;
-    #[wasm_bindgen(method, getter)]
     pub fn origin(this: &Url) -> String;
     #[wasm_bindgen(method, getter, js_name = href)]
     pub fn url_href(this: &Url) -> String;
     #[wasm_bindgen(method, getter)]
-    pub fn password(this: &Url) -> JsValue;
+    pub fn protocol(this: &Url) -> String;
 
     /// The global object, for the globals that may be missing.
     pub type Global;
     #[wasm_bindgen(method, getter)]
     pub fn navigator(this: &Global) -> JsValue;
-    /// `location` may throw (Deno without `--location`): caught.
-    #[wasm_bindgen(method, catch, getter)]
-    pub fn location(this: &Global) -> Result<JsValue, JsValue>;
 
     pub type Navigator;
     #[wasm_bindgen(method, getter, js_name = onLine)]
     pub fn on_line(this: &Navigator) -> JsValue;
-
-    pub type Location;
-    #[wasm_bindgen(method, getter)]
-    pub fn href(this: &Location) -> JsValue;
 }
 
 // Property and header names made into JS strings once, on first use.
@@ -135,6 +128,8 @@ extern "C" {
     pub static CONTENT_TYPE: JsString = "content-type";
     #[wasm_bindgen(thread_local_v2, static_string)]
     pub static REDIRECTED: JsString = "redirected";
+    #[wasm_bindgen(thread_local_v2, static_string)]
+    pub static TYPE: JsString = "type";
     #[wasm_bindgen(thread_local_v2, static_string)]
     pub static RETRY: JsString = "retry";
     #[wasm_bindgen(thread_local_v2, static_string)]

@@ -14,7 +14,7 @@ use web_sys::{AbortSignal, Headers, ReadableStream, Request};
 use super::bind::{get, get_string, random_uuid};
 use super::caller::{assign, Branded};
 use super::options::Key;
-use super::props::{Global, Init, Location, Url, RETRY};
+use super::props::{Init, RETRY};
 use crate::policy::classify::{normalize_method, Safety};
 use crate::policy::report::{secrets_of, CREDENTIAL_HEADERS};
 
@@ -33,6 +33,8 @@ pub struct Prepared {
     pub signal: Option<AbortSignal>,
     /// The caller's `redirect` (`init`'s, else the Request's).
     pub redirect: Option<String>,
+    /// `mode: "same-origin"`: a redirect to another origin is refused.
+    pub same_origin: bool,
 }
 
 pub(super) fn construct_request(input: &JsValue, init: &JsValue) -> Result<Request, JsValue> {
@@ -40,23 +42,14 @@ pub(super) fn construct_request(input: &JsValue, init: &JsValue) -> Result<Reque
     Reflect::construct(&ctor, &Array::of2(input, init))?.dyn_into()
 }
 
-const FORBIDDEN_METHODS: [&str; 3] = ["CONNECT", "TRACE", "TRACK"];
-
-/// Throws, as `fetch` would, for a URL that cannot be parsed (against the
-/// page's base, where there is one) or that carries credentials — so such a
-/// request is refused at once instead of failing as a "network error".
-fn check_url(input: &JsValue) -> Result<(), JsValue> {
-    let global: Global = js_sys::global().unchecked_into();
-    let location = global.location().unwrap_or(JsValue::UNDEFINED);
-    let base = match location.dyn_ref::<Object>() {
-        Some(l) => l.unchecked_ref::<Location>().href(),
-        None => JsValue::UNDEFINED,
-    };
-    let url = Url::parse(input, &base)?;
-    if url.username().is_truthy() || url.password().is_truthy() {
-        return Err(js_sys::TypeError::new("saferetry: fetch refuses a URL that includes credentials").into());
+/// The URL of a `fetch` input as the caller gave it (a string, a `URL`'s
+/// `href`, a `Request`'s `url`); empty when it is none of these.
+pub fn url_of(input: &JsValue) -> String {
+    match (input.as_string(), input.dyn_ref::<Request>()) {
+        (Some(url), _) => url,
+        (None, Some(r)) => get_string(r, "url").unwrap_or_default(),
+        (None, None) => get_string(input, "href").unwrap_or_default(),
     }
-    Ok(())
 }
 
 /// Our own copy of the caller's `init` (what each attempt sends), and the
@@ -83,10 +76,9 @@ pub fn own_init(init: &JsValue) -> Result<(Init, JsValue), JsValue> {
 /// `fetch` itself would throw for a bad request.
 pub fn prepare(input: &JsValue, mut own: Init, key: &Key) -> Result<Prepared, JsValue> {
     let signal = own.signal().dyn_into::<AbortSignal>().ok();
+    // A stream body goes as the caller sent it: without `duplex: "half"`
+    // `fetch` refuses it, and so do we (the rejection is the host's).
     let streamed = own.body().dyn_ref::<ReadableStream>().is_some();
-    if streamed {
-        own.set_duplex("half");
-    }
     let request = input.dyn_ref::<Request>();
     // A Request's own method, read once and through `catch`: this is also
     // the check that it is a genuine Request.
@@ -139,14 +131,10 @@ pub fn prepare(input: &JsValue, mut own: Init, key: &Key) -> Result<Prepared, Js
     // Request throws on every getter.)
     let redirect =
         own.redirect().as_string().or_else(|| request.and_then(|r| get(r, "redirect").as_string()));
-    if request.is_none() {
-        check_url(input)?;
-    }
-    if FORBIDDEN_METHODS.iter().any(|m| m.eq_ignore_ascii_case(&method)) {
-        return Err(
-            js_sys::TypeError::new("saferetry: fetch refuses the CONNECT, TRACE and TRACK methods").into()
-        );
-    }
+    let mode = own.mode().as_string().or_else(|| request.and_then(|r| get(r, "mode").as_string()));
+    // A URL, method or mode `fetch` refuses is left to `fetch`: its own
+    // error ends the call at once (`policy::runtime::refused`), and where a
+    // runtime sends what the standard forbids, so do we.
     let signal = signal.or_else(|| request.map(Request::signal));
     let input = match request {
         // Fold our changes into the Request once, so attempts only clone it.
@@ -169,6 +157,7 @@ pub fn prepare(input: &JsValue, mut own: Init, key: &Key) -> Result<Prepared, Js
         streamed,
         signal,
         redirect,
+        same_origin: mode.as_deref() == Some("same-origin"),
     })
 }
 

@@ -20,11 +20,11 @@ use web_sys::{
     ResponseType,
 };
 
-use super::bind::{fetch, get, get_string};
+use super::bind::{get, get_string};
 use super::hops::fetch_following;
 use super::props::{
     abort_signal_any, floor_headers, has_header, header, Fetched, ReadResult, Rebuild, CONTENT_ENCODING,
-    CONTENT_LENGTH, CONTENT_TYPE, REDIRECTED, URL, VALUE,
+    CONTENT_LENGTH, CONTENT_TYPE, REDIRECTED, TYPE, URL, VALUE,
 };
 use super::request::Prepared;
 use crate::engine::{Answer, Failed, Transport};
@@ -32,9 +32,14 @@ use crate::policy::body::{handling, Handling, ResponseBody};
 use crate::policy::classify::{Failure, Stage};
 use crate::policy::redirect::{follower, Follower};
 use crate::policy::report::{secrets_of, snippet, SNIPPET_READ_BYTES};
-use crate::policy::runtime::{fetch_failure_stage, ErrorShape, Runtime, Sent};
+use crate::policy::runtime::{body_abort_error, fetch_failure_stage, refused, ErrorShape, Runtime, Sent};
 
 pub struct FetchTransport {
+    /// The `fetch` to call: the policy's `fetch` option, else the global
+    /// one as the glue resolved it for this call.
+    pub fetch: js_sys::Function,
+    /// The glue's `bufferedBody` (see `rebuild`).
+    pub buffered_body: Option<js_sys::Function>,
     pub prepared: Prepared,
     pub runtime: Runtime,
     pub max_body_bytes: u64,
@@ -114,6 +119,8 @@ pub(super) fn define_value(target: &Object, key: &'static ThreadLocal<JsString>,
 /// The fields of a JS error that classification and reports read.
 struct ErrorFields {
     name: String,
+    message: Option<String>,
+    has_cause: bool,
     code: Option<String>,
     cause_code: Option<String>,
     cause_syscall: Option<String>,
@@ -125,6 +132,8 @@ impl ErrorFields {
         let cause = get(e, "cause");
         ErrorFields {
             name: get_string(e, "name").unwrap_or_else(|| String::from("Error")),
+            message: get_string(e, "message"),
+            has_cause: !cause.is_undefined(),
             code: get_string(e, "code"),
             cause_code: get_string(&cause, "code"),
             cause_syscall: get_string(&cause, "syscall"),
@@ -135,6 +144,8 @@ impl ErrorFields {
     fn shape(&self) -> ErrorShape<'_> {
         ErrorShape {
             name: &self.name,
+            message: self.message.as_deref(),
+            has_cause: self.has_cause,
             code: self.code.as_deref(),
             cause_code: self.cause_code.as_deref(),
             cause_syscall: self.cause_syscall.as_deref(),
@@ -142,15 +153,15 @@ impl ErrorFields {
         }
     }
 
-    fn failed(self, stage: Stage, e: JsValue) -> Failed<JsValue> {
+    fn failed(self, failure: Failure, e: JsValue) -> Failed<JsValue> {
         let code = String::from(self.shape().best_code());
-        Failed { failure: Failure::Network(stage), code, name: self.name, error: Some(e) }
+        Failed { failure, code, name: self.name, error: Some(e) }
     }
 }
 
 /// A failure after the response started: the request was delivered.
 fn delivered(e: JsValue) -> Failed<JsValue> {
-    ErrorFields::of(&e).failed(Stage::MaybeDelivered, e)
+    ErrorFields::of(&e).failed(Failure::Network(Stage::MaybeDelivered), e)
 }
 
 fn too_large() -> Failed<JsValue> {
@@ -163,6 +174,13 @@ fn null_body(status: u16) -> bool {
 }
 
 impl FetchTransport {
+    /// `fetch(input, init)`; a transport that answers a non-promise (a
+    /// thenable, a value) is adopted as `await` would.
+    pub(super) fn call(&self, input: &JsValue, init: &JsValue) -> Result<js_sys::Promise, JsValue> {
+        let answer = self.fetch.call2(&JsValue::UNDEFINED, input, init)?;
+        Ok(answer.dyn_into().unwrap_or_else(|v| js_sys::Promise::resolve(&v)))
+    }
+
     pub(super) fn fetch_failed(&self, e: JsValue) -> Failed<JsValue> {
         let fields = ErrorFields::of(&e);
         let url = match self.runtime {
@@ -170,8 +188,11 @@ impl FetchTransport {
             _ => String::new(),
         };
         let sent = Sent { url: &url, body_streamed: self.prepared.streamed };
-        let stage = fetch_failure_stage(self.runtime, &fields.shape(), sent);
-        fields.failed(stage, e)
+        let shape = fields.shape();
+        let stage = fetch_failure_stage(self.runtime, &shape, sent);
+        let failure =
+            if refused(self.runtime, &shape) { Failure::Refused(stage) } else { Failure::Network(stage) };
+        fields.failed(failure, e)
     }
 
     /// Our signal, joined with the caller's where the host can
@@ -213,7 +234,7 @@ impl FetchTransport {
             Follower::Us => fetch_following(self, input, init, &signal).await?,
             Follower::Host => {
                 init.set_signal(&signal);
-                let promise = fetch(&input, init).map_err(not_sent)?;
+                let promise = self.call(&input, init).map_err(not_sent)?;
                 JsFuture::from(promise).await.map_err(|e| self.fetch_failed(e))?.unchecked_into()
             }
         };
@@ -233,7 +254,7 @@ impl FetchTransport {
                 Handling::Stream => Received::streaming(response, Some(stream)),
                 Handling::Buffer => {
                     let bytes = self.read_body(&response, &headers, declared, stream, cross_origin).await?;
-                    Received::buffered(rebuild(response, &headers, status, Some(&bytes)), Some(bytes))
+                    Received::buffered(self.rebuild(response, &headers, status, &bytes), Some(bytes))
                 }
                 Handling::BufferUpTo(limit) => {
                     self.read_up_to(response, &headers, status, stream, limit).await?
@@ -301,7 +322,7 @@ impl FetchTransport {
         match read_chunks(&reader, limit).await? {
             Chunks::Done(chunks, total) => {
                 let bytes = concat(&chunks, total);
-                Ok(Received::buffered(rebuild(response, headers, status, Some(&bytes)), Some(bytes)))
+                Ok(Received::buffered(self.rebuild(response, headers, status, &bytes), Some(bytes)))
             }
             Chunks::More(read) => {
                 let body = joined(read, reader).map_err(delivered)?;
@@ -354,13 +375,14 @@ pub(super) fn concat(chunks: &[Uint8Array], total: u64) -> ArrayBuffer {
     all.buffer()
 }
 
-/// `rebuilt` given the `url` and `redirected` of `response`, which a
-/// constructed Response would lose.
+/// `rebuilt` given the `url`, `redirected` and `type` of `response`, which
+/// a constructed Response would lose.
 fn rebuilt_with(response: &Response, rebuilt: Result<Response, JsValue>) -> Option<Response> {
     let rebuilt = rebuilt.ok()?;
     let fetched: &Fetched = response.unchecked_ref();
     define_value(&rebuilt, &URL, &fetched.url());
     define_value(&rebuilt, &REDIRECTED, &JsValue::from_bool(response.redirected()));
+    define_value(&rebuilt, &TYPE, &fetched.kind());
     Some(rebuilt)
 }
 
@@ -376,10 +398,31 @@ fn init_of(response: &Response, headers: &Headers, status: u16) -> Rebuild {
     init
 }
 
-fn rebuild(response: Response, headers: &Headers, status: u16, bytes: Option<&ArrayBuffer>) -> Response {
-    let init = init_of(&response, headers, status);
-    let body = Response::new_with_opt_buffer_source_and_init(bytes.map(|b| b.as_ref()), init.unchecked_ref());
-    rebuilt_with(&response, body).unwrap_or(response)
+impl FetchTransport {
+    /// The host's response again around its buffered `bytes`. With a caller
+    /// signal, the body is the glue's `bufferedBody(bytes, signal,
+    /// abortError)`: a stream that, as `fetch`'s body does, fails once the
+    /// signal has aborted (with the reason, or the `AbortError` Node gives:
+    /// `policy::runtime::body_abort_error`), checked when it is read, so no
+    /// listener outlives the call.
+    fn rebuild(&self, response: Response, headers: &Headers, status: u16, bytes: &ArrayBuffer) -> Response {
+        let init = init_of(&response, headers, status);
+        let stream = match (&self.prepared.signal, &self.buffered_body) {
+            (Some(signal), Some(body)) => {
+                let abort_error = JsValue::from_bool(body_abort_error(self.runtime));
+                body.call3(&JsValue::UNDEFINED, bytes, signal, &abort_error).ok()
+            }
+            _ => None,
+        };
+        let body = match stream {
+            Some(stream) => Response::new_with_opt_readable_stream_and_init(
+                Some(stream.unchecked_ref()),
+                init.unchecked_ref(),
+            ),
+            None => Response::new_with_opt_buffer_source_and_init(Some(bytes.as_ref()), init.unchecked_ref()),
+        };
+        rebuilt_with(&response, body).unwrap_or(response)
+    }
 }
 
 impl Transport for FetchTransport {

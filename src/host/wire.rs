@@ -105,6 +105,7 @@ pub fn request(js: &JsValue) -> Result<LeaseRequest, Malformed> {
         returned_total: f.int("returnedTotal")?,
         refunded_total: f.int("refundedTotal")?,
         want_slots: f.small("wantSlots")?,
+        config: config(&get(js, "config"), "request.config")?,
     })
 }
 
@@ -158,6 +159,9 @@ pub fn state(js: &JsValue) -> Result<AuthorityState, Malformed> {
             tokens_credited: s.int("tokensCredited")?,
             tokens_refunded: s.int("tokensRefunded")?,
             slots_granted: s.int("slotsGranted")?,
+            // Absent from a state kept by an older version: none counted.
+            differing_configs: s.maybe("differingConfigs", |_| s.int("differingConfigs"))?.unwrap_or(0),
+            config_changes: s.maybe("configChanges", |_| s.int("configChanges"))?.unwrap_or(0),
         },
     })
 }
@@ -171,5 +175,7 @@ fn holder(js: &JsValue) -> Result<HolderState, Malformed> {
         returned: f.int("returned")?,
         refunded: f.int("refunded")?,
         seen_ms: f.int("seenMs")?,
+        // Absent from a state kept by an older version: no offer known.
+        config: f.maybe("config", |c| config(c, "state.holders[].config"))?.unwrap_or_default(),
     })
 }

@@ -124,6 +124,10 @@ pub enum Attempted {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Failure {
     Network(Stage),
+    /// The host refused the request in a way that will repeat (an invalid
+    /// request, a redirect its mode forbids, an integrity mismatch): never
+    /// retried, whatever the stage (`policy::runtime::refused`).
+    Refused(Stage),
     /// Our per-attempt timer fired (the request may have been delivered).
     AttemptTimeout,
     /// Our total deadline fired.
@@ -205,6 +209,7 @@ fn classify_failure(failure: Failure, safety: Safety, retry_on: &RetryOn) -> Ver
         }
         Failure::Network(Stage::MaybeDelivered) => retry_if(retry_on.network_errors, Reason::NetworkError),
         Failure::AttemptTimeout => retry_if(retry_on.timeouts && safety.repeatable(), Reason::AttemptTimeout),
+        Failure::Refused(_) => Verdict::Stop(Reason::Refused),
         Failure::Deadline => Verdict::Stop(Reason::Deadline),
         Failure::Cancelled => Verdict::Stop(Reason::Cancelled),
         Failure::BodyTooLarge => Verdict::Stop(Reason::BodyTooLarge),

@@ -44,5 +44,6 @@ checked_arithmetic! {
     pub mod retry;
     pub mod retry_after;
     pub mod runtime;
+    pub mod scheme;
     pub mod state;
 }

@@ -5,8 +5,10 @@ use serde::Serialize;
 /// The end of an operation. Every name is one of DESIGN §1's stop reasons,
 /// plus `succeeded` for a 2xx, `invalid-random` for an injected `random()`
 /// that returned something outside `[0, 1)`, and `task-failed` for a polled
-/// task that its verdict hook called fatal, and `offline` when the host
-/// reported itself offline until the budget ran out.
+/// task that its verdict hook called fatal, `offline` when the host
+/// reported itself offline until the budget ran out, and `refused` when
+/// `fetch` refused the request in a way that will repeat (the rejection is
+/// then the host's own error).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(into = "&'static str")]
 pub enum Reason {
@@ -29,6 +31,8 @@ pub enum Reason {
     TaskFailed,
     /// The host stayed offline for the rest of the budget.
     Offline,
+    /// The host refused the request in a way that repeating cannot change.
+    Refused,
 }
 
 impl Reason {
@@ -52,6 +56,7 @@ impl Reason {
             Reason::InvalidRandom => "invalid-random",
             Reason::TaskFailed => "task-failed",
             Reason::Offline => "offline",
+            Reason::Refused => "refused",
         }
     }
 }

@@ -66,12 +66,67 @@ pub struct Hop {
 /// The next hop after a response with `status` to a `method` request, when
 /// it is a redirect `fetch` would follow.
 pub fn next_hop(status: u16, method: &str, same_origin: bool) -> Option<Hop> {
-    if !matches!(status, 301 | 302 | 303 | 307 | 308) {
+    if !is_redirect(status) {
         return None;
     }
     let to_get = (matches!(status, 301 | 302) && method == "POST")
         || (status == 303 && method != "GET" && method != "HEAD");
     Some(Hop { to_get, cross_origin: !same_origin })
+}
+
+/// Why `fetch` would end a redirect chain with a network error instead of
+/// following this redirect (the Fetch standard's HTTP-redirect fetch and
+/// main fetch): each repeats on every attempt, so none is retried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unfollowable {
+    /// The `Location` is not a URL.
+    BadLocation,
+    /// The `Location` is not `http:` or `https:` (`data:`, `ftp:`, …).
+    NotHttp,
+    /// Already [`MAX_HOPS`] redirects.
+    TooMany,
+    /// A `mode: "same-origin"` request sent to another origin.
+    CrossOrigin,
+}
+
+impl Unfollowable {
+    /// The message of the `TypeError`'s cause (undici's words).
+    pub fn message(self) -> &'static str {
+        match self {
+            Unfollowable::BadLocation => "Invalid URL",
+            Unfollowable::NotHttp => "URL scheme must be a HTTP(S) scheme",
+            Unfollowable::TooMany => "redirect count exceeded",
+            Unfollowable::CrossOrigin => "request mode cannot be \"same-origin\"",
+        }
+    }
+}
+
+/// What the next hop must be to be followed: `hops` redirects were followed
+/// already; `location` is the parsed `Location` (`None`: unparsable) as its
+/// scheme (with the colon, as `URL.protocol` gives it) and whether it has
+/// the first request's origin; `same_origin_mode` is `mode: "same-origin"`.
+pub fn check_hop(
+    hops: u32,
+    location: Option<(&str, bool)>,
+    same_origin_mode: bool,
+) -> Result<(), Unfollowable> {
+    let (protocol, same_origin) = location.ok_or(Unfollowable::BadLocation)?;
+    if protocol != "http:" && protocol != "https:" {
+        return Err(Unfollowable::NotHttp);
+    }
+    if hops >= MAX_HOPS {
+        return Err(Unfollowable::TooMany);
+    }
+    if same_origin_mode && !same_origin {
+        return Err(Unfollowable::CrossOrigin);
+    }
+    Ok(())
+}
+
+/// Whether `status` is a redirect that `fetch` follows (when the response
+/// has a `Location`).
+pub fn is_redirect(status: u16) -> bool {
+    matches!(status, 301 | 302 | 303 | 307 | 308)
 }
 
 /// How far a request got whose hop number `hop` (0: the first) failed with
@@ -123,6 +178,27 @@ mod tests {
             assert_eq!(follower(rt, Some("error")), Follower::Host, "{rt:?}");
         }
         assert_eq!(follower(Runtime::Browser, None), Follower::Host);
+    }
+
+    #[test]
+    fn a_redirect_fetch_would_refuse_ends_the_chain() {
+        use Unfollowable::*;
+        type Row = (u32, Option<(&'static str, bool)>, bool, Result<(), Unfollowable>);
+        let table: &[Row] = &[
+            (0, Some(("http:", true)), false, Ok(())),
+            (0, Some(("https:", false)), false, Ok(())),
+            (19, Some(("http:", true)), false, Ok(())),
+            (20, Some(("http:", true)), false, Err(TooMany)),
+            (0, None, false, Err(BadLocation)),
+            (0, Some(("data:", true)), false, Err(NotHttp)),
+            (0, Some(("ftp:", false)), false, Err(NotHttp)),
+            (0, Some(("blob:", false)), true, Err(NotHttp)),
+            (0, Some(("http:", false)), true, Err(CrossOrigin)),
+            (5, Some(("https:", true)), true, Ok(())),
+        ];
+        for &(hops, location, mode, expected) in table {
+            assert_eq!(check_hop(hops, location, mode), expected, "{hops} {location:?} {mode}");
+        }
     }
 
     #[test]

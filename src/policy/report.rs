@@ -112,6 +112,29 @@ pub struct Report {
     pub not_before: Option<u64>,
 }
 
+impl Report {
+    /// A report with no attempt yet, of an operation that has not ended.
+    pub fn new() -> Report {
+        Report {
+            reason: Reason::Succeeded,
+            retry_at: None,
+            elapsed_ms: 0,
+            attempts: Vec::new(),
+            retry_after_hidden: false,
+            snippet: None,
+            not_before: None,
+            streamed: None,
+            budget: None,
+        }
+    }
+}
+
+impl Default for Report {
+    fn default() -> Self {
+        Report::new()
+    }
+}
+
 /// The body bytes read for a snippet, and the characters kept.
 pub const SNIPPET_READ_BYTES: usize = 2048;
 pub const SNIPPET_CHARS: usize = 200;

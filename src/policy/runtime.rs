@@ -33,6 +33,10 @@ impl Runtime {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ErrorShape<'a> {
     pub name: &'a str,
+    /// The error's own `message`.
+    pub message: Option<&'a str>,
+    /// It has a `cause` at all.
+    pub has_cause: bool,
     /// A top-level `code` (Bun).
     pub code: Option<&'a str>,
     pub cause_code: Option<&'a str>,
@@ -85,6 +89,89 @@ pub fn fetch_failure_stage(runtime: Runtime, e: &ErrorShape, sent: Sent) -> Stag
         Stage::NotSent
     } else {
         Stage::MaybeDelivered
+    }
+}
+
+/// Causes undici gives a `fetch failed` that will fail the same way on
+/// every attempt: a redirect the request's mode refuses, an integrity
+/// mismatch, a `Location` or URL `fetch` will not fetch, a blocked port, too
+/// many redirects. (Measured with Node 20.20's undici; transient failures
+/// carry a `code` instead, and never one of these messages.)
+const NODE_REFUSALS: [&str; 8] = [
+    "unexpected redirect",
+    "integrity mismatch",
+    "URL scheme must be a HTTP(S) scheme",
+    "unknown scheme",
+    "bad port",
+    "redirect count exceeded",
+    "about scheme is not supported",
+    "not implemented... yet...",
+];
+
+/// Whether reading a response's body after the caller's signal aborted
+/// rejects with a fresh `AbortError` (Node's undici, measured) rather than
+/// with the signal's reason (the Fetch standard; Deno and Bun, measured).
+pub fn body_abort_error(runtime: Runtime) -> bool {
+    runtime == Runtime::Node
+}
+
+/// Bun's codes for a request it refuses to send or a redirect it refuses to
+/// follow (its network failures carry `ECONNREFUSED`, `ECONNRESET`, …).
+const BUN_REFUSALS: [&str; 5] = [
+    "UnexpectedRedirect",
+    "UnsupportedRedirectProtocol",
+    "RedirectURLInvalid",
+    "ERR_INVALID_ARG_VALUE",
+    "ERR_INVALID_URL",
+];
+
+/// The only messages of a browser's network failure: Chromium's, Firefox's
+/// (and its cut body's) and WebKit's. Every other `TypeError` from `fetch`
+/// is a request the browser refused to build (measured in all three:
+/// tests/fidelity/error-shapes.md, tests/browsers/failure-matrix.md).
+const BROWSER_NETWORK_FAILURES: [&str; 4] = [
+    "Failed to fetch",
+    "NetworkError when attempting to fetch resource.",
+    "Load failed",
+    "Content-Length header of network response exceeds response Body.",
+];
+
+/// Whether a rejected `fetch` failed for a reason that will not change:
+/// the host refused the request before anything left (an invalid header,
+/// method, mode or URL, a body `fetch` cannot send) or for what the answer
+/// was (`redirect: "error"` meeting a redirect, an integrity mismatch, a
+/// `Location` it will not follow). Repeating such a request fails the same
+/// way, so it ends at once with the host's own error. Only shapes measured
+/// in each runtime count (tests/fidelity/error-shapes.md); anything else is
+/// an ordinary network failure, and the stage rules above still say whether
+/// it may have been delivered.
+pub fn refused(runtime: Runtime, e: &ErrorShape) -> bool {
+    let type_error = e.name == "TypeError";
+    // Node and Deno: every network failure is `TypeError: fetch failed`
+    // with a cause; a request they refuse has its own message and no cause
+    // (or, for a URL Node cannot parse, an `ERR_INVALID_URL` one).
+    let own_message = type_error
+        && e.message != Some("fetch failed")
+        && (!e.has_cause || e.cause_code == Some("ERR_INVALID_URL"));
+    match runtime {
+        Runtime::Node => {
+            let cause = e.message == Some("fetch failed")
+                && (e.cause_code == Some("ERR_INVALID_URL")
+                    || e.cause_message.is_some_and(|m| NODE_REFUSALS.contains(&m)));
+            own_message || cause
+        }
+        Runtime::Deno => own_message,
+        // Every network failure has a code.
+        Runtime::Bun => {
+            e.code.is_some_and(|c| BUN_REFUSALS.contains(&c)) || (own_message && e.code.is_none())
+        }
+        // Network failures are plain `Error`s ("Network connection lost.").
+        Runtime::Workerd => type_error && !e.has_cause,
+        // WebKit refuses a stream upload with a `NotSupportedError`.
+        Runtime::Browser => {
+            (type_error && !e.message.is_some_and(|m| BROWSER_NETWORK_FAILURES.contains(&m)))
+                || e.name == "NotSupportedError"
+        }
     }
 }
 
@@ -152,6 +239,95 @@ mod tests {
         ];
         for (i, &(rt, shape, sent, stage)) in table.iter().enumerate() {
             assert_eq!(fetch_failure_stage(rt, &shape, sent), stage, "row {i}: {rt:?} {shape:?}");
+        }
+    }
+
+    /// A measured rejection: name, message, whether it had a cause, and the
+    /// cause's code and message.
+    fn shape(
+        name: &'static str,
+        message: &'static str,
+        cause: Option<(Option<&'static str>, &'static str)>,
+    ) -> ErrorShape<'static> {
+        ErrorShape {
+            name,
+            message: Some(message),
+            has_cause: cause.is_some(),
+            cause_code: cause.and_then(|c| c.0),
+            cause_message: cause.map(|c| c.1),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn node_rejections_that_repeat_are_refused_and_network_failures_are_not() {
+        let failed = |code, message| shape("TypeError", "fetch failed", Some((code, message)));
+        let table: &[(ErrorShape, bool)] = &[
+            (failed(None, "unexpected redirect"), true),
+            (failed(None, "integrity mismatch"), true),
+            (failed(None, "URL scheme must be a HTTP(S) scheme"), true),
+            (failed(Some("ERR_INVALID_URL"), "Invalid URL"), true),
+            (failed(None, "unknown scheme"), true),
+            (failed(None, "bad port"), true),
+            (failed(None, "redirect count exceeded"), true),
+            (shape("TypeError", "Headers.append: \"a\u{0}b\" is an invalid header value.", None), true),
+            (shape("TypeError", "Request with GET/HEAD method cannot have body.", None), true),
+            (shape("TypeError", "RequestInit: duplex option is required when sending a body.", None), true),
+            (shape("TypeError", "'CONNECT' HTTP method is unsupported.", None), true),
+            (
+                shape("TypeError", "Failed to parse URL from http://[bad/", Some((Some("ERR_INVALID_URL"), "Invalid URL"))),
+                true,
+            ),
+            (failed(Some("ECONNREFUSED"), "connect ECONNREFUSED 127.0.0.1:9"), false),
+            (failed(Some("UND_ERR_SOCKET"), "other side closed"), false),
+            (failed(Some("ECONNRESET"), "read ECONNRESET"), false),
+            (failed(Some("UND_ERR_HEADERS_TIMEOUT"), "Headers Timeout Error"), false),
+            // A test tool's simulated network error (MSW) carries a cause.
+            (shape("TypeError", "Failed to fetch", Some((None, "Response.error()"))), false),
+            (shape("TypeError", "fetch failed", None), false),
+            (shape("Error", "boom", None), false),
+        ];
+        for (i, (e, refuses)) in table.iter().enumerate() {
+            assert_eq!(refused(Node, e), *refuses, "row {i}: {e:?}");
+        }
+    }
+
+    #[test]
+    fn deno_bun_workerd_and_browser_refusals_are_told_from_network_failures() {
+        let bun = |code: Option<&'static str>, message| ErrorShape { code, ..shape("TypeError", message, None) };
+        let deno_net = "error sending request for url (http://127.0.0.1:18099/x): client error (Connect)";
+        let table: &[(Runtime, ErrorShape, bool)] = &[
+            (Deno, shape("TypeError", "Fetch failed: Encountered redirect while redirect mode is set to 'error'", None), true),
+            (Deno, shape("TypeError", "Fetch failed: Can not redirect to a non HTTP(s) url", None), true),
+            (Deno, shape("TypeError", "Invalid header value: \"a\u{0}b\"", None), true),
+            (Deno, shape("TypeError", "Fetch failed: Requests to port 1 are blocked", None), true),
+            (Deno, shape("TypeError", "Url scheme 'ftp' not supported", None), true),
+            (Deno, shape("TypeError", "fetch failed", Some((None, deno_net))), false),
+            (Deno, shape("TypeError", "error reading a body from connection", Some((None, "x"))), false),
+            (Bun, bun(Some("UnexpectedRedirect"), "UnexpectedRedirect fetching \"http://127.0.0.1/x\"."), true),
+            (Bun, bun(Some("UnsupportedRedirectProtocol"), "UnsupportedRedirectProtocol fetching"), true),
+            (Bun, bun(Some("RedirectURLInvalid"), "RedirectURLInvalid: Redirect URL in Location header is invalid."), true),
+            (Bun, bun(Some("ERR_INVALID_ARG_VALUE"), "fetch() request with GET/HEAD method cannot have body."), true),
+            (Bun, bun(None, "Header 'x-a' has invalid value"), true),
+            (Bun, bun(Some("ECONNREFUSED"), "ECONNREFUSED: Unable to connect."), false),
+            (Bun, bun(Some("ECONNRESET"), "ECONNRESET: The socket connection was closed unexpectedly."), false),
+            (Bun, bun(Some("ENOTFOUND"), "getaddrinfo ENOTFOUND nonexistent.invalid"), false),
+            (Workerd, shape("TypeError", "Invalid redirect value, must be one of \"follow\" or \"manual\"", None), true),
+            (Workerd, shape("Error", "Network connection lost.", None), false),
+            (Workerd, shape("Error", "internal error; reference = tqi2c2cjlgke36t50lhv085p", None), false),
+            (Browser, shape("TypeError", "Failed to execute 'fetch' on 'Window': Invalid value", None), true),
+            (Browser, shape("TypeError", "Window.fetch: Request cannot have a body", None), true),
+            (Browser, shape("TypeError", "Failed to fetch", None), false),
+            (Browser, shape("TypeError", "NetworkError when attempting to fetch resource.", None), false),
+            (Browser, shape("TypeError", "Load failed", None), false),
+            (Browser, shape("TypeError", "Header 'X-Test' has invalid value: 'a\u{0}b'", None), true),
+            (Browser, shape("TypeError", "URL is not valid or contains user credentials.", None), true),
+            (Browser, shape("TypeError", "Type error", None), true),
+            (Browser, shape("NotSupportedError", "ReadableStream uploading is not supported", None), true),
+            (Browser, shape("AbortError", "Fetch is aborted", None), false),
+        ];
+        for (i, (rt, e, refuses)) in table.iter().enumerate() {
+            assert_eq!(refused(*rt, e), *refuses, "row {i}: {rt:?} {e:?}");
         }
     }
 

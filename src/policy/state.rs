@@ -181,6 +181,7 @@ pub fn message(reason: Reason) -> &'static str {
         Reason::InvalidRandom => "The configured random() returned a value outside [0, 1).",
         Reason::TaskFailed => "The task failed.",
         Reason::Offline => "You are offline; nothing was sent.",
+        Reason::Refused => "The request cannot succeed as it is; trying again would fail the same way.",
     }
 }
 

@@ -22,7 +22,7 @@ export const lazy = new RetryPolicy({
 export async function viaObject(budget: RetryBudget, request: LeaseRequest): Promise<number> {
   const grant: LeaseGrant = await budget.grant(request);
   const stats: RetryBudgetStats = budget.stats();
-  return grant.tokens + (stats.quotaLevel ?? 0);
+  return grant.tokens + (stats.quotaLevel ?? 0) + (stats.config?.rate?.requests ?? 0) + stats.configChanges;
 }
 
 export function wrong(env: Env): void {

@@ -1,7 +1,7 @@
 // Compiled by `tsc --strict --noEmit`: the declarations accept real usage
 // and reject wrong usage (each @ts-expect-error must be an error).
 import { BudgetAuthority, RetryPolicy, RetryError, retryFetch, reportOf, tabBudget } from "saferetry";
-import type { BudgetMode, LeaseGrant, LeaseRequest, Outcome, Report, SharedBudget, State } from "saferetry";
+import type { BudgetMode, LeaseGrant, LeaseRequest, Outcome, Reason, Report, SharedBudget, State } from "saferetry";
 
 const policy = new RetryPolicy({
   maxAttempts: 3,
@@ -55,6 +55,9 @@ const carrier: SharedBudget = { scope: "test", fleetSize: 8, exchange: (r: Lease
 const fleetPolicy = new RetryPolicy({ rate: { requests: 100 }, shared: carrier });
 export const mode: BudgetMode | undefined = fleetPolicy.stats().shared?.mode;
 export const released: Promise<void> = fleetPolicy.release();
+// What the authority keeps in force, and how often policies offered something else.
+export const inForce: number | undefined = authority.config()?.quota?.capacity;
+export const differing: number = authority.stats().differingConfigs;
 export const grant: LeaseGrant | undefined = undefined;
 // @ts-expect-error an exchange takes a lease request
 new RetryPolicy({ shared: { exchange: (r: string) => r } });
@@ -67,3 +70,12 @@ export const leads: boolean = tabs.status().leader;
 tabBudget();
 // @ts-expect-error staleMs is a number of milliseconds
 tabBudget("x", { staleMs: "2s" });
+
+// The transport option takes any fetch, and the policy's own fetch fits the global slot.
+export const pinned = new RetryPolicy({ fetch: globalThis.fetch });
+globalThis.fetch = pinned.fetch;
+// @ts-expect-error the transport is a function
+new RetryPolicy({ fetch: "https://example.com" });
+// A refused request rejects with the host's error, whose report reportOf finds.
+export const refusedReport = (error: unknown): Report | undefined => reportOf(error);
+export const refused: Reason = "refused";

@@ -55,9 +55,14 @@ pub fn check_classify(attempted: Attempted, safety: Safety, statuses: &[u16], ti
                     Failure::Network(Stage::NotSent) => network,
                     Failure::Network(Stage::MaybeDelivered) => network && safety.repeatable(),
                     Failure::AttemptTimeout => timeouts && safety.repeatable(),
-                    Failure::Deadline | Failure::Cancelled | Failure::BodyTooLarge => false,
+                    Failure::Refused(_) | Failure::Deadline | Failure::Cancelled | Failure::BodyTooLarge => {
+                        false
+                    }
                 };
                 assert!(allowed, "{failure:?} retried");
+            }
+            if let Failure::Refused(_) = failure {
+                assert_eq!(verdict, Verdict::Stop(Reason::Refused), "a refusal repeats: never retried");
             }
             if verdict == Verdict::Stop(Reason::MaybeDelivered) {
                 assert_eq!((failure, safety), (Failure::Network(Stage::MaybeDelivered), Safety::Unsafe));

@@ -72,6 +72,13 @@ pub struct AuthorityStats {
     pub tokens_refunded: u64,
     #[serde(serialize_with = "ms")]
     pub slots_granted: u64,
+    /// Requests whose policy offered a quota or a rate other than the one
+    /// in force when they arrived (a mixed fleet, a redeploy under way).
+    #[serde(serialize_with = "ms")]
+    pub differing_configs: u64,
+    /// Times the configuration in force changed ([`FleetConfig::strictest`]).
+    #[serde(serialize_with = "ms")]
+    pub config_changes: u64,
 }
 
 #[derive(Debug)]
@@ -115,6 +122,7 @@ impl Authority {
                     returned: req.returned_total,
                     refunded: req.refunded_total,
                     seen_ms: now_ms,
+                    config: FleetConfig::default(),
                 };
                 self.holders.insert(at, new);
                 at
@@ -128,6 +136,9 @@ impl Authority {
         }
         holder.last_seq = req.seq;
         holder.seen_ms = now_ms;
+        holder.config = req.config;
+        self.configure(&req.config, now_ms);
+        let Some(holder) = self.holders.get_mut(at) else { return grant };
         let returned = req.returned_total.saturating_sub(holder.returned);
         let credit = u32::try_from(returned).unwrap_or(u32::MAX).min(holder.holding);
         let refund = u32::try_from(req.refunded_total.saturating_sub(holder.refunded)).unwrap_or(u32::MAX);
@@ -161,6 +172,46 @@ impl Authority {
             self.stats.slots_granted = self.stats.slots_granted.saturating_add(u64::from(grant.slots));
         }
         grant
+    }
+
+    /// Puts in force the strictest configuration offered by the clients
+    /// heard from within a `ttl_ms` (this request's included). A field no
+    /// such client offers keeps what was in force: a policy without a quota
+    /// spends nothing from the bucket and never removes it. A change keeps
+    /// the bucket's level (clamped to a smaller capacity, never raised) and
+    /// the schedule, so no request, whatever it offers, refills the bucket:
+    /// only returns and refunds do.
+    fn configure(&mut self, offer: &FleetConfig, now_ms: u64) {
+        let current = self.config.fleet();
+        // An offer of a field already in force, and not the same.
+        let differs = offer.quota.zip(current.quota).is_some_and(|(o, c)| o != c)
+            || offer.rate.zip(current.rate).is_some_and(|(o, c)| o != c);
+        if differs {
+            self.stats.differing_configs = self.stats.differing_configs.saturating_add(1);
+        }
+        let ttl = self.config.ttl_ms;
+        let offered = self
+            .holders
+            .iter()
+            .filter(|h| now_ms.saturating_sub(h.seen_ms) < ttl)
+            .fold(FleetConfig::default(), |acc, h| acc.strictest(h.config));
+        let next = FleetConfig { quota: offered.quota.or(current.quota), rate: offered.rate.or(current.rate) };
+        if next == current {
+            return;
+        }
+        self.stats.config_changes = self.stats.config_changes.saturating_add(1);
+        let quota = next.quota.map(Quota::new);
+        if let (Some(q), Some(old)) = (&quota, &self.quota) {
+            q.restore_level(old.level());
+        }
+        let rate = next.rate.map(Rate::new);
+        if let (Some(r), Some(old)) = (&rate, &self.rate) {
+            r.restore_schedule(old.schedule_ms());
+        }
+        self.config.quota = next.quota;
+        self.config.rate = next.rate;
+        self.quota = quota;
+        self.rate = rate;
     }
 
     /// The most slots one grant may take: the schedule's starts within the

@@ -14,7 +14,7 @@ use super::super::quota::{Quota, QuotaConfig};
 use super::super::rate::{Rate, RateConfig};
 use super::super::SharedState;
 use super::slots::Slots;
-use super::{Grant, LeaseRequest, Mode};
+use super::{FleetConfig, Grant, LeaseRequest, Mode};
 use crate::policy::report::ms;
 
 /// How soon a start refused while a request is in flight is tried again.
@@ -39,12 +39,15 @@ pub struct ClientConfig {
     pub retry_ms: u64,
     /// Renew held tokens this long before they expire (only while busy).
     pub renew_before_ms: u64,
-    /// The fleet's retry costs; `None` when no quota is kept.
+    /// This policy's retry costs; `None` when it keeps no quota (its
+    /// retries then spend nothing from the fleet's bucket).
     pub quota: Option<QuotaConfig>,
     /// The conservative start rate used without slots (typically the
     /// fleet's rate divided by its expected size); `None` when no start
     /// rate is kept.
     pub local_rate: Option<RateConfig>,
+    /// The quota and rate this client's requests offer the authority.
+    pub offer: FleetConfig,
 }
 
 impl ClientConfig {
@@ -62,7 +65,8 @@ impl ClientConfig {
             burst: 1,
             ..r
         };
-        ClientConfig { client, quota, local_rate: rate.map(share), ..ClientConfig::default() }
+        let offer = FleetConfig { quota, rate };
+        ClientConfig { client, quota, local_rate: rate.map(share), offer, ..ClientConfig::default() }
     }
 
     /// The most starts this client can make outside the authority's
@@ -89,6 +93,7 @@ impl Default for ClientConfig {
             renew_before_ms: 1_000,
             quota: Some(QuotaConfig::default()),
             local_rate: None,
+            offer: FleetConfig::default(),
         }
     }
 }
@@ -118,7 +123,8 @@ pub struct LeaseStats {
     pub tokens_expired: u64,
     #[serde(serialize_with = "ms")]
     pub slot_starts: u64,
-    /// Starts on the local rate (borrowed, or in `Local` / `Fallback`).
+    /// Starts on the local rate: borrowed (repaid from later slots), or in
+    /// `Fallback` past `borrow`.
     #[serde(serialize_with = "ms")]
     pub local_starts: u64,
     /// Starts put off (the engine queues them): out of slots and borrowing
@@ -166,6 +172,11 @@ struct State {
     slots: Slots,
     debt: u32,
     last_start: Option<(u64, StartKind)>,
+    /// The last answer brought fewer slots than asked: the shared schedule
+    /// is taken up to the authority's horizon (or this client's share of
+    /// it is), so a start ahead of a slot would run ahead of the schedule
+    /// by up to that horizon.
+    slots_short: bool,
     stats: LeaseStats,
 }
 
@@ -210,6 +221,7 @@ impl LeasedClient {
                 slots: Slots::default(),
                 debt: 0,
                 last_start: None,
+                slots_short: false,
                 stats,
             }),
         }
@@ -352,6 +364,7 @@ impl State {
             returned_total: self.returned_total,
             refunded_total: self.refunded_total,
             want_slots,
+            config: self.config.offer,
         }
     }
 
@@ -372,7 +385,8 @@ impl State {
         self.tokens = self.tokens.saturating_add(kept);
         self.tokens_expire_ms = expires;
         self.debt = self.slots.add(grant, sent.want_slots, expires, self.debt);
-        let short = grant.slots < sent.want_slots || grant.tokens < sent.want_tokens;
+        self.slots_short = grant.slots < sent.want_slots;
+        let short = self.slots_short || grant.tokens < sent.want_tokens;
         self.next_ask_ms = if short { self.now_ms.saturating_add(self.config.retry_ms) } else { self.now_ms };
         self.observe(now_ms);
     }
@@ -382,10 +396,27 @@ impl State {
         let now = self.now_ms;
         self.active = true;
         let Some(local) = &self.local else { return Ok(now_ms) };
+        let leased = self.stats.mode == Mode::Leased;
         let (result, kind) = match self.slots.take(now, latest_ms) {
             Some(r) => (r, StartKind::Slot),
-            None if self.debt < self.config.borrow => (local.reserve(now, latest_ms), StartKind::Borrowed),
-            None if self.stats.mode != Mode::Leased => (local.reserve(now, latest_ms), StartKind::Local),
+            // Leased: ahead of a slot while a refill is due, unless the
+            // last answer was short (a busy schedule: the slot repaying it
+            // could be a horizon away).
+            None if leased && !self.slots_short && self.debt < self.config.borrow => {
+                (local.reserve(now, latest_ms), StartKind::Borrowed)
+            }
+            // Cut off from the authority: `borrow` starts repaid later, then
+            // the local rate alone.
+            None if self.stats.mode == Mode::Fallback && self.debt < self.config.borrow => {
+                (local.reserve(now, latest_ms), StartKind::Borrowed)
+            }
+            None if self.stats.mode == Mode::Fallback => (local.reserve(now, latest_ms), StartKind::Local),
+            // Before the first answer: one start, repaid from the first
+            // slots, and the rest wait for that answer (at most
+            // `answer_timeout_ms`). Starts on the local rate would come on
+            // top of the schedule the first answers hand out: K fresh
+            // clients at R / K each would double the first window.
+            None if !leased && self.debt == 0 => (local.reserve(now, latest_ms), StartKind::Borrowed),
             None => {
                 // Not now: the engine queues and asks again then (within its
                 // deadline), as it waits for a slot of the in-memory rate.
@@ -476,10 +507,12 @@ impl SharedState for LeasedClient {
         self.with(None, |s| s.quota.as_ref().map(|_| s.tokens))
     }
 
-    /// The earliest held slot; without one, a borrowed start on the local
-    /// rate (up to `borrow`), then the local rate alone — unless the last
-    /// answer was short (the shared rate is taken): then a refusal, as the
-    /// in-memory rate refuses a start past the deadline.
+    /// The earliest held slot. Without one: leased, a borrowed start on the
+    /// local rate (up to `borrow`, and only if the last answer was not
+    /// short); before the first answer, one borrowed start; cut off, up to
+    /// `borrow` borrowed, then the local rate alone. Otherwise a refusal
+    /// with the time to come back, as the in-memory rate answers a start
+    /// past the deadline.
     fn reserve_start(&self, now_ms: u64, latest_ms: u64) -> Result<u64, u64> {
         self.with(Err(latest_ms), |s| s.reserve_start(now_ms, latest_ms))
     }

@@ -31,6 +31,12 @@
 //!   bucket; a client never creates one. In an outage (no successes, no
 //!   refunds) the fleet spends at most the bucket's capacity — the budget of
 //!   *one* isolate, not K. Leases add no slack here; the test allows K grants.
+//!   Whatever the clients' policies offer (see *One budget* below), the
+//!   bucket is made once, by the first request that offers a quota, and no
+//!   later request refills it: in tokens, the fleet spends at most that
+//!   first capacity; in retries, that divided by the smallest `retry_cost`
+//!   among the policies (a policy without a quota spends no tokens, and its
+//!   retries are its own).
 //! - **Starts.** A slot is a moment of the authority's schedule; a client
 //!   starts on it at or after that moment, never before. A client holds at
 //!   most G slots and makes at most `borrow` starts ahead of a slot while a
@@ -38,17 +44,27 @@
 //!   the schedule in any window of `per_ms` number at most
 //!   `R + (B − 1) + K × burst`, where `burst = G + borrow`
 //!   ([`ClientConfig::burst`]): the schedule's own count plus what each
-//!   client carries into the window. A leased client out of slots and
-//!   borrowing does not start: it answers `reserve_start` with the time
-//!   to ask again (when its refill goes out, or shortly after, while one is
-//!   in flight), and the engine queues the operation until then, within its
-//!   deadline, as it queues for the in-memory rate. Only clients without a
-//!   lease — in `Local` and `Fallback` mode — start on their conservative
-//!   `local_rate`, at most one local rate's worth (+1) each per window: with
-//!   `local_rate` = R/K, at most `R + K` while the authority is away. A
-//!   later local start is not committed to while an answer is on its way or
-//!   the next request goes out first: the operation comes back then, so a
-//!   burst that arrives before the first answer is spread on the slots it
+//!   client carries into the window. A leased client out of slots borrows
+//!   only if its last answer was not short: a short one says the schedule
+//!   is taken up to the horizon, and a start borrowed then would run up to
+//!   a horizon ahead of the slot that repays it. Otherwise it does not
+//!   start: it answers `reserve_start` with the time to ask again (when its
+//!   refill goes out, or shortly after, while one is in flight), and the
+//!   engine queues the operation until then, within its deadline, as it
+//!   queues for the in-memory rate. A fresh client ([`Mode::Local`]) makes
+//!   at most `borrow` starts before its first answer (repaid from its first
+//!   slots) and queues the rest for that answer: were it to start on its
+//!   local rate, K fresh clients at R/K each would add R to the schedule the
+//!   first answers hand out (measured: 118 starts in the first second at R
+//!   = 100). So K fresh clients whose answers come within a fraction of the
+//!   horizon start at most `R + (B − 1) + K × borrow` in any window, the
+//!   first included (tests/fleet.rs). Only clients cut off from the
+//!   authority ([`Mode::Fallback`]) start on their conservative
+//!   `local_rate`, at most one local rate's worth (+1) each per window:
+//!   with `local_rate` = R/K, at most `R + K` while the authority is away.
+//!   A later local start is not committed to while an answer is on its way
+//!   or the next request goes out first: the operation comes back then, so
+//!   a burst that arrives before an answer is spread on the slots it
 //!   brings, not on the slow local rate.
 //! - **Staleness.** A grant is valid for the authority's `ttl_ms`, counted
 //!   from when the client *sent* its request (so never later than the
@@ -70,6 +86,26 @@
 //!   older per-client `seq`) grants nothing. Only tokens granted in an
 //!   answer that never arrives (or arrives after the client gave up on it)
 //!   are lost to the bucket: a conservative loss that successes refill.
+//!
+//! # One budget
+//!
+//! Every request offers its policy's quota and rate ([`FleetConfig`]); the
+//! authority keeps, for each client, its latest offer, and puts in force the
+//! strictest of the offers heard within a grant's lifetime (`ttl_ms`),
+//! field by field ([`FleetConfig::strictest`]): the smallest capacity, the
+//! largest costs (kept for the record: each client pays its own policy's
+//! costs from the tokens it holds), the slowest rate, the smallest burst.
+//! A field no recent
+//! client offers keeps what was in force, so a policy with `quota: false`
+//! (or without a rate) spends nothing from the bucket and never removes it.
+//! A change keeps the level (clamped to a smaller capacity, never raised)
+//! and the schedule. Why not the first configuration seen: a Durable
+//! Object outlives deployments, and a budget fixed by its first request
+//! would never follow a change of the policies; the strictest recent offer
+//! follows a redeploy once the old isolates have been silent for a
+//! `ttl_ms`, and no request can loosen a budget another live policy asks
+//! to be stricter, nor refill it. Requests offering something other than
+//! what is in force are counted (`differing_configs`), as are changes.
 //!
 //! # When the authority is gone
 //!
@@ -111,14 +147,46 @@ pub use authority::{Authority, AuthorityConfig, AuthorityStats};
 pub use client::{ClientConfig, LeaseStats, LeasedClient};
 pub use persist::{AuthorityState, HolderState};
 
-/// What a fleet shares, as its clients know it: the quota and the start
-/// rate. Every request carries it, so the authority (a Durable Object, a
-/// leader tab) needs no configuration of its own and follows a redeploy.
+/// What a fleet shares, as one client offers it: its policy's quota and
+/// start rate (`None`: this policy keeps none). Every request carries it,
+/// so the authority (a Durable Object, a leader tab) needs no
+/// configuration of its own and follows a redeploy; what it keeps is the
+/// strictest of the offers heard within a grant's lifetime, never one
+/// request's word ([`FleetConfig::strictest`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FleetConfig {
     pub quota: Option<QuotaConfig>,
     pub rate: Option<RateConfig>,
+}
+
+impl FleetConfig {
+    /// The stricter of two offers, field by field: a policy without a
+    /// quota (or a rate) offers none and takes nothing away. Quotas: the
+    /// smaller capacity and refund, the larger costs. Rates: the slower
+    /// rate (fewer requests per ms, compared exactly), the smaller burst.
+    pub fn strictest(self, other: FleetConfig) -> FleetConfig {
+        let quota = match (self.quota, other.quota) {
+            (Some(a), Some(b)) => Some(QuotaConfig {
+                capacity: a.capacity.min(b.capacity),
+                retry_cost: a.retry_cost.max(b.retry_cost),
+                timeout_cost: a.timeout_cost.max(b.timeout_cost),
+                success_refund: a.success_refund.min(b.success_refund),
+            }),
+            (a, b) => a.or(b),
+        };
+        let rate = match (self.rate, other.rate) {
+            (Some(a), Some(b)) => {
+                // a.requests / a.per_ms <= b.requests / b.per_ms, in u128.
+                let a_slower = u128::from(a.requests).saturating_mul(u128::from(b.per_ms))
+                    <= u128::from(b.requests).saturating_mul(u128::from(a.per_ms));
+                let slower = if a_slower { a } else { b };
+                Some(RateConfig { burst: a.burst.min(b.burst), ..slower })
+            }
+            (a, b) => a.or(b),
+        };
+        FleetConfig { quota, rate }
+    }
 }
 
 /// A client's ask, as plain data (a Durable Object call's or a message's
@@ -148,6 +216,9 @@ pub struct LeaseRequest {
     pub refunded_total: u64,
     /// Start slots wanted.
     pub want_slots: u32,
+    /// The quota and rate this client's policy asks for (an offer: see
+    /// [`FleetConfig::strictest`]).
+    pub config: FleetConfig,
 }
 
 /// The authority's answer, as plain data.
@@ -187,4 +258,27 @@ pub enum Mode {
     /// The authority is unreachable: held grants until they expire, then
     /// the local budget (first attempts only).
     Fallback,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_strictest_of_two_offers_compares_rates_across_windows_and_ignores_what_is_not_offered() {
+        let per_second = RateConfig { requests: 10, per_ms: 1_000, burst: 4 };
+        let per_minute = RateConfig { requests: 500, per_ms: 60_000, burst: 2 };
+        let a = FleetConfig { quota: Some(QuotaConfig { capacity: 50, ..QuotaConfig::default() }), rate: Some(per_second) };
+        let b = FleetConfig { quota: None, rate: Some(per_minute) };
+        let s = a.strictest(b);
+        assert_eq!(s.rate, Some(RateConfig { burst: 2, ..per_minute }), "8.3 a second is slower than 10");
+        assert_eq!(s.quota, a.quota, "an offer without a quota takes nothing away");
+        let c = FleetConfig {
+            quota: Some(QuotaConfig { capacity: 900, retry_cost: 7, timeout_cost: 1, success_refund: 0 }),
+            rate: None,
+        };
+        let q = a.strictest(c).quota.unwrap();
+        assert_eq!((q.capacity, q.retry_cost, q.timeout_cost, q.success_refund), (50, 7, 10, 0));
+        assert_eq!(FleetConfig::default().strictest(FleetConfig::default()), FleetConfig::default());
+    }
 }

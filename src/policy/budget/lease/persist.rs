@@ -14,8 +14,9 @@ use crate::policy::report::{ms, opt_ms};
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AuthorityState {
-    /// The configuration the state was kept under (a restore under another
-    /// one clamps the level to the new capacity and keeps the schedule).
+    /// The configuration in force when the state was kept (a restore under
+    /// another one clamps the level to the new capacity and keeps the
+    /// schedule).
     pub config: FleetConfig,
     /// Tokens in the bucket, when a quota is kept.
     pub level: Option<u32>,
@@ -44,4 +45,6 @@ pub struct HolderState {
     pub refunded: u64,
     #[serde(serialize_with = "ms")]
     pub seen_ms: u64,
+    /// The quota and rate its latest request offered.
+    pub config: FleetConfig,
 }
