@@ -4,6 +4,7 @@
 // with the host's fetch. The slot is installed behind a fuse (harness.mjs) and
 // restored after every case.
 import { installGlobalFetch } from './harness.mjs';
+import { retriedNetworkFailure } from './deliberate.mjs';
 
 const hrefOf = (input) => (typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
 const isMocked = (input) => /[?&]mocked=1/.test(hrefOf(input));
@@ -19,7 +20,7 @@ function installMock({ asRequest = false } = {}) {
 
 export function globalCases(h) {
   // Both sides use the one global slot: one after the other.
-  const add = (name, scenario) => h.add(name, scenario, { serial: true });
+  const add = (name, scenario, opts = {}) => h.add(name, scenario, { ...opts, serial: true });
   const mine = (t) => (t.side === 'host' ? t.hostFetch : t.policy.fetch);
   const post = { method: 'POST', body: 'via the global', headers: { 'Content-Type': 'text/plain', 'X-Test': 'g' } };
 
@@ -38,7 +39,7 @@ export function globalCases(h) {
   add('globalThis.fetch = policy.fetch: a deterministic failure through the global is sent once', (t) => {
     installGlobalFetch(mine(t));
     return globalThis.fetch(t.u({ loc: t.path({ final: 1 }) }), { redirect: 'error' });
-  });
+  }, retriedNetworkFailure(h.runtime));
   add('A second policy installed over the first answers as fetch does', (t) => {
     installGlobalFetch(mine(t));
     if (t.side === 'policy') installGlobalFetch(new t.saferetry.RetryPolicy().fetch);

@@ -23,20 +23,21 @@ export function sameRejection(h, p) {
   return p.constructorIsTypeError === true && p.hasCause === true && show(p.cause) === show(withoutCause(h));
 }
 
-/** Paths where `p` differs from `h`, as "path: host …, policy …" lines. */
-export function differences(h, p, path = '') {
+/** Paths where `p` differs from `h`, as "path: host …, policy …" lines
+ * (`label` names the first side: "host", or "expected" for a deliberate case). */
+export function differences(h, p, path = '', label = 'host') {
   if (path.endsWith('.ms') || path === 'ms') {
     return typeof h === 'number' && typeof p === 'number' && p <= h + TIMING_SLACK_MS
-      ? [] : [`${path}: host ${show(h)} ms, policy ${show(p)} ms (slack ${TIMING_SLACK_MS} ms)`];
+      ? [] : [`${path}: ${label} ${show(h)} ms, policy ${show(p)} ms (slack ${TIMING_SLACK_MS} ms)`];
   }
   if (/(^|\.)rejected$|bodyError$/.test(path)) {
-    return sameRejection(h, p) ? [] : [`${path}: host ${show(h)}, policy ${show(p)}`];
+    return sameRejection(h, p) ? [] : [`${path}: ${label} ${show(h)}, policy ${show(p)}`];
   }
   const isObj = (v) => v !== null && typeof v === 'object';
   if (isObj(h) && isObj(p) && Array.isArray(h) === Array.isArray(p)) {
-    if (Array.isArray(h) && h.length !== p.length) return [`${path}: host ${h.length} items ${show(h)}, policy ${p.length} items ${show(p)}`];
+    if (Array.isArray(h) && h.length !== p.length) return [`${path}: ${label} ${h.length} items ${show(h)}, policy ${p.length} items ${show(p)}`];
     const keys = [...new Set([...Object.keys(h), ...Object.keys(p)])];
-    return keys.flatMap((k) => differences(h[k], p[k], path ? `${path}.${k}` : k));
+    return keys.flatMap((k) => differences(h[k], p[k], path ? `${path}.${k}` : k, label));
   }
-  return Object.is(h, p) ? [] : [`${path || '(value)'}: host ${show(h)}, policy ${show(p)}`];
+  return Object.is(h, p) ? [] : [`${path || '(value)'}: ${label} ${show(h)}, policy ${show(p)}`];
 }

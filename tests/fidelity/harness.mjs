@@ -124,7 +124,7 @@ export function makeHarness({ saferetry: pkg, server, runtime, selfcheck = false
       : await Promise.all([observe(scenario, 'host', mode), observe(scenario, 'policy', mode)]);
     const expected = deliberate ? deliberate.expect(structuredClone(host), policy) : host;
     if (deliberate && differences(host, expected).length === 0) throw new Error(`deliberate case, but the expected policy answer equals the host's`);
-    const diff = differences(expected, policy);
+    const diff = differences(expected, policy, '', deliberate ? 'expected' : 'host');
     if (diff.length) {
       throw new Error(`${deliberate ? 'differs from the deliberate expectation' : 'policy.fetch differs from fetch'}: ${diff.slice(0, 6).join(' | ')}${diff.length > 6 ? ` | … ${diff.length - 6} more` : ''}`);
     }
