@@ -103,22 +103,34 @@ export function reportOf(response) {
   return Object(response) === response ? reports.get(response) : undefined;
 }
 
-/** The stream a buffered body is served from when the caller passed a
- * signal: like `fetch`'s body, reading it fails once that signal has aborted
- * (the wasm side says with what). Checked when read, so no listener of ours
- * outlives the call. */
-function bufferedBody(bytes, signal, abortError) {
+const READS = ["arrayBuffer", "blob", "bytes", "formData", "json", "text"];
+
+/** A buffered response when the caller passed a signal: like `fetch`'s,
+ * reading its body once that signal has aborted fails (the wasm side says
+ * with what: `abortError`, else the reason). Checked when read — by the
+ * body stream's `pull` and by the read methods, which still disturb the
+ * body as a failed read does — so no listener of ours outlives the call. */
+function bufferedResponse(bytes, init, signal, abortError) {
+  const failure = () => (abortError ? new DOMException("The operation was aborted.", "AbortError") : signal.reason);
   const source = {
     pull(controller) {
-      if (signal.aborted) {
-        controller.error(abortError ? new DOMException("The operation was aborted.", "AbortError") : signal.reason);
-      } else {
-        controller.enqueue(new Uint8Array(bytes));
-        controller.close();
-      }
+      if (signal.aborted) return controller.error(failure());
+      controller.enqueue(new Uint8Array(bytes));
+      controller.close();
     },
   };
-  return new ReadableStream(source, { highWaterMark: 0 });
+  const response = new Response(new ReadableStream(source, { highWaterMark: 0 }), init);
+  for (const name of READS) {
+    const read = Response.prototype[name];
+    if (!read) continue;
+    const value = function () {
+      if (!signal.aborted) return read.call(this);
+      read.call(this).catch(() => {});
+      return Promise.reject(failure());
+    };
+    Object.defineProperty(response, name, { value, writable: true, configurable: true });
+  }
+  return response;
 }
 
 function settle(raw) {
@@ -169,9 +181,11 @@ class Operation {
     const caller = callerSignal(this.#input, this.#init);
     const retry = notBefore === undefined ? this.#init?.retry : { ...this.#init?.retry, notBefore };
     const init = { ...this.#init, signal: controller.signal, retry };
-    const promise = this.#execute(init, (state) => {
-      if (this.#controller === controller) this.#set(Object.freeze(state));
-    });
+    const promise = Promise.resolve(
+      this.#execute(init, (state) => {
+        if (this.#controller === controller) this.#set(Object.freeze(state));
+      }),
+    );
     // Registered only once the operation started (a throw above leaves none).
     const forward = () => controller.abort(caller.reason);
     if (caller?.aborted) forward();
@@ -242,16 +256,23 @@ export class RetryPolicy {
 
   constructor(options) {
     assertLoaded();
-    this.#policy = new Policy(options, bufferedBody);
+    this.#policy = new Policy(options, bufferedResponse);
   }
 
   /** Like `fetch`: resolves with the final Response. An own property bound
    * to this policy, so SDKs can take it unbound (`fetch: policy.fetch`) and
    * call it with any `this`, and installable as the global `fetch`. */
   fetch = Object.assign(
-    async (input, init) => {
+    (input, init) => {
       if (reentered(input, init)) return HOST(input, init);
-      return settle(await this.#policy.execute(input, init, undefined, globalTransport()));
+      try {
+        const out = this.#policy.execute(input, init, undefined, globalTransport());
+        // An operation that ended inside the call (its signal had aborted)
+        // settles now, as `fetch`'s promise would.
+        return Array.isArray(out) ? Promise.resolve(settle(out)) : out.then(settle);
+      } catch (error) {
+        return Promise.reject(error);
+      }
     },
     { [MARK]: HOST },
   );

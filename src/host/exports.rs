@@ -32,7 +32,7 @@ use crate::policy::classify::Stage;
 use crate::policy::options::Options;
 use crate::policy::reason::Reason;
 use crate::policy::report::{ms, AttemptRecord, ErrorInfo, Report};
-use crate::policy::runtime::Runtime;
+use crate::policy::runtime::{fetch_settles_at_once, Runtime};
 use crate::policy::scheme::is_http;
 use crate::policy::state::{Phase, WaitWhy};
 
@@ -45,11 +45,14 @@ use crate::policy::state::{Phase, WaitWhy};
 /// waker; a future still pending is then spawned, and the executor's own
 /// first poll re-registers its wakers (every future in the engine stores
 /// the waker of its latest poll, so no wake-up is lost in between).
-fn start(future: impl Future<Output = JsValue> + 'static) -> Promise {
+fn start(runtime: Runtime, future: impl Future<Output = JsValue> + 'static) -> JsValue {
     let mut future = Box::pin(future);
     match future.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
-        Poll::Ready(value) => Promise::resolve(&value),
-        Poll::Pending => future_to_promise(async move { Ok(future.await) }),
+        // Done already (a signal aborted before the call): the outcome
+        // itself, so `policy.fetch` settles when `fetch` would.
+        Poll::Ready(value) if fetch_settles_at_once(runtime) => value,
+        Poll::Ready(value) => Promise::resolve(&value).into(),
+        Poll::Pending => future_to_promise(async move { Ok(future.await) }).into(),
     }
 }
 
@@ -62,7 +65,7 @@ struct Shared {
     gate: Option<Rc<Gate>>,
     stats: Stats,
     runtime: Runtime,
-    buffered_body: Option<Function>,
+    buffered_response: Option<Function>,
 }
 
 /// Which runtime's `fetch` errors we are reading (see `policy::runtime`).
@@ -93,9 +96,9 @@ pub struct Policy {
 impl Policy {
     /// Validates the options; throws `TypeError`/`RangeError` naming the field.
     #[wasm_bindgen(constructor)]
-    /// `buffered_body(bytes, signal, abortError)` makes the stream a buffered
-    /// body is served from when the caller passed a signal (the glue's).
-    pub fn new(options: JsValue, buffered_body: Option<Function>) -> Result<Policy, JsValue> {
+    /// `buffered_response(bytes, init, signal, abortError)` builds a
+    /// buffered response when the caller passed a signal (the glue's).
+    pub fn new(options: JsValue, buffered_response: Option<Function>) -> Result<Policy, JsValue> {
         let (options, mut hooks) = options::read(&Options::default(), &Hooks::default(), &options, false)?;
         let fleet = hooks.shared.take().map(|exchange| Fleet::new(&options, exchange));
         let state: Box<dyn SharedState> = match &fleet {
@@ -104,7 +107,7 @@ impl Policy {
         };
         let gate = options.concurrency.map(Gate::new);
         let (stats, runtime) = (Stats::default(), detect_runtime());
-        let shared = Shared { options, hooks, state, fleet, gate, stats, runtime, buffered_body };
+        let shared = Shared { options, hooks, state, fleet, gate, stats, runtime, buffered_response };
         Ok(Policy { shared: Rc::new(shared) })
     }
 
@@ -138,8 +141,8 @@ impl Policy {
     }
 
     /// Starts one logical operation. Throws (synchronously) on bad options
-    /// or a request `fetch` would refuse; otherwise the promise resolves to
-    /// the outcome and never rejects. `observe` receives every state;
+    /// or a request `fetch` would refuse; otherwise answers the outcome, or
+    /// a promise of it that never rejects. `observe` receives every state;
     /// `fetch` is the global `fetch` as the glue resolved it for this call
     /// (the policy's `fetch` option wins). A URL that is not HTTP(S) goes
     /// to `fetch` once, untouched (`policy::scheme`).
@@ -149,20 +152,20 @@ impl Policy {
         init: JsValue,
         observe: Option<Function>,
         fetch: Function,
-    ) -> Result<Promise, JsValue> {
+    ) -> Result<JsValue, JsValue> {
         let shared = self.shared.clone();
         let (own, retry) = own_init(&init)?;
         let (options, hooks) = options::read(&shared.options, &shared.hooks, &retry, true)?;
         let fetch = hooks.fetch.clone().unwrap_or(fetch);
         if !is_http(&url_of(&input)) {
             let signal = own.signal().dyn_into().ok();
-            return Ok(start(async move {
+            return Ok(start(shared.runtime, async move {
                 let mut ctx = Ctx::new(&shared, &options, &hooks, observe, signal, fetch);
                 ctx.pass_through(&input, &own).await
             }));
         }
         let prepared = prepare(&input, own, &hooks.idempotency_key)?;
-        Ok(start(async move {
+        Ok(start(shared.runtime, async move {
             let mut ctx = Ctx::new(&shared, &options, &hooks, observe, prepared.signal.clone(), fetch);
             let finished = ctx.submit(prepared, true).await;
             ctx.outcome(finished)
@@ -179,14 +182,14 @@ impl Policy {
         spec: JsValue,
         observe: Option<Function>,
         fetch: Function,
-    ) -> Result<Promise, JsValue> {
+    ) -> Result<JsValue, JsValue> {
         let shared = self.shared.clone();
         let (own, retry) = own_init(&init)?;
         let (options, hooks) = options::read(&shared.options, &shared.hooks, &retry, true)?;
         let fetch = hooks.fetch.clone().unwrap_or(fetch);
         let spec = poll::read(&spec)?;
         let prepared = prepare(&input, own, &hooks.idempotency_key)?;
-        Ok(start(async move {
+        Ok(start(shared.runtime, async move {
             let mut ctx = Ctx::new(&shared, &options, &hooks, observe, prepared.signal.clone(), fetch);
             let submitted = ctx.submit(prepared, false).await;
             let Some(response) = submitted.response.as_ref().filter(|_| submitted.phase == Phase::Succeeded)
@@ -268,7 +271,7 @@ impl<'a> Ctx<'a> {
     fn transport(&self, prepared: Prepared) -> FetchTransport {
         FetchTransport {
             fetch: self.fetch.clone(),
-            buffered_body: self.shared.buffered_body.clone(),
+            buffered_response: self.shared.buffered_response.clone(),
             prepared,
             runtime: self.shared.runtime,
             max_body_bytes: self.options.max_body_bytes,

@@ -9,13 +9,15 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortSignal, Headers, Response};
 
 use super::caller::assign;
-use super::props::{header, Init, Url, LOCATION, REDIRECTED};
+use super::props::{header, Init, Url, LOCATION, REDIRECTED, TYPE};
+use super::request::headers_of;
 use super::transport::{define_value, failed, not_sent, FetchTransport};
 use crate::engine::Failed;
 use crate::policy::classify::{normalize_method, Failure, Stage};
 use crate::policy::redirect::{
     check_hop, is_redirect, next_hop, stage_on_hop, Hop, Unfollowable, BODY_HEADERS, CROSS_ORIGIN_DROPPED,
 };
+use crate::policy::runtime::cross_origin_redirect_is_cors;
 
 /// `fetch(input, init)`, then every redirect `fetch` would follow, hop by
 /// hop; the final response (`redirected` set when there was a hop). A
@@ -31,6 +33,8 @@ pub async fn fetch_following(
     let first: &JsValue = init.as_ref();
     let (mut input, mut init): (JsValue, Init) = (input, first.clone().unchecked_into());
     let mut origin: Option<String> = None;
+    // A hop reached another origin than the first request's.
+    let mut crossed = false;
     loop {
         init.set_signal(signal);
         init.set_redirect("manual");
@@ -46,28 +50,34 @@ pub async fn fetch_following(
             if hop > 0 {
                 define_value(&response, &REDIRECTED, &JsValue::TRUE);
             }
+            if crossed && cross_origin_redirect_is_cors(t.runtime) {
+                define_value(&response, &TYPE, &JsValue::from_str("cors"));
+            }
             return Ok(response);
         };
         let here = Url::parse(&JsValue::from_str(&response.url()), &JsValue::UNDEFINED).ok();
-        let there =
-            here.as_ref().and_then(|h| Url::parse(&JsValue::from_str(&location), &h.url_href().into()).ok());
+        let there = here.as_ref().map(|h| Url::parse(&JsValue::from_str(&location), &h.url_href().into()));
         let first_origin = origin.get_or_insert_with(|| here.as_ref().map(Url::origin).unwrap_or_default());
-        let target = there.as_ref().map(|u| (u.protocol(), u.origin() == *first_origin));
+        let target =
+            there.as_ref().and_then(|u| u.as_ref().ok()).map(|u| (u.protocol(), u.origin() == *first_origin));
         let checked =
             check_hop(hop, target.as_ref().map(|(p, same)| (p.as_str(), *same)), t.prepared.same_origin);
         if let Some(body) = response.body() {
             let _ = body.cancel();
         }
-        let (Ok(()), Some(there), Some(here)) = (checked, there, here) else {
+        let (Ok(()), Some(Ok(there)), Some(here)) = (checked, &there, here) else {
+            // An unparsable `Location`'s cause is the URL parser's own error.
             let why = checked.err().unwrap_or(Unfollowable::BadLocation);
+            let parser = there.and_then(Result::err);
             let f = failed(
                 Failure::Refused(Stage::MaybeDelivered),
                 "redirect",
                 "TypeError",
-                Some(network_error(why)),
+                Some(network_error(why, parser)),
             );
             return Err(f);
         };
+        crossed |= target.is_some_and(|(_, same)| !same);
         let method = method_of(&input, &init);
         let Some(step) = next_hop(response.status(), &method, here.origin() == there.origin()) else {
             return Ok(response);
@@ -79,10 +89,11 @@ pub async fn fetch_following(
 }
 
 /// The error `fetch` gives for a redirect it refuses: a `TypeError` whose
-/// `cause` says why (undici's shape).
-fn network_error(why: Unfollowable) -> JsValue {
+/// `cause` says why (undici's shape), or is the URL parser's own error.
+fn network_error(why: Unfollowable, cause: Option<JsValue>) -> JsValue {
     let e = js_sys::TypeError::new("fetch failed");
-    let _ = js_sys::Reflect::set(&e, &JsValue::from_str("cause"), &js_sys::Error::new(why.message()));
+    let cause = cause.unwrap_or_else(|| js_sys::Error::new(why.message()).into());
+    let _ = js_sys::Reflect::set(&e, &JsValue::from_str("cause"), &cause);
     e.into()
 }
 
@@ -118,10 +129,10 @@ async fn next_init(
     let next: Init = Object::new().unchecked_into();
     assign(&next, init).map_err(not_sent)?;
     let request = input.dyn_ref::<web_sys::Request>();
-    let headers = match (init.headers().dyn_into::<Headers>(), request) {
-        (Ok(h), _) => Headers::new_with_headers(&h),
-        (Err(_), Some(r)) => Headers::new_with_headers(&r.headers()),
-        (Err(_), None) => Headers::new(),
+    let headers = match (headers_of(&init.headers()), request) {
+        (Some(h), _) => Ok(h),
+        (None, Some(r)) => Headers::new_with_headers(&r.headers()),
+        (None, None) => Headers::new(),
     }
     .map_err(not_sent)?;
     if step.to_get {

@@ -102,8 +102,10 @@ pub fn prepare(input: &JsValue, mut own: Init, key: &Key) -> Result<Prepared, Js
         })?),
         Key::None => None,
     };
-    // Headers are only materialised when the caller gave some or a key must
-    // be added (never on the caller's own Request object).
+    // The caller's headers are read (for a key) as a `Headers`, but sent
+    // as the caller gave them (pairs stay pairs) unless a key must be added
+    // (never on the caller's own Request object). Headers `fetch` refuses
+    // are left to `fetch`: its own error ends the call.
     let init_headers = own.headers();
     let headers = if !init_headers.is_undefined() || given.is_some() {
         let source = match request {
@@ -111,18 +113,21 @@ pub fn prepare(input: &JsValue, mut own: Init, key: &Key) -> Result<Prepared, Js
             _ => init_headers,
         };
         let h = if source.is_undefined() {
-            Headers::new()?
+            Headers::new()
         } else {
-            Headers::new_with_headers(source.unchecked_ref())?
+            Headers::new_with_headers(source.unchecked_ref())
         };
-        own.set_headers(&h);
-        Some(h)
+        match (h, &given) {
+            (Ok(h), Some(k)) => {
+                h.set("Idempotency-Key", k)?;
+                own.set_headers(&h);
+                Some(h)
+            }
+            (h, _) => h.ok(),
+        }
     } else {
         request.map(Request::headers)
     };
-    if let (Some(h), Some(k)) = (&headers, &given) {
-        h.set("Idempotency-Key", k)?;
-    }
     let has_key = headers.as_ref().is_some_and(|h| h.has("Idempotency-Key").unwrap_or(false));
     // `init.method` wins over a Request's own, as in `fetch(request, init)`.
     let method = own.method().as_string().or(request_method).unwrap_or_else(|| String::from("GET"));
@@ -161,6 +166,15 @@ pub fn prepare(input: &JsValue, mut own: Init, key: &Key) -> Result<Prepared, Js
     })
 }
 
+/// `init.headers` in any form `fetch` takes (a `Headers`, a record, pairs)
+/// as a fresh `Headers`; `None` when there are none or they are invalid.
+pub fn headers_of(init_headers: &JsValue) -> Option<Headers> {
+    if init_headers.is_undefined() {
+        return None;
+    }
+    Headers::new_with_headers(init_headers.unchecked_ref()).ok()
+}
+
 impl Prepared {
     /// The input, when it is a `Request`.
     pub fn request(&self) -> Option<&Request> {
@@ -180,7 +194,7 @@ impl Prepared {
     pub fn secrets(&self) -> Vec<String> {
         let headers = match self.request() {
             Some(r) => Some(r.headers()),
-            None => self.init.headers().dyn_into::<Headers>().ok(),
+            None => headers_of(&self.init.headers()),
         };
         let mut out = Vec::new();
         for name in CREDENTIAL_HEADERS {

@@ -32,14 +32,16 @@ use crate::policy::body::{handling, Handling, ResponseBody};
 use crate::policy::classify::{Failure, Stage};
 use crate::policy::redirect::{follower, Follower};
 use crate::policy::report::{secrets_of, snippet, SNIPPET_READ_BYTES};
-use crate::policy::runtime::{body_abort_error, fetch_failure_stage, refused, ErrorShape, Runtime, Sent};
+use crate::policy::runtime::{
+    body_abort, fetch_failure_stage, refused, short_body_is_cut, BodyAbort, ErrorShape, Runtime, Sent,
+};
 
 pub struct FetchTransport {
     /// The `fetch` to call: the policy's `fetch` option, else the global
     /// one as the glue resolved it for this call.
     pub fetch: js_sys::Function,
-    /// The glue's `bufferedBody` (see `rebuild`).
-    pub buffered_body: Option<js_sys::Function>,
+    /// The glue's `bufferedResponse` (see `rebuild`).
+    pub buffered_response: Option<js_sys::Function>,
     pub prepared: Prepared,
     pub runtime: Runtime,
     pub max_body_bytes: u64,
@@ -285,7 +287,7 @@ impl FetchTransport {
             let promise = response.array_buffer().map_err(delivered)?;
             let buffer: ArrayBuffer = JsFuture::from(promise).await.map_err(delivered)?.unchecked_into();
             let got = u64::from(buffer.byte_length());
-            if got < len {
+            if got < len && short_body_is_cut(self.runtime) {
                 // WebKit resolves a body cut short by a clean close: the
                 // connection broke after the request was delivered.
                 let short = JsValue::from_str("the body ended before its Content-Length");
@@ -400,28 +402,23 @@ fn init_of(response: &Response, headers: &Headers, status: u16) -> Rebuild {
 
 impl FetchTransport {
     /// The host's response again around its buffered `bytes`. With a caller
-    /// signal, the body is the glue's `bufferedBody(bytes, signal,
-    /// abortError)`: a stream that, as `fetch`'s body does, fails once the
-    /// signal has aborted (with the reason, or the `AbortError` Node gives:
-    /// `policy::runtime::body_abort_error`), checked when it is read, so no
-    /// listener outlives the call.
+    /// signal, the glue's `bufferedResponse(bytes, init, signal,
+    /// abortError)` builds it, so that reading the body once that signal has
+    /// aborted fails as `fetch`'s body does (`policy::runtime::body_abort`);
+    /// it is checked when read, so no listener outlives the call.
     fn rebuild(&self, response: Response, headers: &Headers, status: u16, bytes: &ArrayBuffer) -> Response {
         let init = init_of(&response, headers, status);
-        let stream = match (&self.prepared.signal, &self.buffered_body) {
-            (Some(signal), Some(body)) => {
-                let abort_error = JsValue::from_bool(body_abort_error(self.runtime));
-                body.call3(&JsValue::UNDEFINED, bytes, signal, &abort_error).ok()
+        let abort =
+            self.prepared.signal.as_ref().map(|s| (s, body_abort(self.runtime, bytes.byte_length() == 0)));
+        let built = match (abort, &self.buffered_response) {
+            (Some((signal, abort)), Some(make)) if abort != BodyAbort::Unaffected => {
+                let error = JsValue::from_bool(abort == BodyAbort::AbortError);
+                let args = Array::of4(bytes, &init, signal, &error);
+                make.apply(&JsValue::UNDEFINED, &args).map(JsCast::unchecked_into)
             }
-            _ => None,
+            _ => Response::new_with_opt_buffer_source_and_init(Some(bytes.as_ref()), init.unchecked_ref()),
         };
-        let body = match stream {
-            Some(stream) => Response::new_with_opt_readable_stream_and_init(
-                Some(stream.unchecked_ref()),
-                init.unchecked_ref(),
-            ),
-            None => Response::new_with_opt_buffer_source_and_init(Some(bytes.as_ref()), init.unchecked_ref()),
-        };
-        rebuilt_with(&response, body).unwrap_or(response)
+        rebuilt_with(&response, built).unwrap_or(response)
     }
 }
 

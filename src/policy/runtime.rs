@@ -108,21 +108,63 @@ const NODE_REFUSALS: [&str; 8] = [
     "not implemented... yet...",
 ];
 
-/// Whether reading a response's body after the caller's signal aborted
-/// rejects with a fresh `AbortError` (Node's undici, measured) rather than
-/// with the signal's reason (the Fetch standard; Deno and Bun, measured).
-pub fn body_abort_error(runtime: Runtime) -> bool {
+/// What reading a response's body does once the caller's signal aborted
+/// (after `fetch` resolved), measured per runtime by the fidelity tier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyAbort {
+    /// Rejects with the signal's reason (the Fetch standard).
+    Reason,
+    /// Rejects with a fresh `AbortError` (Node's undici, for a body).
+    AbortError,
+    /// Reads as usual: the abort no longer reaches it.
+    Unaffected,
+}
+
+/// `empty`: the body has no bytes. Node rejects with the reason itself for
+/// an empty body and with its own `AbortError` otherwise; Bun reads an
+/// empty body to its end; everywhere else the reason (workerd and WebKit
+/// give a copy or their own error: README, the deliberate differences).
+pub fn body_abort(runtime: Runtime, empty: bool) -> BodyAbort {
+    match (runtime, empty) {
+        (Runtime::Node, false) => BodyAbort::AbortError,
+        (Runtime::Bun, true) => BodyAbort::Unaffected,
+        _ => BodyAbort::Reason,
+    }
+}
+
+/// Whether a body shorter than its `Content-Length` can reach us as a
+/// clean end: WebKit resolves one cut by a clean close, so we must call it
+/// a broken attempt ourselves. The other runtimes reject such a read on
+/// their own, and Bun answers a TRACE with a body it never reads: there a
+/// short body is what `fetch` gives.
+pub fn short_body_is_cut(runtime: Runtime) -> bool {
+    runtime == Runtime::Browser
+}
+
+/// Whether `fetch` rejects a call whose signal had already aborted with a
+/// promise that is rejected when it returns (measured: Deno, Bun and the
+/// browsers), rather than one microtask later (Node, workerd).
+pub fn fetch_settles_at_once(runtime: Runtime) -> bool {
+    !matches!(runtime, Runtime::Node | Runtime::Workerd)
+}
+
+/// Whether a response reached through a redirect to another origin has
+/// `type` `"cors"` (Node's undici taints it, as the standard does for a
+/// CORS request; the others measured answer `"basic"`).
+pub fn cross_origin_redirect_is_cors(runtime: Runtime) -> bool {
     runtime == Runtime::Node
 }
 
 /// Bun's codes for a request it refuses to send or a redirect it refuses to
 /// follow (its network failures carry `ECONNREFUSED`, `ECONNRESET`, …).
-const BUN_REFUSALS: [&str; 5] = [
+const BUN_REFUSALS: [&str; 7] = [
     "UnexpectedRedirect",
     "UnsupportedRedirectProtocol",
     "RedirectURLInvalid",
     "ERR_INVALID_ARG_VALUE",
+    "ERR_INVALID_ARG_TYPE",
     "ERR_INVALID_URL",
+    "ERR_BODY_ALREADY_USED",
 ];
 
 /// The only messages of a browser's network failure: Chromium's, Firefox's
@@ -309,6 +351,8 @@ mod tests {
             (Bun, bun(Some("RedirectURLInvalid"), "RedirectURLInvalid: Redirect URL in Location header is invalid."), true),
             (Bun, bun(Some("ERR_INVALID_ARG_VALUE"), "fetch() request with GET/HEAD method cannot have body."), true),
             (Bun, bun(None, "Header 'x-a' has invalid value"), true),
+            (Bun, bun(Some("ERR_INVALID_ARG_TYPE"), "redirect must be one of 'follow', 'manual' or 'error'"), true),
+            (Bun, bun(Some("ERR_BODY_ALREADY_USED"), "Request body already used"), true),
             (Bun, bun(Some("ECONNREFUSED"), "ECONNREFUSED: Unable to connect."), false),
             (Bun, bun(Some("ECONNRESET"), "ECONNRESET: The socket connection was closed unexpectedly."), false),
             (Bun, bun(Some("ENOTFOUND"), "getaddrinfo ENOTFOUND nonexistent.invalid"), false),
@@ -329,6 +373,28 @@ mod tests {
         for (i, (rt, e, refuses)) in table.iter().enumerate() {
             assert_eq!(refused(*rt, e), *refuses, "row {i}: {rt:?} {e:?}");
         }
+    }
+
+    #[test]
+    fn a_body_read_after_the_abort_fails_as_each_runtime_measured() {
+        use BodyAbort::*;
+        let table = [
+            (Node, false, AbortError),
+            (Node, true, Reason),
+            (Bun, false, Reason),
+            (Bun, true, Unaffected),
+            (Deno, false, Reason),
+            (Deno, true, Reason),
+            (Workerd, false, Reason),
+            (Browser, false, Reason),
+            (Browser, true, Reason),
+        ];
+        for (rt, empty, expected) in table {
+            assert_eq!(body_abort(rt, empty), expected, "{rt:?} empty {empty}");
+        }
+        assert!(short_body_is_cut(Browser) && !short_body_is_cut(Bun) && !short_body_is_cut(Node));
+        assert!(cross_origin_redirect_is_cors(Node) && !cross_origin_redirect_is_cors(Deno));
+        assert!(fetch_settles_at_once(Deno) && fetch_settles_at_once(Browser) && !fetch_settles_at_once(Node));
     }
 
     #[test]

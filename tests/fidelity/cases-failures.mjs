@@ -2,13 +2,17 @@
 // policy must send exactly as many requests as fetch (never retry them) and
 // reject with a TypeError: the host's own, or one whose cause is the host's.
 // These cases also feed `--shapes` (error-shapes.json).
-import { retriedNetworkFailure, standardStop } from './deliberate.mjs';
+import { ownRedirectError, retriedNetworkFailure, standardStop } from './deliberate.mjs';
 
 export function failureCases({ add, runtime }) {
   const shape = { shape: true };
   // What a browser reports as a bare network failure is retried (README 4).
   const bare = { ...shape, ...retriedNetworkFailure(runtime) };
   const hopTo = (t, loc) => t.fetch(t.u({ loc }));
+  // A refused Location where saferetry follows hops: its own words (README 3).
+  const refusedHop = { ...bare, ...ownRedirectError(runtime, ['deno', 'bun', 'workerd'], 'a Location fetch will not follow') };
+  // Deno refuses an unparsable Location even with redirect: "manual": its own error reaches the caller.
+  const unparsableHop = { ...bare, ...ownRedirectError(runtime, ['bun', 'workerd'], 'a Location that is not a URL') };
 
   add('A redirect met with redirect: "error" fails as fetch fails, never retried', (t) => t.fetch(t.u({ loc: t.path({ final: 1 }) }), { redirect: 'error' }), bare);
   add('An integrity value that does not match the body gets what fetch gives, never retried',
@@ -19,10 +23,10 @@ export function failureCases({ add, runtime }) {
     (t) => t.fetch(t.u({ body: 'ok' }), { integrity: 'sha256-Jok2eyBcFs4y7UIAlCuLix4mLfxw2byfvHfElpmk8d8=' }), shape);
   add('A header value with a NUL byte fails as fetch fails, nothing sent', (t) => t.fetch(t.u(), { headers: { 'X-Test': 'a\u0000b' } }), shape);
   add('A header name with a space fails as fetch fails, nothing sent', (t) => t.fetch(t.u(), { headers: { 'Bad Name': 'x' } }), shape);
-  add('A redirect to a data: URL fails as fetch fails, never retried', (t) => hopTo(t, 'data:text/plain,hi'), bare);
-  add('A redirect to an ftp: URL fails as fetch fails, never retried', (t) => hopTo(t, 'ftp://127.0.0.1/x'), bare);
-  add('A redirect to an unparsable Location (http://[bad) fails as fetch fails, never retried', (t) => hopTo(t, 'http://[bad'), bare);
-  add('A redirect to a javascript: URL fails as fetch fails, never retried', (t) => hopTo(t, 'javascript:alert(1)'), bare);
+  add('A redirect to a data: URL fails as fetch fails, never retried', (t) => hopTo(t, 'data:text/plain,hi'), refusedHop);
+  add('A redirect to an ftp: URL fails as fetch fails, never retried', (t) => hopTo(t, 'ftp://127.0.0.1/x'), refusedHop);
+  add('A redirect to an unparsable Location (http://[bad) fails as fetch fails, never retried', (t) => hopTo(t, 'http://[bad'), unparsableHop);
+  add('A redirect to a javascript: URL fails as fetch fails, never retried', (t) => hopTo(t, 'javascript:alert(1)'), refusedHop);
   add('An ftp: input URL fails as fetch fails, nothing sent', (t) => t.fetch(t.u().replace(/^http:/, 'ftp:')), shape);
   add('An unknown scheme (htp:) in the input URL fails as fetch fails, nothing sent', (t) => t.fetch(t.u().replace(/^http:/, 'htp:')), shape);
   add('An unparsable input URL fails as fetch fails, nothing sent', (t) => t.fetch('http://[bad/'), shape);
@@ -45,7 +49,8 @@ export function failureCases({ add, runtime }) {
   add('A blocked port (25) fails as fetch fails, nothing sent', (t) => t.fetch(t.u().replace(/:\d+\//, ':25/')),
     { ...shape, ...retriedNetworkFailure(runtime, { runtimes: ['bun', 'workerd', 'chromium', 'firefox', 'webkit'] }) });
   add('21 redirects fail as fetch fails, never retried', (t) => t.fetch(t.u({ hops: 21 })),
-    { ...bare, ...standardStop(runtime, ['bun'], 21, "a 21st redirect is refused, where Bun's fetch follows it") });
+    { ...bare, ...standardStop(runtime, ['bun'], 21, "a 21st redirect is refused, where Bun's fetch follows it"),
+      ...ownRedirectError(runtime, ['deno', 'workerd'], 'a 21st redirect') });
   add('mode: "same-origin" redirected to another origin gets what fetch gives, never retried', (t) => t.fetch(t.u({ loc: t.u({}, 'alt') }), { mode: 'same-origin' }),
     { ...bare, ...standardStop(runtime, ['deno', 'bun', 'workerd'], 1, 'mode "same-origin" is enforced on a hop to another origin, which this runtime\'s fetch follows') });
   add('mode: "same-origin" to another origin gets what fetch gives, sent as often', (t) => t.fetch(t.u({}, 'alt'), { mode: 'same-origin' }), bare);

@@ -45,3 +45,25 @@ export function standardStop(runtime, runtimes, sent, what) {
     },
   };
 }
+
+/** The runtimes where saferetry follows redirects itself (README 3). */
+export const OWN_HOPS = ['node', 'deno', 'bun', 'workerd'];
+
+/** README 3: where saferetry follows redirects itself, a redirect it
+ * refuses (by the standard, as the host does) rejects with its own
+ * `TypeError("fetch failed")` whose cause says why (undici's shape), not
+ * in the runtime's words; the requests sent are the host's. Node's are
+ * undici's own, so Node is never listed. */
+export function ownRedirectError(runtime, runtimes, what) {
+  if (!runtimes.includes(runtime)) return {};
+  return {
+    deliberate: {
+      why: `saferetry follows redirects itself here (README, Where policy.fetch differs: 3): ${what}, a TypeError("fetch failed") whose cause says why, not in ${runtime}'s words`,
+      expect: (h, p) => ({
+        server: h.server,
+        rejected: p.rejected?.constructorIsTypeError && p.rejected.message === 'fetch failed' && p.rejected.hasCause
+          ? p.rejected : { constructorIsTypeError: true, message: 'fetch failed', note: 'with a cause' },
+      }),
+    },
+  };
+}

@@ -152,6 +152,10 @@ export async function startServer({ staticDir } = {}) {
     const server = http.createServer((req, res) => {
       try { handler(req, res, originName, ref.url); } catch { res.destroy(); }
     });
+    // An idle connection is never closed under a client (Node's 5 s default
+    // would race a browser reusing it for a POST: a "Load failed" of the
+    // server's making). close() ends every connection.
+    server.keepAliveTimeout = 0;
     servers.push(server);
     await new Promise((resolve, reject) => { server.once('error', reject); server.listen(0, '127.0.0.1', resolve); });
     ref.url = `http://127.0.0.1:${server.address().port}`;
