@@ -58,7 +58,7 @@ export function abortCases({ add, runtime }) {
   // the policy does (README: "rejects … with the caller's abort reason").
   const reasonItself = () => (REASON_NOT_ITSELF[runtime] ? {
     deliberate: {
-      why: `policy.fetch rejects with the caller's abort reason itself, where ${REASON_NOT_ITSELF[runtime]}`,
+      why: `policy.fetch rejects with the caller's abort reason itself (README, Where policy.fetch differs: 5), where ${REASON_NOT_ITSELF[runtime]}`,
       expect: (h) => ({ ...h, rejected: h.reason }),
     },
   } : {});
@@ -97,7 +97,7 @@ export function abortCases({ add, runtime }) {
   // TypeError of its own, where given the caller's signal alone it rejects with its AbortError.
   const webkitAny = runtime !== 'webkit' ? {} : {
     deliberate: {
-      why: "the host's own streamed Response, but its fetch followed AbortSignal.any([the attempt's, the caller's]) (README, Where policy.fetch differs: 2): WebKit then rejects the read with TypeError \"AbortError: Fetch is aborted\" instead of its AbortError",
+      why: "the host's own streamed Response, but its fetch followed AbortSignal.any([the attempt's, the caller's]) (README, Where policy.fetch differs: 5): WebKit then rejects the read with TypeError \"AbortError: Fetch is aborted\" instead of its AbortError",
       expect: (h) => ({ ...h, rejected: { ...h.rejected, ctor: 'TypeError', constructorIsTypeError: true, instanceOfTypeError: true, name: 'TypeError', message: `AbortError: ${h.rejected?.message}`, code: null } }),
     },
   };

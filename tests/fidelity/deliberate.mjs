@@ -46,9 +46,6 @@ export function standardStop(runtime, runtimes, sent, what) {
   };
 }
 
-/** The runtimes where saferetry follows redirects itself (README 3). */
-export const OWN_HOPS = ['node', 'deno', 'bun', 'workerd'];
-
 /** README 3: where saferetry follows redirects itself, a redirect it
  * refuses (by the standard, as the host does) rejects with its own
  * `TypeError("fetch failed")` whose cause says why (undici's shape), not
