@@ -204,11 +204,11 @@ async function runMix({ policy, saferetry, tracker, bases, prefix, count, concur
   return signatures;
 }
 
-function unexpectedOutcomes(signatures) {
+function unexpectedOutcomes(signatures, expected = EXPECTED) {
   const bad = [];
   for (const [key, sigs] of Object.entries(signatures)) {
     for (const [sig, n] of Object.entries(sigs)) {
-      if (!EXPECTED[key]?.test(sig)) bad.push(`${key}: ${n}× "${sig}"`);
+      if (!expected[key]?.test(sig)) bad.push(`${key}: ${n}× "${sig}"`);
     }
   }
   return bad;
@@ -406,7 +406,9 @@ export async function runLeakSuite({ saferetry, tracker, env, bases, total = 10_
   check('the timer tracker sees the library\'s timers (its glue frame is found in their stacks)', figures.timerStats.libSet > 0,
     `${figures.timerStats.libSet} of ${figures.timerStats.set} timers set by the library`);
   const S = figures.sharedStats;
-  const sharedBad = unexpectedOutcomes(sharedSigs);
+  // A leased rate queues a fresh client's starts for its first answer (README,
+  // Fleet budgets): a cancel at 15 ms may find the op still waiting for its slot.
+  const sharedBad = unexpectedOutcomes(sharedSigs, { ...EXPECTED, 'cancel-request/run': /^cancelled cancelled attempts [01]$/ });
   check('shared budget: 2000 ops ended as their kinds require, leased, nothing in flight, 0 library timers after settling',
     sharedBad.length === 0 && S.shared.mode === 'leased' && S.shared.roundTrips > 0 && S.inFlight === 0 && figures.sharedTimers.lib === 0,
     `${sharedBad.slice(0, 3).join('; ')} mode ${S.shared.mode}, ${S.shared.roundTrips} round trips, ${figures.sharedTimers.lib} timers`);
