@@ -11,7 +11,8 @@
 //                    as the socket drains (so a client that stops reading
 //                    holds the server at its socket buffers).
 //                    &cut=M: drop the connection after M bytes instead.
-// GET /open          {"open": connections that carried a document and are
+// GET /open[?port=P] (P: another doc server of this process)
+//                    {"open": connections that carried a document and are
 //                     still open (what dropped responses still hold; on
 //                     loopback a 5 MiB document may be written to the end
 //                     into socket buffers, so "finished" does not tell),
@@ -58,6 +59,11 @@ function writeChunk(socket, piece) {
 // A plain TCP server speaking just enough HTTP/1.1: Node's http server stops
 // reading a socket whose response is backed up, so it would notice a client
 // that closed only seconds later; here a close is seen (and counted) at once.
+// Every doc server of this process, by port: any of them answers /open for
+// any other (a browser's requests to an origin whose connections are all
+// held by dropped responses would wait).
+const servers = new Map();
+
 export async function startDocServer({ port = 0, host = '127.0.0.1' } = {}) {
   const sockets = new Set();
   const docSockets = new Set(); // connections that carried a document and are still open
@@ -67,7 +73,9 @@ export async function startDocServer({ port = 0, host = '127.0.0.1' } = {}) {
   const serve = async (socket, target) => {
     const url = new URL(target, 'http://x');
     if (url.pathname === '/open') {
-      const body = JSON.stringify({ open: docSockets.size, sockets: sockets.size - 1, ...stats });
+      const of = servers.get(Number(url.searchParams.get('port'))) ?? { docSockets, sockets, stats };
+      const self = of.sockets === sockets ? 1 : 0;
+      const body = JSON.stringify({ open: of.docSockets.size, sockets: of.sockets.size - self, ...of.stats });
       socket.end(head('200 OK', 'application/json', `Content-Length: ${Buffer.byteLength(body)}\r\n`) + body);
       return;
     }
@@ -127,11 +135,13 @@ export async function startDocServer({ port = 0, host = '127.0.0.1' } = {}) {
     server.listen(port, host, resolve);
   });
   const url = `http://${host}:${server.address().port}`;
+  servers.set(server.address().port, { docSockets, sockets, stats });
   return {
     url,
     stats,
     open: () => docSockets.size,
     close: () => new Promise((resolve) => {
+      servers.delete(Number(new URL(url).port));
       for (const s of sockets) s.destroy();
       server.close(() => resolve());
     }),
