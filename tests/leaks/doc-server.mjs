@@ -20,6 +20,8 @@
 //                     (undici also keeps idle spare ones a few seconds),
 //                     "served": documents started, "finished": written to
 //                     the end, "dropped": connection closed first}
+//                     (startDocServer's `extra()` adds its fields: the
+//                     runtimes driver adds the RSS of a process it watches)
 // Every response: Connection: close, Access-Control-Allow-Origin: *,
 // Cache-Control: no-store.
 import net from 'node:net';
@@ -64,7 +66,7 @@ function writeChunk(socket, piece) {
 // held by dropped responses would wait).
 const servers = new Map();
 
-export async function startDocServer({ port = 0, host = '127.0.0.1' } = {}) {
+export async function startDocServer({ port = 0, host = '127.0.0.1', extra = () => ({}) } = {}) {
   const sockets = new Set();
   const docSockets = new Set(); // connections that carried a document and are still open
   const stats = { served: 0, finished: 0, dropped: 0 };
@@ -75,7 +77,7 @@ export async function startDocServer({ port = 0, host = '127.0.0.1' } = {}) {
     if (url.pathname === '/open') {
       const of = servers.get(Number(url.searchParams.get('port'))) ?? { docSockets, sockets, stats };
       const self = of.sockets === sockets ? 1 : 0;
-      const body = JSON.stringify({ open: of.docSockets.size, sockets: of.sockets.size - self, ...of.stats });
+      const body = JSON.stringify({ open: of.docSockets.size, sockets: of.sockets.size - self, ...of.stats, ...extra() });
       socket.end(head('200 OK', 'application/json', `Content-Length: ${Buffer.byteLength(body)}\r\n`) + body);
       return;
     }

@@ -26,6 +26,8 @@ const fmt = (bytes) => `${(bytes / MiB).toFixed(2)} MiB`;
  *   key: string,                 the memory figure the check compares
  *   clientSockets?(): number,    sockets the client process has open
  *   gcEachCall?: boolean,        GC after each call (browsers: 6 connections per origin)
+ *   warmRounds?: boolean,        first one unmeasured round per side (a process-wide figure
+ *                                such as RSS keeps its high-water mark: reach it first)
  *   log(line)
  * }
  */
@@ -72,6 +74,21 @@ export async function runDropped({ saferetry, bases, env, count = 100, bytes = 5
     const r = await f(`${base}/doc?bytes=${2 * MiB}`);
     await r.arrayBuffer();
   }
+  const drop = async (f, mode, i) => {
+    const res = await f(`${base}/doc?bytes=${bytes}&n=${i}`);
+    if (mode === 'first-chunk') {
+      const first = await res.body.getReader().read();
+      if (first.done || !(first.value?.length > 0)) throw new Error('no first chunk');
+    }
+    return res;
+  };
+  if (env.warmRounds) {
+    for (const f of Object.values(sides).reverse()) {
+      base = bases[bases.length - 1];
+      for (let i = 0; i < count; i += 1) await drop(f, 'untouched', i).then(() => env.gc(), () => env.gc());
+      await settle(0);
+    }
+  }
   for (const mode of ['untouched', 'first-chunk']) {
     // policy.fetch first: plain fetch's first-chunk round leaves its
     // connections open for good (undici cancels only an untouched body).
@@ -86,18 +103,12 @@ export async function runDropped({ saferetry, bases, env, count = 100, bytes = 5
       let streamed = 0;
       const t0 = Date.now();
       for (let i = 0; i < count; i += 1) {
-        const url = `${base}/doc?bytes=${bytes}&n=${i}`;
         let timer;
         const timeout = new Promise((resolve) => { timer = setTimeout(() => resolve('timeout'), callMs); });
-        const call = (async () => {
-          const res = await f(url);
+        const call = drop(f, mode, i).then((res) => {
           if (side === 'policy.fetch' && saferetry.reportOf(res)?.responseBody === 'stream') streamed += 1;
-          if (mode === 'first-chunk') {
-            const first = await res.body.getReader().read();
-            if (first.done || !(first.value?.length > 0)) throw new Error('no first chunk');
-          }
           return 'ok';
-        })().catch((e) => `error ${e?.name}: ${e?.message}`);
+        }, (e) => `error ${e?.name}: ${e?.message}`);
         const how = await Promise.race([call, timeout]);
         clearTimeout(timer);
         // A browser opens at most 6 connections per origin: without a GC
