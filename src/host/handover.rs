@@ -42,8 +42,12 @@ extern "C" {
     #[wasm_bindgen(method, catch)]
     fn unregister(this: &Registry, token: &JsValue) -> Result<bool, JsValue>;
 
-    /// One of our shared functions.
+    /// One of our shared functions (or a host reader, for its `cancel`).
     type Shared;
+    #[wasm_bindgen(method, getter, js_name = cancel)]
+    fn cancel_of(this: &Shared) -> Shared;
+    #[wasm_bindgen(method, js_name = bind)]
+    fn bind0(this: &Shared, this_arg: &JsValue) -> JsValue;
     #[wasm_bindgen(method, js_name = bind)]
     fn bind2(this: &Shared, this_arg: &JsValue, a: &JsValue, b: &JsValue) -> JsValue;
     #[wasm_bindgen(method, js_name = bind)]
@@ -87,11 +91,10 @@ extern "C" {
 struct Kit {
     /// `(reader, chunks, signal, controller)`: the caller asked for a chunk.
     pull: Shared,
-    /// `(reader, chunks, reason)`: the caller cancelled.
-    cancel: Shared,
     /// `(controller, chunks, step)`: the host's reader answered.
     step: Shared,
-    /// Swallows a rejection nobody else could hear.
+    /// Swallows a rejection nobody else could hear: `Function.prototype`,
+    /// a function that does nothing (not one more closure of ours).
     ignore: JsValue,
     registry: Option<Registry>,
 }
@@ -108,21 +111,20 @@ impl Kit {
     fn new() -> Kit {
         let pull =
             Closure::<dyn Fn(JsValue, JsValue, JsValue, JsValue) -> JsValue>::new(pull).into_js_value();
-        let cancel = Closure::<dyn Fn(JsValue, JsValue, JsValue) -> JsValue>::new(cancel).into_js_value();
         let step = Closure::<dyn Fn(JsValue, JsValue, JsValue)>::new(step).into_js_value();
-        let ignore = Closure::<dyn Fn(JsValue)>::new(|_| ()).into_js_value();
+        let ignore = Object::get_prototype_of(&pull).into();
         let finalize = Closure::<dyn Fn(JsValue)>::new(finalize).into_js_value();
         Kit {
             pull: shared(pull),
-            cancel: shared(cancel),
             step: shared(step),
             ignore,
             registry: Registry::new_registry(&finalize).ok(),
         }
     }
 
-    /// The hand-over is over (the body ended or the caller cancelled): its
-    /// reader needs no cancelling when its state is collected.
+    /// The hand-over is over (the body ended, or the caller's signal
+    /// errored it): its reader needs no cancelling when its state is
+    /// collected.
     fn forget(&self, chunks: &JsValue) {
         if let Some(r) = &self.registry {
             let _ = r.unregister(chunks);
@@ -148,7 +150,10 @@ pub(super) fn joined(
     KIT.with(|kit| {
         let source: Source = Object::new().unchecked_into();
         source.set_pull(&kit.pull.bind3(&JsValue::UNDEFINED, &reader, &chunks, &signal));
-        source.set_cancel(&kit.cancel.bind2(&JsValue::UNDEFINED, &reader, &chunks));
+        // The caller's cancel is the host reader's own (`reader.cancel.bind(reader)`):
+        // its registration then stays until the state is collected, and
+        // cancelling a cancelled reader again does nothing.
+        source.set_cancel(&reader.unchecked_ref::<Shared>().cancel_of().bind0(&reader));
         let strategy: Source = Object::new().unchecked_into();
         strategy.set_high_water_mark(0.0);
         let stream: ReadableStream = Pulled::new_pulled(&source, &strategy)?.into();
@@ -199,12 +204,6 @@ fn step(controller: JsValue, chunks: JsValue, step: JsValue) {
     } else {
         let _ = controller.enqueue(&step.value());
     }
-}
-
-fn cancel(reader: JsValue, chunks: JsValue, reason: JsValue) -> JsValue {
-    KIT.with(|kit| kit.forget(&chunks));
-    let reader: ReadableStreamDefaultReader = reader.unchecked_into();
-    reader.cancel_with_reason(&reason).into()
 }
 
 /// The state of a stream the caller dropped was collected: cancel the host's
