@@ -119,6 +119,7 @@ try {
   // The dropped-response case, after the main run and its socket check:
   // plain fetch's side of it leaves connections open for good. Its server
   // is a child too, so the client's sockets are all this process has.
+  const errorsBefore = errors.length;
   docServer = await startServerChild('./doc-server.mjs', ['--count', '5']);
   const clientSockets = () => {
     const c = resourceCounts();
@@ -138,6 +139,8 @@ try {
   await stopServerChild(docServer.child);
   docServer = undefined;
   result.checks.push(...dropped.checks);
+  const late = errors.slice(errorsBefore);
+  result.checks.push({ name: 'dropped: no uncaught errors or unhandled rejections', ok: late.length === 0, detail: late.slice(0, 3).join(' | ') || undefined });
   const lines = droppedOnly ? [...result.checks.map((c) => `${c.ok ? 'ok' : 'FAILED'} ${c.name}${c.detail ? ` (${c.detail})` : ''}`),
     `${result.checks.filter((c) => c.ok).length} passed, ${result.checks.filter((c) => !c.ok).length} failed`] : formatResult(result);
   lines.splice(lines.length - result.checks.length - 1, 0,
