@@ -103,22 +103,24 @@ thread_local! {
     static KIT: Kit = Kit::new();
 }
 
-fn shared(f: JsValue) -> Shared {
-    f.unchecked_into()
+/// The one shape of our shared functions: one closure type (one set of
+/// wasm-bindgen shims) serves all three. JS passes `undefined` for the
+/// arguments a function does not take.
+type Shape = dyn Fn(JsValue, JsValue, JsValue, JsValue) -> JsValue;
+
+fn shared(f: fn(JsValue, JsValue, JsValue, JsValue) -> JsValue) -> JsValue {
+    Closure::<Shape>::new(f).into_js_value()
 }
 
 impl Kit {
     fn new() -> Kit {
-        let pull =
-            Closure::<dyn Fn(JsValue, JsValue, JsValue, JsValue) -> JsValue>::new(pull).into_js_value();
-        let step = Closure::<dyn Fn(JsValue, JsValue, JsValue)>::new(step).into_js_value();
+        let pull = shared(pull);
         let ignore = Object::get_prototype_of(&pull).into();
-        let finalize = Closure::<dyn Fn(JsValue)>::new(finalize).into_js_value();
         Kit {
-            pull: shared(pull),
-            step: shared(step),
+            pull: pull.unchecked_into(),
+            step: shared(step).unchecked_into(),
             ignore,
-            registry: Registry::new_registry(&finalize).ok(),
+            registry: Registry::new_registry(&shared(finalize)).ok(),
         }
     }
 
@@ -195,7 +197,7 @@ fn pull(reader: JsValue, chunks: JsValue, signal: JsValue, controller: JsValue) 
     })
 }
 
-fn step(controller: JsValue, chunks: JsValue, step: JsValue) {
+fn step(controller: JsValue, chunks: JsValue, step: JsValue, _: JsValue) -> JsValue {
     let controller: Controller = controller.unchecked_into();
     let step: ReadResult = step.unchecked_into();
     if step.done() {
@@ -204,13 +206,15 @@ fn step(controller: JsValue, chunks: JsValue, step: JsValue) {
     } else {
         let _ = controller.enqueue(&step.value());
     }
+    JsValue::UNDEFINED
 }
 
 /// The state of a stream the caller dropped was collected: cancel the host's
 /// body so the host can close the connection.
-fn finalize(reader: JsValue) {
+fn finalize(reader: JsValue, _: JsValue, _: JsValue, _: JsValue) -> JsValue {
     let reader: ReadableStreamDefaultReader = reader.unchecked_into();
     KIT.with(|kit| {
         let _ = reader.cancel().unchecked_ref::<Pending>().catch_do(&kit.ignore);
     });
+    JsValue::UNDEFINED
 }
