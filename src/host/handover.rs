@@ -5,20 +5,22 @@
 //! It is a pull source, not a task of ours: `pull` hands out the next chunk
 //! read earlier, or asks the host's reader for one, only when the caller
 //! asks (high-water mark 0: nothing is read ahead of the caller, the host's
-//! own stream applies its backpressure); `cancel` cancels the host's
-//! reader. Its state (the host's reader, the chunks not handed out yet, the
-//! caller's signal) lives only in the arguments bound to those two
-//! functions, so it is reachable only through the caller's stream: nothing
-//! in wasm holds it, no promise of ours waits on it. A caller that drops the
+//! own stream applies its backpressure); `cancel` is the host reader's own.
+//! Its state (the host's reader, the chunks not handed out yet, the
+//! caller's signal) lives only in the arguments bound to those functions,
+//! so it is reachable only through the caller's stream: nothing in wasm
+//! holds it, no promise of ours waits on it. A caller that drops the
 //! response lets the whole of it be collected.
 //!
-//! Collecting it is not enough to close the connection: the host's socket
-//! still holds the host's body, locked by our reader, so hosts that cancel
-//! a collected `fetch` body themselves (undici) skip it. A
-//! `FinalizationRegistry` does it for us: our state is registered with the
-//! host's reader as the held value, and once the state is collected the
-//! reader is cancelled, which releases the connection. Where the host has no
-//! `FinalizationRegistry` the stream still works; only that release is lost.
+//! Collecting it is not enough everywhere (measured, tests/leaks/README.md):
+//! Deno, Bun and workerd then release the host's body and its connection,
+//! but in Node and Chromium the connection holds the host's body, which our
+//! reader has locked, and a locked body is one undici does not cancel when
+//! it is collected (Chromium never does). So a `FinalizationRegistry`
+//! does it: our state is registered with the host's reader as the held
+//! value, and once the state is collected the reader is cancelled, which
+//! releases the connection. Where the host has no `FinalizationRegistry`
+//! the stream still works; only that release is lost.
 //!
 //! The functions are made once per module instance and shared by every
 //! stream (`Function.prototype.bind` supplies each stream's state), so a
