@@ -12,6 +12,7 @@ mod convert;
 mod error;
 mod exports;
 mod fleet;
+mod handover;
 mod hops;
 mod options;
 mod poll;

@@ -21,6 +21,7 @@ use web_sys::{
 };
 
 use super::bind::{get, get_string};
+use super::handover::joined;
 use super::hops::fetch_following;
 use super::props::{
     abort_signal_any, floor_headers, has_header, header, Fetched, ReadResult, Rebuild, CONTENT_ENCODING,
@@ -310,7 +311,8 @@ impl FetchTransport {
     /// `auto` for a chunked document: read up to `limit` bytes inside the
     /// attempt. A body that ends there is buffered; a longer one is handed
     /// over as what was read followed by the rest (`joined`): the network is
-    /// read once. (Not a tee of the body: undici's tee costs ~100 µs on
+    /// read once, and the chunks read are handed out as they are (not
+    /// copied). (Not a tee of the body: undici's tee costs ~100 µs on
     /// every chunked answer, for a case that is rare.)
     async fn read_up_to(
         &self,
@@ -327,7 +329,7 @@ impl FetchTransport {
                 Ok(Received::buffered(self.rebuild(response, headers, status, &bytes), Some(bytes)))
             }
             Chunks::More(read) => {
-                let body = joined(read, reader).map_err(delivered)?;
+                let body = joined(read, reader, self.prepared.signal.as_ref()).map_err(delivered)?;
                 let init = init_of(&response, headers, status);
                 let rebuilt =
                     Response::new_with_opt_readable_stream_and_init(Some(&body), init.unchecked_ref());
@@ -451,48 +453,5 @@ impl Transport for FetchTransport {
             secrets_of(&cookies, &mut secrets);
         }
         snippet(&head.to_vec(), &secrets)
-    }
-}
-
-/// A stream of the chunks already `read`, then the rest of `reader`: a task
-/// of ours writes them into a `TransformStream` as the caller reads (each
-/// write waits for the caller: backpressure), closes it at the end, and
-/// passes on an error; when the caller cancels, the write fails and the
-/// source is cancelled. Every promise is awaited, so none rejects unheard.
-fn joined(read: Vec<Uint8Array>, reader: ReadableStreamDefaultReader) -> Result<ReadableStream, JsValue> {
-    let pipe = web_sys::TransformStream::new()?;
-    let writer = pipe.writable().get_writer()?;
-    wasm_bindgen_futures::spawn_local(pump(read, reader, writer));
-    Ok(pipe.readable())
-}
-
-async fn pump(
-    read: Vec<Uint8Array>,
-    reader: ReadableStreamDefaultReader,
-    writer: web_sys::WritableStreamDefaultWriter,
-) {
-    let write = |chunk: &JsValue| JsFuture::from(writer.write_with_chunk(chunk));
-    for chunk in read {
-        if write(&chunk).await.is_err() {
-            let _ = JsFuture::from(reader.cancel()).await;
-            return;
-        }
-    }
-    loop {
-        let step: ReadResult = match JsFuture::from(reader.read()).await {
-            Ok(step) => step.unchecked_into(),
-            Err(e) => {
-                let _ = JsFuture::from(writer.abort_with_reason(&e)).await;
-                return;
-            }
-        };
-        if step.done() {
-            let _ = JsFuture::from(writer.close()).await;
-            return;
-        }
-        if write(&step.value()).await.is_err() {
-            let _ = JsFuture::from(reader.cancel()).await;
-            return;
-        }
     }
 }

@@ -864,6 +864,78 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.equal((await settledCount(id)).requests, 1, 'server requests');
   });
 
+  // The hand-over of a chunked document over 1 MiB (issue 18): what was read
+  // inside the attempt, then the rest pulled from the host's body as the
+  // caller reads.
+  const bigDoc = (id, params) => scen('big', id, { cl: 0, type: 'application/json', pattern: 1, ...params });
+  add('In auto a chunked document over 1 MiB handed over gives a streaming reader every byte once, in order', async () => {
+    const id = rid();
+    const total = (3 << 20) + 12345;
+    const res = await policy().fetch(bigDoc(id, { bytes: total }));
+    assert.equal(reportFor(res).responseBody, 'stream', 'report.responseBody');
+    const reader = res.body.getReader();
+    let at = 0;
+    let wrong = -1;
+    for (let i = 0; i < 100_000; i += 1) { // bounded: the server ends the body
+      const { done, value } = await reader.read();
+      if (done) break;
+      for (let j = 0; j < value.length && wrong < 0; j += 1) if (value[j] !== (at + j) % 251) wrong = at + j;
+      at += value.length;
+    }
+    assert.equal(wrong, -1, `byte ${wrong} out of order`);
+    assert.equal(at, total, 'bytes');
+  });
+
+  add('In auto a handed-over chunked document cut mid-way ends for the caller as it ends with plain fetch: the read rejects where fetch\'s does (Node\'s undici takes the close for the end: the same bytes then)', async () => {
+    const outcome = (p) => Promise.race([p.then((r) => r.arrayBuffer()).then((b) => `resolved with ${b.byteLength} bytes`, (e) => `rejected (${e?.name})`),
+      sleep(5000).then(() => 'hung')]);
+    const plain = await outcome(fetch(bigDoc(rid(), { bytes: 4 << 20, cut: 2 << 20 })));
+    const id = rid();
+    const ours = await outcome(policy({ maxAttempts: 1 }).fetch(bigDoc(id, { bytes: 4 << 20, cut: 2 << 20 })).then((res) => {
+      assert.equal(reportFor(res).responseBody, 'stream', 'report.responseBody');
+      return res;
+    }));
+    assert.equal(ours.replace(/\(.*\)/, ''), plain.replace(/\(.*\)/, ''), `policy.fetch: ${ours}; fetch: ${plain}`);
+  });
+
+  add('In auto a handed-over chunked document holds the server back while the caller does not read (backpressure), and the caller\'s cancel ends the server\'s response', async () => {
+    const id = rid();
+    const res = await policy().fetch(bigDoc(id, { bytes: 48 << 20, pattern: 0 }));
+    assert.equal(reportFor(res).responseBody, 'stream', 'report.responseBody');
+    const reader = res.body.getReader();
+    assert.ok(!(await reader.read()).done, 'a first chunk');
+    await sleep(500);
+    assert.equal((await count(id)).inFlight, 1, 'the server is still sending after 500 ms without reads');
+    await reader.cancel(new Error('enough'));
+    let c;
+    for (let i = 0; i < 40; i += 1) { // bounded: 40 × 50 ms
+      c = await count(id);
+      if (c.inFlight === 0) break;
+      await sleep(50);
+    }
+    assert.equal(c.inFlight, 0, 'the server\'s response ended after the cancel');
+  });
+
+  add('In auto the caller\'s signal aborts a handed-over chunked document: the next read rejects with the reason, also for the part read inside the attempt; past it, with the host\'s error', async () => {
+    for (const readFirst of [0, 1, 2 << 20]) { // bytes read before the abort
+      const id = rid();
+      const ac = new AbortController();
+      const reason = new Error('user left');
+      const res = await policy().fetch(bigDoc(id, { bytes: 8 << 20, pattern: 0 }), { signal: ac.signal });
+      assert.equal(reportFor(res).responseBody, 'stream', 'report.responseBody');
+      const reader = res.body.getReader();
+      for (let got = 0, i = 0; got < readFirst && i < 10_000; i += 1) { // bounded
+        const { done, value } = await reader.read();
+        assert.ok(!done, 'more chunks');
+        got += value.length;
+      }
+      ac.abort(reason);
+      const next = await Promise.race([reader.read().then(() => 'resolved', (e) => e), sleep(2000).then(() => 'hung')]);
+      if (readFirst < 1 << 20) assert.equal(next, reason, `the next read rejected with the caller's reason (read first: ${readFirst})`);
+      else assert.ok(next !== 'resolved' && next !== 'hung', `the next read rejected (past what was read inside the attempt), got ${String(next)}`);
+    }
+  });
+
   add('By default a 24 MiB download (larger than maxBodyBytes) completes, streamed', async () => {
     const id = rid();
     const res = await policy().fetch(scen('big', id, { bytes: 24 << 20, cl: 1 }));

@@ -38,7 +38,11 @@
 //   cut-body           200 with Content-Length 1000, 100 bytes, then drop
 //   redirect           ?to=<encoded URL>&status=307  redirect to `to` (self=1: to itself)
 //   big                ?bytes=N&cl=0  a 200 body of N bytes (cl=0: chunked;
-//                      &type=<Content-Type>, default application/octet-stream)
+//                      &type=<Content-Type>, default application/octet-stream;
+//                      &pattern=1: byte i is i % 251, so order can be checked;
+//                      &cut=M: drop the connection after M bytes, with
+//                      cl=0 sent chunked (Node's undici still takes that
+//                      close for the end of the body; browsers do not))
 //   hold               ?ms=300  200 after ms (observe maxInFlight)
 //   echo               ?status=200&setcookie=v  JSON {method,path,headers,
 //                      bodyLength,body}; setcookie adds a Set-Cookie header
@@ -266,15 +270,26 @@ export async function startFaultServer({ port = 0, host = '127.0.0.1', staticDir
   async function big(req, res, url, s) {
     await readBody(req, s);
     const total = clampInt(url.searchParams.get('bytes'), 1 << 20, 0, MAX_BYTES);
+    const cut = clampInt(url.searchParams.get('cut'), total, 0, total);
+    const pattern = url.searchParams.get('pattern') === '1';
     const headers = { 'Content-Type': url.searchParams.get('type') ?? 'application/octet-stream' };
     if (url.searchParams.get('cl') !== '0') headers['Content-Length'] = total;
+    // Without a length, Node ends a `Connection: close` body by closing the
+    // connection, and a cut would look like the end: chunked, it cannot.
+    else if (cut < total) headers['Transfer-Encoding'] = 'chunked';
     res.writeHead(200, headers);
-    const chunk = Buffer.alloc(64 * 1024, 'b');
-    let left = total;
-    while (left > 0 && !res.destroyed) {
-      const n = Math.min(left, chunk.length);
-      left -= n;
-      if (!res.write(n === chunk.length ? chunk : chunk.subarray(0, n))) {
+    const chunk = pattern ? Buffer.from(Array.from({ length: 64 * 1024 + 251 }, (_, i) => i % 251)) : Buffer.alloc(64 * 1024, 'b');
+    let sent = 0;
+    while (sent < cut && !res.destroyed) {
+      const n = Math.min(cut - sent, 64 * 1024);
+      const from = pattern ? sent % 251 : 0;
+      const piece = chunk.subarray(from, from + n);
+      sent += n;
+      if (sent === cut && cut < total) {
+        res.write(piece, () => res.socket?.destroy());
+        return;
+      }
+      if (!res.write(piece)) {
         await new Promise((r) => { res.once('drain', r); res.once('close', r); });
       }
     }
