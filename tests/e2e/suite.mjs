@@ -898,22 +898,32 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.equal(ours.replace(/\(.*\)/, ''), plain.replace(/\(.*\)/, ''), `policy.fetch: ${ours}; fetch: ${plain}`);
   });
 
-  add('In auto a handed-over chunked document holds the server back while the caller does not read (backpressure), and the caller\'s cancel ends the server\'s response', async () => {
-    const id = rid();
-    const res = await policy().fetch(bigDoc(id, { bytes: 48 << 20, pattern: 0 }));
-    assert.equal(reportFor(res).responseBody, 'stream', 'report.responseBody');
-    const reader = res.body.getReader();
-    assert.ok(!(await reader.read()).done, 'a first chunk');
-    await sleep(500);
-    assert.equal((await count(id)).inFlight, 1, 'the server is still sending after 500 ms without reads');
-    await reader.cancel(new Error('enough'));
-    let c;
-    for (let i = 0; i < 40; i += 1) { // bounded: 40 × 50 ms
-      c = await count(id);
-      if (c.inFlight === 0) break;
-      await sleep(50);
-    }
-    assert.equal(c.inFlight, 0, 'the server\'s response ended after the cancel');
+  add('In auto a handed-over chunked document holds the server back while the caller does not read (backpressure) wherever plain fetch does, and the caller\'s cancel ends the server\'s response', async () => {
+    // Whether the server is still sending 500 ms after a first chunk was read
+    // (Firefox and WebKit read a 48 MiB answer into their own buffers by
+    // then, with plain fetch too), then the cancel.
+    const stillSending = async (f, isPolicy) => {
+      const id = rid();
+      const res = await f(bigDoc(id, { bytes: 48 << 20, pattern: 0 }));
+      if (isPolicy) assert.equal(reportFor(res).responseBody, 'stream', 'report.responseBody');
+      const reader = res.body.getReader();
+      assert.ok(!(await reader.read()).done, 'a first chunk');
+      await sleep(500);
+      const sending = (await count(id)).inFlight === 1;
+      await reader.cancel(new Error('enough'));
+      let c;
+      for (let i = 0; i < 40; i += 1) { // bounded: 40 × 50 ms
+        c = await count(id);
+        if (c.inFlight === 0) break;
+        await sleep(50);
+      }
+      assert.equal(c.inFlight, 0, 'the server\'s response ended after the cancel');
+      return sending;
+    };
+    const plain = await stillSending(fetch, false);
+    const ours = await stillSending(policy().fetch, true);
+    assert.equal(ours, plain, `the server is still sending after 500 ms without reads: ${ours}, with plain fetch ${plain}`);
+    if (!['firefox', 'webkit'].includes(runtime)) assert.ok(ours, 'held back (the runtime applies backpressure to the network)');
   });
 
   add('In auto the caller\'s signal aborts a handed-over chunked document: the next read rejects with the reason, also for the part read inside the attempt; past it, with the host\'s error', async () => {
