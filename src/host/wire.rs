@@ -17,6 +17,8 @@ use js_sys::TypeError;
 use wasm_bindgen::JsValue;
 
 use super::bind::get;
+#[cfg(not(feature = "authority"))]
+use crate::policy::budget::lease::Grant;
 use crate::policy::options::integer_in;
 #[cfg(feature = "authority")]
 use {
@@ -26,8 +28,6 @@ use {
     crate::policy::budget::rate::RateConfig,
     alloc::vec::Vec,
 };
-#[cfg(not(feature = "authority"))]
-use crate::policy::budget::lease::Grant;
 
 /// A field that is not what it must be: `object.key`.
 pub struct Malformed {
