@@ -18,9 +18,9 @@
 //    - cloudflare: the same with `RetryPolicy`, `durableBudget` and the
 //      `RetryBudget` class from "saferetry/cloudflare".
 //
-// `node scripts/size.mjs [--json] [--before DIR] [--write-before DIR]`
-// (`--write-before` measures DIR, a built js/ folder, into
-// bench/size-before.json).
+// `node scripts/size.mjs [--json] [--before DIR] [--now DIR] [--write-before DIR]`
+// (DIR: a built js/ folder; `--now` measures it instead of js/;
+// `--write-before` measures it into bench/size-before.json).
 import { mkdtempSync, readFileSync, rmSync, symlinkSync, mkdirSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -185,8 +185,9 @@ async function main(args) {
   const before = beforeDir
     ? { source: beforeDir, parts: sizes(beforeDir), entries: await entrySizes(beforeDir) }
     : existsSync(BEFORE) ? JSON.parse(readFileSync(BEFORE, "utf8")) : null;
-  const rows = sizes();
-  const entries = await entrySizes();
+  const now = at("--now") ?? PKG;
+  const rows = sizes(now);
+  const entries = await entrySizes(now);
   if (args.includes("--json")) {
     console.log(JSON.stringify({ parts: rows, entries, before }));
     return;
