@@ -8,7 +8,9 @@ import { loadFailed } from "./load.js";
 /** `module()` gives the wasm (bytes or a compiled module); `file` names it in errors. */
 export function lazily(file, module) {
   let ready = false;
-  return class BudgetAuthority extends Authority {
+  // Anonymous, named below: a class expression named like the glue's class
+  // it extends made esbuild (in Wrangler's build) refer `extends` to itself.
+  const Lazy = class extends Authority {
     constructor() {
       if (!ready) {
         try {
@@ -21,4 +23,6 @@ export function lazily(file, module) {
       super();
     }
   };
+  Object.defineProperty(Lazy, "name", { value: "BudgetAuthority" });
+  return Lazy;
 }
