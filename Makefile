@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: demo test build bench bootstrap worker clean fuzz
+.PHONY: demo test build ship bench bootstrap worker clean fuzz
 
 demo: build
 	node www/demo.mjs
@@ -13,6 +13,12 @@ test:
 
 build:
 	scripts/build.sh
+
+# The shipped build: the same package from the pinned nightly with std
+# rebuilt for `panic=immediate-abort` (BENCHMARKS.md "Lean build"); stable
+# when that nightly cannot be installed.
+ship:
+	LEAN=1 scripts/build.sh
 
 # Figures, not pass/fail: size, overhead in Node, page load in Chromium,
 # workerd cold start and CPU per request (BENCHMARKS.md).

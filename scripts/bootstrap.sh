@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what `make build`, `make test` and `make demo` need, only when missing.
 # Idempotent: a second run on a ready machine takes a second or two.
-# Usage: scripts/bootstrap.sh [rust|node|browsers|all]...
+# Usage: scripts/bootstrap.sh [rust|node|browsers|lean|all]...
+# (`lean`, the shipped build's nightly, is not part of `all`: only
+# `LEAN=1 scripts/build.sh` / `make ship` needs it.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -21,6 +23,19 @@ rust() {
     # --force: cargo's own record may say "installed" while the binary is
     # gone (a cleaned or half-copied ~/.cargo), and would then do nothing.
     cargo install --force wasm-bindgen-cli --version "=$want"
+  fi
+}
+
+# The shipped build's toolchain (LEAN=1 scripts/build.sh): the pinned
+# nightly with std's sources, for -Zbuild-std. Fails (the build then falls
+# back to stable) when rustup cannot reach it.
+lean() {
+  local nightly
+  nightly=$(cat scripts/lean-toolchain)
+  if ! rustup run "$nightly" rustc --version >/dev/null 2>&1 \
+    || ! [ -d "$(rustup run "$nightly" rustc --print sysroot)/lib/rustlib/src/rust/library" ]; then
+    say "installing $nightly with rust-src (the lean build's toolchain)"
+    rustup toolchain install "$nightly" --component rust-src --profile minimal
   fi
 }
 
@@ -73,6 +88,7 @@ for part in "$@"; do
     rust) rust ;;
     node) node ;;
     browsers) browsers ;;
+    lean) lean ;;
     all) rust; node; browsers ;;
     *) say "unknown part $part"; exit 2 ;;
   esac

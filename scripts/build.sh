@@ -1,19 +1,63 @@
 #!/usr/bin/env bash
-# Builds the npm package in js/: the wasm module, its wasm-bindgen
-# glue (at the CLI version pinned in Cargo.lock) and `wasm-opt -Oz`; then
-# prints the sizes.
+# Builds the npm package in js/: the wasm modules, their wasm-bindgen glue
+# (at the CLI version pinned in Cargo.lock) and `wasm-opt -Oz`; then prints
+# the sizes.
+#
+#   scripts/build.sh          stable Rust: what contributors and every test
+#                             tier build (`make build`, `make test`)
+#   LEAN=1 scripts/build.sh   the shipped build (`make ship`): the nightly
+#                             pinned in scripts/lean-toolchain, std rebuilt
+#                             with `panic=immediate-abort` (no panic or
+#                             formatting machinery in the module; 5.3 KB
+#                             gzip less for a page, BENCHMARKS.md "Lean
+#                             build"); falls back to stable, saying so, when
+#                             that toolchain cannot be installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 scripts/bootstrap.sh rust node
 
-cargo build --quiet --release --target wasm32-unknown-unknown
+# Source paths kept in the module (std's and the crates' `Location`s) made
+# short and machine-independent.
+remap=()
+for dir in "$HOME"/.cargo/registry/src/*/; do remap+=("--remap-path-prefix=${dir%/}/="); done
+remap+=("--remap-path-prefix=$PWD/=")
+cargo=(cargo)
+target=target
+if [ "${LEAN:-}" = 1 ]; then
+  nightly=$(cat scripts/lean-toolchain)
+  if scripts/bootstrap.sh lean; then
+    sysroot=$(rustc "+$nightly" --print sysroot)
+    remap+=("--remap-path-prefix=$sysroot/lib/rustlib/src/rust/=")
+    # v0 mangling (nightly's default) would lengthen every closure export's name.
+    remap+=(-Zunstable-options -Cpanic=immediate-abort -Csymbol-mangling-version=legacy)
+    cargo=(cargo "+$nightly" -Zbuild-std=std,panic_abort)
+    target=target/lean # its own: the stable build's artifacts stay as they are
+  else
+    echo "build: $nightly is not available: building with stable (the lean build's figures do not apply)" >&2
+  fi
+fi
+export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="${remap[*]}"
+
+# Two modules from one crate (src/host/mod.rs): the package's default one
+# (`saferetry`: the policy, the engine, the host, the leased client) and the
+# fleet's authority (`saferetry_authority`, `--features authority`), which
+# only `saferetry/cloudflare`, a leader tab and `import { BudgetAuthority }`
+# load.
 # wasm-bindgen's output lands in js/src beside the entries, so the wasm is
 # always "./saferetry_bg.wasm" from the code that loads it: a bundler that
 # does not copy assets needs just that one file copied next to its output.
-rm -rf js/pkg js/src/saferetry.js js/src/saferetry_bg.wasm
-wasm-bindgen --target web --no-typescript --out-dir js/src --out-name saferetry \
-  target/wasm32-unknown-unknown/release/saferetry.wasm
-node_modules/.bin/wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue --strip-debug --strip-producers \
-  -o js/src/saferetry_bg.wasm js/src/saferetry_bg.wasm
+rm -rf js/pkg js/src/saferetry.js js/src/saferetry_bg.wasm js/src/saferetry_authority.js js/src/saferetry_authority_bg.wasm
+module() { # <out-name> [cargo flags]
+  local name=$1
+  shift
+  CARGO_TARGET_DIR=$target "${cargo[@]}" build --quiet --release --target wasm32-unknown-unknown "$@"
+  wasm-bindgen --target web --no-typescript --out-dir js/src --out-name "$name" \
+    "$target/wasm32-unknown-unknown/release/saferetry.wasm"
+  # Other wasm-opt passes and flags were measured and do not pay (BENCHMARKS.md "Lean build").
+  node_modules/.bin/wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue --strip-debug --strip-producers \
+    -o "js/src/${name}_bg.wasm" "js/src/${name}_bg.wasm"
+}
+module saferetry
+module saferetry_authority --features authority
 node scripts/size.mjs

@@ -1,20 +1,54 @@
-// Prints the package's size: wasm, wasm-bindgen glue, and our entry + core,
-// raw and gzip (level 9), and their total. `--json` prints the figures only.
-import { readFileSync } from "node:fs";
+// Prints the package's size, two ways.
+//
+// 1. The package's parts: wasm modules, wasm-bindgen glue, our entries and
+//    core, raw and gzip (level 9), and their total.
+// 2. Bytes per entry: what each way of using the package loads, gzip, before
+//    (bench/size-before.json: main at the start of issue 19, or a package
+//    folder given with `--before DIR`) and now, side by side:
+//    - page: a page's `import { RetryPolicy } from "saferetry"`, esbuild
+//      browser bundle, minified, + the wasm it loads (issue 19's figure);
+//    - tabs: the same page with `tabBudget` in `shared`, counting the
+//      authority a leader tab loads;
+//    - node: what `import { RetryPolicy } from "saferetry"` makes Node (Deno,
+//      Bun) read at import, unbundled: the entry's static module graph and the
+//      wasm it instantiates;
+//    - workerd: a Worker's `import { RetryPolicy } from "saferetry"`, bundled
+//      as Wrangler does (esbuild, `workerd` condition, `.wasm` as a module
+//      import), minified, + the wasm modules it imports;
+//    - cloudflare: the same with `RetryPolicy`, `durableBudget` and the
+//      `RetryBudget` class from "saferetry/cloudflare".
+//
+// `node scripts/size.mjs [--json] [--before DIR] [--now DIR] [--write-before DIR]`
+// (DIR: a built js/ folder; `--now` measures it instead of js/;
+// `--write-before` measures it into bench/size-before.json).
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, mkdirSync, writeFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 
-const root = new URL("../js/", import.meta.url);
+const REPO = fileURLToPath(new URL("..", import.meta.url));
+const PKG = path.join(REPO, "js");
+const BEFORE = path.join(REPO, "bench/size-before.json");
+const gz = (bytes) => gzipSync(bytes, { level: 9 }).length;
+
 const parts = [
   ["wasm", ["src/saferetry_bg.wasm"]],
+  ["wasm, authority", ["src/saferetry_authority_bg.wasm"]],
   ["glue", ["src/saferetry.js"]],
+  ["glue, authority", ["src/saferetry_authority.js"]],
   ["entry + core", ["src/node.js", "src/load.js", "src/core.js", "src/tabs.js"]],
+  ["authority loaders", ["src/authority.js", "src/authority-lazy.js", "src/authority-node.js", "src/authority-workerd.js"]],
 ];
 
-export function sizes() {
-  const rows = parts.map(([name, files]) => {
-    const bytes = Buffer.concat(files.map((f) => readFileSync(new URL(f, root))));
-    return { name, raw: bytes.length, gzip: gzipSync(bytes, { level: 9 }).length };
-  });
+export function sizes(pkg = PKG) {
+  const rows = [];
+  for (const [name, files] of parts) {
+    const present = files.filter((f) => existsSync(path.join(pkg, f)));
+    if (!present.length) continue;
+    const bytes = Buffer.concat(present.map((f) => readFileSync(path.join(pkg, f))));
+    rows.push({ name, raw: bytes.length, gzip: gz(bytes) });
+  }
   const total = { name: "total", raw: 0, gzip: 0 };
   for (const r of rows) {
     total.raw += r.raw;
@@ -23,14 +57,144 @@ export function sizes() {
   return [...rows, total];
 }
 
+const kb = (n) => (n / 1024).toFixed(1) + " KB";
+
 export function sizeTable(rows = sizes()) {
-  const kb = (n) => (n / 1024).toFixed(1).padStart(6) + " KB";
   const lines = ["| part | raw | gzip |", "|---|---:|---:|"];
-  for (const r of rows) lines.push(`| ${r.name} | ${kb(r.raw)} | ${kb(r.gzip)} |`);
+  for (const r of rows) lines.push(`| ${r.name} | ${kb(r.raw).padStart(9)} | ${kb(r.gzip).padStart(8)} |`);
   return lines.join("\n");
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  if (process.argv.includes("--json")) console.log(JSON.stringify(sizes()));
-  else console.log(sizeTable());
+// ---- bytes per entry ----
+const ENTRIES = {
+  page: { platform: "browser", code: 'import { RetryPolicy } from "saferetry";\nglobalThis.policy = new RetryPolicy();\n' },
+  tabs: {
+    platform: "browser",
+    code: 'import { RetryPolicy, tabBudget } from "saferetry";\nglobalThis.policy = new RetryPolicy({ shared: tabBudget("api") });\n',
+  },
+  node: { unbundled: ["node", "import", "default"], code: "" },
+  workerd: {
+    platform: "browser", conditions: ["workerd", "worker"],
+    code: 'import { RetryPolicy } from "saferetry";\nconst policy = new RetryPolicy();\nexport default { fetch: (r) => policy.fetch(r.url) };\n',
+  },
+  cloudflare: {
+    platform: "browser", conditions: ["workerd", "worker"],
+    code: 'import { RetryPolicy, durableBudget } from "saferetry/cloudflare";\nexport { RetryBudget } from "saferetry/cloudflare";\n'
+      + 'const policy = new RetryPolicy({ shared: durableBudget(() => globalThis.NS, "api") });\nexport default { fetch: (r) => policy.fetch(r.url) };\n',
+  },
+};
+
+/** The package entry `conditions` pick for ".". */
+function resolveEntry(pkg, conditions) {
+  let target = JSON.parse(readFileSync(path.join(pkg, "package.json"), "utf8")).exports["."];
+  while (target && typeof target === "object") target = target[Object.keys(target).find((k) => conditions.includes(k))];
+  return path.join(pkg, target);
 }
+
+/** Files a runtime reads at import: static relative imports only (not `import()`). */
+function staticGraph(entry) {
+  const seen = new Set();
+  const todo = [entry];
+  while (todo.length) {
+    const file = todo.pop();
+    if (seen.has(file)) continue;
+    seen.add(file);
+    if (file.endsWith(".wasm")) continue;
+    const src = readFileSync(file, "utf8");
+    for (const m of src.matchAll(/(?:\bfrom\s*|^\s*import\s*)(["'])(\.{1,2}\/[^"']+)\1/gm)) todo.push(path.resolve(path.dirname(file), m[2]));
+  }
+  return [...seen];
+}
+
+/** The wasm files a JS text loads: `new URL("x.wasm", import.meta.url)` and `.wasm` module imports. */
+function wasmRefs(text) {
+  const urls = [...text.matchAll(/new URL\(\s*(["'])([^"']+\.wasm)\1\s*,\s*import\.meta\.url\s*\)/g)].map((m) => m[2]);
+  const imports = [...text.matchAll(/\bfrom\s*(["'])([^"']+\.wasm)\1/g)].map((m) => m[2]);
+  return [...new Set([...urls, ...imports].map((f) => path.basename(f)))];
+}
+
+async function measureEntry(pkg, name, spec, esbuild, work) {
+  if (spec.unbundled) {
+    const files = staticGraph(resolveEntry(pkg, spec.unbundled));
+    const js = files.filter((f) => !f.endsWith(".wasm"));
+    const jsText = js.map((f) => readFileSync(f, "utf8")).join("\n");
+    // Wasm instantiated at import: the one the entry itself reads (the
+    // authority's, where present, waits for its first `new`).
+    const entryText = readFileSync(files[0], "utf8");
+    const wasm = wasmRefs(entryText);
+    return tally(pkg, Buffer.from(jsText), wasm);
+  }
+  const dir = path.join(work, name);
+  mkdirSync(path.join(dir, "node_modules"), { recursive: true });
+  symlinkSync(pkg, path.join(dir, "node_modules/saferetry"));
+  writeFileSync(path.join(dir, "app.mjs"), spec.code);
+  const out = await esbuild.build({
+    entryPoints: [path.join(dir, "app.mjs")], absWorkingDir: dir, bundle: true, format: "esm", minify: true,
+    platform: spec.platform, conditions: spec.conditions ?? [], write: false, outdir: path.join(dir, "dist"),
+    external: ["cloudflare:workers", "*.wasm"], logLevel: "silent",
+  });
+  const text = out.outputFiles.map((f) => f.text).join("\n");
+  return tally(pkg, Buffer.from(text), wasmRefs(text));
+}
+
+function tally(pkg, js, wasmNames) {
+  const wasm = wasmNames.map((n) => path.join(pkg, "src", n)).filter((f) => existsSync(f));
+  const w = wasm.reduce((sum, f) => sum + gz(readFileSync(f)), 0);
+  const j = gz(js);
+  return { js: j, wasm: w, total: j + w, files: wasm.map((f) => path.basename(f)) };
+}
+
+export async function entrySizes(pkg = PKG) {
+  const esbuild = await import(path.join(REPO, "node_modules/esbuild/lib/main.js"));
+  const work = mkdtempSync(path.join(tmpdir(), "saferetry-size-"));
+  try {
+    const result = {};
+    for (const [name, spec] of Object.entries(ENTRIES)) result[name] = await measureEntry(pkg, name, spec, esbuild, work);
+    return result;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+export function entryTable(now, before) {
+  const lines = [
+    `| entry (gzip) | before: js + wasm | before | now: js + wasm | now | change |`,
+    "|---|---:|---:|---:|---:|---:|",
+  ];
+  for (const [name, n] of Object.entries(now)) {
+    const b = before?.entries?.[name];
+    const split = (x) => `${kb(x.js)} + ${kb(x.wasm)}`;
+    const change = b ? `${((n.total - b.total) / 1024).toFixed(1)} KB (${(((n.total - b.total) / b.total) * 100).toFixed(0)} %)` : "—";
+    lines.push(`| ${name} | ${b ? split(b) : "—"} | ${b ? `**${kb(b.total)}**` : "—"} | ${split(n)} | **${kb(n.total)}** | ${change} |`);
+  }
+  if (before?.source) lines.push("", `before: ${before.source}`);
+  return lines.join("\n");
+}
+
+async function main(args) {
+  const at = (flag) => (args.includes(flag) ? path.resolve(args[args.indexOf(flag) + 1]) : null);
+  const writeBefore = at("--write-before");
+  if (writeBefore) {
+    const rev = args.includes("--source") ? args[args.indexOf("--source") + 1] : writeBefore;
+    const data = { source: rev, parts: sizes(writeBefore), entries: await entrySizes(writeBefore) };
+    writeFileSync(BEFORE, JSON.stringify(data, null, 2) + "\n");
+    console.log(`wrote ${path.relative(REPO, BEFORE)}`);
+    return;
+  }
+  const beforeDir = at("--before");
+  const before = beforeDir
+    ? { source: beforeDir, parts: sizes(beforeDir), entries: await entrySizes(beforeDir) }
+    : existsSync(BEFORE) ? JSON.parse(readFileSync(BEFORE, "utf8")) : null;
+  const now = at("--now") ?? PKG;
+  const rows = sizes(now);
+  const entries = await entrySizes(now);
+  if (args.includes("--json")) {
+    console.log(JSON.stringify({ parts: rows, entries, before }));
+    return;
+  }
+  console.log(sizeTable(rows));
+  console.log("");
+  console.log(entryTable(entries, before));
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main(process.argv.slice(2));

@@ -3,8 +3,6 @@
 // and to a UI store.
 import { Policy } from "./saferetry.js";
 
-/** The fleet's authority (README "Fleet budgets"), for a Durable Object or a leader tab. */
-export { BudgetAuthority } from "./saferetry.js";
 import { assertLoaded } from "./load.js";
 
 // Response (or the host's own error, for a refused request) -> the report

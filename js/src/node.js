@@ -13,3 +13,5 @@ try {
 loaded();
 
 export * from "./core.js";
+/** The fleet's authority (README "Fleet budgets"): a module of its own, instantiated at its first `new`. */
+export { BudgetAuthority } from "./authority-node.js";

@@ -20,7 +20,10 @@
 // (term, version); every tab keeps the newest, and a new leader (term + 1)
 // starts from `authority.restore(newest)`, so a handover never hands out a
 // fresh bucket. Messages from an older term are ignored.
-import { BudgetAuthority } from "./saferetry.js";
+//
+// The authority is a wasm module of its own (authority.js), loaded by a tab
+// when it first leads (or, alone, at its first exchange): a follower never
+// downloads it.
 import { assertLoaded } from "./load.js";
 
 const PREFIX = "saferetry:";
@@ -36,12 +39,16 @@ function positive(options, field, fallback) {
   return v;
 }
 
-function grantLocally(authority, request) {
-  try {
-    return Promise.resolve(authority.grant(request, Date.now()));
-  } catch (error) {
-    return Promise.reject(error);
-  }
+// `BudgetAuthority` once loaded.
+let Authority = null;
+let loading = null;
+
+/** Loads the authority's module once; resolves when `Authority` is set. */
+function loadAuthority() {
+  loading ??= import("./authority.js").then((m) => {
+    Authority = m.BudgetAuthority;
+  });
+  return loading;
 }
 
 /** A SharedBudget shared by every tab of this origin that uses `name`
@@ -99,15 +106,18 @@ class OneTab {
   scope = "tab";
   constructor(config) {
     this.config = { ...config, fleetSize: config.fleetSize ?? 1 };
-    this.authority = new BudgetAuthority();
+    this.authority = null; // made at the first exchange, once its module is loaded
   }
 
   exchange(request) {
-    return grantLocally(this.authority, request);
+    return loadAuthority().then(() => {
+      this.authority ??= new Authority();
+      return this.authority.grant(request, Date.now());
+    });
   }
 
   status() {
-    return { scope: "tab", leader: true, term: 0, leaderSince: null, quotaLevel: this.authority.quotaLevel, handovers: 0 };
+    return { scope: "tab", leader: true, term: 0, leaderSince: null, quotaLevel: this.authority?.quotaLevel, handovers: 0 };
   }
 
   close() {}
@@ -219,7 +229,16 @@ class Tabs {
 
   lead(ticket) {
     if (ticket !== this.ticket || !this.joined) return undefined; // left meanwhile: release at once
-    const authority = new BudgetAuthority();
+    if (!Authority) {
+      // Load the authority's module first, holding the lock meanwhile
+      // (requests wait in `pending` and `unanswered`). A tab that cannot
+      // load it lets go and stays a follower.
+      return loadAuthority().then(() => this.lead(ticket), () => {
+        this.unable = true;
+        return undefined;
+      });
+    }
+    const authority = new Authority();
     if (this.latest?.state !== undefined) {
       try {
         authority.restore(this.latest.state);
@@ -252,7 +271,7 @@ class Tabs {
   /** Our lock request ended: released, robbed (steal), or aborted. */
   lost(ticket) {
     if (this.held === ticket) this.stepDown();
-    if (ticket === this.ticket && this.joined) this.queue();
+    if (ticket === this.ticket && this.joined && !this.unable) this.queue();
   }
 
   stepDown() {
@@ -267,7 +286,7 @@ class Tabs {
 
   /** A follower's clock: ping a silent leader, steal from one that stays silent. */
   check() {
-    if (!this.joined || this.authority) return;
+    if (!this.joined || this.authority || this.unable) return;
     const now = Date.now();
     if (now - this.heardAt < this.config.staleMs) return;
     if (!this.probeAt) {

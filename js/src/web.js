@@ -13,3 +13,5 @@ try {
 loaded();
 
 export * from "./core.js";
+/** The fleet's authority (README "Fleet budgets"): a module of its own, which a bundler leaves out of a build that does not use it. */
+export { BudgetAuthority } from "./authority.js";

@@ -9,3 +9,5 @@ initSync({ module: wasm });
 loaded();
 
 export * from "./core.js";
+/** The fleet's authority (README "Fleet budgets"): a module of its own, instantiated at its first `new`. */
+export { BudgetAuthority } from "./authority-workerd.js";

@@ -1,6 +1,8 @@
 //! Reads the fleet's plain messages back from JavaScript: a lease request
 //! (into `BudgetAuthority.grant`), a grant (out of `shared.exchange`), an
-//! authority's saved state (into `restore`). They come from caller code
+//! authority's saved state (into `restore`). The grant's reader is the
+//! leased client's (the default module); the others are the authority's
+//! (`--features authority`, a module of its own: see `host`). They come from caller code
 //! (an exchange, storage), so they are read like options, field by field
 //! through `catch` getters, every integer checked to be one in range.
 //!
@@ -11,18 +13,21 @@
 //! 89.1 KB with these readers.
 
 use alloc::string::String;
-use alloc::vec::Vec;
 use js_sys::TypeError;
 use wasm_bindgen::JsValue;
 
 use super::bind::get;
-use super::caller::list;
-use crate::policy::budget::lease::{
-    AuthorityState, AuthorityStats, FleetConfig, Grant, HolderState, LeaseRequest,
-};
-use crate::policy::budget::quota::QuotaConfig;
-use crate::policy::budget::rate::RateConfig;
+#[cfg(not(feature = "authority"))]
+use crate::policy::budget::lease::Grant;
 use crate::policy::options::integer_in;
+#[cfg(feature = "authority")]
+use {
+    super::caller::list,
+    crate::policy::budget::lease::{AuthorityState, AuthorityStats, FleetConfig, HolderState, LeaseRequest},
+    crate::policy::budget::quota::QuotaConfig,
+    crate::policy::budget::rate::RateConfig,
+    alloc::vec::Vec,
+};
 
 /// A field that is not what it must be: `object.key`.
 pub struct Malformed {
@@ -76,11 +81,13 @@ impl Fields<'_> {
         v.and_then(|n| u32::try_from(n).ok()).ok_or(self.wrong(key, "an integer in 0..=4294967295"))
     }
 
+    #[cfg(not(feature = "authority"))]
     fn flag(&self, key: &'static str) -> Result<bool, Malformed> {
         get(self.js, key).as_bool().ok_or(self.wrong(key, "a boolean"))
     }
 
     /// `null` or missing is `None`.
+    #[cfg(feature = "authority")]
     fn maybe<T>(
         &self,
         key: &'static str,
@@ -95,6 +102,7 @@ impl Fields<'_> {
     }
 }
 
+#[cfg(feature = "authority")]
 pub fn request(js: &JsValue) -> Result<LeaseRequest, Malformed> {
     let f = Fields::of(js, "request")?;
     Ok(LeaseRequest {
@@ -109,6 +117,7 @@ pub fn request(js: &JsValue) -> Result<LeaseRequest, Malformed> {
     })
 }
 
+#[cfg(not(feature = "authority"))]
 pub fn grant(js: &JsValue) -> Result<Grant, Malformed> {
     let f = Fields::of(js, "grant")?;
     Ok(Grant {
@@ -123,6 +132,7 @@ pub fn grant(js: &JsValue) -> Result<Grant, Malformed> {
     })
 }
 
+#[cfg(feature = "authority")]
 pub fn config(js: &JsValue, object: &'static str) -> Result<FleetConfig, Malformed> {
     let f = Fields::of(js, object)?;
     let quota = f.maybe("quota", |q| {
@@ -141,6 +151,7 @@ pub fn config(js: &JsValue, object: &'static str) -> Result<FleetConfig, Malform
     Ok(FleetConfig { quota, rate })
 }
 
+#[cfg(feature = "authority")]
 pub fn state(js: &JsValue) -> Result<AuthorityState, Malformed> {
     let f = Fields::of(js, "state")?;
     let holders = list(&get(js, "holders"), 100_000).ok_or(f.wrong("holders", "an array"))?;
@@ -166,6 +177,7 @@ pub fn state(js: &JsValue) -> Result<AuthorityState, Malformed> {
     })
 }
 
+#[cfg(feature = "authority")]
 fn holder(js: &JsValue) -> Result<HolderState, Malformed> {
     let f = Fields::of(js, "state.holders[]")?;
     Ok(HolderState {

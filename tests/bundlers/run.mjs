@@ -27,6 +27,7 @@ const BUILD_MS = 120_000;
 const RUN_MS = 30_000;
 const RUN_BUDGET_MS = 12 * 60_000;
 const WASM = 'saferetry_bg.wasm';
+const AUTHORITY_WASM = 'saferetry_authority_bg.wasm';
 const t0 = Date.now();
 const note = (line) => process.stderr.write(`[bundlers ${((Date.now() - t0) / 1000).toFixed(1)} s] ${line}\n`);
 
@@ -83,9 +84,11 @@ async function mustExec(name, cmd, args, opts) {
 const wasmOf = (pkgDir) => path.join(pkgDir, 'src', WASM);
 
 /** The README's recipe for bundlers that leave `new URL(..., import.meta.url)`
- * alone (esbuild, Bun): the wasm file next to the bundle. */
+ * alone (esbuild, Bun): the wasm files next to the bundle — the package's
+ * and the fleet authority's, which a namespace or dynamic import keeps in
+ * the bundle (a named import of `RetryPolicy` leaves it out). */
 function copyWasmBeside(ctx, distDir) {
-  copyFileSync(wasmOf(ctx.pkgDir), path.join(distDir, WASM));
+  for (const f of [WASM, AUTHORITY_WASM]) copyFileSync(path.join(ctx.pkgDir, 'src', f), path.join(distDir, f));
 }
 
 /** The app as it is, run by `host`'s own resolver. */

@@ -198,16 +198,18 @@ async function buildBundle(projectDir, suiteDir, entry) {
   note(`bundle: ${(readFileSync(outfile).length / 1024).toFixed(1)} KB; package files in it: ${fromPkg.join(', ')}`);
   // esbuild leaves `new URL("<rel>", import.meta.url)` alone, and in the
   // bundle import.meta.url is the bundle's URL: the wasm must be served at
-  // <rel> relative to the bundle. Copy it where the package entry points
-  // (the glue's own default is not used when the entry passes a URL).
+  // <rel> relative to the bundle. Copy each where the package's loaders
+  // point (the entry's module, and the authority's when the bundle has it;
+  // the glue's own default is not used when a loader passes a URL).
   const urlRefs = (src) => [...new Set([...src.matchAll(/new URL\(\s*(["'])([^"']+\.wasm)\1\s*,\s*import\.meta\.url\s*\)/g)].map((m) => m[2]))];
   const bundleRefs = urlRefs(readFileSync(outfile, 'utf8'));
-  const entryRefs = urlRefs(readFileSync(entry, 'utf8')).filter((r) => bundleRefs.includes(r));
+  const loaders = [entry, path.join(path.dirname(entry), 'authority.js')].filter((f) => existsSync(f));
+  const entryRefs = loaders.flatMap((f) => urlRefs(readFileSync(f, 'utf8'))).filter((r) => bundleRefs.includes(r));
   const targets = entryRefs.length ? entryRefs : bundleRefs;
   if (!targets.length) throw new Error('the bundle references no .wasm through new URL(..., import.meta.url)');
-  const wasm = path.join(projectDir, 'node_modules/saferetry/src/saferetry_bg.wasm');
   const served = [];
   for (const rel of targets) {
+    const wasm = path.join(projectDir, 'node_modules/saferetry/src', path.basename(rel));
     const dest = path.resolve(path.dirname(outfile), rel);
     if (!dest.startsWith(outDir + path.sep)) throw new Error(`wasm path ${rel} leaves the bundle folder`);
     mkdirSync(path.dirname(dest), { recursive: true });
@@ -243,7 +245,9 @@ async function runBrowser(runtime, { projectDir, suiteDir, mode }, server, filte
     const rel = path.relative(projectDir, entry).split(path.sep).join('/');
     const webPath = (file) => `/static/${path.relative(projectDir, file).split(path.sep).join('/')}`;
     expectEntryUrl = `${server.url}/static/${rel}`;
-    expectWasm = [`${server.url}/static/node_modules/saferetry/src/saferetry_bg.wasm`];
+    // Unbundled, the entry's static `export { BudgetAuthority }` loads the
+    // authority's module too (a bundler drops it when unused).
+    expectWasm = ['saferetry_bg.wasm', 'saferetry_authority_bg.wasm'].map((f) => `${server.url}/static/node_modules/saferetry/src/${f}`);
     // One page per browser: runs of two browsers at once must not share it.
     const page = path.join(genDir, `page-${runtime}.html`);
     pagePath = webPath(page).slice('/static/'.length);

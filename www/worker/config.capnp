@@ -18,8 +18,10 @@ const config :Workerd.Config = (
 
 # workerd resolves `import ... from "saferetry"` in "worker/worker.js" as the
 # module named "worker/saferetry", and that module's own relative imports
-# ("./core.js", "./load.js", "./tabs.js", "./saferetry.js", "./saferetry_bg.wasm") against the same
-# folder: so the package's modules are named as siblings of its entry.
+# ("./core.js", "./load.js", "./tabs.js", "./saferetry.js", "./saferetry_bg.wasm", and the
+# fleet authority's "./authority-workerd.js", "./authority-lazy.js", "./saferetry_authority.js",
+# "./saferetry_authority_bg.wasm", instantiated only at a first `new BudgetAuthority()`) against
+# the same folder: so the package's modules are named as siblings of its entry.
 const worker :Workerd.Worker = (
   modules = [
     (name = "worker/worker.js", esModule = embed "worker.js"),
@@ -29,6 +31,10 @@ const worker :Workerd.Worker = (
     (name = "worker/tabs.js", esModule = embed "../../js/src/tabs.js"),
     (name = "worker/saferetry.js", esModule = embed "../../js/src/saferetry.js"),
     (name = "worker/saferetry_bg.wasm", wasm = embed "../../js/src/saferetry_bg.wasm"),
+    (name = "worker/authority-workerd.js", esModule = embed "../../js/src/authority-workerd.js"),
+    (name = "worker/authority-lazy.js", esModule = embed "../../js/src/authority-lazy.js"),
+    (name = "worker/saferetry_authority.js", esModule = embed "../../js/src/saferetry_authority.js"),
+    (name = "worker/saferetry_authority_bg.wasm", wasm = embed "../../js/src/saferetry_authority_bg.wasm"),
   ],
   compatibilityDate = "2025-06-01",
   bindings = [(name = "UPSTREAM", fromEnvironment = "UPSTREAM")],
