@@ -23,12 +23,11 @@ use super::poll;
 use super::props::Init;
 use super::replay;
 use super::request::{own_init, prepare, url_of, Prepared};
-use super::transport::{FetchTransport, Received};
+use super::transport::{call_fetch, FetchTransport, Received};
 use crate::engine::{self, race, Budget, Call, Clock, Either, Finished, Slept};
 use crate::policy::budget::concurrency::Gate;
 use crate::policy::budget::{InMemory, SharedState, Stats};
-use crate::policy::classify::Safety;
-use crate::policy::classify::Stage;
+use crate::policy::classify::{Safety, Stage};
 use crate::policy::options::Options;
 use crate::policy::reason::Reason;
 use crate::policy::report::{ms, AttemptRecord, ErrorInfo, Report};
@@ -313,8 +312,8 @@ impl<'a> Ctx<'a> {
     /// the outcome (a rejection as `refused`, the host's error its cause).
     async fn pass_through(&mut self, input: &JsValue, init: &Init) -> JsValue {
         let start = self.clock.now_ms();
-        let answer = match self.fetch.call2(&JsValue::UNDEFINED, input, init) {
-            Ok(v) => JsFuture::from(Promise::resolve(&v)).await,
+        let answer = match call_fetch(&self.fetch, input, init) {
+            Ok(promise) => JsFuture::from(promise).await,
             Err(e) => Err(e),
         };
         let mut report = Report::new();

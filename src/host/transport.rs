@@ -176,12 +176,20 @@ fn null_body(status: u16) -> bool {
     matches!(status, 101 | 103 | 204 | 205 | 304)
 }
 
+/// `fetch(input, init)`; a transport that answers a non-promise (a
+/// thenable, a value) is adopted as `await` would.
+pub(super) fn call_fetch(
+    fetch: &js_sys::Function,
+    input: &JsValue,
+    init: &JsValue,
+) -> Result<js_sys::Promise, JsValue> {
+    let answer = fetch.call2(&JsValue::UNDEFINED, input, init)?;
+    Ok(answer.dyn_into().unwrap_or_else(|v| js_sys::Promise::resolve(&v)))
+}
+
 impl FetchTransport {
-    /// `fetch(input, init)`; a transport that answers a non-promise (a
-    /// thenable, a value) is adopted as `await` would.
     pub(super) fn call(&self, input: &JsValue, init: &JsValue) -> Result<js_sys::Promise, JsValue> {
-        let answer = self.fetch.call2(&JsValue::UNDEFINED, input, init)?;
-        Ok(answer.dyn_into().unwrap_or_else(|v| js_sys::Promise::resolve(&v)))
+        call_fetch(&self.fetch, input, init)
     }
 
     pub(super) fn fetch_failed(&self, e: JsValue) -> Failed<JsValue> {
