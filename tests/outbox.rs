@@ -132,9 +132,9 @@ fn retry_at_is_never_before_the_server_asked_and_expires_at_is_the_ttl() {
     assert_eq!(e.retry_at, NOW + RESEND_BASE_MS);
     let e = keep(&config(), &keyed, &unknown, NOW, 0.5).unwrap();
     assert_eq!(e.retry_at, NOW + RESEND_BASE_MS + RESEND_BASE_MS / 2);
-    // A Retry-After in the past does not make it due before now.
+    // A Retry-After in the past (or of 0) does not make it due at once.
     let past = outcome(Ended::TryLater, Progress::Responded, Some(NOW - 10));
-    assert_eq!(keep(&config(), &keyed, &past, NOW, 0.5).unwrap().retry_at, NOW);
+    assert_eq!(keep(&config(), &keyed, &past, NOW, 0.5).unwrap().retry_at, NOW + RESEND_BASE_MS);
     // Due only after its expiry: not kept.
     let far = outcome(Ended::TryLater, Progress::Responded, Some(NOW + HOUR));
     assert_eq!(keep(&config(), &keyed, &far, NOW, 0.5), Err(NotKept::ExpiresFirst));
@@ -170,13 +170,16 @@ fn an_entry_is_due_expired_or_waits_until_a_time() {
 }
 
 #[test]
-fn a_plan_sends_the_earliest_first_and_wakes_once_at_the_next_time() {
+fn a_plan_sends_the_earliest_due_first_and_wakes_once_at_the_next_time() {
     let at = |retry: u64, expires: u64| Entry { retry_at: NOW + retry, expires_at: NOW + expires, sends: 1 };
-    let entries = [at(500, HOUR), at(5_000, HOUR), at(100, HOUR), at(0, 50), at(3_000, HOUR)];
+    let entries = [at(500, HOUR), at(5_000, HOUR), at(100, HOUR), at(0, 50), at(3_000, HOUR), at(100, HOUR)];
     let p = plan(&entries, NOW + 1_000, true);
-    assert_eq!(p, Plan { due: vec![2, 0], expired: vec![3], wake_at: Some(NOW + 3_000) });
+    assert_eq!(p, Plan { next: Some(2), expired: vec![3], wake_at: Some(NOW + 3_000) });
+    // Once it is gone, the next earliest.
+    let p = plan(&[entries[0], entries[1], entries[5]], NOW + 1_000, true);
+    assert_eq!(p.next, Some(2));
     let offline = plan(&entries, NOW + 1_000, false);
-    assert_eq!(offline, Plan { due: vec![], expired: vec![3], wake_at: Some(NOW + HOUR) });
+    assert_eq!(offline, Plan { next: None, expired: vec![3], wake_at: Some(NOW + HOUR) });
     assert_eq!(plan(&[], NOW, true), Plan::default());
 }
 

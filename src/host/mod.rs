@@ -9,7 +9,10 @@
 //! client (`Policy`); `--features authority` builds the fleet's authority
 //! alone (`BudgetAuthority`, the readers of lease requests and of its saved
 //! state), which only `saferetry/cloudflare`, a leader tab and
-//! `import { BudgetAuthority }` load. Each module links only what its
+//! `import { BudgetAuthority }` load; the durable outbox's rules
+//! (`OutboxRules`) ride in that second module too, loaded only by an
+//! outbox (js/src/outbox.js): a page that only retries pays for neither.
+//! Each module links only what its
 //! exports reach; the helpers the two share are compiled into both.
 
 #[cfg(feature = "authority")]
@@ -21,6 +24,8 @@ mod caller;
 #[cfg_attr(feature = "authority", allow(dead_code))]
 mod convert;
 mod error;
+#[cfg(feature = "authority")]
+mod outbox;
 mod wire;
 
 #[cfg(not(feature = "authority"))]

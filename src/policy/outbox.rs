@@ -29,7 +29,7 @@ use super::backoff::full_jitter;
 use super::classify::{normalize_method, Safety, Stage};
 use super::limits::REPLAY_BYTES;
 use super::options::{integer_in, ErrorKind, OptionError};
-use super::report::CREDENTIAL_HEADERS;
+use super::report::{find, CREDENTIAL_HEADERS};
 
 /// How long an entry is kept when the caller names no `ttl`: a day.
 pub const DEFAULT_TTL_MS: u64 = 24 * 60 * 60 * 1000;
@@ -144,9 +144,12 @@ impl Write {
 /// A credential header (any case), or userinfo in the URL.
 pub fn carries_credentials<'a>(mut header_names: impl Iterator<Item = &'a str>, url: &str) -> bool {
     let header = header_names.any(|n| CREDENTIAL_HEADERS.iter().any(|c| n.eq_ignore_ascii_case(c)));
-    let authority = url.split_once("://").map_or("", |(_, rest)| rest);
-    let authority = authority.split(['/', '?', '#']).next().unwrap_or("");
-    header || authority.contains('@')
+    // On bytes, with the report's plain search: `str` patterns drag panic
+    // formatting into the module.
+    let url = url.as_bytes();
+    let rest = find(url, b"://").and_then(|at| url.get(at.saturating_add(3)..)).unwrap_or(&[]);
+    let authority = rest.split(|b| matches!(b, b'/' | b'?' | b'#')).next().unwrap_or(&[]);
+    header || authority.contains(&b'@')
 }
 
 /// Why a write was not kept (`notKept` in the result and the event).
@@ -197,17 +200,21 @@ pub struct Entry {
     pub sends: u32,
 }
 
-/// The earliest time to send again after `sends` sends: the server's word
-/// when it gave one, else our backoff; never before `now`. A bad `random`
-/// waits the longest window (it cannot come from the host's own
+/// The earliest time to send again after `sends` sends: never before the
+/// server's word (its Retry-After), nor before [`RESEND_BASE_MS`] from now
+/// (a server that says "now" again and again does not make the outbox
+/// spin); without a word from the server, our full-jitter backoff. A bad
+/// `random` waits the longest window (it cannot come from the host's own
 /// `Math.random`).
 fn earliest(outcome: &Outcome, now: u64, sends: u32, random: f64) -> u64 {
-    let server = outcome.retry_at.into_iter().chain(outcome.not_before).max();
-    let own = || {
-        let jitter = full_jitter(sends, RESEND_BASE_MS, RESEND_CAP_MS, random).unwrap_or(RESEND_CAP_MS);
-        now.saturating_add(RESEND_BASE_MS).saturating_add(jitter)
-    };
-    server.unwrap_or_else(own).max(now)
+    let floor = now.saturating_add(RESEND_BASE_MS);
+    match outcome.retry_at.into_iter().chain(outcome.not_before).max() {
+        Some(server) => server.max(floor),
+        None => {
+            let jitter = full_jitter(sends, RESEND_BASE_MS, RESEND_CAP_MS, random).unwrap_or(RESEND_CAP_MS);
+            floor.saturating_add(jitter)
+        }
+    }
 }
 
 /// Whether a finished operation is kept, and its schedule. Checked in
@@ -261,26 +268,31 @@ pub fn when(entry: &Entry, now: u64, online: bool) -> When {
     }
 }
 
-/// What a drain does now, over every entry: indices into `entries`.
+/// What a drain does now, over every entry: indices into `entries`. One
+/// entry is sent at a time, and the drain plans again after each send
+/// (time passes, the network comes and goes, other entries change).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Plan {
-    /// Due, earliest `retryAt` first (the order they were meant to go).
-    pub due: Vec<usize>,
+    /// The due entry to send next: the earliest `retryAt` (the order they
+    /// were meant to go), the first kept among equals.
+    pub next: Option<usize>,
     pub expired: Vec<usize>,
-    /// When to look again, if anything still waits (one timer).
+    /// When to look again, if anything else waits (one timer).
     pub wake_at: Option<u64>,
 }
 
 pub fn plan(entries: &[Entry], now: u64, online: bool) -> Plan {
     let mut p = Plan::default();
+    let mut next: Option<(usize, u64)> = None;
     for (i, entry) in entries.iter().enumerate() {
         match when(entry, now, online) {
-            When::Due => p.due.push(i),
+            When::Due if next.is_none_or(|(_, at)| entry.retry_at < at) => next = Some((i, entry.retry_at)),
+            When::Due => {}
             When::Expired => p.expired.push(i),
             When::Wait(at) => p.wake_at = Some(p.wake_at.map_or(at, |w| w.min(at))),
         }
     }
-    p.due.sort_by_key(|&i| entries.get(i).map_or(0, |e| e.retry_at));
+    p.next = next.map(|(i, _)| i);
     p
 }
 
@@ -343,10 +355,10 @@ mod tests {
     }
 
     #[test]
-    fn earliest_never_precedes_the_server_or_now() {
+    fn earliest_never_precedes_the_server_nor_the_base_delay() {
         let o = later(Some(NOW + 5_000), Some(NOW + 9_000));
         assert_eq!(earliest(&o, NOW, 1, 0.5), NOW + 9_000);
-        assert_eq!(earliest(&later(Some(NOW - 5), None), NOW, 1, 0.5), NOW);
+        assert_eq!(earliest(&later(Some(NOW - 5), None), NOW, 1, 0.5), NOW + RESEND_BASE_MS);
         assert_eq!(earliest(&later(None, None), NOW, 1, 0.0), NOW + RESEND_BASE_MS);
         assert_eq!(earliest(&later(None, None), NOW, 1, f64::NAN), NOW + RESEND_BASE_MS + RESEND_CAP_MS);
     }
