@@ -7,13 +7,13 @@
 //   POST|PUT /orders      503 + Retry-After until `openAt`, then 201
 //   POST /drop            reads the request, then destroys the socket (maybe-delivered)
 //   POST /__open?at=ms    sets `openAt` (epoch ms)
-//   GET  /__counts        { requests: { key: n }, accepted: { key: n }, total }
+//   GET  /__counts        { requests: { key: n }, accepted: { key: n }, times: { key: [ms] }, total }
 //   POST /__reset
 import http from 'node:http';
 
 export async function startOutboxServer() {
   let openAt = 0;
-  let requests = {}, accepted = {}, total = 0;
+  let requests = {}, accepted = {}, times = {}, total = 0;
   const cors = {
     'access-control-allow-origin': '*',
     'access-control-allow-headers': '*',
@@ -31,11 +31,12 @@ export async function startOutboxServer() {
       };
       if (req.method === 'OPTIONS') return json(204, {});
       if (url.pathname === '/__open') { openAt = Number(url.searchParams.get('at')); return json(200, { openAt }); }
-      if (url.pathname === '/__counts') return json(200, { requests, accepted, total });
-      if (url.pathname === '/__reset') { openAt = 0; requests = {}; accepted = {}; total = 0; return json(200, {}); }
+      if (url.pathname === '/__counts') return json(200, { requests, accepted, times, total });
+      if (url.pathname === '/__reset') { openAt = 0; requests = {}; accepted = {}; times = {}; total = 0; return json(200, {}); }
       const key = req.headers['idempotency-key'] ?? '(none)';
       total++;
       requests[key] = (requests[key] ?? 0) + 1;
+      (times[key] ??= []).push(Date.now());
       if (url.pathname === '/drop') return req.socket.destroy();
       const wait = openAt - Date.now();
       if (wait > 0) return json(503, { busy: true }, { 'retry-after': String(Math.ceil(wait / 1000)) });
