@@ -14,7 +14,7 @@ resolve_tools
 scripts/build.sh >test-output/build.log 2>&1 || { cat test-output/build.log; echo "build failed"; exit 1; }
 tail -n 6 test-output/build.log
 
-ALL="fmt clippy native wasm-node wasm-chromium types pack e2e-node e2e-deno e2e-bun e2e-workerd e2e-chromium e2e-firefox e2e-webkit e2e-bundle fidelity fleet-workerd bundlers sdks browser-errors fleet-browsers leaks-node leaks-chromium demo"
+ALL="fmt clippy native wasm-node wasm-chromium types pack e2e-node e2e-deno e2e-bun e2e-workerd e2e-chromium e2e-firefox e2e-webkit e2e-bundle fidelity fleet-workerd bundlers sdks browser-errors fleet-browsers leaks-node leaks-chromium outbox demo"
 passed=0; failed=0; summary=()
 
 tier() { # name, command...
@@ -61,6 +61,8 @@ tier browser-errors node tests/browsers/measure-failures.mjs --check
 tier fleet-browsers node tests/fleet/browsers.mjs
 tier leaks-node    node tests/leaks/run.mjs node
 tier leaks-chromium node tests/leaks/run.mjs chromium
+# the durable outbox: Node stores and restarts, IndexedDB + Web Locks in three browsers, a Durable Object (tests/outbox)
+tier outbox        node tests/outbox/run.mjs
 tier demo          node --test tests/demo/
 
 echo
