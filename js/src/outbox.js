@@ -176,13 +176,16 @@ export class Outbox extends EventTarget {
     this.dispatchEvent(new OutboxEvent(type, detail));
   }
 
-  #wake(ms) {
+  /** One timer, at the plan's `wakeAt`; a store that can wake its runtime
+   * later (a Durable Object's alarm) is told too. */
+  async #wake({ wakeAt, wakeInMs }) {
     if (this.#closed) return;
     clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => this.flush(), Math.max(0, ms));
+    this.#timer = setTimeout(() => this.flush(), wakeInMs);
     // Node: a pending entry does not keep the process alive (it is sent at
     // the next start).
     this.#timer?.unref?.();
+    await this.#store.wake?.(wakeAt);
   }
 
   /** One drain: each due entry is claimed (written with its send counted)
@@ -215,7 +218,7 @@ export class Outbox extends EventTarget {
     }
     const all = await this.#store.list();
     const plan = this.#rules.plan(all, Date.now(), globalThis.navigator?.onLine ?? true);
-    if (plan.wakeInMs !== null) this.#wake(plan.wakeInMs);
+    if (plan.wakeAt !== null) await this.#wake(plan);
   }
 
   async #finish(entry, state, outcome) {
@@ -237,7 +240,7 @@ export async function openOutbox(policy, name, options, loadRules, defaultStore)
   let { store, ttl, credentials } = options ?? {};
   store ??= defaultStore?.(name);
   if (typeof store?.list !== "function" || typeof store.put !== "function" || typeof store.delete !== "function") {
-    throw new TypeError("saferetry: `outbox.store` must be a store { list(), put(entry), delete(id), lock?(name, fn), close?() } (README \"Outbox\")");
+    throw new TypeError("saferetry: `outbox.store` must be a store { list(), put(entry), delete(id), lock?(name, fn), wake?(at), close?() } (README \"Outbox\")");
   }
   const Rules = await loadRules();
   const outbox = new Outbox(policy, name, store, new Rules(ttl, credentials));
