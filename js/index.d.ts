@@ -389,7 +389,7 @@ export interface OutboxEventDetail {
   error?: unknown;
 }
 
-export declare class OutboxEvent extends Event {
+export interface OutboxEvent extends Event {
   readonly detail: OutboxEventDetail;
 }
 

@@ -1,19 +1,17 @@
-// The second wasm module's classes — the fleet's authority,
-// `BudgetAuthority`, and the outbox's rules, `OutboxRules` — where the
-// runtime instantiates wasm synchronously (Node, Deno, Bun, workerd): the
-// module (src/host/mod.rs) is instantiated at the first `new` of either,
+// The fleet's authority, `BudgetAuthority`, where the runtime instantiates
+// wasm synchronously (Node, Deno, Bun, workerd): its module
+// (src/host/mod.rs) is instantiated at the first `new BudgetAuthority()`,
 // so an isolate that only retries never pays for it.
-import { BudgetAuthority as Authority, OutboxRules as Rules, initSync } from "./saferetry_authority.js";
+import { BudgetAuthority as Authority, initSync } from "./saferetry_authority.js";
 import { loadFailed } from "./load.js";
 
-let ready = false;
-
 /** `module()` gives the wasm (bytes or a compiled module); `file` names it in errors. */
-export function lazily(file, module, Base = Authority, name = "BudgetAuthority") {
+export function lazily(file, module) {
+  let ready = false;
   // Anonymous, named below: a class expression named like the glue's class
   // it extends made esbuild (in Wrangler's build) refer `extends` to itself.
-  const Lazy = class extends Base {
-    constructor(...args) {
+  const Lazy = class extends Authority {
+    constructor() {
       if (!ready) {
         try {
           initSync({ module: module() });
@@ -22,11 +20,9 @@ export function lazily(file, module, Base = Authority, name = "BudgetAuthority")
         }
         ready = true;
       }
-      super(...args);
+      super();
     }
   };
-  Object.defineProperty(Lazy, "name", { value: name });
+  Object.defineProperty(Lazy, "name", { value: "BudgetAuthority" });
   return Lazy;
 }
-
-export { Rules };

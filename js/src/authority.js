@@ -5,7 +5,7 @@
 // use it: it is not in package.json `sideEffects`) and by a tab when it
 // becomes a `tabBudget` leader (tabs.js, `import()`). Its wasm file sits
 // beside it, as the package's own does.
-import init, { BudgetAuthority as Authority, OutboxRules as Rules } from "./saferetry_authority.js";
+import init, { BudgetAuthority as Authority } from "./saferetry_authority.js";
 import { loadFailed } from "./load.js";
 
 const wasm = new URL("./saferetry_authority_bg.wasm", import.meta.url);
@@ -18,6 +18,3 @@ try {
 // A class of this file's own (not a re-export of the glue's), so that no
 // bundler links the glue directly and drops the initialisation above.
 export class BudgetAuthority extends Authority {}
-
-/** The durable outbox's rules (README "Outbox"), in the same module: loaded by an outbox (outbox.js). */
-export class OutboxRules extends Rules {}

@@ -313,4 +313,3 @@ export function retryFetch(input, init) {
 
 export { tabBudget } from "./tabs.js";
 export { memoryStore } from "./outbox-stores/memory.js";
-export { OutboxEvent } from "./outbox.js";

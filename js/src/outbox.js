@@ -197,6 +197,7 @@ export class Outbox extends EventTarget {
       const entries = (await this.#store.list()).filter((e) => !sent.has(e.id));
       const plan = this.#rules.plan(entries, Date.now(), globalThis.navigator?.onLine ?? true);
       for (const i of plan.expired) await this.#finish(entries[i], "expired", null);
+      for (const i of plan.corrupt) await this.#finish(entries[i], "failed", null, new TypeError("saferetry: an outbox entry whose schedule cannot be read"));
       if (plan.next === null) break;
       const entry = { ...entries[plan.next], ...this.#rules.claim(entries[plan.next]) };
       sent.add(entry.id);
@@ -205,7 +206,15 @@ export class Outbox extends EventTarget {
       const init = { method, headers, body, signal: this.#abort.signal, retry: { notBefore: entry.retryAt } };
       if (credentials) init.credentials = credentials;
       if (mode) init.mode = mode;
-      const outcome = await this.#policy.run(entry.url, init).result;
+      let outcome;
+      try {
+        outcome = await this.#policy.run(entry.url, init).result;
+      } catch (error) {
+        // The request as stored cannot even be made (`fetch` would throw the
+        // same): it ends failed, and the drain goes on to the others.
+        await this.#finish(entry, "failed", null, error);
+        continue;
+      }
       const next = this.#rules.after(entry, outcome, Date.now());
       if (next.state === "unchanged") return;
       if (next.state === "kept") {
@@ -221,9 +230,10 @@ export class Outbox extends EventTarget {
     if (plan.wakeAt !== null) await this.#wake(plan);
   }
 
-  async #finish(entry, state, outcome) {
+  async #finish(entry, state, outcome, error) {
     await this.#store.delete(entry.id);
     const detail = { entry: view(entry), report: outcome?.report ?? null };
+    if (error !== undefined) detail.error = error;
     if (outcome?.response) detail.response = outcome.response;
     this.#emit(state, detail);
     this.#emit("change", {});

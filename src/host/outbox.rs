@@ -136,6 +136,7 @@ struct Plan {
     #[serde(serialize_with = "opt_index")]
     next: Option<u32>,
     expired: Vec<u32>,
+    corrupt: Vec<u32>,
     #[serde(serialize_with = "opt_ms")]
     wake_at: Option<u64>,
     /// The timer's delay to `wake_at`, as a host timer takes it.
@@ -197,17 +198,27 @@ impl OutboxRules {
         String::from(outbox::NotKept::Storage.name())
     }
 
-    /// What a drain does now over `entries` (their schedules).
+    /// What a drain does now over `entries` (their schedules). An entry
+    /// whose schedule cannot be read (a store written by something else)
+    /// is listed in `corrupt`, and the plan covers the others.
     pub fn plan(&self, entries: JsValue, now: f64, online: bool) -> Result<JsValue, JsValue> {
-        let entries: Vec<Entry> =
-            list(&entries, 100_000).ok_or(ENTRIES)?.iter().map(|e| entry_of(&e)).collect::<Result<_, _>>()?;
+        let (mut good, mut at, mut corrupt) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, e) in list(&entries, 100_000).ok_or(ENTRIES)?.iter().enumerate() {
+            match entry_of(&e) {
+                Ok(entry) => {
+                    good.push(entry);
+                    at.push(i as u32);
+                }
+                Err(_) => corrupt.push(i as u32),
+            }
+        }
         let now = time(now, NOW)?;
-        let p = outbox::plan(&entries, now, online);
+        let p = outbox::plan(&good, now, online);
         let wake_in_ms = p.wake_at.map(|at| timer_ms(at.saturating_sub(now)));
-        // At most 100000 entries were read: every index fits.
-        let index = |i: usize| i as u32;
+        // Indices into `good`, mapped back to the caller's (at most 100000: they fit in u32).
+        let index = |i: usize| at.get(i).copied().unwrap_or(0);
         let expired = p.expired.into_iter().map(index).collect();
-        Ok(to_js(&Plan { next: p.next.map(index), expired, wake_at: p.wake_at, wake_in_ms }))
+        Ok(to_js(&Plan { next: p.next.map(index), expired, corrupt, wake_at: p.wake_at, wake_in_ms }))
     }
 
     /// The entry's schedule as claimed for one more send.

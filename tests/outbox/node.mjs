@@ -134,6 +134,23 @@ export function cases(pkg) {
       assert(e?.detail.notKept === 'storage' && e.detail.error?.code === 'ENOTDIR', `event: ${JSON.stringify(e?.detail.notKept)} ${e?.detail.error?.code}`);
       await box.close();
     }],
+    ['an entry that cannot be read or made ends failed, and the drain still sends the others', async () => {
+      await server.reset();
+      await server.open(0);
+      const store = m.memoryStore();
+      const now = Date.now();
+      const good = { id: 'order-good-1', method: 'PUT', url: `${server.url}/orders`, headers: [['idempotency-key', 'order-good-1']], body: new TextEncoder().encode('ok'), key: 'order-good-1', retryAt: now - 10, expiresAt: now + 60_000, sends: 1, keptAt: now - 3000 };
+      await store.put({ ...good, id: 'corrupt-1', key: 'corrupt-1', retryAt: 'soon' });
+      await store.put({ ...good, id: 'unmakeable-1', key: 'unmakeable-1', url: 'http://[::1', retryAt: now - 20 });
+      await store.put(good);
+      const { box, events } = await open(m, { store });
+      await until('the drain', 8000, () => events.some((e) => e.type === 'sent'));
+      const ended = events.filter((e) => ['sent', 'failed'].includes(e.type)).map((e) => `${e.type}:${e.detail.entry.key}`).sort();
+      assert(ended.join() === 'failed:corrupt-1,failed:unmakeable-1,sent:order-good-1', `ended: ${ended}`);
+      assert((await store.list()).length === 0, 'nothing left');
+      assert((await server.counts()).accepted['order-good-1'] === 1, 'the good one was accepted once');
+      await box.close();
+    }],
     ['credentials are written only when the caller opts in, and are then sent again', async () => {
       await server.reset();
       await server.open(Date.now() + 1500);
