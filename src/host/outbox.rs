@@ -15,7 +15,7 @@ use super::caller::list;
 use super::convert::to_js;
 use crate::policy::classify::Stage;
 use crate::policy::limits::{timer_ms, REPLAY_BYTES};
-use crate::policy::options::{integer_in, ErrorKind, OptionError};
+use crate::policy::options::{integer_in, OptionError};
 use crate::policy::outbox::{self, Config, Ended, Entry, Next, Outcome, Progress, Write};
 use crate::policy::report::opt_ms;
 
@@ -24,23 +24,23 @@ const MAX_MS: u64 = (1 << 53) - 1;
 /// Header names read from one request, at most.
 const MAX_HEADERS: u32 = 1_000;
 
-const fn type_error(field: &'static str, expected: &'static str) -> OptionError {
-    OptionError { field, expected, kind: ErrorKind::Type }
-}
-
-const CREDENTIALS: OptionError = type_error("outbox.credentials", "a boolean");
-const TTL: OptionError = type_error("outbox.ttl", "a number of milliseconds");
+const CREDENTIALS: OptionError = OptionError::type_error("outbox.credentials", "a boolean");
+const TTL: OptionError = OptionError::type_error("outbox.ttl", "a number of milliseconds");
 const KIND: OptionError =
-    type_error("outcome.kind", "\"succeeded\", \"try-later\", \"failed\" or \"cancelled\"");
-const HEADERS: OptionError = type_error("request.headers", "an array of at most 1000 header names");
-const METHOD: OptionError = type_error("request.method", "a string");
-const URL: OptionError = type_error("request.url", "a string");
-const BODY_BYTES: OptionError = type_error("request.bodyBytes", "null or an integer in 0..=2^53-1");
-const RETRY_AT: OptionError = type_error("entry.retryAt", "an epoch time in milliseconds (0..=2^53-1)");
-const EXPIRES_AT: OptionError = type_error("entry.expiresAt", "an epoch time in milliseconds (0..=2^53-1)");
-const SENDS: OptionError = type_error("entry.sends", "an integer in 0..=4294967295");
-const ENTRIES: OptionError = type_error("entries", "an array of at most 100000 entries");
-const NOW: OptionError = type_error("now", "an epoch time in milliseconds (0..=2^53-1)");
+    OptionError::type_error("outcome.kind", "\"succeeded\", \"try-later\", \"failed\" or \"cancelled\"");
+const HEADERS: OptionError =
+    OptionError::type_error("request.headers", "an array of at most 1000 header names");
+const METHOD: OptionError = OptionError::type_error("request.method", "a string");
+const URL: OptionError = OptionError::type_error("request.url", "a string");
+const BODY_BYTES: OptionError =
+    OptionError::type_error("request.bodyBytes", "null or an integer in 0..=2^53-1");
+const RETRY_AT: OptionError =
+    OptionError::type_error("entry.retryAt", "an epoch time in milliseconds (0..=2^53-1)");
+const EXPIRES_AT: OptionError =
+    OptionError::type_error("entry.expiresAt", "an epoch time in milliseconds (0..=2^53-1)");
+const SENDS: OptionError = OptionError::type_error("entry.sends", "an integer in 0..=4294967295");
+const ENTRIES: OptionError = OptionError::type_error("entries", "an array of at most 100000 entries");
+const NOW: OptionError = OptionError::type_error("now", "an epoch time in milliseconds (0..=2^53-1)");
 
 fn integer(v: &JsValue, max: u64, error: OptionError) -> Result<u64, OptionError> {
     v.as_f64().and_then(|n| integer_in(n, 0, max)).ok_or(error)
