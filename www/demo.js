@@ -128,7 +128,7 @@ async function sendThroughOutbox(run, request) {
   if (run !== current) return;
   run.attempts = outcome.report.attempts.length;
   $('client-count').textContent = String(run.attempts);
-  run.state = { state: outcome.kind, message: outcome.message, retryAt: outcome.retryAt ?? null };
+  run.state = { state: outcome.kind, message: outcome.message, retryAt: outcome.retryAt ?? null, kept: outcome.kept };
   if (outcome.kept) setNote('kept', `Kept in the outbox with its idempotency key ${outcome.id}: it will be sent at ${clock(outcome.retryAt)}, by this page or the next one to open.`);
   else if (outcome.notKept && outcome.kind !== 'succeeded') setNote('not-kept', `Not kept in the outbox (${outcome.notKept}).`);
   follow(run, Promise.resolve(outcome));
@@ -252,6 +252,9 @@ function renderCountdown(run) {
   if (s?.state === 'waiting' && Number.isFinite(s.until)) {
     const left = Math.max(0, s.until - Date.now());
     text = s.why === 'offline' ? `Gives up at ${clock(s.until)} — in ${inSeconds(left)}` : `Retrying in ${(left / 1000).toFixed(1)} s`;
+  } else if (s?.state === 'try-later' && s.kept) {
+    const left = s.retryAt - Date.now();
+    text = left > 0 ? `The outbox sends it at ${clock(s.retryAt)} — in ${inSeconds(left)}` : '';
   } else if (s?.state === 'try-later') {
     const left = s.retryAt - Date.now();
     text = s.retryAt == null ? 'Try again later.'

@@ -211,6 +211,7 @@ test('outbox: try later, the write kept with its key, then sent once by the outb
   assert.equal(await settled(), 'try-later');
   await page.locator('#outbox-note[data-outbox="kept"]').waitFor();
   assert.match(await text('#outbox-note'), /^Kept in the outbox with its idempotency key \S+: it will be sent at \d\d:\d\d:\d\d/);
+  assert.match(await text('#countdown'), /^The outbox sends it at \d\d:\d\d:\d\d — in \d s$/);
   assert.equal((await serverSaw(run)).requests, 1);
   await page.locator('#outbox-note[data-outbox="sent"]').waitFor({ timeout: 10_000 });
   assert.match(await text('#outbox-note'), /^Sent by the outbox at .* HTTP 201, with the same key/);
