@@ -1,7 +1,8 @@
 // The outbox in Chromium, Firefox and WebKit (README "Outbox"): the real
 // IndexedDB store and Web Locks. A page closed between the try-later and
 // the send, reopened: the write is sent once, with the same key; two tabs
-// open on one outbox: sent once. Pages come from a static server here; the
+// open on one outbox: sent once; IndexedDB refused (an opaque-origin
+// frame): the call answers and says the write was not kept. Pages come from a static server here; the
 // writes go to the counting server (another 127.0.0.1 origin, CORS).
 import http from 'node:http';
 import { existsSync, readFileSync } from 'node:fs';
@@ -19,13 +20,37 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>outbox</title>
 <script type="importmap">{ "imports": { "saferetry": "/pkg/web.js" } }</script>
 <script type="module" src="/outbox/page.mjs"></script>`;
 const AWAY = '<!doctype html><meta charset="utf-8"><title>away</title><p>away</p>';
+// A frame whose origin is opaque (sandboxed without allow-same-origin): the
+// browser refuses it IndexedDB, so the outbox's store is unavailable there.
+const SANDBOXED = `<!doctype html><meta charset="utf-8"><title>sandboxed</title>
+<script>window.__frame = null; addEventListener('message', (e) => { window.__frame = e.data; });</script>
+<iframe sandbox="allow-scripts" src="/outbox/frame.html"></iframe>`;
+const FRAME = `<!doctype html><meta charset="utf-8"><title>frame</title>
+<script type="importmap">{ "imports": { "saferetry": "/pkg/web.js" } }</script>
+<script type="module">
+  const report = (data) => parent.postMessage(data, '*');
+  try {
+    const { RetryPolicy, outbox } = await import('saferetry');
+    const { server, key } = await new Promise((resolve) => { addEventListener('message', (e) => resolve(e.data), { once: true }); report({ ready: true }); });
+    const box = await outbox(new RetryPolicy({ totalMs: 800 }), 'sandboxed');
+    const events = [];
+    box.addEventListener('not-kept', (e) => events.push({ notKept: e.detail.notKept, error: String(e.detail.error) }));
+    const r = await box.send(server + '/orders', { method: 'POST', body: '{}', retry: { idempotencyKey: key } });
+    report({ kind: r.kind, kept: r.kept, notKept: r.notKept ?? null, storeError: String(r.storeError), events });
+  } catch (error) {
+    report({ error: String(error && error.stack || error) });
+  }
+</script>`;
 
 function startPages() {
   const server = http.createServer((req, res) => {
     const p = new URL(req.url, 'http://x').pathname;
-    const send = (status, type, body) => { res.writeHead(status, { 'content-type': type }); res.end(body); };
+    // (CORS: the sandboxed frame's module and wasm requests come from an opaque origin.)
+    const send = (status, type, body) => { res.writeHead(status, { 'content-type': type, 'access-control-allow-origin': '*' }); res.end(body); };
     if (p === '/outbox/page.html') return send(200, TYPES['.html'], PAGE);
     if (p === '/outbox/away.html') return send(200, TYPES['.html'], AWAY);
+    if (p === '/outbox/sandboxed.html') return send(200, TYPES['.html'], SANDBOXED);
+    if (p === '/outbox/frame.html') return send(200, TYPES['.html'], FRAME);
     if (p === '/outbox/page.mjs') return send(200, TYPES['.mjs'], readFileSync(path.join(HERE, 'page.mjs')));
     const m = /^\/pkg\/((?:outbox-stores\/)?[a-z_-]+\.(js|wasm))$/.exec(p);
     if (m && existsSync(path.join(PKG, m[1]))) return send(200, TYPES[path.extname(m[1])], readFileSync(path.join(PKG, m[1])));
@@ -102,6 +127,20 @@ export function cases(browser) {
       await h.session.cmd('POST', '/window', { handle: second });
       await h.session.cmd('DELETE', '/window');
       await h.session.cmd('POST', '/window', { handle: first });
+    }],
+    ['IndexedDB unavailable (an opaque-origin frame): the call still answers, and says the write was not kept', async () => {
+      await server.reset();
+      const key = `nostore-${browser}`;
+      await h.session.navigate(`${pages.url}/outbox/sandboxed.html`, 20_000);
+      const ready = await until('the frame', 10_000, () => js('return window.__frame'));
+      assert(ready.ready === true, `frame: ${JSON.stringify(ready)}`);
+      await server.open(Date.now() + 1500);
+      await js("window.__frame = null; document.querySelector('iframe').contentWindow.postMessage(arguments[0], '*')", [{ server: server.url, key }]);
+      const r = await until('the answer', 10_000, () => js('return window.__frame'));
+      assert(r.kind === 'try-later' && r.kept === false && r.notKept === 'storage', `answer: ${JSON.stringify(r)}`);
+      assert(/^SecurityError/.test(r.storeError), `the browser's own refusal: ${r.storeError}`);
+      assert(r.events.length === 1 && r.events[0].notKept === 'storage', `events: ${JSON.stringify(r.events)}`);
+      assert((await server.counts()).requests[key] === 1, 'sent once');
     }],
   ];
   return { setup, teardown, list };
