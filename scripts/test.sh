@@ -14,7 +14,7 @@ resolve_tools
 scripts/build.sh >test-output/build.log 2>&1 || { cat test-output/build.log; echo "build failed"; exit 1; }
 tail -n 6 test-output/build.log
 
-ALL="fmt clippy native wasm-node wasm-chromium sdks types pack e2e-node e2e-deno e2e-bun e2e-workerd e2e-chromium e2e-firefox e2e-webkit e2e-bundle fidelity fleet-workerd bundlers browser-errors fleet-browsers leaks-node leaks-chromium demo"
+ALL="fmt clippy native wasm-node wasm-chromium sdks types pack e2e-node e2e-deno e2e-bun e2e-workerd e2e-chromium e2e-firefox e2e-webkit e2e-bundle fidelity fleet-workerd bundlers browser-errors fleet-browsers leaks-node leaks-chromium outbox demo"
 results=test-output/results
 rm -rf "$results" && mkdir -p "$results"
 
@@ -39,16 +39,18 @@ native_tests() {
 
 # Two lanes side by side (a fresh clone spends ~8 minutes compiling the Rust
 # tiers; the package's tiers need only the build above). The Rust lane is
-# compilation and table tests, then the SDK tier (its own packed project):
-# nothing in it is timing-sensitive. The package lane keeps every browser,
+# compilation and table tests, then the SDK and outbox tiers (their own packed project and
+# pages), which wait on seconds-long Retry-After, not on tight bounds. The package lane keeps every browser,
 # runtime and leak tier one at a time, as they were measured.
 rust_lane() {
   tier fmt           cargo fmt --check
-  tier clippy        bash -c 'cargo clippy --all-targets -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features authority -- -D warnings'
+  tier clippy        bash -c 'cargo clippy --all-targets -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features authority -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features outbox -- -D warnings'
   tier native        native_tests
   tier wasm-node     cargo test --target wasm32-unknown-unknown --test policy_tables
   tier wasm-chromium env WASM_BINDGEN_USE_BROWSER=1 cargo test --target wasm32-unknown-unknown --test policy_tables
   tier sdks          bash -c 'bash scripts/pack-install.sh test-output/sdks-project >/dev/null || exit 1; node tests/sdks/run.mjs test-output/sdks-project; node=$?; node tests/sdks/hosts.mjs test-output/sdks-project && [ $node -eq 0 ]'
+  # the durable outbox: Node stores and restarts, IndexedDB + Web Locks in three browsers, a Durable Object (tests/outbox)
+  tier outbox        node tests/outbox/run.mjs
 }
 package_lane() {
   tier types         node_modules/.bin/tsc --strict --noEmit -p tests/types

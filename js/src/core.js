@@ -312,3 +312,4 @@ export function retryFetch(input, init) {
 }
 
 export { tabBudget } from "./tabs.js";
+export { memoryStore } from "./outbox-stores/memory.js";

@@ -78,7 +78,7 @@ function startPages() {
     if (p === '/tabs/plain.html') return send(200, 'text/html; charset=utf-8', PLAIN);
     if (p === '/tabs/away.html') return send(200, 'text/html; charset=utf-8', AWAY);
     if (p === '/tabs/tab-page.mjs') return send(200, TYPES['.mjs'], readFileSync(path.join(HERE, 'tab-page.mjs')));
-    const m = /^\/pkg\/([a-z_]+\.(js|wasm))$/.exec(p);
+    const m = /^\/pkg\/((?:outbox-stores\/)?[a-z_-]+\.(js|wasm))$/.exec(p); // the outbox's glue has hyphens and a folder
     if (m && existsSync(path.join(PKG, m[1]))) return send(200, TYPES[path.extname(m[1])], readFileSync(path.join(PKG, m[1])));
     send(404, 'text/plain', 'not found');
   });
