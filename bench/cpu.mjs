@@ -88,7 +88,7 @@ export function crossingsPerCall(calls = 1000) {
 }
 
 /** Wraps every function import of the next instantiated module in a counter. */
-function instrument(counts) {
+export function instrument(counts) {
   const wrap = (imports) => {
     for (const ns of Object.values(imports ?? {})) {
       for (const [name, f] of Object.entries(ns)) {

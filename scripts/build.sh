@@ -58,9 +58,9 @@ module() { # <out-name> [cargo flags]   (into $out, default js/src)
     -o "$dir/${name}_bg.wasm" "$dir/${name}_bg.wasm"
 }
 # `SANSIO=1`: only the sans-IO spike (issue 19 item 4, BENCHMARKS.md), into
-# spike/pkg; the package in js/ is left as it is.
+# spike/src; the package in js/ is left as it is.
 if [ "${SANSIO:-}" = 1 ]; then
-  out=spike/pkg module saferetry_sansio --features sansio
+  out=spike/src module saferetry_sansio --features sansio
   exit
 fi
 rm -rf js/pkg js/src/saferetry.js js/src/saferetry_bg.wasm js/src/saferetry_authority.js js/src/saferetry_authority_bg.wasm

@@ -11,9 +11,9 @@
 //! attempt's timer), sleep, done or fail. So every decision is the engine's
 //! and the policy's, unchanged, and the wasm module holds no futures
 //! machinery, no timers and no JS objects: a small JS executor
-//! (`spike/sansio.js`) performs each action.
+//! (`spike/src/executor.js`) performs each action.
 //!
-//! Built as its own wasm module (`--features sansio`, `spike/build.sh`);
+//! Built as its own wasm module (`--features sansio`, `SANSIO=1 scripts/build.sh`);
 //! the package's modules do not contain it.
 
 pub mod machine;

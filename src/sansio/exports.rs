@@ -10,9 +10,16 @@ use wasm_bindgen::prelude::*;
 
 use super::convert::{outcome, to_js};
 use super::machine::{self, Action, Policy, Rejected, Request};
-use crate::policy::options::{Numeric, Options};
+use crate::policy::body::ResponseBody;
+use crate::policy::options::{ErrorKind, Numeric, OptionError, Options};
 use crate::policy::rate_limit::FloorHeaders;
 use crate::policy::runtime::{ErrorShape, Runtime, Sent};
+
+const RESPONSE_BODY: OptionError = OptionError {
+    field: "responseBody",
+    expected: "\"auto\", \"buffer\" or \"stream\"",
+    kind: ErrorKind::Type,
+};
 
 const RUNTIMES: [Runtime; 5] =
     [Runtime::Node, Runtime::Bun, Runtime::Deno, Runtime::Workerd, Runtime::Browser];
@@ -22,11 +29,13 @@ fn ms(now: f64) -> u64 {
     now.max(0.0) as u64
 }
 
-/// `ms * 8 + kind`: 0 fetch (ms: its timer), 1 rate-limit headers,
-/// 2 sleep (ms), 3 done, 4 fail, 5 idle. Exact: `ms` ≤ 2^31 − 1.
+/// `ms * 8 + kind`: 0 fetch and read the body (ms: its timer), 1 rate-limit
+/// headers, 2 sleep (ms), 3 done, 4 fail, 5 idle, 6 fetch and hand the body
+/// over (ms: its timer). Exact: `ms` ≤ 2^31 − 1.
 fn encode(action: Action) -> f64 {
     let (ms, kind) = match action {
-        Action::Fetch { timeout_ms } => (timeout_ms, 0),
+        Action::Fetch { timeout_ms, read_body: true } => (timeout_ms, 0),
+        Action::Fetch { timeout_ms, read_body: false } => (timeout_ms, 6),
         Action::RateLimitHeaders => (0, 1),
         Action::Sleep { ms } => (ms, 2),
         Action::Done => (0, 3),
@@ -52,8 +61,12 @@ impl SpikePolicy {
         base_ms: Option<f64>,
         cap_ms: Option<f64>,
         throttle_base_ms: Option<f64>,
+        response_body: Option<String>,
     ) -> Result<SpikePolicy, JsValue> {
         let mut options = Options::default();
+        if let Some(mode) = response_body {
+            options.response_body = ResponseBody::parse(&mode).ok_or(RESPONSE_BODY)?;
+        }
         let given = [
             (Numeric::MaxAttempts, max_attempts),
             (Numeric::TotalMs, total_ms),

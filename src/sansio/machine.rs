@@ -18,6 +18,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 
 use crate::engine::{self, Answer, Budget, Call, Clock, Failed, Finished, Slept, Transport};
+use crate::policy::body::ResponseBody;
 use crate::policy::budget::{InMemory, Stats};
 use crate::policy::classify::{normalize_method, Failure, Safety, Stage};
 use crate::policy::limits::timer_ms;
@@ -28,8 +29,9 @@ use crate::policy::runtime::{fetch_failure, ErrorShape, Runtime, Sent};
 /// What the executor does next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
-    /// Send the request and read its body, under a timer of `timeout_ms`.
-    Fetch { timeout_ms: u64 },
+    /// Send the request under a timer of `timeout_ms`; read its body inside
+    /// the attempt (rule 13's `buffer`), or hand it over as it streams.
+    Fetch { timeout_ms: u64, read_body: bool },
     /// Report the throttling response's rate-limit headers.
     RateLimitHeaders,
     /// Wait `ms`, then report the timer.
@@ -231,7 +233,8 @@ impl Machine {
         self.step()
     }
 
-    /// The response's status and headers arrived and its body was read.
+    /// The response's status and headers arrived (and its body was read,
+    /// if the fetch action said so).
     pub fn on_response(
         &mut self,
         now: u64,
@@ -313,8 +316,8 @@ impl Machine {
     fn step(&mut self) -> Action {
         if let Some(run) = &mut self.run {
             if let Poll::Ready(mut finished) = run.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
-                // The spike reads every body inside the attempt (rule 13's "buffer").
-                finished.report.streamed = finished.response.as_ref().map(|_| false);
+                let streamed = self.policy.options.response_body == ResponseBody::Stream;
+                finished.report.streamed = finished.response.as_ref().map(|_| streamed);
                 self.run = None;
                 self.finished = Some(finished);
             }
@@ -324,9 +327,11 @@ impl Machine {
             Some(f) if f.response.is_some() => Action::Done,
             Some(_) => Action::Fail,
             None if self.held.is_some() => Action::RateLimitHeaders,
-            None if io.fetching.get() => {
-                Action::Fetch { timeout_ms: io.sleeping.get().unwrap_or(timer_ms(u64::MAX)) }
-            }
+            None if io.fetching.get() => Action::Fetch {
+                timeout_ms: io.sleeping.get().unwrap_or(timer_ms(u64::MAX)),
+                // `auto` (which needs the headers first) is not in the spike: it buffers.
+                read_body: self.policy.options.response_body != ResponseBody::Stream,
+            },
             None => io.sleeping.get().map_or(Action::Idle, |ms| Action::Sleep { ms }),
         }
     }
@@ -368,7 +373,11 @@ mod tests {
     #[test]
     fn a_success_is_one_fetch_under_the_attempt_timer_then_done() {
         let mut m = Machine::new(policy(|o| o.limits.attempt_ms = 700));
-        assert_eq!(m.start(1000, 0.5, GET), Action::Fetch { timeout_ms: 700 });
+        assert_eq!(
+            Machine::new(policy(|o| o.response_body = ResponseBody::Stream)).start(0, 0.0, GET),
+            Action::Fetch { timeout_ms: 10_000, read_body: false }
+        );
+        assert_eq!(m.start(1000, 0.5, GET), Action::Fetch { timeout_ms: 700, read_body: true });
         assert_eq!(m.on_response(1010, 0.5, 200, ok(None), false), Action::Done);
         assert_eq!(reason(&m), Some(Reason::Succeeded));
         assert_eq!(m.finished().map(|f| f.report.attempts.len()), Some(1));
@@ -403,10 +412,19 @@ mod tests {
         let mut m = Machine::new(policy(|o| {
             o.limits = crate::policy::limits::Limits { max_attempts: 5, total_ms: 250, attempt_ms: 100 };
             o.backoff.base_ms = 0;
+            o.response_body = ResponseBody::Buffer;
         }));
-        assert_eq!(m.start(0, 0.0, GET), Action::Fetch { timeout_ms: 100 });
-        assert_eq!(m.on_timer(100, 0.0), Action::Fetch { timeout_ms: 100 }, "timed out, retried at once");
-        assert_eq!(m.on_timer(200, 0.0), Action::Fetch { timeout_ms: 50 }, "only 50 ms left");
+        assert_eq!(m.start(0, 0.0, GET), Action::Fetch { timeout_ms: 100, read_body: true });
+        assert_eq!(
+            m.on_timer(100, 0.0),
+            Action::Fetch { timeout_ms: 100, read_body: true },
+            "timed out, retried at once"
+        );
+        assert_eq!(
+            m.on_timer(200, 0.0),
+            Action::Fetch { timeout_ms: 50, read_body: true },
+            "only 50 ms left"
+        );
         assert_eq!(m.on_timer(250, 0.0), Action::Fail);
         assert_eq!(reason(&m), Some(Reason::Deadline));
     }

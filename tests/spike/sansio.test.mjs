@@ -5,7 +5,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import { getEventListeners } from "node:events";
-import { RetryPolicy, RetryError, reportOf } from "../../spike/node.js";
+import { RetryPolicy, RetryError, reportOf } from "../../spike/src/node.js";
 
 // Each path's behaviour per request number (1-based), and who came.
 const seen = new Map();
@@ -21,6 +21,16 @@ const routes = {
   "/slow": (n, req, res) => setTimeout(() => json(res, 200, { late: true }), 1500),
   "/503-wait-long": (n, req, res) => json(res, 503, {}, { "retry-after": "10" }),
   "/404": (n, req, res) => json(res, 404, { missing: true }),
+  "/500-then-stream": (n, req, res) => {
+    if (n === 1) return json(res, 500, {});
+    res.writeHead(200, { "content-type": "text/plain" });
+    res.write("first;");
+    setTimeout(() => res.end("second"), 300);
+  },
+  "/endless": (n, req, res) => {
+    res.writeHead(200, { "content-type": "text/plain" });
+    res.write("start;");
+  },
 };
 
 function json(res, status, body, headers = {}) {
@@ -181,10 +191,33 @@ test("a 404 is not retried: the response itself is the answer", async () => {
   assert.equal(seen.get("/404"), 1);
 });
 
-test("bad options throw a RangeError naming the field and its range, and the module works after", () => {
+test('"stream" hands over the host\'s own response as its headers arrive, after retrying a 500', async () => {
+  const t0 = Date.now();
+  const res = await new RetryPolicy({ ...fast, responseBody: "stream" }).fetch(`${base}/500-then-stream`);
+  assert.ok(Date.now() - t0 < 300, "resolved before the body ended");
+  assert.equal(res.status, 200);
+  assert.equal(reportOf(res).responseBody, "stream");
+  assert.equal(await res.text(), "first;second");
+  assert.equal(seen.get("/500-then-stream"), 2);
+});
+
+test('"stream": the caller\'s abort after the hand-over still ends the body, and no listener of ours is left', async () => {
+  const controller = new AbortController();
+  const res = await new RetryPolicy({ responseBody: "stream" }).fetch(`${base}/endless`, { signal: controller.signal });
+  assert.equal(getEventListeners(controller.signal, "abort").length, 0);
+  const reader = res.body.getReader();
+  assert.equal(new TextDecoder().decode((await reader.read()).value), "start;");
+  const reason = new Error("user left");
+  controller.abort(reason);
+  await assert.rejects(reader.read());
+  await waitFor(() => (closedEarly.get("/endless") ?? 0) === 1, "the response's connection was closed");
+});
+
+test("bad options throw a RangeError or TypeError naming the field and what it accepts, and the module works after", () => {
   for (const [field, value] of [["maxAttempts", 0], ["totalMs", -1], ["baseMs", 1.5], ["attemptMs", NaN]]) {
     assert.throws(() => new RetryPolicy({ [field]: value }), (e) => e instanceof RangeError && e.message.includes(`\`${field}\``) && e.message.includes(".."));
   }
+  assert.throws(() => new RetryPolicy({ responseBody: "later" }), (e) => e instanceof TypeError && e.message.includes("`responseBody`"));
   return new RetryPolicy().fetch(`${base}/ok`).then((res) => assert.equal(res.status, 200));
 });
 

@@ -1,6 +1,6 @@
 // The spike in Cloudflare workerd: the wasm as a compiled module import.
-import wasm from "./pkg/saferetry_sansio_bg.wasm";
-import { initSync } from "./pkg/saferetry_sansio.js";
+import wasm from "./saferetry_sansio_bg.wasm";
+import { initSync } from "./saferetry_sansio.js";
 
 initSync({ module: wasm });
 

@@ -6,15 +6,15 @@
 // attempt's timer, the body read inside the attempt, `setTimeout` for a
 // wait, and the caller's signal. It reports what happened, as plain values.
 //
-// Covered: buffered bodies, the statuses, Retry-After and rate-limit
+// Covered: `responseBody` "buffer" and "stream" ("auto" buffers), the statuses, Retry-After and rate-limit
 // headers, network errors per runtime, attempt timer, deadline, retry quota,
-// the caller's signal. Not covered (BENCHMARKS.md "Sans-IO spike"): streamed
-// and `auto` bodies, hop-by-hop redirects, `run`/`poll`/`subscribe`/
+// the caller's signal. Not covered (BENCHMARKS.md "Sans-IO spike"): `auto`'s
+// choice by Content-Type and size, hop-by-hop redirects, `run`/`poll`/`subscribe`/
 // `onRetry`, concurrency and rate limits' queue, shared budgets, per-call
 // options, maxBodyBytes, body snippets, the fetch-fidelity details.
-import { SpikePolicy } from "./pkg/saferetry_sansio.js";
+import { SpikePolicy } from "./saferetry_sansio.js";
 
-const FETCH = 0, HEADERS = 1, SLEEP = 2, DONE = 3, FAIL = 4;
+const FETCH = 0, HEADERS = 1, SLEEP = 2, DONE = 3, FAIL = 4, FETCH_STREAM = 6;
 const TIMER = {}, ABORT = {};
 const reports = new WeakMap();
 
@@ -47,7 +47,7 @@ export function reportOf(response) {
 export class RetryPolicy {
   constructor(options = {}) {
     const o = options;
-    const policy = new SpikePolicy(RUNTIME, o.maxAttempts, o.totalMs, o.attemptMs, o.baseMs, o.capMs, o.throttleBaseMs);
+    const policy = new SpikePolicy(RUNTIME, o.maxAttempts, o.totalMs, o.attemptMs, o.baseMs, o.capMs, o.throttleBaseMs, o.responseBody);
     const random = o.random ?? Math.random;
     this.fetch = (input, init) => execute(policy, random, input, init);
   }
@@ -55,14 +55,15 @@ export class RetryPolicy {
 
 const text = (v) => (typeof v === "string" ? v : undefined);
 
-/** One attempt: the response and its body, or what rejected. */
-async function attempt(input, init, signal) {
+/** One attempt: the response and (`read`) its body, or what rejected. */
+async function attempt(input, init, signal, read) {
   let res;
   try {
     res = await fetch(input instanceof Request ? input.clone() : input, { ...init, signal });
   } catch (error) {
     return { error, body: false };
   }
+  if (!read) return { res };
   try {
     return { res, bytes: await res.arrayBuffer() };
   } catch (error) {
@@ -99,7 +100,7 @@ async function execute(policy, random, input, init) {
       const kind = a % 8;
       const ms = (a - kind) / 8;
       if (kind === DONE) {
-        const out = rebuilt(last.res, last.bytes);
+        const out = last.bytes ? rebuilt(last.res, last.bytes) : last.res;
         reports.set(out, m);
         return out;
       }
@@ -109,17 +110,19 @@ async function execute(policy, random, input, init) {
         if (outcome.reason === "cancelled" && signal?.aborted) throw signal.reason;
         throw new RetryError(outcome, last?.error);
       }
-      if (kind !== FETCH && kind !== SLEEP) throw new Error(`saferetry spike: unexpected action ${kind}`);
+      if (kind !== FETCH && kind !== FETCH_STREAM && kind !== SLEEP) throw new Error(`saferetry spike: unexpected action ${kind}`);
       if (aborted) {
         a = m.onAbort(Date.now());
         continue;
       }
       let timer;
-      const controller = kind === FETCH ? new AbortController() : null;
+      const controller = kind === SLEEP ? null : new AbortController();
+      // A streamed body follows the caller's signal after the hand-over.
+      const attemptSignal = kind === FETCH_STREAM && signal ? AbortSignal.any([controller.signal, signal]) : controller?.signal;
       const ev = await new Promise((resolve) => {
         wake = resolve;
         timer = setTimeout(resolve, ms, TIMER);
-        if (controller) attempt(input, init, controller.signal).then(resolve);
+        if (controller) attempt(input, init, attemptSignal, kind === FETCH).then(resolve);
       });
       clearTimeout(timer);
       wake = null;
@@ -139,6 +142,7 @@ async function execute(policy, random, input, init) {
           a = m.onRateLimitHeaders(h.get("ratelimit"), h.get("x-ratelimit-remaining") ?? h.get("x-rate-limit-remaining"),
             h.get("x-ratelimit-reset") ?? h.get("x-rate-limit-reset"), h.get("x-ratelimit-reset-after"));
         }
+        if (a % 8 !== DONE && !ev.bytes) res.body?.cancel().catch(() => {}); // an unread body we will not hand over
       }
     }
   } finally {
