@@ -14,7 +14,7 @@ resolve_tools
 scripts/build.sh >test-output/build.log 2>&1 || { cat test-output/build.log; echo "build failed"; exit 1; }
 tail -n 6 test-output/build.log
 
-ALL="fmt clippy native wasm-node wasm-chromium types pack e2e-node e2e-deno e2e-bun e2e-workerd e2e-chromium e2e-firefox e2e-webkit e2e-bundle fidelity fleet-workerd bundlers sdks browser-errors fleet-browsers leaks-node leaks-chromium demo"
+ALL="fmt clippy native wasm-node wasm-chromium types pack e2e-node e2e-deno e2e-bun e2e-workerd e2e-chromium e2e-firefox e2e-webkit e2e-bundle fidelity fleet-workerd bundlers sdks browser-errors fleet-browsers leaks-node leaks-chromium demo spike"
 passed=0; failed=0; summary=()
 
 tier() { # name, command...
@@ -62,6 +62,8 @@ tier fleet-browsers node tests/fleet/browsers.mjs
 tier leaks-node    node tests/leaks/run.mjs node
 tier leaks-chromium node tests/leaks/run.mjs chromium
 tier demo          node --test tests/demo/
+# The sans-IO spike (issue 19 item 4): its own wasm module (--features sansio), its machine's native tests, and its executor against a loopback server
+tier spike         bash -c 'cargo clippy --all-targets --features sansio -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features sansio -- -D warnings && cargo test --features sansio --lib sansio && SANSIO=1 scripts/build.sh && node --test tests/spike/'
 
 echo
 printf '%s\n' "${summary[@]}"
