@@ -21,12 +21,12 @@
 import http from "node:http";
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
-import { instrument, interleaved, mechanicsOnly, median, withStub } from "./cpu.mjs";
+import { cpuTicks, instrument, interleaved, mechanicsOnly, median, withStub } from "./cpu.mjs";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SHIPPED = path.join(REPO, "js/src/node.js");
@@ -113,6 +113,7 @@ async function clients() {
   return {
     shipped: new shipped.RetryPolicy({ responseBody: "buffer" }),
     shippedAuto: new shipped.RetryPolicy(),
+    shippedStream: new shipped.RetryPolicy({ responseBody: "stream" }),
     spike: new spike.RetryPolicy({ responseBody: "buffer" }),
     spikeStream: new spike.RetryPolicy({ responseBody: "stream" }),
     ky: ky.create({ retry: 2, timeout: 10_000 }),
@@ -123,23 +124,42 @@ function sidesFor(c, url) {
   return {
     "raw fetch": async () => (await fetch(url)).arrayBuffer(),
     "required mechanics only": () => mechanicsOnly(url),
+    'required mechanics, "stream"': async () => (await streamMechanics(url)).arrayBuffer(),
     ky: () => c.ky.get(url).arrayBuffer(),
     'shipped, "buffer"': async () => (await c.shipped.fetch(url)).arrayBuffer(),
+    'shipped, "stream"': async () => (await c.shippedStream.fetch(url)).arrayBuffer(),
     'shipped, default ("auto")': async () => (await c.shippedAuto.fetch(url)).arrayBuffer(),
     'sans-IO spike, "buffer"': async () => (await c.spike.fetch(url)).arrayBuffer(),
     'sans-IO spike, "stream"': async () => (await c.spikeStream.fetch(url)).arrayBuffer(),
   };
 }
 
-async function stubbed(c) {
-  const times = await withStub(() => interleaved(sidesFor(c, TARGET), { rounds: 20, perRound: 500, warmUp: 500 }));
-  const mech = median(times["required mechanics only"]);
-  console.log(`\n## Own CPU per successful call, fetch stubbed (Node ${process.versions.node}; 20 rounds × 500, interleaved; median)\n`);
-  console.log("| client | µs per call | own µs (− mechanics) |\n|---|---:|---:|");
-  for (const [name, xs] of Object.entries(times)) console.log(`| ${name} | ${median(xs).toFixed(1)} | ${name === "raw fetch" ? "—" : (median(xs) - mech).toFixed(1)} |`);
+/** The floor for a streamed answer: bench/cpu.mjs's mechanics without the
+ * buffering (an AbortController and a timer per attempt, the host's own
+ * Response handed over). */
+async function streamMechanics(target) {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), 30_000);
+  try {
+    return await fetch(target, { signal: controller.signal });
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
-async function loopback(c) {
+async function stubbed(c) {
+  const times = await withStub(() => interleaved(sidesFor(c, TARGET), { rounds: 20, perRound: 500, warmUp: 500 }));
+  const mech = median(times["required mechanics only"]), streamMech = median(times['required mechanics, "stream"']);
+  console.log(`\n## Own CPU per successful call, fetch stubbed (Node ${process.versions.node}; 20 rounds × 500, interleaved; median)\n`);
+  console.log("| client | µs per call | own µs (− the mechanics of its body mode) |\n|---|---:|---:|");
+  for (const [name, xs] of Object.entries(times)) {
+    const floor = name.includes("stream") ? streamMech : mech;
+    console.log(`| ${name} | ${median(xs).toFixed(1)} | ${name === "raw fetch" || name.startsWith("required") ? "—" : (median(xs) - floor).toFixed(1)} |`);
+  }
+}
+
+/** A loopback server answering a small JSON document with Content-Length. */
+async function jsonServer() {
   const server = http.createServer((req, res) => {
     const body = '{"ok":true}';
     res.writeHead(200, { "content-type": "application/json", "content-length": body.length });
@@ -147,8 +167,12 @@ async function loopback(c) {
   });
   server.keepAliveTimeout = 60_000;
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  return { server, url: `http://127.0.0.1:${server.address().port}/` };
+}
+
+async function loopback(c) {
+  const { server, url } = await jsonServer();
   try {
-    const url = `http://127.0.0.1:${server.address().port}/`;
     const times = await interleaved(sidesFor(c, url), { rounds: 20, perRound: 100, warmUp: 200 });
     const raw = median(times["raw fetch"]);
     console.log(`\n## Node success path, loopback (2000 sequential GETs per client, 20 interleaved rounds; median)\n`);
@@ -171,16 +195,6 @@ async function withWorkerd(name, source, upstream, run) {
   symlinkSync(path.join(REPO, "spike"), path.join(dir, "node_modules", SPIKE_NAME));
   wranglerWorker({ dir, source, packageDir: path.join(REPO, "js"), compatibilityDate: "2025-06-01", bindings: { UPSTREAM: upstream } });
   return run(dir, { start, stop, workerdPort });
-}
-
-function cpuTicks(pid) {
-  let ticks = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    ticks += Number(fields[11]) + Number(fields[12]);
-  }
-  return ticks;
 }
 
 async function workerdCpu(upstream) {
@@ -304,14 +318,7 @@ if (isMainThread) {
       if (parts.includes("node")) await loopback(c);
     }
     if (parts.includes("workerd") || parts.includes("cold")) {
-      const upstream = http.createServer((req, res) => {
-        const body = '{"ok":true}';
-        res.writeHead(200, { "content-type": "application/json", "content-length": body.length });
-        res.end(body);
-      });
-      upstream.keepAliveTimeout = 60_000;
-      await new Promise((r) => upstream.listen(0, "127.0.0.1", r));
-      const url = `http://127.0.0.1:${upstream.address().port}/`;
+      const { server: upstream, url } = await jsonServer();
       try {
         if (parts.includes("workerd")) await workerdCpu(url);
         if (parts.includes("cold")) await coldStart(url);
