@@ -53,6 +53,7 @@ pub struct SpikePolicy(Rc<Policy>);
 impl SpikePolicy {
     /// Throws `TypeError`/`RangeError` naming the field and its range.
     #[wasm_bindgen(constructor)]
+    #[allow(clippy::too_many_arguments)] // the options as plain values: no getter runs inside wasm
     pub fn new(
         runtime: &str,
         max_attempts: Option<f64>,
