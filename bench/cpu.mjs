@@ -11,6 +11,7 @@
 //   thread whose module instance has each import wrapped in a counter, so
 //   the timing above runs on an uninstrumented instance.
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
+import { readFileSync, readdirSync } from "node:fs";
 
 const BODY = '{"ok":true}';
 const INIT = { status: 200, headers: { "content-type": "application/json", "content-length": String(BODY.length) } };
@@ -41,6 +42,17 @@ export async function withStub(run) {
   } finally {
     globalThis.fetch = realFetch;
   }
+}
+
+/** CPU clock ticks of every thread of process `pid` so far (utime + stime, /proc). */
+export function cpuTicks(pid) {
+  let ticks = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks;
 }
 
 export const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
@@ -88,7 +100,7 @@ export function crossingsPerCall(calls = 1000) {
 }
 
 /** Wraps every function import of the next instantiated module in a counter. */
-function instrument(counts) {
+export function instrument(counts) {
   const wrap = (imports) => {
     for (const ns of Object.values(imports ?? {})) {
       for (const [name, f] of Object.entries(ns)) {

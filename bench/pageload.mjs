@@ -100,6 +100,15 @@ window.__client = new RetryPolicy(); window.__ready = ${READY};`,
     + preload.replace('href="saferetry_bg.wasm"', 'href="pkg/saferetry_bg.wasm"');
   mkdirSync(path.join(OUT, "saferetry unbundled + hints/pkg"), { recursive: true });
   add("saferetry unbundled + hints", { ...files, "app.js": app }, page({ head: hints, script: "app.js", importMap: { saferetry: "./pkg/web.js" } }));
+  // `PAGELOAD_SPIKE=1`: the sans-IO spike (issue 19 item 4; `SANSIO=1
+  // scripts/build.sh`), bundled + preload like the shipped variant above.
+  if (process.env.PAGELOAD_SPIKE) {
+    const spike = path.join(REPO, "spike/src");
+    const main = `import { RetryPolicy } from ${JSON.stringify(path.join(spike, "web.js"))}; window.__client = new RetryPolicy(); window.__ready = ${READY};`;
+    dir = add("sans-IO spike bundled + preload", { "main.mjs": main }, page({ head: preload.replace("saferetry_bg", "saferetry_sansio_bg"), script: "app.js" }));
+    esbuild(path.join(dir, "main.mjs"), path.join(dir, "app.js"));
+    copyFileSync(path.join(spike, "saferetry_sansio_bg.wasm"), path.join(dir, "saferetry_sansio_bg.wasm"));
+  }
   return variants;
 }
 

@@ -48,17 +48,23 @@ export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="${remap[*]}"
 # wasm-bindgen's output lands in js/src beside the entries, so the wasm is
 # always "./saferetry_bg.wasm" from the code that loads it: a bundler that
 # does not copy assets needs just that one file copied next to its output.
-rm -rf js/pkg js/src/saferetry.js js/src/saferetry_bg.wasm js/src/saferetry_authority.js js/src/saferetry_authority_bg.wasm js/src/saferetry_outbox.js js/src/saferetry_outbox_bg.wasm
-module() { # <out-name> [cargo flags]
-  local name=$1
+module() { # <out-name> [cargo flags]   (into $out, default js/src)
+  local name=$1 dir=${out:-js/src}
   shift
   CARGO_TARGET_DIR=$target "${cargo[@]}" build --quiet --release --target wasm32-unknown-unknown "$@"
-  wasm-bindgen --target web --no-typescript --out-dir js/src --out-name "$name" \
+  wasm-bindgen --target web --no-typescript --out-dir "$dir" --out-name "$name" \
     "$target/wasm32-unknown-unknown/release/saferetry.wasm"
   # Other wasm-opt passes and flags were measured and do not pay (BENCHMARKS.md "Lean build").
   node_modules/.bin/wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue --strip-debug --strip-producers \
-    -o "js/src/${name}_bg.wasm" "js/src/${name}_bg.wasm"
+    -o "$dir/${name}_bg.wasm" "$dir/${name}_bg.wasm"
 }
+# `SANSIO=1`: only the sans-IO spike (issue 19 item 4, BENCHMARKS.md), into
+# spike/src; the package in js/ is left as it is.
+if [ "${SANSIO:-}" = 1 ]; then
+  out=spike/src module saferetry_sansio --features sansio
+  exit
+fi
+rm -rf js/pkg js/src/saferetry.js js/src/saferetry_bg.wasm js/src/saferetry_authority.js js/src/saferetry_authority_bg.wasm js/src/saferetry_outbox.js js/src/saferetry_outbox_bg.wasm
 module saferetry
 module saferetry_authority --features authority
 module saferetry_outbox --features outbox

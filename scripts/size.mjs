@@ -147,12 +147,13 @@ function tally(pkg, js, wasmNames) {
   return { js: j, wasm: w, total: j + w, files: wasm.map((f) => path.basename(f)) };
 }
 
-export async function entrySizes(pkg = PKG) {
+/** `names`: the entries to measure (every one by default). */
+export async function entrySizes(pkg = PKG, names = Object.keys(ENTRIES)) {
   const esbuild = await import(path.join(REPO, "node_modules/esbuild/lib/main.js"));
   const work = mkdtempSync(path.join(tmpdir(), "saferetry-size-"));
   try {
     const result = {};
-    for (const [name, spec] of Object.entries(ENTRIES)) result[name] = await measureEntry(pkg, name, spec, esbuild, work);
+    for (const name of names) result[name] = await measureEntry(pkg, name, ENTRIES[name], esbuild, work);
     return result;
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -17,8 +17,11 @@ extern crate alloc;
 pub mod engine;
 pub mod policy;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", not(feature = "sansio")))]
 mod host;
+
+#[cfg(feature = "sansio")]
+pub mod sansio;
 
 /// talc instead of std's dlmalloc: the same job in a fifth of the code
 /// (the module is 2.6 KB gzip smaller; BENCHMARKS.md).

@@ -34,7 +34,7 @@ use crate::policy::classify::{Failure, Stage};
 use crate::policy::redirect::{follower, Follower};
 use crate::policy::report::{secrets_of, snippet, SNIPPET_READ_BYTES};
 use crate::policy::runtime::{
-    body_abort, fetch_failure_stage, refused, short_body_is_cut, BodyAbort, ErrorShape, Runtime, Sent,
+    body_abort, fetch_failure, short_body_is_cut, BodyAbort, ErrorShape, Runtime, Sent,
 };
 
 pub struct FetchTransport {
@@ -199,10 +199,7 @@ impl FetchTransport {
             _ => String::new(),
         };
         let sent = Sent { url: &url, body_streamed: self.prepared.streamed };
-        let shape = fields.shape();
-        let stage = fetch_failure_stage(self.runtime, &shape, sent);
-        let failure =
-            if refused(self.runtime, &shape) { Failure::Refused(stage) } else { Failure::Network(stage) };
+        let failure = fetch_failure(self.runtime, &fields.shape(), sent);
         fields.failed(failure, e)
     }
 

@@ -4,7 +4,7 @@
 //! `tests/browsers/failure-matrix.md`). Where a runtime's error carries too
 //! little detail to prove `NotSent`, the honest answer is `MaybeDelivered`.
 
-use super::classify::Stage;
+use super::classify::{Failure, Stage};
 use super::report::find;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +89,17 @@ pub fn fetch_failure_stage(runtime: Runtime, e: &ErrorShape, sent: Sent) -> Stag
         Stage::NotSent
     } else {
         Stage::MaybeDelivered
+    }
+}
+
+/// What a rejected `fetch` was: a refusal that will repeat ([`refused`]) or
+/// a network failure, at the stage [`fetch_failure_stage`] proves.
+pub fn fetch_failure(runtime: Runtime, e: &ErrorShape, sent: Sent) -> Failure {
+    let stage = fetch_failure_stage(runtime, e, sent);
+    if refused(runtime, e) {
+        Failure::Refused(stage)
+    } else {
+        Failure::Network(stage)
     }
 }
 
