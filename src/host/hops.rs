@@ -6,7 +6,7 @@ use alloc::string::String;
 use js_sys::Object;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortSignal, Headers, Response};
+use web_sys::{AbortController, Headers, Response};
 
 use super::caller::assign;
 use super::props::{header, Init, Url, LOCATION, REDIRECTED, TYPE};
@@ -27,7 +27,7 @@ pub async fn fetch_following(
     t: &FetchTransport,
     input: JsValue,
     init: &Init,
-    signal: &AbortSignal,
+    controller: &AbortController,
 ) -> Result<Response, Failed<JsValue>> {
     let mut hop = 0u32;
     let first: &JsValue = init.as_ref();
@@ -36,9 +36,8 @@ pub async fn fetch_following(
     // A hop reached another origin than the first request's.
     let mut crossed = false;
     loop {
-        init.set_signal(signal);
         init.set_redirect("manual");
-        let promise = t.call(&input, &init).map_err(|e| on_hop(not_sent(e), hop))?;
+        let promise = t.dispatch(&input, &init, controller).map_err(|e| on_hop(not_sent(e), hop))?;
         let response: Response =
             JsFuture::from(promise).await.map_err(|e| on_hop(t.fetch_failed(e), hop))?.unchecked_into();
         // Only a redirect with a `Location` costs more than this one read.

@@ -30,11 +30,15 @@ mod exports;
 #[cfg(not(feature = "authority"))]
 mod fleet;
 #[cfg(not(feature = "authority"))]
+mod glue;
+#[cfg(not(feature = "authority"))]
 mod handover;
 #[cfg(not(feature = "authority"))]
 mod hops;
 #[cfg(not(feature = "authority"))]
 mod options;
+#[cfg(not(feature = "authority"))]
+mod outcome;
 #[cfg(not(feature = "authority"))]
 mod poll;
 #[cfg(not(feature = "authority"))]
