@@ -263,8 +263,9 @@ const glue = {
   },
 
   /** `fetch(input, init)` under the attempt's controller (joined with the
-   * caller's signal where the host can), a non-promise answer adopted. */
-  send(fetch, input, init, controller, caller) {
+   * caller's signal where the host can), `redirect: "manual"` when we
+   * follow the redirects; a non-promise answer adopted. */
+  send(fetch, input, init, controller, caller, manual) {
     if (controller) {
       let signal = controller.signal;
       if (caller) {
@@ -276,6 +277,7 @@ const glue = {
       }
       init.signal = signal;
     }
+    if (manual) init.redirect = "manual";
     const answer = fetch(input, init);
     return answer instanceof Promise ? answer : Promise.resolve(answer);
   },
@@ -435,7 +437,7 @@ export class RetryPolicy {
   /** Submit-then-poll: the submit is never repeated; `spec` is
    * `{ status, verdict?, phases?, budgetMs? }`. Returns an operation like `run`. */
   poll(input, init, spec) {
-    return new Operation((i, observe) => this.#policy.poll(i, spec, ...callOf(input, i), observe, globalTransport()), input, init);
+    return new Operation((i, observe) => this.#policy.poll(i, spec, callOf(input, i), observe, globalTransport()), input, init);
   }
 
   /** Counters over every call so far: operations, attempts histogram (1..4, 5+), retries, exhausted, quota level, queued, in flight. */

@@ -9,7 +9,7 @@ use alloc::rc::Rc;
 use alloc::string::String;
 use core::future::Future;
 use core::task::{Context, Poll, Waker};
-use js_sys::{Function, Object, Promise, Reflect};
+use js_sys::{Array, Function, Object, Promise, Reflect};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
@@ -181,29 +181,22 @@ impl Policy {
         }))
     }
 
-    /// Submit-then-poll: the request (as in `execute`) is the submit
-    /// (non-idempotent rules, never repeated); `spec` says how to find and
-    /// judge the task; `init` is the caller's own (its headers and signal
-    /// go to the status request). Same promise contract as `execute`.
-    #[allow(clippy::too_many_arguments)]
+    /// Submit-then-poll: the request is the submit (non-idempotent rules,
+    /// never repeated), as the glue's `callOf` read it (an array here:
+    /// `request::Given`); `spec` says how to find and judge the task;
+    /// `init` is the caller's own (its headers and signal go to the status
+    /// request). Same promise contract as `execute`.
     pub fn poll(
         &self,
         init: JsValue,
         spec: JsValue,
-        input: JsValue,
-        own: Init,
-        retry: Option<Object>,
-        signal: Option<web_sys::AbortSignal>,
-        url: String,
-        method: Option<String>,
-        redirect: Option<String>,
-        mode: Option<String>,
-        flags: u32,
+        call: Array,
         observe: Option<Function>,
         fetch: Function,
     ) -> Result<JsValue, JsValue> {
+        let retry = Some(call.get(2)).filter(|r| !r.is_undefined()).map(JsCast::unchecked_into);
+        let given = Given::from_array(&call);
         let shared = self.shared.clone();
-        let given = Given { input, own, signal, url, method, redirect, mode, flags };
         let (options, hooks) = per_call(&shared, retry)?;
         let fetch = hooks.fetch.clone().unwrap_or(fetch);
         let spec = poll::read(&spec)?;
@@ -341,7 +334,7 @@ impl<'a> Ctx<'a> {
     /// the outcome (a rejection as `refused`, the host's error its cause).
     async fn pass_through(&mut self, input: &JsValue, init: &Init) -> JsValue {
         let start = self.clock.now_ms();
-        let answer = match self.shared.glue.send(&self.fetch, input, init, None, None) {
+        let answer = match self.shared.glue.send(&self.fetch, input, init, None, None, false) {
             Ok(promise) => JsFuture::from(promise).await,
             Err(e) => Err(e),
         };

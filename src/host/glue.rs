@@ -26,9 +26,10 @@ extern "C" {
     #[wasm_bindgen(catch, method, structural)]
     fn facts(this: &Glue, response: &Response, rate_limit: bool) -> Result<String, JsValue>;
 
-    /// `send(fetch, input, init, controller, caller)`: with a controller,
-    /// `init.signal` set to its signal (joined with the caller's, where the
-    /// host has `AbortSignal.any`); then `fetch(input, init)`, a
+    /// `send(fetch, input, init, controller, caller, manual)`: with a
+    /// controller, `init.signal` set to its signal (joined with the
+    /// caller's, where the host has `AbortSignal.any`); with `manual`,
+    /// `init.redirect` set to `"manual"`; then `fetch(input, init)`, a
     /// non-promise answer (a thenable, a value) adopted as `await` would.
     #[wasm_bindgen(catch, method, structural)]
     pub fn send(
@@ -38,6 +39,7 @@ extern "C" {
         init: &Init,
         controller: Option<AbortController>,
         caller: Option<AbortSignal>,
+        manual: bool,
     ) -> Result<Promise, JsValue>;
 
     /// `rebuild(response, body, signal, abort)`: a `Response` around `body`

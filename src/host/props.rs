@@ -1,7 +1,7 @@
-//! Direct property accessors for the hot path (`init.signal = …` in the
-//! glue) rather than `Reflect` with a key string decoded on every call, and
-//! the names we look up made into JS strings once: a successful call crosses
-//! into JS about half as often this way.
+//! Direct property accessors (`init.headers = …` in the glue) rather than
+//! `Reflect` with a key string decoded on every call, and the names we look
+//! up made into JS strings once. (The hot path reads and builds through
+//! the glue's helpers instead, `super::glue`.)
 
 use alloc::string::String;
 use js_sys::{JsString, Object};
@@ -14,12 +14,8 @@ extern "C" {
     /// properties are plain values, so reading them cannot throw.
     #[wasm_bindgen(extends = Object)]
     pub type Init;
-    #[wasm_bindgen(method, getter)]
-    pub fn signal(this: &Init) -> JsValue;
     #[wasm_bindgen(method, setter)]
     pub fn set_signal(this: &Init, signal: &JsValue);
-    #[wasm_bindgen(method, getter)]
-    pub fn body(this: &Init) -> JsValue;
     #[wasm_bindgen(method, getter)]
     pub fn headers(this: &Init) -> JsValue;
     #[wasm_bindgen(method, setter)]
@@ -29,20 +25,12 @@ extern "C" {
     #[wasm_bindgen(method, setter)]
     pub fn set_method(this: &Init, method: &str);
     #[wasm_bindgen(method, setter)]
-    pub fn set_redirect(this: &Init, redirect: &str);
-    #[wasm_bindgen(method, getter)]
-    pub fn redirect(this: &Init) -> JsValue;
-    #[wasm_bindgen(method, getter)]
-    pub fn mode(this: &Init) -> JsValue;
-    #[wasm_bindgen(method, setter)]
     pub fn set_body(this: &Init, body: &JsValue);
 
     /// A host `Headers`, read with header names made into JS strings once.
     pub type HeaderMap;
     #[wasm_bindgen(method, js_name = get)]
     pub fn get(this: &HeaderMap, name: &JsString) -> Option<String>;
-    #[wasm_bindgen(method, js_name = has)]
-    pub fn has(this: &HeaderMap, name: &JsString) -> bool;
 
     /// What a stream reader's `read()` resolves to.
     pub type ReadResult;

@@ -77,7 +77,7 @@ pub const HEADERS: u32 = 16;
 
 impl Given {
     /// The glue's `callOf(input, init)` answer, read element by element
-    /// (for a poll's status request: once per operation, not per call).
+    /// (a poll's submit and status request: once each per operation).
     pub fn from_array(a: &Array) -> Given {
         Given {
             input: a.get(0),

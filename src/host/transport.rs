@@ -159,7 +159,7 @@ impl ErrorFields {
 }
 
 /// A failure after the response started: the request was delivered.
-fn delivered(e: JsValue) -> Failed<JsValue> {
+pub(super) fn delivered(e: JsValue) -> Failed<JsValue> {
     ErrorFields::of(&e).failed(Failure::Network(Stage::MaybeDelivered), e)
 }
 
@@ -176,13 +176,16 @@ impl FetchTransport {
     /// `fetch(input, init)` under `controller`'s signal, joined with the
     /// caller's (the glue's `send`): a streamed body handed over keeps
     /// following the caller's signal, and we keep no listener for it.
+    /// `manual`: with `redirect: "manual"` (we follow the redirects).
     pub(super) fn dispatch(
         &self,
         input: &JsValue,
         init: &Init,
         controller: &AbortController,
+        manual: bool,
     ) -> Result<js_sys::Promise, JsValue> {
-        self.glue.send(&self.fetch, input, init, Some(controller.clone()), self.prepared.signal.clone())
+        let caller = self.prepared.signal.clone();
+        self.glue.send(&self.fetch, input, init, Some(controller.clone()), caller, manual)
     }
 
     pub(super) fn fetch_failed(&self, e: JsValue) -> Failed<JsValue> {
@@ -222,14 +225,16 @@ impl FetchTransport {
     async fn attempt(&self, controller: &AbortController) -> Outcome {
         let input = self.input_for_attempt().map_err(not_sent)?;
         let init = &self.prepared.init;
-        let response = match follower(self.runtime, self.prepared.redirect.as_deref()) {
+        let (response, facts) = match follower(self.runtime, self.prepared.redirect.as_deref()) {
             Follower::Us => fetch_following(self, input, init, controller).await?,
             Follower::Host => {
-                let promise = self.dispatch(&input, init, controller).map_err(not_sent)?;
-                JsFuture::from(promise).await.map_err(|e| self.fetch_failed(e))?.unchecked_into()
+                let promise = self.dispatch(&input, init, controller, false).map_err(not_sent)?;
+                let response: Response =
+                    JsFuture::from(promise).await.map_err(|e| self.fetch_failed(e))?.unchecked_into();
+                let facts = Facts::read(&self.glue, &response).map_err(delivered)?;
+                (response, facts)
             }
         };
-        let facts = Facts::read(&self.glue, &response).map_err(delivered)?;
         let status = facts.status;
         let cross_origin = facts.kind_is("cors");
         let declared = facts.content_length.as_deref().and_then(|v| v.trim().parse::<u64>().ok());
