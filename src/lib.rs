@@ -15,6 +15,7 @@
 extern crate alloc;
 
 pub mod engine;
+pub mod packed;
 pub mod policy;
 
 #[cfg(target_arch = "wasm32")]

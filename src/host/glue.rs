@@ -11,6 +11,7 @@ use wasm_bindgen::prelude::*;
 use web_sys::{AbortController, AbortSignal, Response};
 
 use super::props::Init;
+use crate::packed::Fields;
 use crate::policy::rate_limit::FloorHeaders;
 
 #[wasm_bindgen]
@@ -64,36 +65,6 @@ extern "C" {
     /// `navigator.onLine` when the host has it (a boolean), else nothing.
     #[wasm_bindgen(method, structural, js_name = onLine)]
     pub fn on_line(this: &Glue) -> Option<bool>;
-}
-
-/// The glue's packed values, in order: `-` for a value that is absent,
-/// else its length in UTF-16 units, `:` and the value (a fake `fetch` may
-/// answer header values with any character in them).
-struct Fields<'s>(&'s str);
-
-impl<'s> Iterator for Fields<'s> {
-    type Item = Option<&'s str>;
-
-    fn next(&mut self) -> Option<Option<&'s str>> {
-        if let Some(rest) = self.0.strip_prefix('-') {
-            self.0 = rest;
-            return Some(None);
-        }
-        let (len, rest) = self.0.split_once(':')?;
-        let mut units: usize = len.parse().ok()?;
-        let mut end = 0;
-        let mut chars = rest.chars();
-        while units > 0 {
-            let c = chars.next()?;
-            units = units.saturating_sub(c.len_utf16());
-            end += c.len_utf8();
-        }
-        // (`get`, not slicing: `end` is on a character boundary, and the
-        // slicing's panic path would bring its message formatting along.)
-        let value = rest.get(..end)?;
-        self.0 = rest.get(end..)?;
-        Some(Some(value))
-    }
 }
 
 /// What one attempt reads of a response, in one crossing.
