@@ -59,7 +59,10 @@ function buildPages() {
   const add = (name, files, html) => {
     const dir = path.join(OUT, name);
     mkdirSync(dir, { recursive: true });
-    for (const [file, text] of Object.entries(files)) writeFileSync(path.join(dir, file), text);
+    for (const [file, text] of Object.entries(files)) {
+      mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+      writeFileSync(path.join(dir, file), text);
+    }
     writeFileSync(path.join(dir, "index.html"), html);
     variants.push({ name, path: `/${name}/index.html` });
     return dir;
@@ -97,7 +100,8 @@ window.__client = new RetryPolicy(); window.__ready = ${READY};`,
   }, page({ script: "app.js" }));
   esbuild(path.join(dir, "main.mjs"), path.join(dir, "app.js"), ["--loader:.wasm=binary"]);
   // unbundled: the package's files as they are, through an import map.
-  const files = Object.fromEntries(readdirSync(pkg).filter((f) => /\.(js|wasm)$/.test(f)).map((f) => [`pkg/${f}`, readFileSync(path.join(pkg, f))]));
+  const names = [...readdirSync(pkg), ...readdirSync(path.join(pkg, "outbox-stores")).map((f) => `outbox-stores/${f}`)];
+  const files = Object.fromEntries(names.filter((f) => /\.(js|wasm)$/.test(f)).map((f) => [`pkg/${f}`, readFileSync(path.join(pkg, f))]));
   const app = `import { RetryPolicy } from "saferetry"; window.__client = new RetryPolicy(); window.__ready = ${READY};`;
   mkdirSync(path.join(OUT, "saferetry unbundled/pkg"), { recursive: true });
   add("saferetry unbundled", { ...files, "app.js": app }, page({ script: "app.js", importMap: { saferetry: "./pkg/web.js" } }));

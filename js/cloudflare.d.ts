@@ -54,3 +54,37 @@ export declare function durableBudget(
   name: string,
   options?: { fleetSize?: number },
 ): SharedBudget;
+
+/** A Durable Object's storage, as much of it as the outbox uses. */
+export interface OutboxStorage {
+  list(options: { prefix: string }): Promise<Map<string, unknown>>;
+  put(key: string, value: unknown): Promise<void>;
+  delete(key: string): Promise<boolean>;
+  setAlarm(at: number): Promise<void>;
+}
+
+/** The outbox's store in a Durable Object's storage; `wake` sets its alarm. */
+export declare function durableStore(storage: OutboxStorage): import("./index.js").OutboxStore;
+
+/** What `OutboxObject.send` answers (RPC: plain data). */
+export interface OutboxSendAnswer {
+  kind: import("./index.js").Outcome["kind"];
+  reason: import("./index.js").Reason;
+  kept: boolean;
+  notKept: import("./index.js").NotKept | null;
+  id: string | null;
+  retryAt: number | null;
+  status: number | null;
+}
+
+/** A durable outbox kept by a Durable Object: its storage keeps what ends
+ * try-later, its alarm sends it when due (after an eviction or a restart
+ * too). Subclass it for the policy's and the outbox's options. */
+export declare class OutboxObject {
+  constructor(ctx: { readonly storage: OutboxStorage }, env: unknown);
+  policyOptions(): import("./index.js").RetryOptions;
+  outboxOptions(): Omit<import("./index.js").OutboxOptions, "store">;
+  send(request: { url: string; method?: string; headers?: HeadersInit; body?: BodyInit | null; idempotencyKey?: string | true }): Promise<OutboxSendAnswer>;
+  pending(): Promise<import("./index.js").OutboxEntry[]>;
+  alarm(): Promise<void>;
+}

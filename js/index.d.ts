@@ -307,3 +307,110 @@ export declare class RetryError extends TypeError {
 
 export declare function retryFetch(input: RequestInfo | URL, init?: RetryInit): Promise<Response>;
 export declare function reportOf(response: Response | unknown): Report | undefined;
+
+// ---- The durable outbox (README "Outbox") ----
+
+/** Why a write was not kept. */
+export type NotKept =
+  | "not-try-later"
+  | "maybe-delivered"
+  | "no-idempotency-key"
+  | "body-not-replayable"
+  | "body-too-large"
+  | "credentials"
+  | "expires-first"
+  | "storage";
+
+/** A kept write as a store holds it. */
+export interface OutboxRecord {
+  id: string;
+  method: string;
+  url: string;
+  /** As sent, the idempotency key included. */
+  headers: [string, string][];
+  body: Uint8Array | null;
+  key: string | null;
+  credentials?: RequestCredentials;
+  mode?: RequestMode;
+  /** Epoch ms before which it is not sent. */
+  retryAt: number;
+  /** Epoch ms from which it is never sent. */
+  expiresAt: number;
+  /** Sends so far, the first one included. */
+  sends: number;
+  keptAt: number;
+}
+
+/** A kept write as a UI sees it (no headers, no body). */
+export type OutboxEntry = Pick<OutboxRecord, "id" | "method" | "url" | "key" | "retryAt" | "expiresAt" | "sends" | "keptAt">;
+
+/** Where an outbox keeps its writes: `memoryStore()`, `fileStore(dir)`
+ * (Node, Deno, Bun), `indexedDBStore(name)` (browsers, the default there),
+ * `durableStore(storage)` (saferetry/cloudflare), or your own. */
+export interface OutboxStore {
+  list(): Promise<OutboxRecord[]>;
+  put(entry: OutboxRecord): Promise<void>;
+  delete(id: string): Promise<void>;
+  /** Runs `fn` exclusively across every tab, process or isolate sharing the store. */
+  lock?<T>(name: string, fn: () => Promise<T>): Promise<T>;
+  /** Wakes the runtime at `at` (epoch ms) even if it was stopped meanwhile (a Durable Object's alarm). */
+  wake?(at: number): Promise<void> | void;
+  close?(): Promise<void> | void;
+}
+
+export interface OutboxOptions {
+  /** Required in Node, Deno, Bun and workerd; IndexedDB by default in browsers. */
+  store?: OutboxStore;
+  /** How long a write is kept, in ms: 1..=2592000000 (30 days); default 86400000 (a day). */
+  ttl?: number;
+  /** Opt-in: write `Authorization`, `Cookie`, `Proxy-Authorization` and URL userinfo to the store. Default false (such a write is not kept). */
+  credentials?: boolean;
+}
+
+/** What `send` resolves with: the operation's outcome, and whether the write was kept. */
+export interface OutboxResult extends Outcome {
+  kept: boolean;
+  /** Why not, when not kept. */
+  notKept?: NotKept;
+  /** The entry's id, when kept. */
+  id?: string;
+  /** The store's error, when `notKept` is "storage". */
+  storeError?: unknown;
+}
+
+export interface OutboxEventDetail {
+  entry?: OutboxEntry;
+  report?: Report | null;
+  /** `sent`: the final response. */
+  response?: Response;
+  notKept?: NotKept;
+  method?: string;
+  url?: string;
+  error?: unknown;
+}
+
+export interface OutboxEvent extends Event {
+  readonly detail: OutboxEventDetail;
+}
+
+/** Events: `kept`, `not-kept`, `retry` (re-sent, kept for later), `sent`,
+ * `expired`, `failed`, `change` (what waits changed), `error`. */
+export declare class Outbox extends EventTarget {
+  readonly name: string;
+  send(input: RequestInfo | URL, init?: RetryInit): Promise<OutboxResult>;
+  pending(): Promise<OutboxEntry[]>;
+  /** Sends what is due now, ends what expired. */
+  flush(): Promise<void>;
+  /** Releases its timer and listener; a re-send in flight is cancelled and its entry kept. */
+  close(): Promise<void>;
+  addEventListener(type: "kept" | "not-kept" | "retry" | "sent" | "expired" | "failed" | "change" | "error", listener: (event: OutboxEvent) => void, options?: boolean | AddEventListenerOptions): void;
+  addEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | AddEventListenerOptions): void;
+}
+
+/** A durable outbox whose sends and re-sends go through `policy`. */
+export declare function outbox(policy: RetryPolicy, name: string, options?: OutboxOptions): Promise<Outbox>;
+export declare function memoryStore(): OutboxStore;
+/** Node, Deno, Bun: one JSON file per entry in `dir`, written atomically. */
+export declare function fileStore(dir: string): OutboxStore;
+/** Browsers: IndexedDB, with a Web Lock around each drain. */
+export declare function indexedDBStore(name: string): OutboxStore;

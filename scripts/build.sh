@@ -39,15 +39,16 @@ if [ "${LEAN:-}" = 1 ]; then
 fi
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="${remap[*]}"
 
-# Two modules from one crate (src/host/mod.rs): the package's default one
-# (`saferetry`: the policy, the engine, the host, the leased client) and the
+# Three modules from one crate (src/host/mod.rs): the package's default one
+# (`saferetry`: the policy, the engine, the host, the leased client), the
 # fleet's authority (`saferetry_authority`, `--features authority`), which
 # only `saferetry/cloudflare`, a leader tab and `import { BudgetAuthority }`
-# load.
+# load, and the durable outbox's rules (`saferetry_outbox`, `--features
+# outbox`), loaded at a first outbox.
 # wasm-bindgen's output lands in js/src beside the entries, so the wasm is
 # always "./saferetry_bg.wasm" from the code that loads it: a bundler that
 # does not copy assets needs just that one file copied next to its output.
-rm -rf js/pkg js/src/saferetry.js js/src/saferetry_bg.wasm js/src/saferetry_authority.js js/src/saferetry_authority_bg.wasm
+rm -rf js/pkg js/src/saferetry.js js/src/saferetry_bg.wasm js/src/saferetry_authority.js js/src/saferetry_authority_bg.wasm js/src/saferetry_outbox.js js/src/saferetry_outbox_bg.wasm
 module() { # <out-name> [cargo flags]
   local name=$1
   shift
@@ -60,4 +61,5 @@ module() { # <out-name> [cargo flags]
 }
 module saferetry
 module saferetry_authority --features authority
+module saferetry_outbox --features outbox
 node scripts/size.mjs

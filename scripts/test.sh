@@ -14,25 +14,21 @@ resolve_tools
 scripts/build.sh >test-output/build.log 2>&1 || { cat test-output/build.log; echo "build failed"; exit 1; }
 tail -n 6 test-output/build.log
 
-ALL="fmt clippy native wasm-node wasm-chromium types pack e2e-node e2e-deno e2e-bun e2e-workerd e2e-chromium e2e-firefox e2e-webkit e2e-bundle fidelity fleet-workerd bundlers sdks browser-errors fleet-browsers leaks-node leaks-chromium demo"
-passed=0; failed=0; summary=()
+ALL="fmt clippy native wasm-node wasm-chromium sdks types pack e2e-node e2e-deno e2e-bun e2e-workerd e2e-chromium e2e-firefox e2e-webkit e2e-bundle fidelity fleet-workerd bundlers browser-errors fleet-browsers leaks-node leaks-chromium outbox demo"
+results=test-output/results
+rm -rf "$results" && mkdir -p "$results"
 
+# Each tier leaves its summary line in $results/<name> ("passed"/"FAILED"
+# first), so tiers can run in lanes side by side and still be counted here.
 tier() { # name, command...
   local name=$1; shift
   [[ " ${TIERS:-$ALL} " == *" $name "* ]] || return 0
-  local log="test-output/$name.log" start=$SECONDS missing
+  local log="test-output/$name.log" start=$SECONDS missing status detail
   missing=$(need_tools "$name")
   [ -z "$missing" ] || echo "tier $name needs $missing, which bootstrap did not install (scripts/bootstrap.sh)" >"$log"
-  if [ -z "$missing" ] && "$@" >"$log" 2>&1; then
-    passed=$((passed + 1)); status=passed
-  else
-    failed=$((failed + 1)); status=FAILED
-    echo "---- $name failed; last lines of $log:"; tail -n 40 "$log"
-  fi
-  local detail
+  if [ -z "$missing" ] && "$@" >"$log" 2>&1; then status=passed; else status=FAILED; fi
   detail=$(grep -E '^(test result:|[0-9]+ passed, [0-9]+ failed|# (pass|fail) )' "$log" | tail -n 2 | tr '\n' ' ')
-  summary+=("$(printf 'tier %-14s %-7s %4ss  %s' "$name" "$status" $((SECONDS - start)) "$detail")")
-  echo "${summary[-1]}"
+  printf 'tier %-14s %-7s %4ss  %s\n' "$name" "$status" $((SECONDS - start)) "$detail" | tee "$results/$name"
 }
 
 # One line over every native test binary, in cargo's own words.
@@ -41,29 +37,50 @@ native_tests() {
     awk '{print} /^test result:/ {p += $4; f += $6} END {printf "test result: %s. %d passed; %d failed\n", (f ? "FAILED" : "ok"), p, f; exit (f > 0)}'
 }
 
-tier fmt           cargo fmt --check
-tier clippy        bash -c 'cargo clippy --all-targets -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features authority -- -D warnings'
-tier native        native_tests
-tier wasm-node     cargo test --target wasm32-unknown-unknown --test policy_tables
-tier wasm-chromium env WASM_BINDGEN_USE_BROWSER=1 cargo test --target wasm32-unknown-unknown --test policy_tables
-tier types         node_modules/.bin/tsc --strict --noEmit -p tests/types
-tier pack          bash scripts/pack-install.sh test-output/project
-tier e2e-node      bash -c 'cd test-output/project && node run-node.mjs'
-for rt in deno bun workerd chromium firefox webkit bundle; do
-  tier "e2e-$rt"   node tests/runtimes/run.mjs "$rt" test-output/project
-done
-# policy.fetch against the host's fetch, side by side, in all seven runtimes (tests/fidelity)
-tier fidelity      node tests/fidelity/run-all.mjs test-output/project
-tier fleet-workerd node tests/fleet/workerd.mjs
-tier bundlers      node tests/bundlers/run.mjs test-output/project
-tier sdks          bash -c 'bash scripts/pack-install.sh test-output/sdks-project >/dev/null || exit 1; node tests/sdks/run.mjs test-output/sdks-project; node=$?; node tests/sdks/hosts.mjs test-output/sdks-project && [ $node -eq 0 ]'
-tier browser-errors node tests/browsers/measure-failures.mjs --check
-tier fleet-browsers node tests/fleet/browsers.mjs
-tier leaks-node    node tests/leaks/run.mjs node
-tier leaks-chromium node tests/leaks/run.mjs chromium
-tier demo          node --test tests/demo/
+# Two lanes side by side (a fresh clone spends ~8 minutes compiling the Rust
+# tiers; the package's tiers need only the build above). The Rust lane is
+# compilation and table tests, then the SDK and outbox tiers (their own packed project and
+# pages), which wait on seconds-long Retry-After, not on tight bounds. The package lane keeps every browser,
+# runtime and leak tier one at a time, as they were measured.
+rust_lane() {
+  tier fmt           cargo fmt --check
+  tier clippy        bash -c 'cargo clippy --all-targets -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features authority -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features outbox -- -D warnings'
+  tier native        native_tests
+  tier wasm-node     cargo test --target wasm32-unknown-unknown --test policy_tables
+  tier wasm-chromium env WASM_BINDGEN_USE_BROWSER=1 cargo test --target wasm32-unknown-unknown --test policy_tables
+  tier sdks          bash -c 'bash scripts/pack-install.sh test-output/sdks-project >/dev/null || exit 1; node tests/sdks/run.mjs test-output/sdks-project; node=$?; node tests/sdks/hosts.mjs test-output/sdks-project && [ $node -eq 0 ]'
+  # the durable outbox: Node stores and restarts, IndexedDB + Web Locks in three browsers, a Durable Object (tests/outbox)
+  tier outbox        node tests/outbox/run.mjs
+}
+package_lane() {
+  tier types         node_modules/.bin/tsc --strict --noEmit -p tests/types
+  tier pack          bash scripts/pack-install.sh test-output/project
+  tier e2e-node      bash -c 'cd test-output/project && node run-node.mjs'
+  local rt
+  for rt in deno bun workerd chromium firefox webkit bundle; do
+    tier "e2e-$rt"   node tests/runtimes/run.mjs "$rt" test-output/project
+  done
+  # policy.fetch against the host's fetch, side by side, in all seven runtimes (tests/fidelity)
+  tier fidelity      node tests/fidelity/run-all.mjs test-output/project
+  tier fleet-workerd node tests/fleet/workerd.mjs
+  tier bundlers      node tests/bundlers/run.mjs test-output/project
+  tier browser-errors node tests/browsers/measure-failures.mjs --check
+  tier fleet-browsers node tests/fleet/browsers.mjs
+  tier leaks-node    node tests/leaks/run.mjs node
+  tier leaks-chromium node tests/leaks/run.mjs chromium
+  tier demo          node --test tests/demo/
+}
+rust_lane & rust=$!
+package_lane & package=$!
+wait $rust $package
 
 echo
-printf '%s\n' "${summary[@]}"
+passed=0; failed=0
+for name in $ALL; do
+  [ -f "$results/$name" ] || continue
+  if [ "$(awk '{print $3}' "$results/$name")" = passed ]; then passed=$((passed + 1)); else
+    failed=$((failed + 1)); echo "---- $name failed; last lines of test-output/$name.log:"; tail -n 40 "test-output/$name.log"; fi
+done
+for name in $ALL; do [ -f "$results/$name" ] && cat "$results/$name"; done
 echo "tiers: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

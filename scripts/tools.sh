@@ -37,6 +37,7 @@ declare -A TIER_TOOLS=(
   [browser-errors]="chromium chromedriver firefox-esr geckodriver WebKitWebDriver Xvfb"
   [fleet-browsers]="chromium chromedriver firefox-esr geckodriver WebKitWebDriver Xvfb"
   [leaks-node]="" [leaks-chromium]="chromium" [demo]="chromium"
+  [outbox]="wrangler workerd chromium chromedriver firefox-esr geckodriver WebKitWebDriver Xvfb"
 )
 
 need_tools() {

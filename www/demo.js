@@ -1,7 +1,7 @@
 // The demo page: one scenario at a time through `policy.run`, its state as
 // text and a countdown, Try now / Cancel, a timeline, and the fault server's
 // own request counter beside the client's view.
-import { RetryPolicy } from 'saferetry';
+import { RetryPolicy, outbox } from 'saferetry';
 import { POLICY_OPTIONS, SCENARIOS, codeFor } from './scenarios.js';
 import { Timeline, formatMs, formatStatus } from './timeline.js';
 
@@ -63,6 +63,7 @@ $('picker').addEventListener('submit', async (event) => {
   $('server-note').textContent = '';
   $('status').dataset.run = runId;
   clearResult();
+  if (scenario.outbox) return sendThroughOutbox(run, request);
   run.op = policy.run(request.url, request.init);
   run.op.subscribe((s) => onState(run, s));
   onState(run, run.op.getSnapshot());
@@ -86,6 +87,52 @@ $('cancel').addEventListener('click', () => {
   timeline.mark('Cancel');
   current.op.cancel();
 });
+
+// ---------- the outbox scenario ----------
+// The outbox (IndexedDB) of the page, opened at its first use: it also
+// sends what an earlier visit left in it.
+let demoOutbox = null;
+function pageOutbox() {
+  demoOutbox ??= outbox(policy, 'demo').then((box) => {
+    box.addEventListener('sent', (e) => {
+      const note = $('outbox-note');
+      note.dataset.outbox = 'sent';
+      note.textContent = `Sent by the outbox at ${clock(Date.now())} — HTTP ${e.detail.response?.status}, with the same key ${e.detail.entry.key}.`;
+      if (current) pollCount(current);
+    });
+    for (const type of ['expired', 'failed']) {
+      box.addEventListener(type, (e) => {
+        $('outbox-note').dataset.outbox = type;
+        $('outbox-note').textContent = `The outbox's write ${e.detail.entry.key} ${type === 'expired' ? 'expired unsent' : 'was refused'}.`;
+      });
+    }
+    return box;
+  });
+  return demoOutbox;
+}
+
+function setNote(state, text) {
+  const note = $('outbox-note');
+  if (state) note.dataset.outbox = state;
+  else delete note.dataset.outbox;
+  note.textContent = text;
+}
+
+async function sendThroughOutbox(run, request) {
+  setNote(null, '');
+  run.state = { state: 'requesting', attempt: 1, maxAttempts: POLICY_OPTIONS.maxAttempts };
+  renderStatus(run);
+  resume(run);
+  const box = await pageOutbox();
+  const outcome = await box.send(request.url, request.init);
+  if (run !== current) return;
+  run.attempts = outcome.report.attempts.length;
+  $('client-count').textContent = String(run.attempts);
+  run.state = { state: outcome.kind, message: outcome.message, retryAt: outcome.retryAt ?? null, kept: outcome.kept };
+  if (outcome.kept) setNote('kept', `Kept in the outbox with its idempotency key ${outcome.id}: it will be sent at ${clock(outcome.retryAt)}, by this page or the next one to open.`);
+  else if (outcome.notKept && outcome.kind !== 'succeeded') setNote('not-kept', `Not kept in the outbox (${outcome.notKept}).`);
+  follow(run, Promise.resolve(outcome));
+}
 
 function onState(run, s) {
   if (run !== current || s === run.state) return;
@@ -193,8 +240,9 @@ function renderStatus(run) {
   $('status').dataset.state = name;
   $('state-badge').textContent = BADGE[name] ?? name;
   $('state-text').textContent = statusText(run);
-  $('try-now').disabled = !(name === 'waiting' || name === 'try-later');
-  $('cancel').disabled = !(name === 'requesting' || name === 'waiting');
+  // (An outbox run has no operation of its own to retry or cancel: the outbox re-sends.)
+  $('try-now').disabled = !run.op || !(name === 'waiting' || name === 'try-later');
+  $('cancel').disabled = !run.op || !(name === 'requesting' || name === 'waiting');
   renderCountdown(run);
 }
 
@@ -204,6 +252,9 @@ function renderCountdown(run) {
   if (s?.state === 'waiting' && Number.isFinite(s.until)) {
     const left = Math.max(0, s.until - Date.now());
     text = s.why === 'offline' ? `Gives up at ${clock(s.until)} — in ${inSeconds(left)}` : `Retrying in ${(left / 1000).toFixed(1)} s`;
+  } else if (s?.state === 'try-later' && s.kept) {
+    const left = s.retryAt - Date.now();
+    text = left > 0 ? `The outbox sends it at ${clock(s.retryAt)} — in ${inSeconds(left)}` : '';
   } else if (s?.state === 'try-later') {
     const left = s.retryAt - Date.now();
     text = s.retryAt == null ? 'Try again later.'

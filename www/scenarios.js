@@ -74,6 +74,17 @@ export const SCENARIOS = [
     expect: 'While the browser is offline no attempt is spent: it waits for the network, then sends. Go offline first (DevTools → Network → Offline), press Start, then go back online.',
     request: (runId) => ({ url: seq(runId, '200'), init: { retry: { totalMs: 30_000 } } }),
   },
+  {
+    id: 'outbox',
+    title: 'Outbox: 503 with Retry-After: 3 against a 2 s budget',
+    outbox: true,
+    server: 'Answers the POST 503 with Retry-After: 3, then 201.',
+    expect: 'The operation ends “try later”, and the write is kept in the outbox (IndexedDB, with its idempotency key). 3 s later the outbox sends it, once, with the same key — even if you reload the page meanwhile. The server counts 2 requests, one key.',
+    request: (runId) => ({
+      url: seq(runId, '503~ra=3', '201'),
+      init: { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"order":44}', retry: { totalMs: 2_000, idempotencyKey: true } },
+    }),
+  },
 ];
 
 /** The call as a visitor would write it, for display. */

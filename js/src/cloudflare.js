@@ -3,7 +3,8 @@
 // the same wasm) decides every grant; this file carries requests to it over
 // RPC and keeps its state in the object's storage.
 import { DurableObject, waitUntil } from "cloudflare:workers";
-import { BudgetAuthority } from "./workerd.js";
+import { BudgetAuthority, RetryPolicy, outbox } from "./workerd.js";
+import { durableStore } from "./outbox-stores/durable.js";
 
 export * from "./workerd.js";
 
@@ -84,3 +85,51 @@ export function durableBudget(namespace, name, { fleetSize } = {}) {
   if (fleetSize !== undefined) budget.fleetSize = fleetSize;
   return budget;
 }
+
+/** A durable outbox kept by a Durable Object (README "Outbox"): `send`
+ * runs the write through the object's policy and keeps it in the object's
+ * storage when it ends `try-later`; the object's alarm sends it when due,
+ * after an eviction or a restart too. Subclass it to give the policy's
+ * options (`policyOptions()`) or the outbox's (`outboxOptions()`). */
+export class OutboxObject extends DurableObject {
+  #outbox;
+
+  /** The options of the policy every send and re-send goes through. */
+  policyOptions() {
+    return {};
+  }
+
+  /** The outbox's own options (`ttl`, `credentials`). */
+  outboxOptions() {
+    return {};
+  }
+
+  #open() {
+    this.#outbox ??= outbox(new RetryPolicy(this.policyOptions()), "durable", { ...this.outboxOptions(), store: durableStore(this.ctx.storage) });
+    return this.#outbox;
+  }
+
+  /** `{ url, method?, headers?, body?, idempotencyKey? }` → the outcome's
+   * data (`kind`, `reason`, `status`, `kept`, `notKept`, `id`, `retryAt`). */
+  async send({ url, method, headers, body, idempotencyKey }) {
+    const box = await this.#open();
+    const r = await box.send(url, { method, headers, body, retry: idempotencyKey === undefined ? undefined : { idempotencyKey } });
+    await r.response?.body?.cancel();
+    // The alarm is set before the call answers (the object may be evicted right after).
+    if (r.kept) await box.flush();
+    const { kind, reason, kept, notKept = null, id = null, retryAt = null } = r;
+    return { kind, reason, kept, notKept, id, retryAt, status: r.response?.status ?? null };
+  }
+
+  /** What waits (`outbox.pending()`). */
+  async pending() {
+    return (await this.#open()).pending();
+  }
+
+  /** Sends what is due; the outbox sets the next alarm if anything still waits. */
+  async alarm() {
+    await (await this.#open()).flush();
+  }
+}
+
+export { durableStore };

@@ -466,3 +466,4 @@ export function retryFetch(input, init) {
 }
 
 export { tabBudget } from "./tabs.js";
+export { memoryStore } from "./outbox-stores/memory.js";

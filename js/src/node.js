@@ -15,3 +15,5 @@ loaded();
 export * from "./core.js";
 /** The fleet's authority (README "Fleet budgets"): a module of its own, instantiated at its first `new`. */
 export { BudgetAuthority } from "./authority-node.js";
+/** The durable outbox (README "Outbox"). */
+export { outbox, fileStore } from "./outbox-node.js";

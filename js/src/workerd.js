@@ -11,3 +11,5 @@ loaded();
 export * from "./core.js";
 /** The fleet's authority (README "Fleet budgets"): a module of its own, instantiated at its first `new`. */
 export { BudgetAuthority } from "./authority-workerd.js";
+/** The durable outbox (README "Outbox"). */
+export { outbox } from "./outbox-workerd.js";

@@ -4,48 +4,55 @@
 //! drives `fetch` and timers for the engine, and writes the engine's results
 //! back as JS values.
 //!
-//! One crate, two wasm modules (DESIGN §3, "Pay for what you use"): the
+//! One crate, three wasm modules (DESIGN §3, "Pay for what you use"): the
 //! default build exports the policy, the engine, the host and the leased
 //! client (`Policy`); `--features authority` builds the fleet's authority
 //! alone (`BudgetAuthority`, the readers of lease requests and of its saved
 //! state), which only `saferetry/cloudflare`, a leader tab and
-//! `import { BudgetAuthority }` load. Each module links only what its
+//! `import { BudgetAuthority }` load; `--features outbox` builds the
+//! durable outbox's rules alone (`OutboxRules`), a third module loaded only
+//! at a first outbox (js/src/outbox.js): a page that only retries, a leader
+//! tab or a `RetryBudget` pays for none of it (7.7 KB gzip).
+//! Each module links only what its
 //! exports reach; the helpers the two share are compiled into both.
 
 #[cfg(feature = "authority")]
 mod authority;
-#[cfg_attr(feature = "authority", allow(dead_code))]
+#[cfg_attr(any(feature = "authority", feature = "outbox"), allow(dead_code))]
 mod bind;
-#[cfg_attr(feature = "authority", allow(dead_code))]
+#[cfg_attr(any(feature = "authority", feature = "outbox"), allow(dead_code))]
 mod caller;
-#[cfg_attr(feature = "authority", allow(dead_code))]
+#[cfg_attr(any(feature = "authority", feature = "outbox"), allow(dead_code))]
 mod convert;
 mod error;
+#[cfg(feature = "outbox")]
+mod outbox;
+#[cfg(not(feature = "outbox"))]
 mod wire;
 
-#[cfg(not(feature = "authority"))]
+#[cfg(not(any(feature = "authority", feature = "outbox")))]
 mod clock;
-#[cfg(not(feature = "authority"))]
+#[cfg(not(any(feature = "authority", feature = "outbox")))]
 mod exports;
-#[cfg(not(feature = "authority"))]
+#[cfg(not(any(feature = "authority", feature = "outbox")))]
 mod fleet;
-#[cfg(not(feature = "authority"))]
+#[cfg(not(any(feature = "authority", feature = "outbox")))]
 mod glue;
-#[cfg(not(feature = "authority"))]
+#[cfg(not(any(feature = "authority", feature = "outbox")))]
 mod handover;
-#[cfg(not(feature = "authority"))]
+#[cfg(not(any(feature = "authority", feature = "outbox")))]
 mod hops;
-#[cfg(not(feature = "authority"))]
+#[cfg(not(any(feature = "authority", feature = "outbox")))]
 mod options;
-#[cfg(not(feature = "authority"))]
+#[cfg(not(any(feature = "authority", feature = "outbox")))]
 mod outcome;
-#[cfg(not(feature = "authority"))]
+#[cfg(not(any(feature = "authority", feature = "outbox")))]
 mod poll;
-#[cfg(not(feature = "authority"))]
+#[cfg(not(any(feature = "authority", feature = "outbox")))]
 mod props;
-#[cfg(not(feature = "authority"))]
+#[cfg(not(any(feature = "authority", feature = "outbox")))]
 mod replay;
-#[cfg(not(feature = "authority"))]
+#[cfg(not(any(feature = "authority", feature = "outbox")))]
 mod request;
-#[cfg(not(feature = "authority"))]
+#[cfg(not(any(feature = "authority", feature = "outbox")))]
 mod transport;

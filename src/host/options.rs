@@ -35,33 +35,35 @@ pub enum Key {
     Given(String),
 }
 
-const fn type_error(field: &'static str, expected: &'static str) -> OptionError {
-    OptionError { field, expected, kind: ErrorKind::Type }
-}
-
-const OPTIONS: OptionError = type_error("options", "an object");
-const RETRY_ON: OptionError = type_error("retryOn", "an object { statuses, timeouts, networkErrors }");
-const QUOTA: OptionError =
-    type_error("quota", "a boolean or an object { capacity, retryCost, timeoutCost, successRefund }");
-const QUOTA_PER_CALL: OptionError =
-    type_error("retry.quota", "false (a call may opt out of the policy's shared quota, not bring its own)");
-const SHARED_ONLY: OptionError = type_error(
+const OPTIONS: OptionError = OptionError::type_error("options", "an object");
+const RETRY_ON: OptionError =
+    OptionError::type_error("retryOn", "an object { statuses, timeouts, networkErrors }");
+const QUOTA: OptionError = OptionError::type_error(
+    "quota",
+    "a boolean or an object { capacity, retryCost, timeoutCost, successRefund }",
+);
+const QUOTA_PER_CALL: OptionError = OptionError::type_error(
+    "retry.quota",
+    "false (a call may opt out of the policy's shared quota, not bring its own)",
+);
+const SHARED_ONLY: OptionError = OptionError::type_error(
     "retry.rate/retry.concurrency",
     "set on the policy (they are shared by its calls), not per call",
 );
-const RATE: OptionError = type_error("rate", "an object { requests, perMs = 1000, burst = 1 }");
+const RATE: OptionError = OptionError::type_error("rate", "an object { requests, perMs = 1000, burst = 1 }");
 const NOT_BEFORE: OptionError =
-    type_error("retry.notBefore", "per call, an epoch time in milliseconds (0..=2^53-1)");
-const SHARED: OptionError = type_error(
+    OptionError::type_error("retry.notBefore", "per call, an epoch time in milliseconds (0..=2^53-1)");
+const SHARED: OptionError = OptionError::type_error(
     "shared",
     "an object { exchange(request) => Promise<grant>, fleetSize?, scope? }, set on the policy",
 );
-const SHARED_SCOPE: OptionError = type_error("shared.scope", "a string");
-const RESPONSE_BODY: OptionError = type_error("responseBody", "\"auto\", \"buffer\" or \"stream\"");
-const RANDOM: OptionError = type_error("random", "a function returning a number in [0, 1)");
-const ON_RETRY: OptionError = type_error("onRetry", "a function");
-const FETCH: OptionError = type_error("fetch", "a function with fetch's signature");
-const KEY: OptionError = type_error(
+const SHARED_SCOPE: OptionError = OptionError::type_error("shared.scope", "a string");
+const RESPONSE_BODY: OptionError =
+    OptionError::type_error("responseBody", "\"auto\", \"buffer\" or \"stream\"");
+const RANDOM: OptionError = OptionError::type_error("random", "a function returning a number in [0, 1)");
+const ON_RETRY: OptionError = OptionError::type_error("onRetry", "a function");
+const FETCH: OptionError = OptionError::type_error("fetch", "a function with fetch's signature");
+const KEY: OptionError = OptionError::type_error(
     "idempotencyKey",
     "a non-empty string of visible ASCII, or true (per call; only true on a policy)",
 );

@@ -17,12 +17,10 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{ReadableStream, ReadableStreamDefaultReader, Request};
 
 use super::bind::get;
+use crate::policy::limits::REPLAY_BYTES;
 
 use super::request::{construct_request, Prepared};
 use super::transport::{concat, read_chunks, Chunks};
-
-/// The largest `Request` body kept for a re-send.
-pub const REPLAY_BYTES: u64 = 8 << 20;
 
 /// A `Request`'s body as the host shows it.
 enum Body {

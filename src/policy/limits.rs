@@ -12,6 +12,11 @@ use super::classify::WaitKind;
 /// millisecond count and fires at once beyond it).
 pub const MAX_TIMER_MS: u64 = 2_147_483_647;
 
+/// The largest request body kept for a re-send: by `host::replay` for a
+/// `Request`'s body within an operation, and by the outbox for a write kept
+/// to be sent later (`policy::outbox`).
+pub const REPLAY_BYTES: u64 = 8 << 20;
+
 /// Clamps a delay to what a host timer can represent.
 pub fn timer_ms(ms: u64) -> u64 {
     ms.min(MAX_TIMER_MS)

@@ -36,6 +36,7 @@ checked_arithmetic! {
     pub mod classify;
     pub mod limits;
     pub mod options;
+    pub mod outbox;
     pub mod poll;
     pub mod rate_limit;
     pub mod reason;

@@ -19,6 +19,13 @@ pub struct OptionError {
     pub kind: ErrorKind,
 }
 
+impl OptionError {
+    /// A value of the wrong type (`TypeError`).
+    pub const fn type_error(field: &'static str, expected: &'static str) -> OptionError {
+        OptionError { field, expected, kind: ErrorKind::Type }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
     Type,

@@ -28,6 +28,7 @@ const RUN_MS = 30_000;
 const RUN_BUDGET_MS = 12 * 60_000;
 const WASM = 'saferetry_bg.wasm';
 const AUTHORITY_WASM = 'saferetry_authority_bg.wasm';
+const OUTBOX_WASM = 'saferetry_outbox_bg.wasm'; // the outbox's rules (README "Outbox")
 const t0 = Date.now();
 const note = (line) => process.stderr.write(`[bundlers ${((Date.now() - t0) / 1000).toFixed(1)} s] ${line}\n`);
 
@@ -88,7 +89,7 @@ const wasmOf = (pkgDir) => path.join(pkgDir, 'src', WASM);
  * and the fleet authority's, which a namespace or dynamic import keeps in
  * the bundle (a named import of `RetryPolicy` leaves it out). */
 function copyWasmBeside(ctx, distDir) {
-  for (const f of [WASM, AUTHORITY_WASM]) copyFileSync(path.join(ctx.pkgDir, 'src', f), path.join(distDir, f));
+  for (const f of [WASM, AUTHORITY_WASM, OUTBOX_WASM]) copyFileSync(path.join(ctx.pkgDir, 'src', f), path.join(distDir, f));
 }
 
 /** The app as it is, run by `host`'s own resolver. */

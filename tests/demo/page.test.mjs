@@ -206,6 +206,23 @@ test('offline: no attempt while offline, waits for the network, sends once when 
   }
 });
 
+test('outbox: try later, the write kept with its key, then sent once by the outbox with the same key; the server counted 2', async () => {
+  const run = await start('Outbox: 503 with Retry-After: 3 against a 2 s budget');
+  assert.equal(await settled(), 'try-later');
+  await page.locator('#outbox-note[data-outbox="kept"]').waitFor();
+  assert.match(await text('#outbox-note'), /^Kept in the outbox with its idempotency key \S+: it will be sent at \d\d:\d\d:\d\d/);
+  assert.match(await text('#countdown'), /^The outbox sends it at \d\d:\d\d:\d\d — in \d s$/);
+  assert.equal((await serverSaw(run)).requests, 1);
+  await page.locator('#outbox-note[data-outbox="sent"]').waitFor({ timeout: 10_000 });
+  assert.match(await text('#outbox-note'), /^Sent by the outbox at .* HTTP 201, with the same key/);
+  const saw = await serverSaw(run);
+  assert.equal(saw.requests, 2);
+  assert.equal(new Set(saw.idempotencyKeys).size, 1);
+  assert.ok(saw.idempotencyKeys[0]);
+  assert.ok(await page.getByRole('button', { name: 'Try now' }).isDisabled());
+  await shot('outbox');
+});
+
 test('Cancel while waiting: state cancelled and no further request', async () => {
   const run = await start('429 with Retry-After: 3');
   await waitState('waiting');

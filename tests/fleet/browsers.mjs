@@ -78,7 +78,7 @@ function startPages() {
     if (p === '/tabs/plain.html') return send(200, 'text/html; charset=utf-8', PLAIN);
     if (p === '/tabs/away.html') return send(200, 'text/html; charset=utf-8', AWAY);
     if (p === '/tabs/tab-page.mjs') return send(200, TYPES['.mjs'], readFileSync(path.join(HERE, 'tab-page.mjs')));
-    const m = /^\/pkg\/([a-z_]+\.(js|wasm))$/.exec(p);
+    const m = /^\/pkg\/((?:outbox-stores\/)?[a-z_-]+\.(js|wasm))$/.exec(p); // the outbox's glue has hyphens and a folder
     if (m && existsSync(path.join(PKG, m[1]))) return send(200, TYPES[path.extname(m[1])], readFileSync(path.join(PKG, m[1])));
     send(404, 'text/plain', 'not found');
   });
@@ -338,10 +338,19 @@ async function runBrowser(browser, pages, fault, deadline) {
     while (windows.length < K) windows.push((await h.session.cmd('POST', '/window/new', { type: 'window' })).handle);
     for (const x of handles) { await t.switchTo(x); await h.session.cmd('DELETE', '/window'); t.current = null; }
     handles = windows;
-    for (const x of handles) await t.load(x);
-    const rs = await rate(t, browser, handles, 'tabs');
-    for (const x of handles) await t.load(x);
-    const ro = await rate(t, browser, handles, 'own');
+    // The per-tab control must show more than the bound; when a loaded
+    // machine cannot start that many (the control proves nothing then), the
+    // pair is measured once more.
+    // The shared figure kept is the worst of the rounds.
+    let rs, ro;
+    for (let round = 0; round < 2 && !(ro?.max > RATE_BOUND); round++) {
+      if (round) note(`${B} (b) the per-tab control reached only ${ro.max} starts in 1 s (bound ${RATE_BOUND}): measuring the pair again`);
+      for (const x of handles) await t.load(x);
+      const r = await rate(t, browser, handles, 'tabs');
+      if (!rs || r.max > rs.max) rs = r;
+      for (const x of handles) await t.load(x);
+      ro = await rate(t, browser, handles, 'own');
+    }
     check(rs.max <= RATE_BOUND && ro.max > RATE_BOUND,
       `${B} (b) rate ${RATE}/s: max starts in 1 s across ${K} tabs shared ${rs.max} (of ${rs.total}) <= ${RATE_BOUND} = R + (B-1) + K x ${CLIENT_BURST}; per-tab rates ${ro.max}`);
 

@@ -13,7 +13,7 @@ const { getEventListeners } = await import('node:events');
 const { fileURLToPath } = await import('node:url');
 
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
-const WATCHDOG_MS = 180_000;
+const WATCHDOG_MS = 420_000; // ~80 s on a quiet machine; a loaded one (three builds beside it) took over 180
 // Optional: --ops N (default 10 000) and --warmup N (default 2000), to see
 // how a figure scales.
 const numArg = (name, def) => {

@@ -33,3 +33,18 @@ export function wrong(env: Env): void {
   // @ts-expect-error a namespace, not a name
   durableBudget("RETRY_BUDGET", "x");
 }
+
+// ---- the outbox in a Durable Object ----
+import { OutboxObject, durableStore } from "saferetry/cloudflare";
+
+export class Orders extends OutboxObject {
+  policyOptions() {
+    return { totalMs: 2000 };
+  }
+}
+
+export async function viaOutboxObject(o: Orders): Promise<boolean> {
+  const a = await o.send({ url: "https://api.example/orders", method: "POST", body: "{}", idempotencyKey: "k-1" });
+  return a.kept && a.notKept === null;
+}
+export const store = durableStore;

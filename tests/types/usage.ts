@@ -79,3 +79,23 @@ new RetryPolicy({ fetch: "https://example.com" });
 // A refused request rejects with the host's error, whose report reportOf finds.
 export const refusedReport = (error: unknown): Report | undefined => reportOf(error);
 export const refused: Reason = "refused";
+
+// ---- the outbox ----
+import { outbox, memoryStore, fileStore, indexedDBStore } from "saferetry";
+import type { NotKept, OutboxEntry, OutboxResult, OutboxStore } from "saferetry";
+
+export async function outboxUsage(): Promise<string> {
+  const box = await outbox(policy, "orders", { store: memoryStore(), ttl: 3_600_000 });
+  box.addEventListener("sent", (e) => console.log(e.detail.entry?.key, e.detail.report?.reason));
+  const r: OutboxResult = await box.send("http://127.0.0.1/orders", { method: "POST", body: "{}", retry: { idempotencyKey: true } });
+  const why: NotKept | undefined = r.notKept;
+  const waiting: OutboxEntry[] = await box.pending();
+  const stores: OutboxStore[] = [fileStore("/tmp/outbox"), indexedDBStore("orders")];
+  await box.flush();
+  await box.close();
+  // @ts-expect-error a name is required
+  await outbox(policy);
+  // @ts-expect-error ttl is a number of milliseconds
+  await outbox(policy, "orders", { ttl: "1h" });
+  return `${r.kept} ${why} ${waiting.length} ${stores.length}`;
+}

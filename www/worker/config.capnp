@@ -20,7 +20,8 @@ const config :Workerd.Config = (
 # module named "worker/saferetry", and that module's own relative imports
 # ("./core.js", "./load.js", "./tabs.js", "./saferetry.js", "./saferetry_bg.wasm", and the
 # fleet authority's "./authority-workerd.js", "./authority-lazy.js", "./saferetry_authority.js",
-# "./saferetry_authority_bg.wasm", instantiated only at a first `new BudgetAuthority()`) against
+# "./saferetry_authority_bg.wasm", instantiated only at a first `new BudgetAuthority()` or outbox;
+# the outbox's "./outbox-workerd.js", "./outbox.js", "./outbox-stores/memory.js") against
 # the same folder: so the package's modules are named as siblings of its entry.
 const worker :Workerd.Worker = (
   modules = [
@@ -35,6 +36,9 @@ const worker :Workerd.Worker = (
     (name = "worker/authority-lazy.js", esModule = embed "../../js/src/authority-lazy.js"),
     (name = "worker/saferetry_authority.js", esModule = embed "../../js/src/saferetry_authority.js"),
     (name = "worker/saferetry_authority_bg.wasm", wasm = embed "../../js/src/saferetry_authority_bg.wasm"),
+    (name = "worker/outbox-workerd.js", esModule = embed "../../js/src/outbox-workerd.js"),
+    (name = "worker/outbox.js", esModule = embed "../../js/src/outbox.js"),
+    (name = "worker/outbox-stores/memory.js", esModule = embed "../../js/src/outbox-stores/memory.js"),
   ],
   compatibilityDate = "2025-06-01",
   bindings = [(name = "UPSTREAM", fromEnvironment = "UPSTREAM")],

@@ -1,0 +1,42 @@
+// The outbox tier (README "Outbox"): Node (memory and file stores, process
+// restarts), the three browsers (IndexedDB, Web Locks, a page closed and
+// reopened, two tabs) and workerd (a Durable Object whose alarm sends after
+// a restart). Prints one line per case and a final "N passed, M failed".
+//
+//   node tests/outbox/run.mjs [node] [browsers] [workerd]
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const PKG = pathToFileURL(path.resolve(HERE, '../../js/src/node.js')).href;
+const parts = process.argv.slice(2);
+const want = (p) => parts.length === 0 || parts.includes(p);
+let passed = 0, failed = 0;
+
+async function run(name, { setup, teardown, list }) {
+  try {
+    await setup();
+    for (const [sentence, fn] of list) {
+      const t0 = Date.now();
+      try {
+        await fn();
+        passed++;
+        console.log(`ok   ${name}: ${sentence} (${Date.now() - t0} ms)`);
+      } catch (error) {
+        failed++;
+        console.log(`FAIL ${name}: ${sentence}\n     ${error?.stack ?? error}`);
+      }
+    }
+  } catch (error) {
+    failed++;
+    console.log(`FAIL ${name}: setup: ${error?.stack ?? error}`);
+  } finally {
+    await teardown?.().catch((e) => console.log(`teardown ${name}: ${e}`));
+  }
+}
+
+if (want('node')) await run('node', (await import('./node.mjs')).cases(PKG));
+if (want('browsers')) for (const b of ['chromium', 'firefox', 'webkit']) await run(b, (await import('./browsers.mjs')).cases(b));
+if (want('workerd')) await run('workerd', (await import('./workerd.mjs')).cases());
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);

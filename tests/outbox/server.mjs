@@ -1,0 +1,56 @@
+// The outbox tests' server on 127.0.0.1: one write endpoint that is closed
+// (503 with a Retry-After) until a time the test sets, then accepts; it
+// counts every request by its Idempotency-Key, and the accepted ones apart,
+// so a test can say "sent once, with the same key". CORS open (the pages
+// are served from another origin).
+//
+//   POST|PUT /orders      503 + Retry-After until `openAt`, then 201
+//   POST /drop            reads the request, then destroys the socket (maybe-delivered)
+//   POST /__open?at=ms    sets `openAt` (epoch ms)
+//   GET  /__counts        { requests: { key: n }, accepted: { key: n }, times: { key: [ms] }, total }
+//   POST /__reset
+import http from 'node:http';
+
+export async function startOutboxServer() {
+  let openAt = 0;
+  let requests = {}, accepted = {}, times = {}, total = 0;
+  const cors = {
+    'access-control-allow-origin': '*',
+    'access-control-allow-headers': '*',
+    'access-control-allow-methods': '*',
+    'access-control-expose-headers': '*',
+  };
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://x');
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const json = (status, body, headers = {}) => {
+        res.writeHead(status, { 'content-type': 'application/json', ...cors, ...headers });
+        res.end(JSON.stringify(body));
+      };
+      if (req.method === 'OPTIONS') return json(204, {});
+      if (url.pathname === '/__open') { openAt = Number(url.searchParams.get('at')); return json(200, { openAt }); }
+      if (url.pathname === '/__counts') return json(200, { requests, accepted, times, total });
+      if (url.pathname === '/__reset') { openAt = 0; requests = {}; accepted = {}; times = {}; total = 0; return json(200, {}); }
+      const key = req.headers['idempotency-key'] ?? '(none)';
+      total++;
+      requests[key] = (requests[key] ?? 0) + 1;
+      (times[key] ??= []).push(Date.now());
+      if (url.pathname === '/drop') return req.socket.destroy();
+      const wait = openAt - Date.now();
+      if (wait > 0) return json(503, { busy: true }, { 'retry-after': String(Math.ceil(wait / 1000)) });
+      accepted[key] = (accepted[key] ?? 0) + 1;
+      json(201, { key, body: Buffer.concat(chunks).toString('utf8'), auth: req.headers.authorization ?? null });
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${server.address().port}`;
+  return {
+    url,
+    counts: async () => (await fetch(`${url}/__counts`)).json(),
+    open: (at) => fetch(`${url}/__open?at=${at}`, { method: 'POST' }).then((r) => r.json()),
+    reset: () => fetch(`${url}/__reset`, { method: 'POST' }).then((r) => r.json()),
+    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }),
+  };
+}

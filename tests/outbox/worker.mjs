@@ -1,0 +1,32 @@
+// The outbox tier's Worker (tests/outbox/workerd.mjs): writes go through
+// an `OutboxObject` (saferetry/cloudflare), whose storage keeps what ends
+// try-later and whose alarm sends it when due.
+//
+//   POST /send     { url, key }   → the object's answer to send()
+//   GET  /pending                 → the object's pending()
+import { OutboxObject } from 'saferetry/cloudflare';
+
+export class Outbox extends OutboxObject {
+  policyOptions() {
+    return { totalMs: 800 };
+  }
+}
+
+const json = (body, status = 200) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+
+export default {
+  async fetch(request, env) {
+    const url = new URL(request.url);
+    const box = env.OUTBOX.get(env.OUTBOX.idFromName('orders'));
+    try {
+      if (url.pathname === '/send') {
+        const { url: target, key } = await request.json();
+        return json(await box.send({ url: target, method: 'POST', headers: [['content-type', 'application/json']], body: JSON.stringify({ order: key }), idempotencyKey: key }));
+      }
+      if (url.pathname === '/pending') return json(await box.pending());
+      return json({ error: 'not found' }, 404);
+    } catch (error) {
+      return json({ error: String(error?.stack ?? error) }, 500);
+    }
+  },
+};
