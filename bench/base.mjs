@@ -9,7 +9,8 @@
 // is a link to this checkout's, and its scripts/bootstrap.sh does nothing
 // (this checkout's bootstrap already installed the tools, and an `npm ci`
 // there would empty the linked node_modules). A package already built for
-// that commit is reused.
+// that commit is reused. (The wasm-bindgen CLI is this checkout's: a base
+// whose Cargo.lock pins another wasm-bindgen version does not build here.)
 //
 //   node bench/base.mjs            prints the built package's folder (js/)
 import { execFileSync } from "node:child_process";
