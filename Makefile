@@ -21,13 +21,14 @@ ship:
 	LEAN=1 scripts/build.sh
 
 # Figures, not pass/fail: size, overhead in Node, page load in Chromium,
-# workerd cold start and CPU per request (BENCHMARKS.md).
+# workerd cold start and CPU per request (BENCHMARKS.md), each for the
+# package at BENCH_BASE (default 3c83535, issue 19's base; built by
+# bench/base.mjs) beside this build, ending with one before/after table
+# (bench/table.mjs runs run.mjs, pageload.mjs and workerd-cpu.mjs).
 bench: build
 	scripts/bootstrap.sh browsers
-	node bench/run.mjs
-	node bench/pageload.mjs
-	node bench/workerd-cpu.mjs
 	node bench/fleet.mjs
+	node bench/table.mjs
 
 worker: build
 	node www/worker/run.mjs

@@ -75,25 +75,30 @@ export async function interleaved(sides, { rounds, perRound, warmUp }) {
 }
 
 /** Median µs per call of each client with `fetch` stubbed, interleaved in
- * rounds; `own` is saferetry's median minus the mechanics'. */
-export function stubbedCpu(policy, { rounds = 20, perRound = 500 } = {}) {
+ * rounds; `own` is saferetry's median minus the mechanics'. With `others`
+ * (`{ name: policy }`, another package's), those too, side by side, and
+ * `ownOf[name]` their own CPU. */
+export function stubbedCpu(policy, { rounds = 20, perRound = 500, others = {} } = {}) {
   const sides = {
     raw: async () => (await fetch(TARGET)).arrayBuffer(),
     mechanics: () => mechanicsOnly(TARGET),
     saferetry: async () => (await policy.fetch(TARGET)).arrayBuffer(),
   };
+  for (const [name, p] of Object.entries(others)) sides[name] = async () => (await p.fetch(TARGET)).arrayBuffer();
   return withStub(async () => {
     const times = await interleaved(sides, { rounds, perRound, warmUp: 500 });
     const m = Object.fromEntries(Object.entries(times).map(([k, xs]) => [k, median(xs)]));
-    return { ...m, own: m.saferetry - m.mechanics };
+    const ownOf = Object.fromEntries(Object.keys(others).map((k) => [k, m[k] - m.mechanics]));
+    return { ...m, own: m.saferetry - m.mechanics, ownOf };
   });
 }
 
 /** Calls from wasm into JS per successful `policy.fetch` (stubbed), and the
- * imports that make them (`{ name: calls per call }`, most first). */
-export function crossingsPerCall(calls = 1000) {
+ * imports that make them (`{ name: calls per call }`, most first), for the
+ * package in `pkg` (a built js/ folder; default this checkout's). */
+export function crossingsPerCall(calls = 1000, pkg = new URL("../js", import.meta.url).pathname) {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL(import.meta.url), { workerData: { calls } });
+    const worker = new Worker(new URL(import.meta.url), { workerData: { calls, pkg } });
     worker.once("message", resolve);
     worker.once("error", reject);
   });
@@ -125,7 +130,7 @@ export function instrument(counts) {
 if (!isMainThread && workerData?.calls) {
   const counts = {};
   instrument(counts);
-  const { RetryPolicy } = await import("../js/src/node.js");
+  const { RetryPolicy } = await import(`${workerData.pkg}/src/node.js`);
   const policy = new RetryPolicy();
   await withStub(async () => {
     for (let i = 0; i < 200; i++) await (await policy.fetch(TARGET)).arrayBuffer(); // warm up

@@ -11,7 +11,10 @@
 //     as Wrangler builds it).
 //
 //   node bench/pageload.mjs        (PAGELOAD_RUNS=N loads per cell, default 9)
-// Needs `make build` and Chromium (scripts/bootstrap.sh browsers).
+// Needs `make build` and Chromium (scripts/bootstrap.sh browsers). With
+// BENCH_BEFORE=<a built js/ folder> (bench/table.mjs sets it), that package
+// is loaded too (bundled + preload; its Worker's cold start), interleaved
+// with the rest; with BENCH_JSON=<file>, the figures are written there.
 import http from "node:http";
 import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -31,6 +34,7 @@ const NETWORKS = {
   "Slow 3G": { latency: 400, downloadThroughput: 400e3 / 8, uploadThroughput: 400e3 / 8 },
 };
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const BEFORE = process.env.BENCH_BEFORE;
 
 // ---------------- the pages ----------------
 const READY = "performance.now()";
@@ -78,6 +82,12 @@ function buildPages() {
   dir = add("saferetry bundled + preload", { "main.mjs": sr }, page({ head: preload, script: "app.js" }));
   esbuild(path.join(dir, "main.mjs"), path.join(dir, "app.js"));
   copyFileSync(wasm, path.join(dir, "saferetry_bg.wasm"));
+  if (BEFORE) {
+    const old = `import { RetryPolicy } from ${JSON.stringify(path.join(BEFORE, "src/web.js"))}; window.__client = new RetryPolicy(); window.__ready = ${READY};`;
+    dir = add("before: saferetry bundled + preload", { "main.mjs": old }, page({ head: preload, script: "app.js" }));
+    esbuild(path.join(dir, "main.mjs"), path.join(dir, "app.js"));
+    copyFileSync(path.join(BEFORE, "src/saferetry_bg.wasm"), path.join(dir, "saferetry_bg.wasm"));
+  }
   // … with the wasm inlined in the bundle as bytes and compiled synchronously
   // (an experiment, not a shipped entry: one request instead of two).
   dir = add("saferetry bundled, wasm inlined", {
@@ -180,9 +190,11 @@ export default { async fetch(req, env) { return new Response(await client.get(en
     saferetry: `import { RetryPolicy } from "saferetry"; const policy = new RetryPolicy();
 export default { async fetch(req, env) { const r = await policy.fetch(env.UPSTREAM); return new Response(await r.text()); } };`,
   };
+  if (BEFORE) workers["before: saferetry"] = workers.saferetry;
   const dirOf = (name) => path.join(dir, name.replace(/\W+/g, "-"));
   for (const [name, source] of Object.entries(workers)) {
-    wranglerWorker({ dir: dirOf(name), source, packageDir: path.join(REPO, "js"), compatibilityDate: "2025-06-01", bindings: { UPSTREAM: upstream } });
+    const packageDir = name.startsWith("before:") ? BEFORE : path.join(REPO, "js");
+    wranglerWorker({ dir: dirOf(name), source, packageDir, compatibilityDate: "2025-06-01", bindings: { UPSTREAM: upstream } });
   }
   const results = Object.fromEntries(Object.keys(workers).map((name) => [name, []]));
   for (let i = 0; i < COLD_RUNS; i++) {
@@ -226,6 +238,11 @@ try {
     console.log(`\n## workerd cold start to the first response (median of ${COLD_RUNS}; Wrangler's build)\n`);
     console.log("| Worker | ms | − ky |\n|---|---:|---:|");
     for (const [name, ms] of Object.entries(cold)) console.log(`| ${name} | ${ms.toFixed(1)} | ${(ms - cold.ky).toFixed(1)} |`);
+    if (process.env.BENCH_JSON) {
+      const pages = {};
+      for (const r of rows) (pages[r.net] ??= {})[r.name] = r.ms;
+      writeFileSync(process.env.BENCH_JSON, JSON.stringify({ pages, cold }));
+    }
   } finally {
     upstream.close();
   }

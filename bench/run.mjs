@@ -10,14 +10,21 @@
 //     (from the native virtual-time test);
 //  5. own CPU and wasm → JS crossings per successful call, with `fetch`
 //     stubbed (bench/cpu.mjs).
+// With BENCH_BEFORE=<a built js/ folder> (bench/table.mjs sets it), that
+// package's policies run beside this checkout's in 2 and 5, interleaved in
+// the same rounds; with BENCH_JSON=<file>, the figures the before/after
+// table needs are written there.
 import http from "node:http";
 import { execFileSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { sizeTable } from "../scripts/size.mjs";
 import { RetryPolicy } from "../js/src/node.js";
 import { crossingsPerCall, interleaved, mechanicsOnly, median, stubbedCpu } from "./cpu.mjs";
 import ky from "ky";
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
+const BEFORE = process.env.BENCH_BEFORE;
+const Before = BEFORE ? (await import(`${BEFORE}/src/node.js`)).RetryPolicy : null;
 const ROUNDS = 20;
 
 console.log("## Package size\n");
@@ -57,6 +64,15 @@ const sides = {
   "raw fetch, chunked body": async () => (await fetch(chunked)).arrayBuffer(),
   "saferetry, chunked body": async () => (await policy.fetch(chunked)).arrayBuffer(),
 };
+const before = Before && {
+  policy: new Before(),
+  stream: new Before({ responseBody: "stream" }),
+  buffer: new Before({ responseBody: "buffer" }),
+};
+if (before) {
+  sides['before: saferetry, responseBody "stream"'] = async () => (await before.stream.fetch(url)).arrayBuffer();
+  sides['before: saferetry, responseBody "buffer"'] = async () => (await before.buffer.fetch(url)).arrayBuffer();
+}
 const perRound = Math.ceil(REQUESTS / ROUNDS);
 const times = await interleaved(sides, { rounds: ROUNDS, perRound, warmUp: 200 });
 const base = median(times["raw fetch"]);
@@ -110,12 +126,38 @@ const out = execFileSync("cargo", ["test", "--quiet", "--release", "--test", "bu
 console.log(out.split("\n").filter((l) => l.startsWith("amplification")).join("\n"));
 
 console.log(`\n## Own CPU and crossings per successful call (fetch stubbed, Node ${process.versions.node})\n`);
-const cpu = await stubbedCpu(policy);
+const cpu = await stubbedCpu(policy, { others: before ? { before: before.policy } : {} });
 const crossings = await crossingsPerCall();
+const crossingsBefore = before && (await crossingsPerCall(1000, BEFORE));
 console.log("| client | median µs per call |\n|---|---:|");
 console.log(`| raw fetch (stubbed) | ${cpu.raw.toFixed(1)} |`);
 console.log(`| required mechanics only (stubbed) | ${cpu.mechanics.toFixed(1)} |`);
 console.log(`| saferetry (stubbed) | ${cpu.saferetry.toFixed(1)} |`);
 console.log(`\nsaferetry's own CPU per call: ${cpu.own.toFixed(1)} µs (saferetry minus the mechanics)`);
 console.log(`crossings (calls from wasm into JS) per call: ${crossings.total.toFixed(1)}`);
+if (before) {
+  console.log(`before (${BEFORE}): own CPU ${cpu.ownOf.before.toFixed(1)} µs per call (${cpu.before.toFixed(1)} in all), ` +
+    `crossings ${crossingsBefore.total.toFixed(1)}`);
+}
 if (process.env.BENCH_CROSSINGS_DETAIL) console.log(crossings.imports);
+
+if (process.env.BENCH_JSON) {
+  const ratio = (name) => median(times[name]) / base;
+  const figures = {
+    node: {
+      after: { stream: ratio('saferetry, responseBody "stream"'), buffer: ratio('saferetry, responseBody "buffer"') },
+      ky: ratio("ky"),
+    },
+    crossings: { after: crossings.total },
+    ownCpu: { after: cpu.own },
+  };
+  if (before) {
+    figures.node.before = {
+      stream: ratio('before: saferetry, responseBody "stream"'),
+      buffer: ratio('before: saferetry, responseBody "buffer"'),
+    };
+    figures.crossings.before = crossingsBefore.total;
+    figures.ownCpu.before = cpu.ownOf.before;
+  }
+  writeFileSync(process.env.BENCH_JSON, JSON.stringify(figures));
+}

@@ -4,10 +4,12 @@
 // upstream. Figures, not pass/fail.
 //
 //   node bench/workerd-cpu.mjs        (WORKERD_SUBREQUESTS=N per client and round, default 1000)
-// Needs `make build`.
+// Needs `make build`. With BENCH_BEFORE=<a built js/ folder> (bench/table.mjs
+// sets it), that package runs beside this checkout's in the same Worker and
+// rounds; with BENCH_JSON=<file>, the figures are written there.
 import http from "node:http";
 import { execFileSync } from "node:child_process";
-import { readFileSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { start, stop, workerdPort, wranglerWorker } from "../tests/runtimes/procs.mjs";
@@ -16,14 +18,16 @@ const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const BIN = path.join(REPO, "node_modules/.bin");
 const OUT = path.join(REPO, "test-output/workerd-cpu");
 const N = Number(process.env.WORKERD_SUBREQUESTS ?? 1000);
-const ROUNDS = 5;
+const ROUNDS = 6;
 const TICK_US = 1e6 / Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim());
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const BEFORE = process.env.BENCH_BEFORE;
 
 // One worker, one route per client: GET /<client>?n=N makes N sequential
 // subrequests through that client and reads each body.
 const WORKER = `import ky from "ky";
 import { RetryPolicy } from "saferetry";
+${BEFORE ? 'import { RetryPolicy as Before } from "saferetry-before";' : ""}
 const kyClient = ky.create({ retry: 2 });
 const streamed = new RetryPolicy({ responseBody: "stream" });
 const buffered = new RetryPolicy({ responseBody: "buffer" });
@@ -33,6 +37,9 @@ const CLIENTS = {
   stream: async (u) => (await streamed.fetch(u)).text(),
   buffer: async (u) => (await buffered.fetch(u)).text(),
 };
+${BEFORE ? `const before = { stream: new Before({ responseBody: "stream" }), buffer: new Before({ responseBody: "buffer" }) };
+CLIENTS["stream-before"] = async (u) => (await before.stream.fetch(u)).text();
+CLIENTS["buffer-before"] = async (u) => (await before.buffer.fetch(u)).text();` : ""}
 export default {
   async fetch(req, env) {
     const url = new URL(req.url);
@@ -63,12 +70,16 @@ upstream.keepAliveTimeout = 60_000;
 await new Promise((r) => upstream.listen(0, "127.0.0.1", r));
 
 rmSync(OUT, { recursive: true, force: true });
+if (BEFORE) {
+  mkdirSync(path.join(OUT, "node_modules"), { recursive: true });
+  symlinkSync(BEFORE, path.join(OUT, "node_modules/saferetry-before"));
+}
 wranglerWorker({ dir: OUT, source: WORKER, packageDir: path.join(REPO, "js"), compatibilityDate: "2025-06-01", bindings: { UPSTREAM: `http://127.0.0.1:${upstream.address().port}/` } });
 
 const child = start("workerd", path.join(BIN, "workerd"), ["serve", "config.capnp", "--control-fd=3"], { cwd: OUT, extraFds: 1, echo: false });
 try {
   const port = await workerdPort(child);
-  const clients = ["raw", "ky", "stream", "buffer"];
+  const clients = ["raw", "ky", "stream", "buffer", ...(BEFORE ? ["stream-before", "buffer-before"] : [])];
   const run = async (client, n) => {
     const res = await fetch(`http://127.0.0.1:${port}/${client}?n=${n}`);
     if ((await res.text()) !== "ok") throw new Error(`${client}: ${res.status}`);
@@ -76,7 +87,10 @@ try {
   for (const c of clients) await run(c, 200); // warm-up: JIT, the wasm, connections
   const us = Object.fromEntries(clients.map((c) => [c, []]));
   for (let r = 0; r < ROUNDS; r++) {
-    for (const c of clients) { // interleaved rounds
+    // Interleaved rounds, each starting one client later: a client's
+    // figure should not depend on which one ran before it (the garbage a
+    // client leaves is collected during the next one's run).
+    for (const c of [...clients.slice(r % clients.length), ...clients.slice(0, r % clients.length)]) {
       const before = cpuTicks(child.child.pid);
       await run(c, N);
       us[c].push(((cpuTicks(child.child.pid) - before) * TICK_US) / N);
@@ -85,8 +99,12 @@ try {
   const raw = median(us.raw);
   console.log(`\n## workerd: CPU per request (workerd's own threads, /proc; ${N} subrequests × ${ROUNDS} rounds, median)\n`);
   console.log("| client | µs CPU per request | × raw fetch |\n|---|---:|---:|");
-  const names = { raw: "raw fetch", ky: "ky", stream: 'saferetry, responseBody "stream"', buffer: 'saferetry, responseBody "buffer"' };
+  const names = {
+    raw: "raw fetch", ky: "ky", stream: 'saferetry, responseBody "stream"', buffer: 'saferetry, responseBody "buffer"',
+    "stream-before": 'before: saferetry, responseBody "stream"', "buffer-before": 'before: saferetry, responseBody "buffer"',
+  };
   for (const c of clients) console.log(`| ${names[c]} | ${median(us[c]).toFixed(0)} | ${(median(us[c]) / raw).toFixed(3)} |`);
+  if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(Object.fromEntries(clients.map((c) => [c, median(us[c])]))));
 } finally {
   await stop(child);
   upstream.close();

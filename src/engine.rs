@@ -136,7 +136,12 @@ pub async fn run<T: Transport, C: Clock>(
     }
     let limits = &call.options.limits;
     let deadline = limits.deadline(start);
+    // The clock read last, while nothing has been awaited since: the time
+    // is read once where it cannot have moved (a read is a call into the
+    // host).
+    let mut known = Some(start);
     if let Some(at) = call.not_before.filter(|&at| at > start) {
+        known = None;
         op.report.not_before = Some(at);
         if at >= deadline {
             return op.finish(start, Reason::WaitExceedsBudget, Some(at), None, None);
@@ -150,11 +155,10 @@ pub async fn run<T: Transport, C: Clock>(
     let mut attempt = 0u32;
     loop {
         attempt += 1;
-        let permit = match admit(&mut op, clock, budget, attempt, deadline).await {
-            Ok(permit) => permit,
+        let (permit, now) = match admit(&mut op, clock, budget, attempt, deadline, known.take()).await {
+            Ok(admitted) => admitted,
             Err((reason, retry_at)) => return op.finish(clock.now_ms(), reason, retry_at, None, None),
         };
-        let now = clock.now_ms();
         let Some((timer_ms, timer)) = limits.attempt_timer(now, deadline) else {
             return op.finish(now, Reason::Deadline, None, None, None);
         };
@@ -218,7 +222,7 @@ pub async fn run<T: Transport, C: Clock>(
                 if let Some(q) = quota {
                     q.on_success(last_retry_cost);
                 }
-                return op.finish(clock.now_ms(), Reason::Succeeded, None, response, cause);
+                return op.finish(end, Reason::Succeeded, None, response, cause);
             }
             Verdict::Stop(reason) => Err((reason, None)),
             Verdict::Retry(kind) => {
@@ -261,20 +265,24 @@ pub async fn run<T: Transport, C: Clock>(
 
 /// Waits until the host is online, for a concurrency permit, then for a
 /// rate slot; all count against the deadline (no attempt is spent while
-/// offline), and a cancel leaves the queue at once.
+/// offline), and a cancel leaves the queue at once. `known` is the time
+/// when nothing was awaited since it was read; the answer carries the time
+/// at which the attempt may start.
 async fn admit<C: Clock>(
     op: &mut Op<'_>,
     clock: &C,
     budget: Budget<'_>,
     attempt: u32,
     deadline: u64,
-) -> Result<Option<Permit>, (Reason, Option<u64>)> {
+    mut known: Option<u64>,
+) -> Result<(Option<Permit>, u64), (Reason, Option<u64>)> {
     let waiting = |op: &mut Op, until_ms: u64, why| {
         let now = clock.now_ms();
         op.enter(Phase::Waiting { attempt, until_ms, wait_ms: until_ms.saturating_sub(now), why });
         Counting::new(&budget.stats.queued)
     };
     if !clock.online() {
+        known = None;
         let _offline = waiting(op, deadline, WaitWhy::Offline);
         let remaining = deadline.saturating_sub(clock.now_ms());
         if clock.until_online(remaining).await == Slept::Cancelled {
@@ -286,6 +294,7 @@ async fn admit<C: Clock>(
     }
     let permit = match budget.gate {
         Some(gate) => {
+            known = None;
             let acquire = gate.acquire();
             let _queued = (!gate.available()).then(|| waiting(op, deadline, WaitWhy::Queue));
             let remaining = deadline.saturating_sub(clock.now_ms());
@@ -299,7 +308,7 @@ async fn admit<C: Clock>(
     };
     // Bounded: every refusal names a later time, and the deadline ends it.
     loop {
-        let now = clock.now_ms();
+        let now = known.take().unwrap_or_else(|| clock.now_ms());
         if now >= deadline {
             return Err((Reason::QueueExceedsBudget, None));
         }
@@ -319,7 +328,8 @@ async fn admit<C: Clock>(
             }
         }
         if reserved {
-            return Ok(permit);
+            // After a wait for the slot, the time read anew.
+            return Ok((permit, if until > now { clock.now_ms() } else { now }));
         }
     }
 }

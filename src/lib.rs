@@ -15,6 +15,7 @@
 extern crate alloc;
 
 pub mod engine;
+pub mod packed;
 pub mod policy;
 
 #[cfg(all(target_arch = "wasm32", not(feature = "sansio")))]

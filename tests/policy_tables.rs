@@ -1,8 +1,9 @@
-//! The backoff and Retry-After tables, asserted by the same code natively
+//! The backoff, Retry-After and packed-value tables, asserted by the same code natively
 //! and compiled to wasm (under Node and headless Chromium through
 //! wasm-bindgen-test): the shipped module gives the answers the native tests
 //! prove.
 
+use saferetry::packed::Fields;
 use saferetry::policy::backoff::{full_jitter, BadRandom};
 use saferetry::policy::retry_after::{parse, RetryAfter, RetryAfter::*};
 
@@ -41,5 +42,27 @@ fn retry_after_reads_seconds_and_every_date_form() {
     ];
     for (value, expected) in table {
         assert_eq!(parse(value, NOW), expected, "{value:?}");
+    }
+}
+
+#[test]
+fn packed_values_read_back_in_order_whatever_characters_they_hold() {
+    let table: [(&str, &[Option<&str>]); 10] = [
+        ("", &[]),
+        ("-", &[None]),
+        ("3:200-1:1", &[Some("200"), None, Some("1")]),
+        ("0:-", &[Some(""), None]),
+        ("3:a:b1:-", &[Some("a:b"), Some("-")]),
+        // JS counts UTF-16 units: é is one, an emoji two.
+        ("2:é1-", &[Some("é1"), None]),
+        ("2:😀3:abc", &[Some("😀"), Some("abc")]),
+        // Not well formed: reading stops there.
+        ("5:ab", &[]),
+        ("x:1-", &[]),
+        ("1:a9", &[Some("a")]),
+    ];
+    for (packed, values) in table {
+        let read: Vec<Option<&str>> = Fields(packed).collect();
+        assert_eq!(read, values, "{packed:?}");
     }
 }

@@ -1,12 +1,13 @@
 // The public API over the wasm `Policy`. Glue only: every retry decision is
 // made in Rust (src/policy); this file adapts outcomes to `fetch` semantics
 // and to a UI store.
-import { Policy } from "./saferetry.js";
+import { Outcome, Policy } from "./saferetry.js";
 
 import { assertLoaded } from "./load.js";
 
 // Response (or the host's own error, for a refused request) -> the report
-// of the operation that produced it.
+// of the operation that produced it, or, until someone reads it, the wasm
+// `Outcome` that holds it (made into a JS object only then).
 const reports = new WeakMap();
 
 // ---- The transport: which `fetch` a call goes to ----
@@ -76,8 +77,13 @@ function reentered(input, init) {
   return inWrapper.size > 0 && input instanceof Request && inWrapper.has(keyOf(input, init));
 }
 
-/** The wasm side answers `[data, response?, cause?]`, `data` a plain object. */
-function outcomeOf([outcome, response, cause]) {
+/** The wasm side answers an `Outcome` (src/host/outcome.rs): the response
+ * and cause taken from it, its data built as a plain object, once. */
+function outcomeOf(out) {
+  const response = out.takeResponse();
+  const cause = out.takeCause();
+  const outcome = out.data();
+  out.free();
   if (response) outcome.response = response;
   if (cause !== undefined) outcome.cause = cause;
   return outcome;
@@ -98,7 +104,13 @@ export class RetryError extends TypeError {
 /** The report of the operation that produced `response` (or, for a request
  * `fetch` refused, the error it rejected with). */
 export function reportOf(response) {
-  return Object(response) === response ? reports.get(response) : undefined;
+  if (Object(response) !== response) return undefined;
+  const held = reports.get(response);
+  if (!(held instanceof Outcome)) return held;
+  const report = held.data().report;
+  held.free();
+  reports.set(response, report);
+  return report;
 }
 
 const READS = ["arrayBuffer", "blob", "bytes", "formData", "json", "text"];
@@ -131,21 +143,163 @@ function bufferedResponse(bytes, init, signal, abortError) {
   return response;
 }
 
-function settle(raw) {
-  const [data, response, cause] = raw;
+function settle(out) {
+  const response = out.takeResponse();
   if (response) {
-    reports.set(response, data.report);
+    reports.set(response, out);
     return response;
   }
+  const outcome = outcomeOf(out);
   // `fetch` refused the request in a way no retry changes: its own error.
-  if (data.reason === "refused") {
-    if (Object(cause) === cause) reports.set(cause, data.report);
+  if (outcome.reason === "refused") {
+    const { cause } = outcome;
+    if (Object(cause) === cause) reports.set(cause, outcome.report);
     throw cause;
   }
-  const outcome = outcomeOf(raw);
   if (outcome.kind === "cancelled") throw outcome.cause;
   throw new RetryError(outcome);
 }
+
+// ---- The glue's helpers (src/host/glue.rs) ----
+// Each moves in one call what the wasm side would otherwise read or build
+// one property per crossing. They read and copy; every decision about what
+// was read is made in Rust.
+
+const isObject = (v) => typeof v === "object" && v !== null;
+const stringOf = (v) => (typeof v === "string" ? v : undefined);
+/** `object[key]`, `undefined` when it throws (a fake host object). */
+function read(object, key) {
+  try {
+    return object[key];
+  } catch {
+    return undefined;
+  }
+}
+
+// `callOf`'s flags (src/host/request.rs).
+const REQUEST = 1;
+const STREAMED = 2;
+const FAKE_REQUEST = 4;
+const FAKE_SIGNAL = 8;
+const HEADERS = 16;
+
+/** What the wasm side reads of a call's `input` and `init` (src/host/request.rs
+ * `Given`): `[input, own, retry, signal, url, method, redirect, mode, flags]`.
+ * `own` is our copy of `init` (a getter that throws rejects the call, as in
+ * `fetch`), without `retry` when that is an object: `retry` is ours only as
+ * an object (wrappers such as ofetch pass their own `retry: <number |
+ * boolean>` through to `fetch`). A Request's getters are read through
+ * `catch`: one that only looks like a Request throws on every getter. */
+function callOf(input, init) {
+  const own = {};
+  let retry;
+  if (isObject(init)) {
+    Object.assign(own, init);
+    if (isObject(own.retry)) {
+      retry = own.retry;
+      delete own.retry;
+    }
+  }
+  const request = input instanceof Request ? input : undefined;
+  const signal = own.signal instanceof AbortSignal ? own.signal : undefined;
+  let flags = own.body instanceof ReadableStream ? STREAMED : 0;
+  if (own.headers !== undefined) flags |= HEADERS;
+  let url;
+  let requestMethod;
+  if (request) {
+    flags |= REQUEST;
+    url = stringOf(read(request, "url"));
+    requestMethod = stringOf(read(request, "method"));
+    if (requestMethod === undefined) flags |= FAKE_REQUEST;
+  } else {
+    url = typeof input === "string" ? input : stringOf(read(input, "href"));
+  }
+  if (signal) {
+    try {
+      signal.aborted;
+    } catch {
+      flags |= FAKE_SIGNAL;
+    }
+  }
+  const method = stringOf(own.method) ?? requestMethod;
+  const redirect = stringOf(own.redirect) ?? (request && stringOf(read(request, "redirect")));
+  const mode = stringOf(own.mode) ?? (request && stringOf(read(request, "mode")));
+  return [input, own, retry, signal, url ?? "", method, redirect, mode, flags];
+}
+
+/** A value packed for the wasm side: `-` when absent, else its length in
+ * UTF-16 units, `:` and the value (src/host/glue.rs `Fields`). */
+function packed(value) {
+  if (value === null || value === undefined) return "-";
+  const s = String(value);
+  return `${s.length}:${s}`;
+}
+
+function define(target, key, value) {
+  Object.defineProperty(target, key, { value });
+}
+
+// The headers the wasm side reads of every response, and on a throttling
+// status, in the order src/host/glue.rs `Facts::read` takes them.
+const FACT_HEADERS = ["content-length", "content-type", "content-encoding", "retry-after", "retry-after-ms"];
+const RATE_HEADERS = [
+  "ratelimit",
+  "x-ratelimit-remaining",
+  "x-rate-limit-remaining",
+  "x-ratelimit-reset",
+  "x-rate-limit-reset",
+  "x-ratelimit-reset-after",
+];
+
+const glue = {
+  callOf,
+
+  /** Status, type, whether there is a body, then each header the wasm side reads. */
+  facts(response, rateLimit) {
+    const headers = response.headers;
+    let out = packed(response.status) + packed(response.type) + (response.body ? "1:1" : "-");
+    for (const name of rateLimit ? RATE_HEADERS : FACT_HEADERS) out += packed(headers.get(name));
+    return out;
+  },
+
+  /** `fetch(input, init)` under the attempt's controller (joined with the
+   * caller's signal where the host can), `redirect: "manual"` when we
+   * follow the redirects; a non-promise answer adopted. */
+  send(fetch, input, init, controller, caller, manual) {
+    if (controller) {
+      let signal = controller.signal;
+      if (caller) {
+        try {
+          signal = AbortSignal.any([signal, caller]);
+        } catch {
+          // No `AbortSignal.any` here: ours alone.
+        }
+      }
+      init.signal = signal;
+    }
+    if (manual) init.redirect = "manual";
+    const answer = fetch(input, init);
+    return answer instanceof Promise ? answer : Promise.resolve(answer);
+  },
+
+  /** `response` again around `body`; `abort` 1 or 2: see `bufferedResponse`.
+   * Status text, URL, `redirected` and type as the host's (a constructed
+   * Response would lose the last three; Deno would take the standard
+   * status text if `response` itself were the init). */
+  rebuild(response, body, signal, abort) {
+    const init = { status: response.status, statusText: response.statusText, headers: response.headers };
+    const rebuilt = abort ? bufferedResponse(body, init, signal, abort === 1) : new Response(body, init);
+    define(rebuilt, "url", response.url);
+    define(rebuilt, "redirected", response.redirected);
+    define(rebuilt, "type", response.type);
+    return rebuilt;
+  },
+
+  onLine() {
+    const online = globalThis.navigator?.onLine;
+    return typeof online === "boolean" ? online : undefined;
+  },
+};
 
 function callerSignal(input, init) {
   return init?.signal ?? (input instanceof Request ? input.signal : undefined);
@@ -188,9 +342,9 @@ class Operation {
     const forward = () => controller.abort(caller.reason);
     if (caller?.aborted) forward();
     else caller?.addEventListener("abort", forward, { once: true });
-    this.#result = promise.then((raw) => {
+    this.#result = promise.then((out) => {
       caller?.removeEventListener("abort", forward);
-      const outcome = outcomeOf(raw);
+      const outcome = outcomeOf(out);
       if (outcome.response) reports.set(outcome.response, outcome.report);
       return outcome;
     });
@@ -254,7 +408,7 @@ export class RetryPolicy {
 
   constructor(options) {
     assertLoaded();
-    this.#policy = new Policy(options, bufferedResponse);
+    this.#policy = new Policy(options, glue);
   }
 
   /** Like `fetch`: resolves with the final Response. An own property bound
@@ -264,10 +418,10 @@ export class RetryPolicy {
     (input, init) => {
       if (reentered(input, init)) return HOST(input, init);
       try {
-        const out = this.#policy.execute(input, init, undefined, globalTransport());
+        const out = this.#policy.execute(...callOf(input, init), undefined, globalTransport());
         // An operation that ended inside the call (its signal had aborted)
         // settles now, as `fetch`'s promise would.
-        return Array.isArray(out) ? Promise.resolve(settle(out)) : out.then(settle);
+        return out instanceof Outcome ? Promise.resolve(settle(out)) : out.then(settle);
       } catch (error) {
         return Promise.reject(error);
       }
@@ -277,13 +431,13 @@ export class RetryPolicy {
 
   /** The operation as a UI store; `result` never rejects. */
   run(input, init) {
-    return new Operation((i, observe) => this.#policy.execute(input, i, observe, globalTransport()), input, init);
+    return new Operation((i, observe) => this.#policy.execute(...callOf(input, i), observe, globalTransport()), input, init);
   }
 
   /** Submit-then-poll: the submit is never repeated; `spec` is
    * `{ status, verdict?, phases?, budgetMs? }`. Returns an operation like `run`. */
   poll(input, init, spec) {
-    return new Operation((i, observe) => this.#policy.poll(input, i, spec, observe, globalTransport()), input, init);
+    return new Operation((i, observe) => this.#policy.poll(i, spec, callOf(input, i), observe, globalTransport()), input, init);
   }
 
   /** Counters over every call so far: operations, attempts histogram (1..4, 5+), retries, exhausted, quota level, queued, in flight. */

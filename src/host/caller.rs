@@ -23,16 +23,6 @@ extern "C" {
     /// A copy whose elements are plain values (getters run once, here).
     #[wasm_bindgen(catch, js_namespace = Array, js_name = from)]
     fn array_from(items: &JsValue) -> Result<Array, JsValue>;
-
-    /// A host object the caller handed us (a `Request`, an `AbortSignal`),
-    /// read once through `catch`: one that only looks like it
-    /// (`Object.create(Request.prototype)`, a Proxy) passes `instanceof`
-    /// but throws on every getter.
-    pub type Branded;
-    #[wasm_bindgen(catch, method, getter)]
-    pub fn aborted(this: &Branded) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(catch, method, getter)]
-    pub fn method(this: &Branded) -> Result<JsValue, JsValue>;
 }
 
 /// The elements of a caller's array of at most `max` elements, read once;

@@ -18,12 +18,13 @@ use wasm_bindgen::JsCast;
 use web_sys::{AbortSignal, EventTarget};
 
 use super::bind::date_now;
-use super::props::{Global, Navigator};
+use super::glue::Glue;
 use crate::engine::{Clock, Slept};
 use crate::policy::limits::timer_ms;
 
 pub struct HostClock {
     pub signal: Option<AbortSignal>,
+    pub glue: Glue,
 }
 
 impl Clock for HostClock {
@@ -42,13 +43,17 @@ impl Clock for HostClock {
     /// `navigator.onLine`, where the runtime has it (browsers, workers);
     /// elsewhere always online.
     fn online(&self) -> bool {
-        let navigator = js_sys::global().unchecked_into::<Global>().navigator();
-        !navigator.is_object() || navigator.unchecked_into::<Navigator>().on_line().as_bool() != Some(false)
+        self.glue.on_line() != Some(false)
     }
 
     fn until_online(&self, ms: u64) -> impl Future<Output = Slept> {
         Sleep { ms, signal: self.signal.clone(), online: true, armed: None }
     }
+}
+
+/// A sleep no signal ends (the fleet's wait for its authority's answer).
+pub fn sleep(ms: u64) -> impl Future<Output = Slept> {
+    Sleep { ms, signal: None, online: false, armed: None }
 }
 
 #[derive(Default)]

@@ -9,21 +9,23 @@ use alloc::rc::Rc;
 use alloc::string::String;
 use core::future::Future;
 use core::task::{Context, Poll, Waker};
-use js_sys::{Array, Function, Promise, Reflect};
+use js_sys::{Array, Function, Object, Promise, Reflect};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use super::bind::{get, get_string, math_random};
 use super::clock::HostClock;
-use super::convert::{self, to_js};
+use super::convert::to_js;
 use super::fleet::{Fleet, Leased};
+use super::glue::Glue;
 use super::options::{self, Hooks};
+use super::outcome::Outcome;
 use super::poll;
 use super::props::Init;
 use super::replay;
-use super::request::{own_init, prepare, url_of, Prepared};
-use super::transport::{call_fetch, FetchTransport, Received};
+use super::request::{prepare, Given, Prepared};
+use super::transport::{FetchTransport, Received};
 use crate::engine::{self, race, Budget, Call, Clock, Either, Finished, Slept};
 use crate::policy::budget::concurrency::Gate;
 use crate::policy::budget::{InMemory, SharedState, Stats};
@@ -64,7 +66,7 @@ struct Shared {
     gate: Option<Rc<Gate>>,
     stats: Stats,
     runtime: Runtime,
-    buffered_response: Option<Function>,
+    glue: Glue,
 }
 
 /// Which runtime's `fetch` errors we are reading (see `policy::runtime`).
@@ -94,10 +96,9 @@ pub struct Policy {
 #[wasm_bindgen]
 impl Policy {
     /// Validates the options; throws `TypeError`/`RangeError` naming the field.
+    /// `glue` is core.js's helpers (`super::glue`).
     #[wasm_bindgen(constructor)]
-    /// `buffered_response(bytes, init, signal, abortError)` builds a
-    /// buffered response when the caller passed a signal (the glue's).
-    pub fn new(options: JsValue, buffered_response: Option<Function>) -> Result<Policy, JsValue> {
+    pub fn new(options: JsValue, glue: Glue) -> Result<Policy, JsValue> {
         let (options, mut hooks) = options::read(&Options::default(), &Hooks::default(), &options, false)?;
         let fleet = hooks.shared.take().map(|exchange| Fleet::new(&options, exchange));
         let state: Box<dyn SharedState> = match &fleet {
@@ -106,7 +107,7 @@ impl Policy {
         };
         let gate = options.concurrency.map(Gate::new);
         let (stats, runtime) = (Stats::default(), detect_runtime());
-        let shared = Shared { options, hooks, state, fleet, gate, stats, runtime, buffered_response };
+        let shared = Shared { options, hooks, state, fleet, gate, stats, runtime, glue };
         Ok(Policy { shared: Rc::new(shared) })
     }
 
@@ -140,30 +141,39 @@ impl Policy {
     }
 
     /// Starts one logical operation. Throws (synchronously) on bad options
-    /// or a request `fetch` would refuse; otherwise answers the outcome, or
-    /// a promise of it that never rejects. `observe` receives every state;
-    /// `fetch` is the global `fetch` as the glue resolved it for this call
-    /// (the policy's `fetch` option wins). A URL that is not HTTP(S) goes
-    /// to `fetch` once, untouched (`policy::scheme`).
+    /// or a request `fetch` would refuse; otherwise answers the `Outcome`,
+    /// or a promise of it that never rejects. The request comes as the
+    /// glue's `callOf(input, init)` read it (`request::Given`: `retry` is
+    /// our options, when `init.retry` was an object). `observe` receives
+    /// every state; `fetch` is the global `fetch` as the glue resolved it
+    /// for this call (the policy's `fetch` option wins). A URL that is not
+    /// HTTP(S) goes to `fetch` once, untouched (`policy::scheme`).
+    #[allow(clippy::too_many_arguments)]
     pub fn execute(
         &self,
         input: JsValue,
-        init: JsValue,
+        own: Init,
+        retry: Option<Object>,
+        signal: Option<web_sys::AbortSignal>,
+        url: String,
+        method: Option<String>,
+        redirect: Option<String>,
+        mode: Option<String>,
+        flags: u32,
         observe: Option<Function>,
         fetch: Function,
     ) -> Result<JsValue, JsValue> {
         let shared = self.shared.clone();
-        let (own, retry) = own_init(&init)?;
-        let (options, hooks) = options::read(&shared.options, &shared.hooks, &retry, true)?;
+        let given = Given { input, own, signal, url, method, redirect, mode, flags };
+        let (options, hooks) = per_call(&shared, retry)?;
         let fetch = hooks.fetch.clone().unwrap_or(fetch);
-        if !is_http(&url_of(&input)) {
-            let signal = own.signal().dyn_into().ok();
+        if !is_http(&given.url) {
             return Ok(start(shared.runtime, async move {
-                let mut ctx = Ctx::new(&shared, &options, &hooks, observe, signal, fetch);
-                ctx.pass_through(&input, &own).await
+                let mut ctx = Ctx::new(&shared, &options, &hooks, observe, given.signal.clone(), fetch);
+                ctx.pass_through(&given.input, &given.own).await
             }));
         }
-        let prepared = prepare(&input, own, &hooks.idempotency_key)?;
+        let prepared = prepare(given, &hooks.idempotency_key)?;
         Ok(start(shared.runtime, async move {
             let mut ctx = Ctx::new(&shared, &options, &hooks, observe, prepared.signal.clone(), fetch);
             let finished = ctx.submit(prepared, true).await;
@@ -171,23 +181,26 @@ impl Policy {
         }))
     }
 
-    /// Submit-then-poll: `input`/`init` is the submit (non-idempotent
-    /// rules, never repeated); `spec` says how to find and judge the task.
-    /// Same promise contract as `execute`.
+    /// Submit-then-poll: the request is the submit (non-idempotent rules,
+    /// never repeated), as the glue's `callOf` read it (an array here:
+    /// `request::Given`); `spec` says how to find and judge the task;
+    /// `init` is the caller's own (its headers and signal go to the status
+    /// request). Same promise contract as `execute`.
     pub fn poll(
         &self,
-        input: JsValue,
         init: JsValue,
         spec: JsValue,
+        call: Array,
         observe: Option<Function>,
         fetch: Function,
     ) -> Result<JsValue, JsValue> {
+        let retry = Some(call.get(2)).filter(|r| !r.is_undefined()).map(JsCast::unchecked_into);
+        let given = Given::from_array(&call);
         let shared = self.shared.clone();
-        let (own, retry) = own_init(&init)?;
-        let (options, hooks) = options::read(&shared.options, &shared.hooks, &retry, true)?;
+        let (options, hooks) = per_call(&shared, retry)?;
         let fetch = hooks.fetch.clone().unwrap_or(fetch);
         let spec = poll::read(&spec)?;
-        let prepared = prepare(&input, own, &hooks.idempotency_key)?;
+        let prepared = prepare(given, &hooks.idempotency_key)?;
         Ok(start(shared.runtime, async move {
             let mut ctx = Ctx::new(&shared, &options, &hooks, observe, prepared.signal.clone(), fetch);
             let submitted = ctx.submit(prepared, false).await;
@@ -197,7 +210,7 @@ impl Policy {
             };
             // The caller's `status` hook may be async: it is raced against
             // the polling budget and the cancel like everything else.
-            let hook = poll::status_request(&spec, &response.body.response, &init);
+            let hook = poll::status_request(&shared.glue, &spec, &response.body.response, &init);
             let found = race(hook, ctx.clock.sleep(spec.schedule.budget_ms)).await;
             let status = match found {
                 Either::Left(Ok(prepared)) => prepared,
@@ -228,6 +241,15 @@ impl Policy {
     }
 }
 
+/// The options of one call: the policy's, with the call's own `retry`
+/// options over them.
+fn per_call(shared: &Shared, retry: Option<Object>) -> Result<(Options, Hooks), JsValue> {
+    match retry {
+        Some(retry) => options::read(&shared.options, &shared.hooks, &retry, true),
+        None => Ok((shared.options.clone(), shared.hooks.clone())),
+    }
+}
+
 /// One operation's host side: its clock, random source and observer.
 struct Ctx<'a> {
     shared: &'a Shared,
@@ -253,7 +275,7 @@ impl<'a> Ctx<'a> {
             None => math_random(),
         });
         let observe = Box::new(move |p: Phase| notify(&p, observe.as_ref(), hooks.on_retry.as_ref()));
-        let clock = HostClock { signal };
+        let clock = HostClock { signal, glue: shared.glue.clone().unchecked_into() };
         Ctx { shared, fetch, options, not_before: hooks.not_before, clock, random, observe }
     }
 
@@ -270,7 +292,7 @@ impl<'a> Ctx<'a> {
     fn transport(&self, prepared: Prepared) -> FetchTransport {
         FetchTransport {
             fetch: self.fetch.clone(),
-            buffered_response: self.shared.buffered_response.clone(),
+            glue: self.shared.glue.clone().unchecked_into(),
             prepared,
             runtime: self.shared.runtime,
             max_body_bytes: self.options.max_body_bytes,
@@ -312,7 +334,7 @@ impl<'a> Ctx<'a> {
     /// the outcome (a rejection as `refused`, the host's error its cause).
     async fn pass_through(&mut self, input: &JsValue, init: &Init) -> JsValue {
         let start = self.clock.now_ms();
-        let answer = match call_fetch(&self.fetch, input, init) {
+        let answer = match self.shared.glue.send(&self.fetch, input, init, None, None, false) {
             Ok(promise) => JsFuture::from(promise).await,
             Err(e) => Err(e),
         };
@@ -323,20 +345,20 @@ impl<'a> Ctx<'a> {
             Ok(response) => {
                 record.status = response.dyn_ref::<web_sys::Response>().map(web_sys::Response::status);
                 report.streamed = Some(true);
-                (response, JsValue::UNDEFINED)
+                (Some(response), None)
             }
             Err(e) => {
                 let name = get_string(&e, "name").unwrap_or_else(|| String::from("Error"));
                 record.error = Some(ErrorInfo { stage: Stage::NotSent, code: String::from("refused"), name });
                 report.reason = Reason::Refused;
-                (JsValue::UNDEFINED, e)
+                (None, Some(e))
             }
         };
         report.elapsed_ms = record.duration_ms;
         report.attempts.push(record);
         let phase = Phase::terminal(report.reason, None, Safety::Idempotent, None);
         (self.observe)(phase);
-        Array::of3(&convert::outcome(&phase, &report), &response, &cause).into()
+        Outcome::new(phase, report, response, cause).into()
     }
 
     /// Ends an operation before polling began, showing its terminal state.
@@ -357,9 +379,8 @@ impl<'a> Ctx<'a> {
             (Phase::Cancelled, Some(signal)) => Some(signal.reason()),
             _ => finished.cause,
         };
-        let data = convert::outcome(&finished.phase, &finished.report);
-        let response = finished.response.map_or(JsValue::UNDEFINED, |a| a.body.hand_over().into());
-        Array::of3(&data, &response, &cause.unwrap_or(JsValue::UNDEFINED)).into()
+        let response = finished.response.map(|a| a.body.hand_over().into());
+        Outcome::new(finished.phase, finished.report, response, cause).into()
     }
 }
 

@@ -22,10 +22,10 @@ use wasm_bindgen_futures::{future_to_promise, spawn_local};
 
 use super::bind::{date_now, math_random};
 use super::caller::adopt;
-use super::clock::HostClock;
+use super::clock::sleep;
 use super::convert::to_js;
 use super::wire;
-use crate::engine::{race, Clock, Either};
+use crate::engine::{race, Either};
 use crate::policy::budget::lease::{ClientConfig, Grant, LeaseRequest, LeasedClient, Mode};
 use crate::policy::budget::SharedState;
 use crate::policy::options::Options;
@@ -92,8 +92,7 @@ impl Fleet {
     async fn ask(&self, request: &LeaseRequest) -> Option<Grant> {
         let js = to_js(request);
         let answer = self.exchange.function.call1(&self.exchange.this, &js).ok()?;
-        let timeout = HostClock { signal: None };
-        match race(adopt(&answer), timeout.sleep(self.answer_timeout_ms)).await {
+        match race(adopt(&answer), sleep(self.answer_timeout_ms)).await {
             Either::Left(Ok(grant)) => wire::grant(&grant).ok(),
             _ => None,
         }

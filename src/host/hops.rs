@@ -6,12 +6,13 @@ use alloc::string::String;
 use js_sys::Object;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortSignal, Headers, Response};
+use web_sys::{AbortController, Headers, Response};
 
 use super::caller::assign;
+use super::glue::Facts;
 use super::props::{header, Init, Url, LOCATION, REDIRECTED, TYPE};
 use super::request::headers_of;
-use super::transport::{define_value, failed, not_sent, FetchTransport};
+use super::transport::{define_value, delivered, failed, not_sent, FetchTransport};
 use crate::engine::Failed;
 use crate::policy::classify::{normalize_method, Failure, Stage};
 use crate::policy::redirect::{
@@ -20,15 +21,16 @@ use crate::policy::redirect::{
 use crate::policy::runtime::cross_origin_redirect_is_cors;
 
 /// `fetch(input, init)`, then every redirect `fetch` would follow, hop by
-/// hop; the final response (`redirected` set when there was a hop). A
+/// hop; the final response (`redirected` set when there was a hop) and
+/// what was read of it. A
 /// redirect `fetch` would refuse (see `policy::redirect::check_hop`) is a
 /// `TypeError` that repeating cannot change.
 pub async fn fetch_following(
     t: &FetchTransport,
     input: JsValue,
     init: &Init,
-    signal: &AbortSignal,
-) -> Result<Response, Failed<JsValue>> {
+    controller: &AbortController,
+) -> Result<(Response, Facts), Failed<JsValue>> {
     let mut hop = 0u32;
     let first: &JsValue = init.as_ref();
     let (mut input, mut init): (JsValue, Init) = (input, first.clone().unchecked_into());
@@ -36,13 +38,12 @@ pub async fn fetch_following(
     // A hop reached another origin than the first request's.
     let mut crossed = false;
     loop {
-        init.set_signal(signal);
-        init.set_redirect("manual");
-        let promise = t.call(&input, &init).map_err(|e| on_hop(not_sent(e), hop))?;
+        let promise = t.dispatch(&input, &init, controller, true).map_err(|e| on_hop(not_sent(e), hop))?;
         let response: Response =
             JsFuture::from(promise).await.map_err(|e| on_hop(t.fetch_failed(e), hop))?.unchecked_into();
+        let mut facts = Facts::read(&t.glue, &response).map_err(delivered)?;
         // Only a redirect with a `Location` costs more than this one read.
-        let location = match is_redirect(response.status()) {
+        let location = match is_redirect(facts.status) {
             true => header(&response.headers(), &LOCATION),
             false => None,
         };
@@ -52,8 +53,9 @@ pub async fn fetch_following(
             }
             if crossed && cross_origin_redirect_is_cors(t.runtime) {
                 define_value(&response, &TYPE, &JsValue::from_str("cors"));
+                facts.kind = Some(String::from("cors"));
             }
-            return Ok(response);
+            return Ok((response, facts));
         };
         let here = Url::parse(&JsValue::from_str(&response.url()), &JsValue::UNDEFINED).ok();
         let there = here.as_ref().map(|h| Url::parse(&JsValue::from_str(&location), &h.url_href().into()));
@@ -79,8 +81,8 @@ pub async fn fetch_following(
         };
         crossed |= target.is_some_and(|(_, same)| !same);
         let method = method_of(&input, &init);
-        let Some(step) = next_hop(response.status(), &method, here.origin() == there.origin()) else {
-            return Ok(response);
+        let Some(step) = next_hop(facts.status, &method, here.origin() == there.origin()) else {
+            return Ok((response, facts));
         };
         hop += 1;
         init = next_init(t, &input, &init, &method, step).await?;

@@ -37,11 +37,15 @@ mod exports;
 #[cfg(not(any(feature = "authority", feature = "outbox")))]
 mod fleet;
 #[cfg(not(any(feature = "authority", feature = "outbox")))]
+mod glue;
+#[cfg(not(any(feature = "authority", feature = "outbox")))]
 mod handover;
 #[cfg(not(any(feature = "authority", feature = "outbox")))]
 mod hops;
 #[cfg(not(any(feature = "authority", feature = "outbox")))]
 mod options;
+#[cfg(not(any(feature = "authority", feature = "outbox")))]
+mod outcome;
 #[cfg(not(any(feature = "authority", feature = "outbox")))]
 mod poll;
 #[cfg(not(any(feature = "authority", feature = "outbox")))]

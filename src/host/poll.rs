@@ -9,9 +9,10 @@ use web_sys::Response;
 
 use super::bind::get;
 use super::caller::{list, settle};
+use super::glue::Glue;
 use super::options::Key;
 use super::props::Init;
-use super::request::{prepare, Prepared};
+use super::request::{prepare, Given, Prepared};
 use super::transport::Received;
 use crate::engine::poll::Judge;
 use crate::engine::Answer;
@@ -95,7 +96,12 @@ pub fn read(js: &JsValue) -> Result<Spec, OptionError> {
 /// The status request: the spec's URL or `Request`, or what its function
 /// returns for (a clone of) the submit's response. A URL is queried with
 /// the submit's headers (authorization usually applies to both).
-pub async fn status_request(spec: &Spec, submitted: &Response, init: &JsValue) -> Result<Prepared, JsValue> {
+pub async fn status_request(
+    glue: &Glue,
+    spec: &Spec,
+    submitted: &Response,
+    init: &JsValue,
+) -> Result<Prepared, JsValue> {
     let target = match spec.status.dyn_ref::<Function>() {
         Some(f) => settle(f.call1(&JsValue::UNDEFINED, &submitted.clone()?.into())?).await?,
         None => spec.status.clone(),
@@ -104,7 +110,7 @@ pub async fn status_request(spec: &Spec, submitted: &Response, init: &JsValue) -
     poll_init.set_method("GET");
     poll_init.set_headers(&get(init, "headers"));
     poll_init.set_signal(&get(init, "signal"));
-    prepare(&target, poll_init, &Key::None)
+    prepare(Given::from_array(&glue.call_of(&target, &poll_init)), &Key::None)
 }
 
 /// The caller's `verdict(response)` (sync or async); without one, the

@@ -9,12 +9,11 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use js_sys::{Array, Function, Object, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
-use web_sys::{AbortSignal, Headers, ReadableStream, Request};
+use web_sys::{AbortSignal, Headers, Request};
 
 use super::bind::{get, get_string, random_uuid};
-use super::caller::{assign, Branded};
 use super::options::Key;
-use super::props::{Init, RETRY};
+use super::props::Init;
 use crate::policy::classify::{normalize_method, Safety};
 use crate::policy::report::{secrets_of, CREDENTIAL_HEADERS};
 
@@ -42,55 +41,69 @@ pub(super) fn construct_request(input: &JsValue, init: &JsValue) -> Result<Reque
     Reflect::construct(&ctor, &Array::of2(input, init))?.dyn_into()
 }
 
-/// The URL of a `fetch` input as the caller gave it (a string, a `URL`'s
-/// `href`, a `Request`'s `url`); empty when it is none of these.
-pub fn url_of(input: &JsValue) -> String {
-    match (input.as_string(), input.dyn_ref::<Request>()) {
-        (Some(url), _) => url,
-        (None, Some(r)) => get_string(r, "url").unwrap_or_default(),
-        (None, None) => get_string(input, "href").unwrap_or_default(),
-    }
+/// What the glue read of a call's `input` and `init` (core.js `callOf`),
+/// in one pass there instead of a crossing per property here. It reads
+/// and copies; what is refused, and why, is decided in [`prepare`].
+pub struct Given {
+    /// A URL (string or `URL`) or a `Request`.
+    pub input: JsValue,
+    /// Our copy of the caller's `init`, without our `retry` options.
+    pub own: Init,
+    /// `init.signal`, when it is an `AbortSignal`.
+    pub signal: Option<AbortSignal>,
+    /// The URL as the caller gave it (a string, a `URL`'s `href`, a
+    /// `Request`'s `url`); empty when it is none of these.
+    pub url: String,
+    /// `init.method` when it is a string, else the `Request`'s own.
+    pub method: Option<String>,
+    /// `init.redirect`/`mode` when a string, else the `Request`'s own.
+    pub redirect: Option<String>,
+    pub mode: Option<String>,
+    /// [`REQUEST`], [`STREAMED`], [`FAKE_REQUEST`], [`FAKE_SIGNAL`], [`HEADERS`].
+    pub flags: u32,
 }
 
-/// Our own copy of the caller's `init` (what each attempt sends), and the
-/// `retry` options it carried (removed from the copy).
-/// A getter on `init` that throws rejects the call with its error, as in
-/// `fetch`.
-pub fn own_init(init: &JsValue) -> Result<(Init, JsValue), JsValue> {
-    let own: Init = Object::new().unchecked_into();
-    if !init.is_object() {
-        return Ok((own, JsValue::UNDEFINED));
+/// `input` is a `Request`.
+pub const REQUEST: u32 = 1;
+/// `init.body` is a `ReadableStream`.
+pub const STREAMED: u32 = 2;
+/// `input` passes `instanceof Request` but its `method` getter throws or
+/// is not a string (`Object.create(Request.prototype)`, a Proxy).
+pub const FAKE_REQUEST: u32 = 4;
+/// `init.signal` passes `instanceof AbortSignal` but `aborted` throws.
+pub const FAKE_SIGNAL: u32 = 8;
+/// `init.headers` is not `undefined`.
+pub const HEADERS: u32 = 16;
+
+impl Given {
+    /// The glue's `callOf(input, init)` answer, read element by element
+    /// (a poll's submit and status request: once each per operation).
+    pub fn from_array(a: &Array) -> Given {
+        Given {
+            input: a.get(0),
+            own: a.get(1).unchecked_into(),
+            signal: a.get(3).dyn_into().ok(),
+            url: a.get(4).as_string().unwrap_or_default(),
+            method: a.get(5).as_string(),
+            redirect: a.get(6).as_string(),
+            mode: a.get(7).as_string(),
+            flags: a.get(8).as_f64().map_or(0, |f| f as u32),
+        }
     }
-    assign(&own, init)?;
-    // `retry` is ours only as an object: wrappers such as ofetch pass their
-    // own `retry: <number | boolean>` through to fetch, and that is theirs.
-    let retry = own.retry();
-    if !retry.is_object() {
-        return Ok((own, JsValue::UNDEFINED));
-    }
-    let _ = RETRY.with(|key| Reflect::delete_property(&own, key));
-    Ok((own, retry))
 }
 
 /// Builds what each attempt sends from our copy of `init`; throws what
 /// `fetch` itself would throw for a bad request.
-pub fn prepare(input: &JsValue, mut own: Init, key: &Key) -> Result<Prepared, JsValue> {
-    let signal = own.signal().dyn_into::<AbortSignal>().ok();
+pub fn prepare(given: Given, key: &Key) -> Result<Prepared, JsValue> {
+    let Given { input, mut own, signal, method, redirect, mode, flags, .. } = given;
     // A stream body goes as the caller sent it: without `duplex: "half"`
     // `fetch` refuses it, and so do we (the rejection is the host's).
-    let streamed = own.body().dyn_ref::<ReadableStream>().is_some();
-    let request = input.dyn_ref::<Request>();
-    // A Request's own method, read once and through `catch`: this is also
-    // the check that it is a genuine Request.
-    let request_method = match request {
-        Some(r) => {
-            Some(r.unchecked_ref::<Branded>().method().ok().and_then(|m| m.as_string()).ok_or_else(|| {
-                js_sys::TypeError::new("saferetry: `input` looks like a Request but is not one")
-            })?)
-        }
-        None => None,
-    };
-    if signal.as_ref().is_some_and(|s| s.unchecked_ref::<Branded>().aborted().is_err()) {
+    let streamed = flags & STREAMED != 0;
+    let request = (flags & REQUEST != 0).then(|| input.unchecked_ref::<Request>());
+    if flags & FAKE_REQUEST != 0 {
+        return Err(js_sys::TypeError::new("saferetry: `input` looks like a Request but is not one").into());
+    }
+    if flags & FAKE_SIGNAL != 0 {
         return Err(
             js_sys::TypeError::new("saferetry: `signal` looks like an AbortSignal but is not one").into()
         );
@@ -106,16 +119,12 @@ pub fn prepare(input: &JsValue, mut own: Init, key: &Key) -> Result<Prepared, Js
     // as the caller gave them (pairs stay pairs) unless a key must be added
     // (never on the caller's own Request object). Headers `fetch` refuses
     // are left to `fetch`: its own error ends the call.
-    let init_headers = own.headers();
-    let headers = if !init_headers.is_undefined() || given.is_some() {
-        let source = match request {
-            Some(r) if init_headers.is_undefined() => r.headers().into(),
-            _ => init_headers,
-        };
-        let h = if source.is_undefined() {
-            Headers::new()
-        } else {
-            Headers::new_with_headers(source.unchecked_ref())
+    let init_headers = (flags & HEADERS != 0).then(|| own.headers());
+    let headers = if init_headers.is_some() || given.is_some() {
+        let source = init_headers.or_else(|| request.map(|r| r.headers().into()));
+        let h = match source {
+            Some(source) => Headers::new_with_headers(source.unchecked_ref()),
+            None => Headers::new(),
         };
         match (h, &given) {
             (Ok(h), Some(k)) => {
@@ -130,13 +139,8 @@ pub fn prepare(input: &JsValue, mut own: Init, key: &Key) -> Result<Prepared, Js
     };
     let has_key = headers.as_ref().is_some_and(|h| h.has("Idempotency-Key").unwrap_or(false));
     // `init.method` wins over a Request's own, as in `fetch(request, init)`.
-    let method = own.method().as_string().or(request_method).unwrap_or_else(|| String::from("GET"));
+    let method = method.unwrap_or_else(|| String::from("GET"));
     let safety = Safety::of(normalize_method(&method), has_key);
-    // (A Request's `redirect` read through `Reflect`, which catches: a fake
-    // Request throws on every getter.)
-    let redirect =
-        own.redirect().as_string().or_else(|| request.and_then(|r| get(r, "redirect").as_string()));
-    let mode = own.mode().as_string().or_else(|| request.and_then(|r| get(r, "mode").as_string()));
     // A URL, method or mode `fetch` refuses is left to `fetch`: its own
     // error ends the call at once (`policy::runtime::refused`), and where a
     // runtime sends what the standard forbids, so do we.

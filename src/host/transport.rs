@@ -8,25 +8,22 @@
 //! request and its body read stop at once, whichever fired. `fetch` gets
 //! `AbortSignal.any([ours, caller's])`, so a streamed body keeps following
 //! the caller's signal after the hand-over with no listener of ours.
+//! What is read of the response, the `fetch` call and the rebuilt
+//! `Response` each take one crossing into the glue (`super::glue`).
 
 use alloc::string::String;
 use alloc::vec::Vec;
 use js_sys::JsString;
-use js_sys::{Array, ArrayBuffer, Object, Reflect, Uint8Array};
+use js_sys::{ArrayBuffer, Object, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsThreadLocal as ThreadLocal, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{
-    AbortController, AbortSignal, Headers, ReadableStream, ReadableStreamDefaultReader, Response,
-    ResponseType,
-};
+use web_sys::{AbortController, ReadableStream, ReadableStreamDefaultReader, Response};
 
 use super::bind::{get, get_string};
+use super::glue::{Facts, Glue};
 use super::handover::joined;
 use super::hops::fetch_following;
-use super::props::{
-    abort_signal_any, floor_headers, has_header, header, Fetched, ReadResult, Rebuild, CONTENT_ENCODING,
-    CONTENT_LENGTH, CONTENT_TYPE, REDIRECTED, TYPE, URL, VALUE,
-};
+use super::props::{Init, ReadResult, VALUE};
 use super::request::Prepared;
 use crate::engine::{Answer, Failed, Transport};
 use crate::policy::body::{handling, Handling, ResponseBody};
@@ -41,8 +38,7 @@ pub struct FetchTransport {
     /// The `fetch` to call: the policy's `fetch` option, else the global
     /// one as the glue resolved it for this call.
     pub fetch: js_sys::Function,
-    /// The glue's `bufferedResponse` (see `rebuild`).
-    pub buffered_response: Option<js_sys::Function>,
+    pub glue: Glue,
     pub prepared: Prepared,
     pub runtime: Runtime,
     pub max_body_bytes: u64,
@@ -163,7 +159,7 @@ impl ErrorFields {
 }
 
 /// A failure after the response started: the request was delivered.
-fn delivered(e: JsValue) -> Failed<JsValue> {
+pub(super) fn delivered(e: JsValue) -> Failed<JsValue> {
     ErrorFields::of(&e).failed(Failure::Network(Stage::MaybeDelivered), e)
 }
 
@@ -176,20 +172,20 @@ fn null_body(status: u16) -> bool {
     matches!(status, 101 | 103 | 204 | 205 | 304)
 }
 
-/// `fetch(input, init)`; a transport that answers a non-promise (a
-/// thenable, a value) is adopted as `await` would.
-pub(super) fn call_fetch(
-    fetch: &js_sys::Function,
-    input: &JsValue,
-    init: &JsValue,
-) -> Result<js_sys::Promise, JsValue> {
-    let answer = fetch.call2(&JsValue::UNDEFINED, input, init)?;
-    Ok(answer.dyn_into().unwrap_or_else(|v| js_sys::Promise::resolve(&v)))
-}
-
 impl FetchTransport {
-    pub(super) fn call(&self, input: &JsValue, init: &JsValue) -> Result<js_sys::Promise, JsValue> {
-        call_fetch(&self.fetch, input, init)
+    /// `fetch(input, init)` under `controller`'s signal, joined with the
+    /// caller's (the glue's `send`): a streamed body handed over keeps
+    /// following the caller's signal, and we keep no listener for it.
+    /// `manual`: with `redirect: "manual"` (we follow the redirects).
+    pub(super) fn dispatch(
+        &self,
+        input: &JsValue,
+        init: &Init,
+        controller: &AbortController,
+        manual: bool,
+    ) -> Result<js_sys::Promise, JsValue> {
+        let caller = self.prepared.signal.clone();
+        self.glue.send(&self.fetch, input, init, Some(controller.clone()), caller, manual)
     }
 
     pub(super) fn fetch_failed(&self, e: JsValue) -> Failed<JsValue> {
@@ -201,17 +197,6 @@ impl FetchTransport {
         let sent = Sent { url: &url, body_streamed: self.prepared.streamed };
         let failure = fetch_failure(self.runtime, &fields.shape(), sent);
         fields.failed(failure, e)
-    }
-
-    /// Our signal, joined with the caller's where the host can
-    /// (`AbortSignal.any`): a streamed body handed over keeps following the
-    /// caller's signal, and we keep no listener for it.
-    fn signal_for(&self, controller: &AbortController) -> AbortSignal {
-        let ours = controller.signal();
-        match &self.prepared.signal {
-            Some(caller) => abort_signal_any(&Array::of2(&ours, caller)).unwrap_or(ours),
-            None => ours,
-        }
     }
 
     /// The request body once more, read from a fresh clone of the prepared
@@ -237,39 +222,40 @@ impl FetchTransport {
     async fn attempt(&self, controller: &AbortController) -> Outcome {
         let input = self.input_for_attempt().map_err(not_sent)?;
         let init = &self.prepared.init;
-        let signal = self.signal_for(controller);
-        let response = match follower(self.runtime, self.prepared.redirect.as_deref()) {
-            Follower::Us => fetch_following(self, input, init, &signal).await?,
+        let (response, facts) = match follower(self.runtime, self.prepared.redirect.as_deref()) {
+            Follower::Us => fetch_following(self, input, init, controller).await?,
             Follower::Host => {
-                init.set_signal(&signal);
-                let promise = self.call(&input, init).map_err(not_sent)?;
-                JsFuture::from(promise).await.map_err(|e| self.fetch_failed(e))?.unchecked_into()
+                let promise = self.dispatch(&input, init, controller, false).map_err(not_sent)?;
+                let response: Response =
+                    JsFuture::from(promise).await.map_err(|e| self.fetch_failed(e))?.unchecked_into();
+                let facts = Facts::read(&self.glue, &response).map_err(delivered)?;
+                (response, facts)
             }
         };
-        let status = response.status();
-        let headers = response.headers();
-        let floor_headers = floor_headers(&headers, status);
-        let kind = response.type_();
-        let cross_origin = kind == ResponseType::Cors;
-        let declared = header(&headers, &CONTENT_LENGTH).and_then(|v| v.trim().parse::<u64>().ok());
-        let handling = handling(self.response_body, header(&headers, &CONTENT_TYPE).as_deref(), declared);
-        let body = match (kind, response.body()) {
-            // Opaque responses (manual redirects, no-cors) have no readable body.
-            (ResponseType::Opaqueredirect | ResponseType::Opaque, _) => Received::buffered(response, None),
-            (_, Some(stream)) if null_body(status) => Received::streaming(response, Some(stream)),
-            (_, None) => Received::buffered(response, None),
-            (_, Some(stream)) => match handling {
-                Handling::Stream => Received::streaming(response, Some(stream)),
-                Handling::Buffer => {
-                    let bytes = self.read_body(&response, &headers, declared, stream, cross_origin).await?;
-                    Received::buffered(self.rebuild(response, &headers, status, &bytes), Some(bytes))
-                }
-                Handling::BufferUpTo(limit) => {
-                    self.read_up_to(response, &headers, status, stream, limit).await?
-                }
-            },
+        let status = facts.status;
+        let cross_origin = facts.kind_is("cors");
+        let declared = facts.content_length.as_deref().and_then(|v| v.trim().parse::<u64>().ok());
+        let handling = handling(self.response_body, facts.content_type.as_deref(), declared);
+        // Opaque responses (manual redirects, no-cors) have no readable body.
+        let opaque = facts.kind_is("opaqueredirect") || facts.kind_is("opaque");
+        let body = match (opaque || !facts.has_body, handling) {
+            (true, _) => Received::buffered(response, None),
+            _ if null_body(status) => {
+                let stream = response.body();
+                Received::streaming(response, stream)
+            }
+            (false, Handling::Stream) => {
+                let stream = response.body();
+                Received::streaming(response, stream)
+            }
+            (false, Handling::Buffer) => {
+                let encoded = cross_origin || facts.content_encoding;
+                let bytes = self.read_body(&response, declared, encoded).await?;
+                Received::buffered(self.rebuild(response, &bytes), Some(bytes))
+            }
+            (false, Handling::BufferUpTo(limit)) => self.read_up_to(response, limit).await?,
         };
-        Ok(Answer { status, floor_headers, cross_origin, body })
+        Ok(Answer { status, floor_headers: facts.floor_headers, cross_origin, body })
     }
 
     /// Reads the whole body, refusing more than `maxBodyBytes`: at once from
@@ -279,13 +265,10 @@ impl FetchTransport {
     async fn read_body(
         &self,
         response: &Response,
-        headers: &Headers,
         declared: Option<u64>,
-        stream: ReadableStream,
-        cors: bool,
+        encoded: bool,
     ) -> Result<ArrayBuffer, Failed<JsValue>> {
         let max = self.max_body_bytes;
-        let encoded = cors || has_header(headers, &CONTENT_ENCODING);
         if let (Some(len), false) = (declared, encoded) {
             if len > max {
                 return Err(too_large());
@@ -306,6 +289,9 @@ impl FetchTransport {
             }
             return if got > max { Err(too_large()) } else { Ok(buffer) };
         }
+        let Some(stream) = response.body() else {
+            return Ok(ArrayBuffer::new(0));
+        };
         let reader: ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
         match read_chunks(&reader, max).await? {
             Chunks::Done(chunks, total) => Ok(concat(&chunks, total)),
@@ -319,26 +305,20 @@ impl FetchTransport {
     /// read once, and the chunks read are handed out as they are (not
     /// copied). (Not a tee of the body: undici's tee costs ~100 µs on
     /// every chunked answer, for a case that is rare.)
-    async fn read_up_to(
-        &self,
-        response: Response,
-        headers: &Headers,
-        status: u16,
-        stream: ReadableStream,
-        limit: u64,
-    ) -> Result<Received, Failed<JsValue>> {
+    async fn read_up_to(&self, response: Response, limit: u64) -> Result<Received, Failed<JsValue>> {
+        let Some(stream) = response.body() else {
+            return Ok(Received::buffered(response, None));
+        };
         let reader: ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
         match read_chunks(&reader, limit).await? {
             Chunks::Done(chunks, total) => {
                 let bytes = concat(&chunks, total);
-                Ok(Received::buffered(self.rebuild(response, headers, status, &bytes), Some(bytes)))
+                Ok(Received::buffered(self.rebuild(response, &bytes), Some(bytes)))
             }
             Chunks::More(read) => {
                 let body = joined(read, reader, self.prepared.signal.as_ref()).map_err(delivered)?;
-                let init = init_of(&response, headers, status);
-                let rebuilt =
-                    Response::new_with_opt_readable_stream_and_init(Some(&body), init.unchecked_ref());
-                Ok(Received::streaming(rebuilt_with(&response, rebuilt).unwrap_or(response), Some(body)))
+                let rebuilt = self.glue.rebuild(&response, &body, None, 0);
+                Ok(Received::streaming(rebuilt.unwrap_or(response), Some(body)))
             }
         }
     }
@@ -384,48 +364,20 @@ pub(super) fn concat(chunks: &[Uint8Array], total: u64) -> ArrayBuffer {
     all.buffer()
 }
 
-/// `rebuilt` given the `url`, `redirected` and `type` of `response`, which
-/// a constructed Response would lose.
-fn rebuilt_with(response: &Response, rebuilt: Result<Response, JsValue>) -> Option<Response> {
-    let rebuilt = rebuilt.ok()?;
-    let fetched: &Fetched = response.unchecked_ref();
-    define_value(&rebuilt, &URL, &fetched.url());
-    define_value(&rebuilt, &REDIRECTED, &JsValue::from_bool(response.redirected()));
-    define_value(&rebuilt, &TYPE, &fetched.kind());
-    Some(rebuilt)
-}
-
-/// Status, status text and headers of `response`. (Not `response` itself as
-/// the init: Deno would then take the standard status text instead of the
-/// server's.)
-fn init_of(response: &Response, headers: &Headers, status: u16) -> Rebuild {
-    let fetched: &Fetched = response.unchecked_ref();
-    let init: Rebuild = Object::new().unchecked_into();
-    init.set_status(status);
-    init.set_status_text(&fetched.status_text());
-    init.set_headers(headers);
-    init
-}
-
 impl FetchTransport {
-    /// The host's response again around its buffered `bytes`. With a caller
-    /// signal, the glue's `bufferedResponse(bytes, init, signal,
-    /// abortError)` builds it, so that reading the body once that signal has
-    /// aborted fails as `fetch`'s body does (`policy::runtime::body_abort`);
-    /// it is checked when read, so no listener outlives the call.
-    fn rebuild(&self, response: Response, headers: &Headers, status: u16, bytes: &ArrayBuffer) -> Response {
-        let init = init_of(&response, headers, status);
-        let abort =
-            self.prepared.signal.as_ref().map(|s| (s, body_abort(self.runtime, bytes.byte_length() == 0)));
-        let built = match (abort, &self.buffered_response) {
-            (Some((signal, abort)), Some(make)) if abort != BodyAbort::Unaffected => {
-                let error = JsValue::from_bool(abort == BodyAbort::AbortError);
-                let args = Array::of4(bytes, &init, signal, &error);
-                make.apply(&JsValue::UNDEFINED, &args).map(JsCast::unchecked_into)
-            }
-            _ => Response::new_with_opt_buffer_source_and_init(Some(bytes.as_ref()), init.unchecked_ref()),
+    /// The host's response again around its buffered `bytes` (the glue's
+    /// `rebuild`). With a caller signal, reading that body once the signal
+    /// has aborted fails as `fetch`'s body does
+    /// (`policy::runtime::body_abort`); it is checked when read, so no
+    /// listener outlives the call.
+    fn rebuild(&self, response: Response, bytes: &ArrayBuffer) -> Response {
+        let signal = self.prepared.signal.clone();
+        let abort = match signal.as_ref().map(|_| body_abort(self.runtime, bytes.byte_length() == 0)) {
+            Some(BodyAbort::AbortError) => 1,
+            Some(BodyAbort::Reason) => 2,
+            Some(BodyAbort::Unaffected) | None => 0,
         };
-        rebuilt_with(&response, built).unwrap_or(response)
+        self.glue.rebuild(&response, bytes, signal, abort).unwrap_or(response)
     }
 }
 

@@ -1,0 +1,121 @@
+//! The glue's helpers (core.js `glue`), each one crossing from wasm into JS
+//! where reading or building the same thing from here took one crossing per
+//! property (BENCHMARKS.md "Crossings"): a response's status, type and the
+//! headers the policy reads; the attempt's `fetch` under its signal; the
+//! rebuilt `Response`. They only move data: what the values mean, and what
+//! to do about them, is decided here and in `policy`.
+
+use alloc::string::String;
+use js_sys::{Array, Function, Promise};
+use wasm_bindgen::prelude::*;
+use web_sys::{AbortController, AbortSignal, Response};
+
+use super::props::Init;
+use crate::packed::Fields;
+use crate::policy::rate_limit::FloorHeaders;
+
+#[wasm_bindgen]
+extern "C" {
+    /// The object core.js hands to `Policy`'s constructor.
+    pub type Glue;
+
+    /// `facts(response, rateLimit)`: the response's status, type, whether
+    /// it has a body, then the headers of core.js `FACT_HEADERS` (or of
+    /// `RATE_HEADERS`), packed into one string (read by [`Fields`], in
+    /// [`Facts::read`]'s order). Caught: a `fetch` option may answer
+    /// something that is not a `Response`.
+    #[wasm_bindgen(catch, method, structural)]
+    fn facts(this: &Glue, response: &Response, rate_limit: bool) -> Result<String, JsValue>;
+
+    /// `send(fetch, input, init, controller, caller, manual)`: with a
+    /// controller, `init.signal` set to its signal (joined with the
+    /// caller's, where the host has `AbortSignal.any`); with `manual`,
+    /// `init.redirect` set to `"manual"`; then `fetch(input, init)`, a
+    /// non-promise answer (a thenable, a value) adopted as `await` would.
+    #[wasm_bindgen(catch, method, structural)]
+    pub fn send(
+        this: &Glue,
+        fetch: &Function,
+        input: &JsValue,
+        init: &Init,
+        controller: Option<AbortController>,
+        caller: Option<AbortSignal>,
+        manual: bool,
+    ) -> Result<Promise, JsValue>;
+
+    /// `rebuild(response, body, signal, abort)`: a `Response` around `body`
+    /// (bytes or a stream) with `response`'s status, status text, headers,
+    /// URL, `redirected` and type; with `abort` 1 or 2, reading its body
+    /// once `signal` aborted fails (1: with an `AbortError`, 2: with the
+    /// signal's reason; see `policy::runtime::body_abort`).
+    #[wasm_bindgen(catch, method, structural)]
+    pub fn rebuild(
+        this: &Glue,
+        response: &Response,
+        body: &JsValue,
+        signal: Option<AbortSignal>,
+        abort: u8,
+    ) -> Result<Response, JsValue>;
+
+    /// `callOf(input, init)`: what `request::Given` holds, as an array (a
+    /// poll's status request; `execute` gets the same as its arguments).
+    #[wasm_bindgen(method, structural, js_name = callOf)]
+    pub fn call_of(this: &Glue, input: &JsValue, init: &Init) -> Array;
+
+    /// `navigator.onLine` when the host has it (a boolean), else nothing.
+    #[wasm_bindgen(method, structural, js_name = onLine)]
+    pub fn on_line(this: &Glue) -> Option<bool>;
+}
+
+/// What one attempt reads of a response, in one crossing.
+pub struct Facts {
+    pub status: u16,
+    /// `Response.type` (`basic`, `cors`, `opaque`, `opaqueredirect`…).
+    pub kind: Option<String>,
+    pub has_body: bool,
+    pub content_length: Option<String>,
+    pub content_type: Option<String>,
+    pub content_encoding: bool,
+    pub floor_headers: FloorHeaders,
+}
+
+impl Facts {
+    /// Reads `response`; the rate-limit headers only on a throttling status
+    /// (every other response pays one crossing, not two). The fields come
+    /// as core.js `glue.facts` packs them: status, type, has a body, then
+    /// `content-length`, `content-type`, `content-encoding`,
+    /// `retry-after`, `retry-after-ms`; or, for the rate limit, the same
+    /// three and `ratelimit`, `x-ratelimit-remaining`,
+    /// `x-rate-limit-remaining`, `x-ratelimit-reset`,
+    /// `x-rate-limit-reset`, `x-ratelimit-reset-after`.
+    pub fn read(glue: &Glue, response: &Response) -> Result<Facts, JsValue> {
+        let packed = glue.facts(response, false)?;
+        let mut f = Fields(&packed);
+        let mut next = || f.next().flatten().map(String::from);
+        let status = next().and_then(|s| s.parse().ok()).unwrap_or(0);
+        let kind = next();
+        let has_body = next().as_deref() == Some("1");
+        let content_length = next();
+        let content_type = next();
+        let content_encoding = next().is_some();
+        let mut floor_headers =
+            FloorHeaders { retry_after: next(), retry_after_ms: next(), ..FloorHeaders::default() };
+        if crate::policy::rate_limit::throttling(status) {
+            let packed = glue.facts(response, true)?;
+            let mut f = Fields(&packed).skip(3);
+            let mut next = || f.next().flatten().map(String::from);
+            let h = &mut floor_headers;
+            h.ratelimit = next();
+            let (remaining, other_remaining) = (next(), next());
+            h.remaining = remaining.or(other_remaining);
+            let (reset, other_reset) = (next(), next());
+            h.reset = reset.or(other_reset);
+            h.reset_after = next();
+        }
+        Ok(Facts { status, kind, has_body, content_length, content_type, content_encoding, floor_headers })
+    }
+
+    pub fn kind_is(&self, kind: &str) -> bool {
+        self.kind.as_deref() == Some(kind)
+    }
+}

@@ -1,0 +1,36 @@
+//! The glue's packed values (js/src/core.js `packed`): several strings
+//! from JS in one, so that reading a response's status, type and headers
+//! is one crossing into JS, not one per value (`host::glue`).
+//!
+//! Each value is `-` when absent, else its length in UTF-16 units (what
+//! JS's `length` counts), `:` and the value: no separator is needed, so a
+//! value may hold any character (a fake `fetch` may answer anything).
+
+/// The values of a packed string, in order; `None` for an absent value.
+/// Ends at the first value that is not well formed.
+pub struct Fields<'s>(pub &'s str);
+
+impl<'s> Iterator for Fields<'s> {
+    type Item = Option<&'s str>;
+
+    fn next(&mut self) -> Option<Option<&'s str>> {
+        if let Some(rest) = self.0.strip_prefix('-') {
+            self.0 = rest;
+            return Some(None);
+        }
+        let (len, rest) = self.0.split_once(':')?;
+        let mut units: usize = len.parse().ok()?;
+        let mut end: usize = 0;
+        let mut chars = rest.chars();
+        while units > 0 {
+            let c = chars.next()?;
+            units = units.saturating_sub(c.len_utf16());
+            end = end.saturating_add(c.len_utf8());
+        }
+        // (`get`, not slicing: `end` is on a character boundary, and the
+        // slicing's panic path would bring its message formatting along.)
+        let value = rest.get(..end)?;
+        self.0 = rest.get(end..)?;
+        Some(Some(value))
+    }
+}
