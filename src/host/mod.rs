@@ -30,29 +30,23 @@ mod outbox;
 #[cfg(not(feature = "outbox"))]
 mod wire;
 
-#[cfg(not(any(feature = "authority", feature = "outbox")))]
-mod clock;
-#[cfg(not(any(feature = "authority", feature = "outbox")))]
-mod exports;
-#[cfg(not(any(feature = "authority", feature = "outbox")))]
-mod fleet;
-#[cfg(not(any(feature = "authority", feature = "outbox")))]
-mod glue;
-#[cfg(not(any(feature = "authority", feature = "outbox")))]
-mod handover;
-#[cfg(not(any(feature = "authority", feature = "outbox")))]
-mod hops;
-#[cfg(not(any(feature = "authority", feature = "outbox")))]
-mod options;
-#[cfg(not(any(feature = "authority", feature = "outbox")))]
-mod outcome;
-#[cfg(not(any(feature = "authority", feature = "outbox")))]
-mod poll;
-#[cfg(not(any(feature = "authority", feature = "outbox")))]
-mod props;
-#[cfg(not(any(feature = "authority", feature = "outbox")))]
-mod replay;
-#[cfg(not(any(feature = "authority", feature = "outbox")))]
-mod request;
-#[cfg(not(any(feature = "authority", feature = "outbox")))]
-mod transport;
+// The default module's own parts: every one is left out of the authority's
+// and the outbox's modules.
+macro_rules! default_module_only {
+    ($($item:item)*) => { $(#[cfg(not(any(feature = "authority", feature = "outbox")))] $item)* };
+}
+default_module_only! {
+    mod clock;
+    mod exports;
+    mod fleet;
+    mod glue;
+    mod handover;
+    mod hops;
+    mod options;
+    mod outcome;
+    mod poll;
+    mod props;
+    mod replay;
+    mod request;
+    mod transport;
+}
