@@ -9,10 +9,11 @@
 // rounds; with BENCH_JSON=<file>, the figures are written there.
 import http from "node:http";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { start, stop, workerdPort, wranglerWorker } from "../tests/runtimes/procs.mjs";
+import { cpuTicks, median } from "./cpu.mjs";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const BIN = path.join(REPO, "node_modules/.bin");
@@ -20,7 +21,6 @@ const OUT = path.join(REPO, "test-output/workerd-cpu");
 const N = Number(process.env.WORKERD_SUBREQUESTS ?? 1000);
 const ROUNDS = 6;
 const TICK_US = 1e6 / Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim());
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const BEFORE = process.env.BENCH_BEFORE;
 
 // One worker, one route per client: GET /<client>?n=N makes N sequential
@@ -51,15 +51,6 @@ export default {
 };
 `;
 
-function cpuTicks(pid) {
-  let ticks = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
-  }
-  return ticks;
-}
 
 const upstream = http.createServer((req, res) => {
   const body = '{"ok":true}';
