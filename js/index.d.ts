@@ -218,6 +218,10 @@ export interface Report {
   retryAt?: number;
   elapsedMs: number;
   attempts: AttemptReport[];
+  /** How the final response's body reached the caller (absent when none did): read inside the attempt, or streamed (rule 13). */
+  responseBody?: "buffer" | "stream";
+  /** A streamed body: ms after the final response's headers at which it was handed over (0 at the headers; more when `"auto"` read the start of it first). */
+  handedOverMs?: number;
   retryAfterHidden?: boolean;
   snippet?: string;
   /** With a shared budget: where it came from when the operation ended. */

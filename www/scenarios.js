@@ -38,10 +38,10 @@ export const SCENARIOS = [
   },
   {
     id: 'slow-body',
-    title: 'Slow body',
-    server: 'Sends the 200 head at once, then trickles the body for 8 s.',
-    expect: 'Each attempt times out after 1.5 s (a slow body is a timeout, not a success); three attempts, then “try later”. The server counts 3.',
-    request: (runId) => ({ url: `/s/slow-body/${runId}?ms=8000`, init: { retry: { attemptMs: 1_500 } } }),
+    title: 'Stalled body',
+    server: 'Sends the 200 head and the start of a JSON document at once, then nothing for 8 s.',
+    expect: 'Each attempt times out after 1.5 s (a document that stops arriving is a timeout, not a success; a body that keeps arriving would be handed over as a stream); three attempts, then “try later”. The server counts 3.',
+    request: (runId) => ({ url: `/s/slow-body/${runId}?ms=8000&stall=1&type=application/json`, init: { retry: { attemptMs: 1_500 } } }),
   },
   {
     id: 'post-lost',

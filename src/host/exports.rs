@@ -345,6 +345,7 @@ impl<'a> Ctx<'a> {
             Ok(response) => {
                 record.status = response.dyn_ref::<web_sys::Response>().map(web_sys::Response::status);
                 report.streamed = Some(true);
+                report.handed_over_ms = Some(0);
                 (Some(response), None)
             }
             Err(e) => {
@@ -373,7 +374,9 @@ impl<'a> Ctx<'a> {
     /// object, the last response, and the cause (for a cancel, the caller's
     /// own abort reason).
     fn outcome(&self, mut finished: Finished<Received, JsValue>) -> JsValue {
-        finished.report.streamed = finished.response.as_ref().map(|a| a.body.streamed());
+        let body = finished.response.as_ref().map(|a| &a.body);
+        finished.report.streamed = body.map(Received::streamed);
+        finished.report.handed_over_ms = body.and_then(Received::handed_over_ms);
         finished.report.budget = self.shared.fleet.as_ref().and_then(|f| f.mode());
         let cause = match (finished.phase, &self.clock.signal) {
             (Phase::Cancelled, Some(signal)) => Some(signal.reason()),

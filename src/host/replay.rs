@@ -17,6 +17,7 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{ReadableStream, ReadableStreamDefaultReader, Request};
 
 use super::bind::get;
+use crate::policy::body::Inside;
 use crate::policy::limits::REPLAY_BYTES;
 
 use super::request::{construct_request, Prepared};
@@ -52,7 +53,7 @@ pub async fn bound(prepared: &mut Prepared) {
         // Read a copy up to the bound.
         Ok(Body::Stream(copy)) => {
             let reader: ReadableStreamDefaultReader = copy.get_reader().unchecked_into();
-            match read_chunks(&reader, REPLAY_BYTES).await {
+            match read_chunks(&reader, Inside::whole(REPLAY_BYTES), 0.0).await {
                 Ok(Chunks::Done(chunks, total)) => Some(concat(&chunks, total)),
                 _ => {
                     let _ = reader.cancel();

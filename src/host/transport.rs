@@ -19,14 +19,14 @@ use wasm_bindgen::{JsCast, JsThreadLocal as ThreadLocal, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, ReadableStream, ReadableStreamDefaultReader, Response};
 
-use super::bind::{get, get_string};
+use super::bind::{date_now, get, get_string};
 use super::glue::{Facts, Glue};
 use super::handover::joined;
 use super::hops::fetch_following;
 use super::props::{Init, ReadResult, VALUE};
 use super::request::Prepared;
 use crate::engine::{Answer, Failed, Transport};
-use crate::policy::body::{handling, Handling, ResponseBody};
+use crate::policy::body::{handling, Handling, Inside, ResponseBody};
 use crate::policy::classify::{Failure, Stage};
 use crate::policy::redirect::{follower, Follower};
 use crate::policy::report::{secrets_of, snippet, SNIPPET_READ_BYTES};
@@ -53,20 +53,28 @@ pub struct Received {
     /// A body nobody has read yet: cancelled (not drained) if this response
     /// is dropped because the operation retries.
     unread: Option<ReadableStream>,
+    /// For a streamed body: how long after the headers it was handed over
+    /// (0 at the headers; later when `auto` read some of it first).
+    after_headers_ms: u64,
 }
 
 impl Received {
     fn buffered(response: Response, bytes: Option<ArrayBuffer>) -> Received {
-        Received { response, bytes, unread: None }
+        Received { response, bytes, unread: None, after_headers_ms: 0 }
     }
 
-    fn streaming(response: Response, body: Option<ReadableStream>) -> Received {
-        Received { response, bytes: None, unread: body }
+    fn streaming(response: Response, body: Option<ReadableStream>, after_headers_ms: u64) -> Received {
+        Received { response, bytes: None, unread: body, after_headers_ms }
     }
 
     /// Whether the caller gets the body as it streams.
     pub fn streamed(&self) -> bool {
         self.bytes.is_none() && self.unread.is_some()
+    }
+
+    /// For a streamed body, how long after the headers it was handed over.
+    pub fn handed_over_ms(&self) -> Option<u64> {
+        self.streamed().then_some(self.after_headers_ms)
     }
 
     /// The response for the caller; its body is theirs from here on.
@@ -235,25 +243,24 @@ impl FetchTransport {
         let status = facts.status;
         let cross_origin = facts.kind_is("cors");
         let declared = facts.content_length.as_deref().and_then(|v| v.trim().parse::<u64>().ok());
-        let handling = handling(self.response_body, facts.content_type.as_deref(), declared);
+        let handling = match null_body(status) {
+            true => Handling::Stream,
+            false => handling(self.response_body, facts.content_type.as_deref(), declared),
+        };
         // Opaque responses (manual redirects, no-cors) have no readable body.
         let opaque = facts.kind_is("opaqueredirect") || facts.kind_is("opaque");
         let body = match (opaque || !facts.has_body, handling) {
             (true, _) => Received::buffered(response, None),
-            _ if null_body(status) => {
-                let stream = response.body();
-                Received::streaming(response, stream)
-            }
             (false, Handling::Stream) => {
                 let stream = response.body();
-                Received::streaming(response, stream)
+                Received::streaming(response, stream, 0)
             }
             (false, Handling::Buffer) => {
                 let encoded = cross_origin || facts.content_encoding;
                 let bytes = self.read_body(&response, declared, encoded).await?;
                 Received::buffered(self.rebuild(response, &bytes), Some(bytes))
             }
-            (false, Handling::BufferUpTo(limit)) => self.read_up_to(response, limit).await?,
+            (false, Handling::BufferUpTo(inside)) => self.read_up_to(response, inside).await?,
         };
         Ok(Answer { status, floor_headers: facts.floor_headers, cross_origin, body })
     }
@@ -293,32 +300,33 @@ impl FetchTransport {
             return Ok(ArrayBuffer::new(0));
         };
         let reader: ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
-        match read_chunks(&reader, max).await? {
+        match read_chunks(&reader, Inside::whole(max), 0.0).await? {
             Chunks::Done(chunks, total) => Ok(concat(&chunks, total)),
-            Chunks::More(_) => Err(too_large()),
+            Chunks::More(..) => Err(too_large()),
         }
     }
 
-    /// `auto` for a chunked document: read up to `limit` bytes inside the
-    /// attempt. A body that ends there is buffered; a longer one is handed
-    /// over as what was read followed by the rest (`joined`): the network is
-    /// read once, and the chunks read are handed out as they are (not
-    /// copied). (Not a tee of the body: undici's tee costs ~100 µs on
-    /// every chunked answer, for a case that is rare.)
-    async fn read_up_to(&self, response: Response, limit: u64) -> Result<Received, Failed<JsValue>> {
+    /// `auto` for a chunked document: read inside the attempt while it
+    /// arrives as a document does (`policy::body::Inside`). A body that ends
+    /// meanwhile is buffered; one still arriving is handed over as what was
+    /// read followed by the rest (`joined`): the network is read once, and
+    /// the chunks read are handed out as they are (not copied). (Not a tee
+    /// of the body: undici's tee costs ~100 µs on every chunked answer.)
+    async fn read_up_to(&self, response: Response, inside: Inside) -> Result<Received, Failed<JsValue>> {
+        let headers_at = date_now();
         let Some(stream) = response.body() else {
             return Ok(Received::buffered(response, None));
         };
         let reader: ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
-        match read_chunks(&reader, limit).await? {
+        match read_chunks(&reader, inside, headers_at).await? {
             Chunks::Done(chunks, total) => {
                 let bytes = concat(&chunks, total);
                 Ok(Received::buffered(self.rebuild(response, &bytes), Some(bytes)))
             }
-            Chunks::More(read) => {
+            Chunks::More(read, after_headers_ms) => {
                 let body = joined(read, reader, self.prepared.signal.as_ref()).map_err(delivered)?;
                 let rebuilt = self.glue.rebuild(&response, &body, None, 0);
-                Ok(Received::streaming(rebuilt.unwrap_or(response), Some(body)))
+                Ok(Received::streaming(rebuilt.unwrap_or(response), Some(body), after_headers_ms))
             }
         }
     }
@@ -328,13 +336,17 @@ impl FetchTransport {
 pub(super) enum Chunks {
     /// The whole body: its chunks and their total length.
     Done(Vec<Uint8Array>, u64),
-    /// More than the limit: the chunks read (the reader holds the rest).
-    More(Vec<Uint8Array>),
+    /// Past what `Inside` allows: the chunks read (the reader holds the
+    /// rest), and how long after the headers the last one arrived.
+    More(Vec<Uint8Array>, u64),
 }
 
+/// Reads `reader` while `inside` says so; `headers_at` (epoch ms) is when
+/// the headers arrived, read only when time can end the read.
 pub(super) async fn read_chunks(
     reader: &ReadableStreamDefaultReader,
-    limit: u64,
+    inside: Inside,
+    headers_at: f64,
 ) -> Result<Chunks, Failed<JsValue>> {
     let mut chunks: Vec<Uint8Array> = Vec::new();
     let mut total: u64 = 0;
@@ -346,8 +358,9 @@ pub(super) async fn read_chunks(
         let chunk: Uint8Array = step.value().unchecked_into();
         total = total.saturating_add(u64::from(chunk.length()));
         chunks.push(chunk);
-        if total > limit {
-            return Ok(Chunks::More(chunks));
+        let since = inside.ms.map_or(0, |_| (date_now() - headers_at).max(0.0) as u64);
+        if !inside.read_on(total, since) {
+            return Ok(Chunks::More(chunks, since));
         }
     }
 }

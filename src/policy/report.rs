@@ -96,6 +96,11 @@ pub struct Report {
     /// `responseBody: "stream" | "buffer"`.
     #[serde(rename = "responseBody", skip_serializing_if = "Option::is_none", serialize_with = "body_mode")]
     pub streamed: Option<bool>,
+    /// A streamed body: how long after the final response's headers it was
+    /// handed over (0 at the headers; more when `auto` read some of it
+    /// inside the attempt first).
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "opt_ms")]
+    pub handed_over_ms: Option<u64>,
     /// A cross-origin response may have hidden its Retry-After.
     #[serde(skip_serializing_if = "is_false")]
     pub retry_after_hidden: bool,
@@ -124,6 +129,7 @@ impl Report {
             snippet: None,
             not_before: None,
             streamed: None,
+            handed_over_ms: None,
             budget: None,
         }
     }
@@ -296,7 +302,8 @@ mod tests {
             retry_after_hidden: true,
             snippet: Some(String::from("busy")),
             not_before: Some(1),
-            streamed: Some(false),
+            streamed: Some(true),
+            handed_over_ms: Some(312),
             budget: Some(Mode::Fallback),
         };
         let json = serde_json::to_value(&report).unwrap();
@@ -313,7 +320,8 @@ mod tests {
                       "error": { "stage": "maybe-delivered", "code": "UND_ERR_SOCKET", "name": "TypeError" },
                       "phase": "poll" },
                 ],
-                "responseBody": "buffer",
+                "responseBody": "stream",
+                "handedOverMs": 312.0,
                 "retryAfterHidden": true,
                 "snippet": "busy",
                 "budget": "fallback",
@@ -325,6 +333,7 @@ mod tests {
             snippet: None,
             attempts: Vec::new(),
             streamed: None,
+            handed_over_ms: None,
             budget: None,
             ..report
         };

@@ -150,8 +150,8 @@ test('Retry-After 120 s against a 10 s budget: "Try again at HH:MM:SS — in ~12
   await shot('retry-after-120-try-now');
 });
 
-test('slow body: each attempt times out, three attempts, try later; the server counted 3', async () => {
-  const run = await start('Slow body');
+test('stalled body: each attempt times out, three attempts, try later; the server counted 3', async () => {
+  const run = await start('Stalled body');
   assert.equal(await settled(), 'try-later');
   assert.match(await stateText(), /^Try later — /);
   assert.equal(await serverCount(), 3);

@@ -850,10 +850,28 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
 
   add('In auto a chunked JSON document that stalls is a failed attempt (read inside the attempt), and one that arrives is buffered', async () => {
     const id = rid();
-    await retryError(policy({ attemptMs: 300, retryOn: { timeouts: false } }).fetch(scen('slow-body', id, { ms: 1500, type: 'application/json' })), 'attempt-timeout');
+    await retryError(policy({ attemptMs: 300, retryOn: { timeouts: false } }).fetch(scen('slow-body', id, { ms: 1500, stall: 1, type: 'application/json' })), 'attempt-timeout');
     const res = await policy().fetch(scen('slow-body', rid(), { ms: 100, type: 'application/json' }));
     assert.equal(reportFor(res).responseBody, 'buffer', 'report.responseBody');
     assert.match(await res.text(), /chunk 1/, 'body');
+  });
+
+  add('In auto a text body that keeps arriving 250 ms after its headers is handed over as a stream: no attempt timeout, one request, every chunk', async () => {
+    const id = rid();
+    const t0 = Date.now();
+    // A chunk every 25 ms for 1.5 s, far past attemptMs: held back, it would time out.
+    const res = await policy({ attemptMs: 600, retryOn: { timeouts: false } }).fetch(scen('slow-body', id, { ms: 1500, type: 'text/plain; charset=utf-8' }));
+    const headersMs = Date.now() - t0;
+    const report = reportFor(res);
+    assert.equal(report.responseBody, 'stream', 'report.responseBody');
+    assert.ok(report.handedOverMs >= 250 && report.handedOverMs < 600, `handedOverMs ${report.handedOverMs}`);
+    assert.ok(headersMs < 1200, `handed over at ${headersMs} ms, before the body ended`);
+    const text = await res.text();
+    assert.ok(Date.now() - t0 >= 1400, 'the body ended when the server ended it');
+    const chunks = text.trim().split('\n');
+    assert.equal(chunks.join(','), chunks.map((_, i) => `chunk ${i + 1}`).join(','), 'every chunk once, in order');
+    assert.ok(chunks.length >= 30, `chunks: ${chunks.length}`);
+    assert.equal((await settledCount(id)).requests, 1, 'server requests');
   });
 
   add('In auto a chunked document that outgrows 1 MiB is handed over whole (what was read plus the rest)', async () => {

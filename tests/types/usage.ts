@@ -19,7 +19,10 @@ export async function demo(signal: AbortSignal): Promise<string> {
   try {
     const res: Response = await policy.fetch("http://127.0.0.1/x", { signal, retry: { idempotencyKey: true } });
     const report: Report | undefined = reportOf(res);
-    return `${res.status} ${report?.attempts.length}`;
+    const streamedAfter: number | undefined = report?.responseBody === "stream" ? report.handedOverMs : undefined;
+    // @ts-expect-error responseBody is "buffer" or "stream"
+    const wrongMode: Report["responseBody"] = "auto";
+    return `${res.status} ${report?.attempts.length} ${streamedAfter} ${wrongMode}`;
   } catch (e) {
     if (e instanceof RetryError) return `${e.reason} ${e.retryAt ?? "unknown"} ${e.report.elapsedMs}`;
     throw e;

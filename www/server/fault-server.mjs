@@ -32,7 +32,8 @@
 //                      cut (200, Content-Length 1000, 100 bytes, drop)
 //   slow-headers       ?ms=250&status=200  response head after ms
 //   slow-body          ?ms=250  200 head at once, a chunk every 25 ms, ends at ms
-//                      (&type=<Content-Type>, default text/plain)
+//                      (&type=<Content-Type>, default text/plain; &stall=1:
+//                      one chunk at once, then nothing until ms, then one more)
 //   reset-before-read  drop the connection before reading the body (&rst=1: RST)
 //   reset-after-read   read the whole body, then drop the connection (&rst=1: RST)
 //   cut-body           200 with Content-Length 1000, 100 bytes, then drop
@@ -303,7 +304,11 @@ export async function startFaultServer({ port = 0, host = '127.0.0.1', staticDir
     res.flushHeaders();
     const t0 = Date.now();
     let k = 0;
-    const stop = every(25, () => {
+    // stall=1: the first chunk at once, then nothing until ms (a document
+    // that stops arriving mid-body), then the rest.
+    const stall = url.searchParams.get('stall') === '1';
+    if (stall) res.write(`chunk ${++k}\n`);
+    const stop = every(stall ? ms : 25, () => {
       if (res.destroyed) return stop();
       res.write(`chunk ${++k}\n`);
       if (Date.now() - t0 >= ms) { stop(); res.end(); }
