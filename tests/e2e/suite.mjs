@@ -940,8 +940,14 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     };
     const plain = await stillSending(fetch, false);
     const ours = await stillSending(policy().fetch, true);
+    // Firefox and WebKit read the answer into their own buffers whatever the
+    // reader does: whether the server is still sending at 500 ms is then only
+    // how fast the browser swallows 48 MiB on a loaded machine (it went both
+    // ways for plain fetch and for ours, run after run), so there only the
+    // cancel above is compared.
+    if (['firefox', 'webkit'].includes(runtime)) return;
     assert.equal(ours, plain, `the server is still sending after 500 ms without reads: ${ours}, with plain fetch ${plain}`);
-    if (!['firefox', 'webkit'].includes(runtime)) assert.ok(ours, 'held back (the runtime applies backpressure to the network)');
+    assert.ok(ours, 'held back (the runtime applies backpressure to the network)');
   });
 
   add('In auto the caller\'s signal aborts a handed-over chunked document: the next read rejects with the reason, also for the part read inside the attempt; past it, with the host\'s error', async () => {
