@@ -25,14 +25,12 @@
 // Every answer: Access-Control-Allow-Origin: *, Cache-Control: no-store,
 // Connection: close. Loopback only; every timer is bounded and cleared at close.
 import http from 'node:http';
-import fs from 'node:fs';
-import path from 'node:path';
+import { serveStatic, serverCli } from '../runtimes/serve.mjs';
 import { CHUNKS, EVERY_MS, SHAPES, STALL_JSON, chunk } from './shapes.mjs';
 
 const STREAM_PORTS = 12;
 const MAX_IDS = 5000;
 const MAX_HOLD_MS = 60_000; // a stalled answer is ended by then at the latest
-const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json' };
 const COMMON = { 'Access-Control-Allow-Origin': '*', 'Cache-Control': 'no-store', Connection: 'close' };
 
 export async function startServer({ staticDir } = {}) {
@@ -85,18 +83,6 @@ export async function startServer({ staticDir } = {}) {
     later(MAX_HOLD_MS, () => res.end());
   }
 
-  function serveStatic(res, rel) {
-    if (!staticDir) return send(res, 404, 'no static dir');
-    const root = path.resolve(staticDir);
-    const file = path.resolve(root, '.' + path.posix.normalize('/' + decodeURIComponent(rel)));
-    if (!file.startsWith(root + path.sep)) return send(res, 403, 'forbidden');
-    fs.readFile(file, (err, data) => {
-      if (err) return send(res, 404, 'not found');
-      res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'Content-Length': data.length, 'Cache-Control': 'no-store' });
-      res.end(data);
-    });
-  }
-
   const urls = [];
   function handler(req, res, base) {
     const url = new URL(req.url, base);
@@ -111,7 +97,7 @@ export async function startServer({ staticDir } = {}) {
     if ((m = /^\/rec\/([\w.-]{1,128})$/.exec(url.pathname))) {
       return send(res, 200, JSON.stringify(recs.get(m[1]) ?? { requests: 0, sent: 0, ended: false, closedEarly: false }), 'application/json');
     }
-    if (url.pathname.startsWith('/static/')) return serveStatic(res, url.pathname.slice('/static/'.length));
+    if (url.pathname.startsWith('/static/')) return serveStatic(res, staticDir, url.pathname.slice('/static/'.length));
     send(res, 404, 'not found');
   }
 
@@ -136,12 +122,4 @@ export async function startServer({ staticDir } = {}) {
   };
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(import.meta.url).pathname)) {
-  const i = process.argv.indexOf('--static');
-  const s = await startServer({ staticDir: i > 0 ? process.argv[i + 1] : undefined });
-  console.log(`streams server ${s.url}`);
-  console.log(`alt origin ${s.altUrl}`);
-  const stop = () => s.close().then(() => process.exit(0));
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-}
+await serverCli(import.meta.url, 'streams', startServer);
