@@ -2,7 +2,7 @@
 // retry fixes, and the caller's signal still aborts a handed-over text stream.
 import { STALL_JSON, chunk } from './shapes.mjs';
 import { figures } from './cases-streams.mjs';
-import { newId, readTimed, received, receivedUntil, streamPorts } from './measure.mjs';
+import { describe, newId, readTimed, received, receivedUntil, streamPorts } from './measure.mjs';
 
 const ABORT_AFTER_CHUNKS = 3;
 const CLOSE_SEEN_WITHIN_MS = 3000;
@@ -60,7 +60,7 @@ export function controlCases(h) {
             try { // bounded: 40 reads, a few seconds of chunks
               for (let i = 0, r = await pending; !r.done && i < 40 && Date.now() < until; i++, r = await reader.read()) out.chunksAfterAbort += 1;
             } catch (err) {
-              out.readError = { isReason: err === reason, name: err?.name, message: String(err?.message ?? err).slice(0, 200) };
+              out.readError = describe(err, reason);
             }
             return 'stop';
           },

@@ -7,8 +7,8 @@ import { newId, readTimed, received, streamPorts } from './measure.mjs';
 // The hand-over rule (issue 25): a body still arriving 250 ms after its head
 // is handed over; with the head sent with the first chunk the next chunk
 // (one interval later) is the one that shows it. Plus slack for a loaded machine.
-export const HANDOVER_MS = 250;
-export const SLACK_MS = 1500;
+const HANDOVER_MS = 250;
+const SLACK_MS = 1500;
 const FIRST_BOUND = (fetchFirst) => fetchFirst + HANDOVER_MS + EVERY_MS + SLACK_MS;
 
 const METHODS = [
@@ -28,7 +28,7 @@ export function figures(side) {
 }
 
 /** The differences that fail a stream case (empty: it passed). */
-export function streamProblems(host, pol, expected) {
+function streamProblems(host, pol, expected) {
   const p = [];
   if (host.error || host.readError || host.status !== 200 || host.text !== expected) p.push(`the host's fetch did not read the stream (${JSON.stringify(figures(host))}): the harness is wrong`);
   if (host.requests !== 1) p.push(`the host's fetch made ${host.requests} requests`);
@@ -51,7 +51,7 @@ export function streamCases(h) {
   for (const shape of SHAPES) {
     for (const { method, init } of METHODS) {
       for (const head of HEADS) {
-        const name = `${shape.type ?? 'no Content-Type'} ${method}, head ${head === 'flush' ? 'flushed' : 'with the first chunk'}`;
+        const name = `a ${method === 'GET' ? 'GET' : 'keyless POST'} answered ${shape.type ?? 'with no Content-Type'} (head ${head === 'flush' ? 'flushed' : 'with the first chunk'}) streams as with fetch, in one request`;
         const expected = wholeBody(shape.key);
         h.add({
           name, kind: 'stream',

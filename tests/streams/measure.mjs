@@ -7,7 +7,7 @@ const now = () => (globalThis.performance?.now ? performance.now() : Date.now())
 const ms = (t) => Math.round(t);
 const MAX_READS = 100_000;
 const SETTLE_MS = 300; // lets a stray extra request (a retry) reach the server before it is counted
-export const sleep = (t) => new Promise((resolve) => setTimeout(resolve, t));
+const sleep = (t) => new Promise((resolve) => setTimeout(resolve, t));
 
 /** A fresh record id: unique per run and call. */
 export const newId = (tag) => `${tag}-${Math.random().toString(36).slice(2, 10)}`;
