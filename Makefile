@@ -47,6 +47,14 @@ fidelity: build
 	bash scripts/pack-install.sh test-output/project
 	node tests/fidelity/run-all.mjs test-output/project
 
+# The streams tier (tests/streams/README.md): slow text streams through
+# fetch and policy.fetch side by side, in all seven runtimes (~2 minutes).
+.PHONY: streams
+streams: build
+	scripts/bootstrap.sh browsers
+	bash scripts/pack-install.sh test-output/project
+	node tests/streams/run-all.mjs test-output/project
+
 bootstrap:
 	scripts/bootstrap.sh all
 

@@ -14,7 +14,7 @@ resolve_tools
 scripts/build.sh >test-output/build.log 2>&1 || { cat test-output/build.log; echo "build failed"; exit 1; }
 tail -n 6 test-output/build.log
 
-ALL="fmt clippy native wasm-node wasm-chromium sdks spike types pack e2e-node e2e-deno e2e-bun e2e-workerd e2e-chromium e2e-firefox e2e-webkit e2e-bundle fidelity fleet-workerd bundlers browser-errors fleet-browsers leaks-node leaks-chromium outbox demo"
+ALL="fmt clippy native wasm-node wasm-chromium sdks spike types pack e2e-node e2e-deno e2e-bun e2e-workerd e2e-chromium e2e-firefox e2e-webkit e2e-bundle fidelity streams fleet-workerd bundlers browser-errors fleet-browsers leaks-node leaks-chromium outbox demo"
 results=test-output/results
 rm -rf "$results" && mkdir -p "$results"
 
@@ -64,6 +64,8 @@ package_lane() {
   done
   # policy.fetch against the host's fetch, side by side, in all seven runtimes (tests/fidelity)
   tier fidelity      node tests/fidelity/run-all.mjs test-output/project
+  # slow text streams (six Content-Types, GET and POST) through fetch and policy.fetch side by side, in all seven runtimes (tests/streams)
+  tier streams       node tests/streams/run-all.mjs test-output/project
   tier fleet-workerd node tests/fleet/workerd.mjs
   tier bundlers      node tests/bundlers/run.mjs test-output/project
   tier browser-errors node tests/browsers/measure-failures.mjs --check

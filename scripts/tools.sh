@@ -31,6 +31,7 @@ declare -A TIER_TOOLS=(
   [e2e-chromium]="chromium chromedriver" [e2e-firefox]="firefox-esr geckodriver"
   [e2e-webkit]="WebKitWebDriver Xvfb" [e2e-bundle]="esbuild chromium chromedriver"
   [fidelity]="deno bun workerd chromium chromedriver firefox-esr geckodriver WebKitWebDriver Xvfb"
+  [streams]="deno bun workerd chromium chromedriver firefox-esr geckodriver WebKitWebDriver Xvfb"
   [fleet-workerd]="wrangler workerd"
   [bundlers]="esbuild vite webpack wrangler bun deno workerd chromium chromedriver"
   [sdks]="npm esbuild workerd chromium chromedriver"

@@ -113,6 +113,21 @@ export function reportOf(response) {
   return report;
 }
 
+// The signal `fetch` follows (ours joined with the caller's), held for as
+// long as the response or its body lives. WebKit collects an
+// `AbortSignal.any` signal that nothing else references even while a fetch
+// follows it, and the caller's abort then no longer reaches a body handed
+// over after our controller was dropped: the body kept streaming and its
+// connection stayed open (tests/streams, the abort case).
+const heldSignals = new WeakMap();
+function holdSignal(response, signal) {
+  if (typeof response !== "object" || response === null) return response;
+  heldSignals.set(response, signal);
+  const body = response.body;
+  if (typeof body === "object" && body !== null) heldSignals.set(body, signal);
+  return response;
+}
+
 const READS = ["arrayBuffer", "blob", "bytes", "formData", "json", "text"];
 
 /** A buffered response when the caller passed a signal: like `fetch`'s,
@@ -266,11 +281,12 @@ const glue = {
    * caller's signal where the host can), `redirect: "manual"` when we
    * follow the redirects; a non-promise answer adopted. */
   send(fetch, input, init, controller, caller, manual) {
+    let joined;
     if (controller) {
       let signal = controller.signal;
       if (caller) {
         try {
-          signal = AbortSignal.any([signal, caller]);
+          signal = joined = AbortSignal.any([signal, caller]);
         } catch {
           // No `AbortSignal.any` here: ours alone.
         }
@@ -279,7 +295,8 @@ const glue = {
     }
     if (manual) init.redirect = "manual";
     const answer = fetch(input, init);
-    return answer instanceof Promise ? answer : Promise.resolve(answer);
+    const settled = answer instanceof Promise ? answer : Promise.resolve(answer);
+    return joined ? settled.then((response) => holdSignal(response, joined)) : settled;
   },
 
   /** `response` again around `body`; `abort` 1 or 2: see `bufferedResponse`.

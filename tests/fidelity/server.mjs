@@ -26,13 +26,11 @@
 // what it asks. Every answer: Connection: close, Cache-Control: no-store,
 // Access-Control-Allow-Origin (the Origin, with credentials, or *).
 import http from 'node:http';
-import fs from 'node:fs';
-import path from 'node:path';
+import { serveStatic, serverCli } from '../runtimes/serve.mjs';
 
 const MAX_IDS = 5000;
 const MAX_MS = 20_000;
 const MAX_BODY = 1 << 20; // recorded request bytes per request
-const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json' };
 const BYTES = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
 
 const clamp = (v, def, max) => (v == null || v === '' || !Number.isFinite(Number(v)) ? def : Math.max(0, Math.min(max, Number(v))));
@@ -108,18 +106,6 @@ export async function startServer({ staticDir } = {}) {
     tick();
   }
 
-  function serveStatic(res, rel) {
-    if (!staticDir) return send(res, 404, 'no static dir');
-    const root = path.resolve(staticDir);
-    const file = path.resolve(root, '.' + path.posix.normalize('/' + decodeURIComponent(rel)));
-    if (!file.startsWith(root + path.sep)) return send(res, 403, 'forbidden');
-    fs.readFile(file, (err, data) => {
-      if (err) return send(res, 404, 'not found');
-      res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'Content-Length': data.length, 'Cache-Control': 'no-store' });
-      res.end(data);
-    });
-  }
-
   const send = (res, status, text, headers = {}) => {
     res.writeHead(status, { 'Content-Type': 'text/plain', 'Cache-Control': 'no-store', ...headers });
     res.end(text);
@@ -142,7 +128,7 @@ export async function startServer({ staticDir } = {}) {
     if ((m = /^\/rec\/([\w.-]{1,128})$/.exec(url.pathname))) {
       return send(res, 200, JSON.stringify(recs.get(m[1]) ?? []), { 'Content-Type': 'application/json', ...cors(req) });
     }
-    if (url.pathname.startsWith('/static/')) return serveStatic(res, url.pathname.slice('/static/'.length));
+    if (url.pathname.startsWith('/static/')) return serveStatic(res, staticDir, url.pathname.slice('/static/'.length));
     send(res, 404, 'not found');
   }
 
@@ -172,12 +158,4 @@ export async function startServer({ staticDir } = {}) {
   };
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(import.meta.url).pathname)) {
-  const i = process.argv.indexOf('--static');
-  const s = await startServer({ staticDir: i > 0 ? process.argv[i + 1] : undefined });
-  console.log(`fidelity server ${s.url}`);
-  console.log(`alt origin ${s.altUrl}`);
-  const stop = () => s.close().then(() => process.exit(0));
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-}
+await serverCli(import.meta.url, 'fidelity', startServer);

@@ -3,7 +3,7 @@
 // PACKED package installed in a project (scripts/pack-install.sh
 // <projectDir>), in one runtime:
 //
-//   node tests/runtimes/run.mjs <runtime> <projectDir> [filter] [--suite e2e|fidelity] [--mode M] [--shapes FILE]
+//   node tests/runtimes/run.mjs <runtime> <projectDir> [filter] [--suite e2e|fidelity|streams] [--mode M] [--shapes FILE]
 //     runtime: node | deno | bun | workerd | chromium | firefox | webkit | bundle
 //              (bundle = the page built by esbuild from the package, in Chromium)
 //     --mode M: passed to the suite's runSuite (fidelity: "selfcheck")
@@ -42,6 +42,14 @@ const SUITES = {
     folder: 'fidelity',
     files: [...inProject('tests/fidelity'), [path.join(REPO, 'tests/e2e/run-cases.mjs'), 'e2e/run-cases.mjs']],
     server: path.join(REPO, 'tests/fidelity/server.mjs'),
+  },
+  // tests/streams: every case at once (each reads a 12 s stream), so workerd gets them all at once too
+  streams: {
+    folder: 'streams',
+    files: [...inProject('tests/streams'), [path.join(REPO, 'tests/e2e/run-cases.mjs'), 'e2e/run-cases.mjs']],
+    server: path.join(REPO, 'tests/streams/server.mjs'),
+    concurrent: true,
+    caseTimeoutMs: 45_000,
   },
 };
 // Conditions each runtime's resolver has active (the first matching key of
@@ -87,7 +95,7 @@ async function runScriptRuntime(runtime, { projectDir, suiteDir, mode }, server,
 
 // ---------------- workerd: one case per request ----------------
 
-async function runWorkerd({ projectDir, suiteDir, mode }, server, filter, deadline) {
+async function runWorkerd({ projectDir, suiteDir, mode, suite }, server, filter, deadline) {
   const pkgDir = path.join(projectDir, 'node_modules/saferetry');
   const entry = resolveExport(pkgDir, CONDITIONS.workerd);
   const genDir = path.join(suiteDir, 'gen');
@@ -137,11 +145,12 @@ async function runWorkerd({ projectDir, suiteDir, mode }, server, filter, deadli
     const selected = (mode === 'shapes' ? list.filter((c) => c.shape).map((c, index) => ({ ...c, index })) : list)
       .filter((c) => selects(filter, c.name));
     let passed = 0, failed = 0, skipped = 0;
-    for (const c of selected) { // bounded: one request per case, each bounded
-      if (Date.now() > deadline) { failed += 1; console.log(`FAIL ${c.name} — not run: the run's deadline passed`); continue; }
+    const caseMs = suite.caseTimeoutMs ?? CASE_TIMEOUT_MS;
+    const runCase = async (c) => { // bounded: one request per case, each bounded
+      if (Date.now() > deadline) { failed += 1; console.log(`FAIL ${c.name} — not run: the run's deadline passed`); return; }
       let r;
       try {
-        r = await get(`/run?case=${c.index}&timeoutMs=${CASE_TIMEOUT_MS}&mode=${mode}`, CASE_TIMEOUT_MS + 10_000);
+        r = await get(`/run?case=${c.index}&timeoutMs=${caseMs}&mode=${mode}`, caseMs + 10_000);
         if (r.name !== c.name) throw new Error(`case ${c.index} is ${JSON.stringify(r.name)}, expected ${JSON.stringify(c.name)}`);
       } catch (err) {
         r = { name: c.name, ok: false, line: `FAIL ${c.name} — request failed: ${err.message}${live.has(p) ? '' : `\n${p.tail}`}` };
@@ -149,7 +158,9 @@ async function runWorkerd({ projectDir, suiteDir, mode }, server, filter, deadli
       console.log(r.line);
       lines.push(r.line);
       if (r.skipped) skipped += 1; else if (r.ok) passed += 1; else failed += 1;
-    }
+    };
+    if (suite.concurrent) await Promise.all(selected.map(runCase));
+    else for (const c of selected) await runCase(c);
     if (skipped) console.log(`(${skipped} skipped)`);
     console.log(`${passed} passed, ${failed} failed`);
     return { code: failed === 0 && passed > 0 ? 0 : 1, entry, detected, lines, counts: { passed, failed } };
@@ -331,7 +342,7 @@ async function main() {
   }
   for (const f of ['runner.mjs', 'worker.mjs', 'page.mjs']) install(path.join(HERE, f), path.join(suiteDir, f));
   const deadline = t0 + RUN_BUDGET_MS;
-  const where = { projectDir, suiteDir, mode: shapes ? 'shapes' : mode };
+  const where = { projectDir, suiteDir, mode: shapes ? 'shapes' : mode, suite: SUITES[suite] };
 
   const server = await startFaultServer(projectDir, SUITES[suite].server);
   note(`${suite} suite; server ${server.url}, alt origin ${server.altUrl}`);

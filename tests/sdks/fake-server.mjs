@@ -1,4 +1,4 @@
-// A local fake of the eight APIs the SDK tier calls, on 127.0.0.1 only.
+// A local fake of the nine APIs the SDK tier calls, on 127.0.0.1 only.
 //
 // Every request belongs to a run: the case and run id travel either as a
 // path prefix `/run/<case>.<runId>/...` (SDKs that take a base URL) or, for
@@ -8,7 +8,8 @@
 //   json      the route's document
 //   503       first request of the run: 503; later ones: the document
 //   429       first request of the run: 429 + Retry-After: 1; later ones: the document
-//   stream    SSE routes: 10 events, 100 ms apart; download routes: 10 chunks of 1 KiB, 100 ms apart
+//   stream    SSE routes: 10 events, 100 ms apart; download routes: 10 chunks of 1 KiB, 100 ms apart;
+//             the text stream route: 10 words ("c0 ", "c1 ", …) of text/plain, 100 ms apart
 //   abort     as stream, with 20 events/chunks (the caller aborts after ~700 ms)
 //   big       download routes: 40 MiB of octet-stream (Content-Length set), written with backpressure
 //   redirect  a POST on its first hop: 308 to `/_moved<same path>`; `/_moved/...` answers the document
@@ -24,6 +25,7 @@ export const STREAM_CHUNKS = 10;
 export const ABORT_CHUNKS = 20;
 export const CHUNK_GAP_MS = 100;
 export const BIG_BYTES = 40 * 1024 * 1024;
+const TEXT_STREAM_TYPE = 'text/plain; charset=utf-8'; // toTextStreamResponse()'s only header (ai 6.0.325)
 
 const now = () => Date.now();
 
@@ -70,7 +72,8 @@ const sse = {
 };
 
 // ---- routes: `METHOD /path` (after the run prefix) --------------------------
-// doc(form|json) → the JSON document; sse → event framing; download → bytes.
+// doc(form|json) → the JSON document; sse → event framing; download → bytes;
+// text → a whole text/plain answer, words(n) → its streamed words.
 
 const routes = {
   'POST /v1/chat/completions': { doc: chatCompletion, sse: sse.openai },
@@ -87,6 +90,8 @@ const routes = {
   'GET /rest/v1/items': { doc: items },
   'POST /rest/v1/items': { status: 201, doc: items },
   'GET /storage/v1/object/files/data.bin': { download: true },
+  // the AI SDK's text stream protocol: what `streamText(…).toTextStreamResponse()` answers
+  'POST /api/chat': { text: () => 'hello', words: (n) => Array.from({ length: n }, (_, i) => `c${i} `) },
 };
 
 function parseRun(req, url) {
@@ -192,8 +197,12 @@ async function handle(req, res, runs, seen) {
     res.writeHead(308, { location: `/_moved${url.pathname}${url.search}`, 'content-length': 0 });
     return res.end();
   }
-  if ((kase === 'stream' || kase === 'abort') && (route.sse || route.download)) {
+  if ((kase === 'stream' || kase === 'abort') && (route.sse || route.download || route.words)) {
     const n = kase === 'stream' ? STREAM_CHUNKS : ABORT_CHUNKS;
+    if (route.words) {
+      res.writeHead(200, { 'content-type': TEXT_STREAM_TYPE });
+      return writeSlowly(res, run, route.words(n));
+    }
     if (route.sse) {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       return writeSlowly(res, run, route.sse(n));
@@ -204,6 +213,11 @@ async function handle(req, res, runs, seen) {
   if (kase === 'big' && route.download) return writeBig(res, run);
   if (route.download) return sendJson(res, 400, { error: { message: `case ${kase} has no download` } });
 
+  if (route.text) {
+    const text = route.text();
+    res.writeHead(route.status ?? 200, { 'content-type': TEXT_STREAM_TYPE, 'content-length': Buffer.byteLength(text) });
+    return res.end(text);
+  }
   const input = route.form ? new URLSearchParams(body) : body ? JSON.parse(body) : null;
   return sendJson(res, route.status ?? 200, route.doc(input));
 }

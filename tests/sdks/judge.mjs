@@ -5,7 +5,7 @@
 // else why not.
 import { BIG_BYTES } from './fake-server.mjs';
 
-export const SDKS = ['openai', 'anthropic', 'octokit', 'stripe', 'ky', 'ofetch', 'axios', 'supabase'];
+export const SDKS = ['openai', 'anthropic', 'octokit', 'stripe', 'ky', 'ofetch', 'axios', 'supabase', 'ai'];
 export const CASES = ['json', '503', '429', 'stream', 'abort', 'big', 'redirect'];
 
 /**
@@ -60,6 +60,8 @@ const judges = {
         return `nothing reached the caller before the server's last chunk (first at ${s.firstAt ?? '—'} ms, last sent at ${s.server.lastChunkAt - s.startedAt} ms)`;
       }
       if (s.units !== p.units) return `received ${s.units} units, plain ${p.units}`;
+      if (!p.error && !s.error && s.value !== p.value) return `the streamed text differs: ${JSON.stringify(s.value)} vs plain ${JSON.stringify(p.value)}`;
+      if (s.server.requests.length !== p.server.requests.length) return `the server received ${s.server.requests.length} requests, plain ${p.server.requests.length}`;
       return null;
     },
   },

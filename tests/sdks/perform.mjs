@@ -25,7 +25,8 @@ export function describe(err) {
 
 /**
  * Performs `kase` with `client`, filling `out` (which holds `startedAt`):
- * value (json, 503, 429, redirect), units and firstAt (stream, abort),
+ * value (json, 503, 429, redirect; stream: the text, where the adapter
+ * returns it), units and firstAt (stream, abort),
  * bytes (big), or error — described, never thrown.
  */
 export async function perform(adapter, kase, client, out) {
@@ -39,7 +40,7 @@ export async function perform(adapter, kase, client, out) {
     } else if (kase === 'redirect') {
       out.value = await (adapter.redirectedPost ?? adapter.call)(client);
     } else if (kase === 'stream') {
-      await adapter.stream(client, { onUnits: counting() });
+      out.value = await adapter.stream(client, { onUnits: counting() }); // the text, where the adapter returns it (ai)
     } else if (kase === 'abort') {
       const controller = new AbortController();
       setTimeout(() => controller.abort(), ABORT_AFTER_MS);

@@ -1,4 +1,4 @@
-// The SDK tier: eight SDKs that take a custom fetch, each against a local fake
+// The SDK tier: nine SDKs that take a custom fetch, each against a local fake
 // of its API, once on plain `fetch` and once on saferetry's `policy.fetch`.
 //
 //   node tests/sdks/run.mjs <projectDir> [filter] [--matrix <file.md>]

@@ -2,6 +2,7 @@
 // adapters and perform.mjs as in Node, saferetry as the host's bundler
 // resolves it (`browser` → src/web.js, `workerd` → src/workerd.js).
 import { RetryPolicy } from 'saferetry';
+import * as ai from '../adapters/ai.mjs';
 import * as anthropic from '../adapters/anthropic.mjs';
 import * as axios from '../adapters/axios.mjs';
 import * as ky from '../adapters/ky.mjs';
@@ -12,7 +13,7 @@ import * as stripe from '../adapters/stripe.mjs';
 import * as supabase from '../adapters/supabase.mjs';
 import { clientFor, describe, perform } from '../perform.mjs';
 
-const ADAPTERS = { openai, anthropic, octokit, stripe, ky, ofetch, axios, supabase };
+const ADAPTERS = { openai, anthropic, octokit, stripe, ky, ofetch, axios, supabase, ai };
 
 /**
  * Runs the case; resolves with perform's outcome plus `ms`, or `{ harnessError }`
