@@ -169,7 +169,8 @@ export class Outbox extends EventTarget {
 
   #locked() {
     const drain = () => this.#drain();
-    return this.#store.lock ? this.#store.lock(`saferetry-outbox:${this.#name}`, drain) : drain();
+    // `close()` ends a wait for the lock (the signal), as it ends a send.
+    return this.#store.lock ? this.#store.lock(`saferetry-outbox:${this.#name}`, drain, this.#abort.signal) : drain();
   }
 
   #emit(type, detail) {

@@ -1,9 +1,9 @@
 // The outbox tier (README "Outbox"): Node (memory and file stores, process
-// restarts), the three browsers (IndexedDB, Web Locks, a page closed and
+// restarts, a drainer killed at each crash point), the three browsers (IndexedDB, Web Locks, a page closed and
 // reopened, two tabs) and workerd (a Durable Object whose alarm sends after
 // a restart). Prints one line per case and a final "N passed, M failed".
 //
-//   node tests/outbox/run.mjs [node] [browsers] [workerd]
+//   node tests/outbox/run.mjs [node] [crash] [browsers] [workerd]
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -36,6 +36,7 @@ async function run(name, { setup, teardown, list }) {
 }
 
 if (want('node')) await run('node', (await import('./node.mjs')).cases(PKG));
+if (want('crash')) await run('crash', (await import('./crash.mjs')).cases(PKG));
 if (want('browsers')) for (const b of ['chromium', 'firefox', 'webkit']) await run(b, (await import('./browsers.mjs')).cases(b));
 if (want('workerd')) await run('workerd', (await import('./workerd.mjs')).cases());
 console.log(`${passed} passed, ${failed} failed`);
