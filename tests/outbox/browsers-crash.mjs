@@ -57,7 +57,7 @@ export function crashCases(browser, get, { points = true } = {}) {
       await call('openAt', name, at);
     }
     await until('the re-send', 15_000, async () => (await server.counts()).requests[key] > before);
-    await sleep(1000); // the other tab has drained too by now
+    await sleep(500); // the other tab has drained too by now
     const sent = [];
     for (const t of tabs) {
       await use(t);
@@ -72,7 +72,9 @@ export function crashCases(browser, get, { points = true } = {}) {
     ...(points ? Object.keys(POINTS).map(crashCase) : []),
     ['a tab waiting for the Web Lock another tab holds closes its outbox at once', async () => {
       const name = 'held';
-      const a = await stopped(name, `${browser}-held`, 'after-claim'); // holds the lock, for good
+      const a = await open();
+      await page();
+      await call('hold', name); // another tab holds the outbox's lock, for good
       const b = await open();
       await load(name);
       await sleep(300); // its first drain waits for the lock

@@ -3,11 +3,9 @@
 // same error; `outbox()` refuses unknown options by name; a body over the
 // replay bound answers `body-too-large` whatever its type; an entry's id
 // never becomes a path. Each case is a sentence for tests/outbox/run.mjs.
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { startOutboxServer } from './server.mjs';
-import { assert } from './node.mjs';
+import { assert, fixture } from './node.mjs';
 
 const MIB8 = 8 * 1024 * 1024;
 
@@ -29,15 +27,7 @@ function bodies(n) {
 
 export function cases(pkg) {
   let server, m;
-  const tmp = mkdtempSync(path.join(tmpdir(), 'saferetry-calls-'));
-  const setup = async () => {
-    m = await import(pkg);
-    server = await startOutboxServer();
-  };
-  const teardown = async () => {
-    await server?.close();
-    rmSync(tmp, { recursive: true, force: true });
-  };
+  const { tmp, setup, teardown } = fixture(pkg, 'saferetry-calls-', (x) => ({ m, server } = x));
   const list = [
     ['send() refuses what policy.fetch refuses, with the same error naming the field, and neither sends nor keeps anything', async () => {
       await server.reset();

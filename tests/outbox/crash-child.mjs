@@ -41,7 +41,9 @@ async function transport(input, init) {
   return response;
 }
 
-const policy = new RetryPolicy({ totalMs: 800, fetch: transport });
+// One attempt, with room for a loaded machine: every request the server
+// counts is one drain's send, never a retry inside one.
+const policy = new RetryPolicy({ maxAttempts: 1, totalMs: 30_000, attemptMs: 30_000, fetch: transport });
 if (point === 'none') {
   console.log('ready');
   await new Promise((resolve) => createInterface({ input: process.stdin }).once('line', resolve));

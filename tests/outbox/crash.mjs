@@ -9,17 +9,14 @@
 // `close()` ends a wait for a lock that is held.
 import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startOutboxServer } from './server.mjs';
-import { assert } from './node.mjs';
+import { assert, fixture } from './node.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CHILD = path.join(HERE, 'crash-child.mjs');
 const POINTS = { 'before-claim': 'before its claim', 'after-claim': 'after its claim, before the send', 'mid-send': 'mid-send (the server has the request)', 'after-send': 'after the send, before the delete' };
-const ROUNDS = Number(process.env.OUTBOX_CRASH_ROUNDS ?? 6);
+const ROUNDS = Number(process.env.OUTBOX_CRASH_ROUNDS ?? 5);
 const CONTENDERS = 3;
 const LONG_AGO = new Date(Date.now() - 3_600_000);
 
@@ -63,18 +60,9 @@ async function contenders(pkg, dir) {
 
 export function cases(pkg) {
   let server, m;
-  const tmp = mkdtempSync(path.join(tmpdir(), 'saferetry-crash-'));
-  const setup = async () => {
-    m = await import(pkg);
-    server = await startOutboxServer();
-  };
-  const teardown = async () => {
-    await server?.close();
-    rmSync(tmp, { recursive: true, force: true });
-  };
-  const crashCase = (point) => [`a drainer killed ${POINTS[point]}: of ${CONTENDERS} processes that then start at once, exactly one sends the write, with its key (${ROUNDS} rounds)`, async () => {
-    await server.reset();
-    await server.open(0);
+  const { tmp, setup, teardown } = fixture(pkg, 'saferetry-crash-', (x) => ({ m, server } = x));
+  /** The rounds at one crash point: what went wrong in each, if anything. */
+  const rounds = async (point) => {
     const doubles = [];
     for (let round = 0; round < ROUNDS; round++) {
       const dir = path.join(tmp, `${point}-${round}`);
@@ -87,12 +75,23 @@ export function cases(pkg) {
       ageLocks(dir);
       const outs = await contenders(pkg, dir);
       const sent = outs.flatMap((o) => o.sent);
-      const c = await server.counts();
-      const after = c.requests[key] - before;
+      const after = (await server.counts()).requests[key] - before;
       if (after !== 1 || sent.length !== 1) doubles.push(`round ${round}: ${after} sends, sent events ${JSON.stringify(sent)}`);
       assert(outs.every((o) => o.pending === 0), `round ${round}: an entry is left`);
       assert(readdirSync(dir).filter((n) => n.endsWith('.entry.json')).length === 0, `round ${round}: an entry file is left`);
     }
+    return doubles;
+  };
+  // The four crash points run side by side (each in directories of its
+  // own, keys of its own): the first case waits for all of them.
+  let all;
+  const results = () => (all ??= (async () => {
+    await server.reset();
+    await server.open(0);
+    return Object.fromEntries(await Promise.all(Object.keys(POINTS).map(async (p) => [p, await rounds(p).catch((error) => [String(error?.message ?? error)])])));
+  })());
+  const crashCase = (point) => [`a drainer killed ${POINTS[point]}: of ${CONTENDERS} processes that then start at once, exactly one sends the write, with its key (${ROUNDS} rounds)`, async () => {
+    const doubles = (await results())[point];
     assert(doubles.length === 0, `not exactly one send in ${doubles.length} of ${ROUNDS} rounds: ${doubles.join('; ')}`);
   }];
   const list = [

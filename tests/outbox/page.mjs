@@ -50,7 +50,10 @@ function transport(at, server) {
 
 window.__ob = {
   async open(name, ttl, crash) {
-    const options = { totalMs: 800 };
+    // One attempt, with room for a loaded machine: every request the
+    // server counts is one send of the outbox, never a retry inside one
+    // (a 503's Retry-After still ends it try-later at once).
+    const options = { maxAttempts: 1, totalMs: 30_000, attemptMs: 30_000 };
     if (crash) options.fetch = transport(crash.at, crash.server);
     box = await outbox(new RetryPolicy(options), name, { ...(ttl ? { ttl } : {}), ...(crash ? { store: crashing(name, crash.at) } : {}) });
     for (const type of ['kept', 'not-kept', 'sent', 'expired', 'failed', 'retry', 'error']) {
@@ -70,6 +73,14 @@ window.__ob = {
   },
   async pending() {
     return (await box.pending()).length;
+  },
+  /** Takes the outbox's Web Lock, as a tab draining it does, and keeps it. */
+  async hold(name) {
+    await new Promise((granted) => navigator.locks.request(`saferetry-outbox:${name}`, () => {
+      granted();
+      return new Promise(() => {});
+    }));
+    return true;
   },
   /** Closes the outbox; resolves with the ms it took, or `null` past `boundMs`. */
   async close(boundMs) {
