@@ -111,6 +111,19 @@ export function cases(pkg) {
       assert(sent.length === 1 && sent[0] === key, `sent events: ${JSON.stringify(sent)} pending ${outs.map((o) => o.pending)}`);
       assert((await server.counts()).accepted[key] === 1, 'accepted once');
     }],
+    ['a drainer whose lock was taken over while it stalled writes nothing more to the store', async () => {
+      const dir = path.join(tmp, 'overtaken');
+      const store = m.fileStore(dir);
+      const error = await store.lock('orders', async () => {
+        const [held] = readdirSync(dir).filter((n) => n.startsWith('.lock.'));
+        // Another process took the lock over (as it would once this one's heartbeat was 10 s old).
+        writeFileSync(path.join(dir, `.lock.${Number(held.slice(6)) + 1}`), JSON.stringify({ owner: 'other', pid: 1, released: false }));
+        await new Promise((r) => setTimeout(r, 1500)); // a heartbeat finds it
+        return store.put(entry(server, 'overtaken-1')).then(() => null, (e) => e);
+      });
+      assert(/taken over/.test(error?.message), `put after the takeover: ${error}`);
+      assert(readdirSync(dir).filter((n) => n.endsWith('.entry.json')).length === 0, 'nothing written');
+    }],
     ['close() ends a wait for a lock another process holds, at once', async () => {
       const dir = path.join(tmp, 'held');
       mkdirSync(dir, { recursive: true });
