@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { launch } from '../browsers/webdriver.mjs';
 import { startOutboxServer } from './server.mjs';
 import { assert, until } from './node.mjs';
+import { crashCases } from './browsers-crash.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const PKG = path.resolve(HERE, '../../js/src');
@@ -42,7 +43,7 @@ const FRAME = `<!doctype html><meta charset="utf-8"><title>frame</title>
   }
 </script>`;
 
-function startPages() {
+export function startPages() {
   const server = http.createServer((req, res) => {
     const p = new URL(req.url, 'http://x').pathname;
     // (CORS: the sandboxed frame's module and wasm requests come from an opaque origin.)
@@ -59,19 +60,30 @@ function startPages() {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${server.address().port}` })));
 }
 
-export function cases(browser) {
-  let h, pages, server;
-  const js = (script, args = []) => h.session.executeScript(script, args, 15_000);
-  const call = (fn, ...args) => h.session.executeAsyncScript(
+/** The calls a case makes on the current window of `get().h`'s browser,
+ * whose pages `get().pages` serves: `load(name, ...open)` loads the test
+ * page and opens the outbox there (`window.__ob.open`). */
+export function helpers(get) {
+  const js = (script, args = []) => get().h.session.executeScript(script, args, 15_000);
+  const call = (fn, ...args) => get().h.session.executeAsyncScript(
     `const done = arguments[arguments.length - 1]; window.__ob.${fn}(...Array.from(arguments).slice(0, -1)).then(done, (e) => done({ error: String(e && e.stack || e) }))`, args, 15_000);
-  const load = async (name) => {
-    await h.session.navigate(`${pages.url}/outbox/page.html`, 20_000);
+  const page = async () => {
+    await get().h.session.navigate(`${get().pages.url}/outbox/page.html`, 20_000);
     const ready = await until('the page', 10_000, () => js('return window.__ready === true'));
     assert(ready, 'page ready');
-    const opened = await call('open', name);
+  };
+  const load = async (name, ...open) => {
+    await page();
+    const opened = await call('open', name, ...open);
     assert(opened === true, `outbox opened: ${JSON.stringify(opened)}`);
   };
   const events = () => js('return window.__events');
+  return { js, call, page, load, events };
+}
+
+export function cases(browser) {
+  let h, pages, server;
+  const { js, call, load, events } = helpers(() => ({ h, pages }));
   const setup = async () => {
     pages = await startPages();
     server = await startOutboxServer();
@@ -142,6 +154,9 @@ export function cases(browser) {
       assert(r.events.length === 1 && r.events[0].notKept === 'storage', `events: ${JSON.stringify(r.events)}`);
       assert((await server.counts()).requests[key] === 1, 'sent once');
     }],
+    // Crash points in Chromium (each a page and two tabs: about 7 s); the
+    // close() of a tab waiting for the lock in all three.
+    ...crashCases(browser, () => ({ h, pages, server }), { points: browser === 'chromium' }),
   ];
   return { setup, teardown, list };
 }

@@ -49,17 +49,26 @@ async function open(m, options, policyOptions = { totalMs: 800 }) {
   return { box, events };
 }
 
-export function cases(pkg) {
-  let server, m;
-  const tmp = mkdtempSync(path.join(tmpdir(), 'saferetry-outbox-'));
+/** What each list of Node cases shares: a temporary directory (`tmp`),
+ * and at `setup` the package and the counting server, handed to `loaded`. */
+export function fixture(pkg, prefix, loaded) {
+  const tmp = mkdtempSync(path.join(tmpdir(), prefix));
+  let server;
   const setup = async () => {
-    m = await import(pkg);
+    const m = await import(pkg);
     server = await startOutboxServer();
+    loaded({ m, server });
   };
   const teardown = async () => {
     await server?.close();
     rmSync(tmp, { recursive: true, force: true });
   };
+  return { tmp, setup, teardown };
+}
+
+export function cases(pkg) {
+  let server, m;
+  const { tmp, setup, teardown } = fixture(pkg, 'saferetry-outbox-', (x) => ({ m, server } = x));
   const list = [
     ['bad outbox options are a RangeError or TypeError naming the field, and an outbox still opens after them', async () => {
       const policy = new m.RetryPolicy();

@@ -2,7 +2,8 @@
 // Object on localDisk storage. A write ends try-later and is kept; workerd
 // is stopped before it is due and started again on the same storage; the
 // object's alarm sends it, once, with the same key, with no request to the
-// Worker in between.
+// Worker in between. And workerd killed while the alarm's re-send is at
+// the server: after the restart it is sent once more, not twice.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -96,6 +97,26 @@ export function cases() {
       await sleep(500);
       const c = await server.counts();
       assert(c.requests[key] === 2 && c.accepted[key] === 1, `counts: ${JSON.stringify(c)}`);
+      const left = await call('/pending');
+      assert(left.length === 0, `pending after: ${JSON.stringify(left)}`);
+    }],
+    ['workerd killed while its alarm\'s re-send is at the server: after the restart the write is sent once more, with its key, though two flushes race the alarm', async () => {
+      await server.reset();
+      const key = 'durable-crash-1';
+      await server.open(Date.now() + 1500); // Retry-After: 2
+      const r = await call('/send', { url: `${server.url}/orders`, key });
+      assert(r.kind === 'try-later' && r.kept === true, `send: ${JSON.stringify(r)}`);
+      await server.hold(true); // the re-send reaches the server and hangs there
+      await until('the alarm\'s re-send', 15_000, async () => (await server.counts()).requests[key] === 2);
+      await stop(wd.proc, 0); // SIGTERM, then SIGKILL at once: mid-send
+      wd = null;
+      await server.hold(false);
+      wd = await startWorkerd();
+      await Promise.all([call('/flush', {}), call('/flush', {})]);
+      await until('the send after the restart', 15_000, async () => (await server.counts()).accepted[key] === 1);
+      await sleep(1500); // the alarm, if still set, has fired by now
+      const c = await server.counts();
+      assert(c.requests[key] === 3 && c.accepted[key] === 1, `counts (first send, the re-send cut off, one after the restart): ${JSON.stringify(c)}`);
       const left = await call('/pending');
       assert(left.length === 0, `pending after: ${JSON.stringify(left)}`);
     }],
