@@ -3,7 +3,7 @@
 // same error; `outbox()` refuses unknown options by name; a body over the
 // replay bound answers `body-too-large` whatever its type; an entry's id
 // never becomes a path. Each case is a sentence for tests/outbox/run.mjs.
-import { readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { assert, fixture } from './node.mjs';
 
@@ -108,6 +108,31 @@ export function cases(pkg) {
       assert(readdirSync(tmp).join() === 'ids', `nothing outside the directory: ${readdirSync(tmp)}`);
       const ids = (await box.pending()).map((e) => e.id).sort();
       assert(ids.join('|') === [...keys].sort().join('|'), `pending: ${ids}`);
+      await box.close();
+    }],
+    ['an entry an earlier version kept under its id as the file name is sent once and then leaves the directory', async () => {
+      await server.reset();
+      const dir = path.join(tmp, 'older');
+      mkdirSync(dir, { recursive: true });
+      const policy = new m.RetryPolicy({ totalMs: 800 });
+      // Kept by the current version, then renamed as the version before
+      // the hashed names kept it: encodeURIComponent(id) + ".entry.json".
+      const kept = m.memoryStore();
+      await server.open(Date.now() + 60_000);
+      const keeper = await m.outbox(policy, 'orders', { store: kept });
+      const first = await keeper.send(`${server.url}/orders`, { method: 'PUT', body: 'v1', retry: { idempotencyKey: 'order/7' } });
+      assert(first.kept === true, `kept: ${first.kept} ${first.notKept}`);
+      await keeper.close();
+      const [entry] = await kept.list();
+      const body = entry.body === null ? null : Buffer.from(entry.body).toString('base64');
+      writeFileSync(path.join(dir, `${encodeURIComponent(entry.id)}.entry.json`), JSON.stringify({ ...entry, body, retryAt: Date.now() }));
+      await server.reset();
+      const box = await m.outbox(policy, 'orders', { store: m.fileStore(dir) });
+      await box.flush();
+      await box.flush();
+      const counts = await server.counts();
+      assert(counts.total === 1, `sent ${counts.total} times`);
+      assert(readdirSync(dir).filter((n) => n.endsWith('.entry.json')).length === 0, `left: ${readdirSync(dir)}`);
       await box.close();
     }],
   ];

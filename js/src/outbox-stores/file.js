@@ -34,8 +34,12 @@ export function fileStore(dir) {
       const out = [];
       for (const name of names.filter((n) => n.endsWith(SUFFIX))) {
         try {
-          const entry = JSON.parse(await readFile(join(dir, name), "utf8"));
+          const at = join(dir, name);
+          const entry = JSON.parse(await readFile(at, "utf8"));
           if (entry.body !== null) entry.body = new Uint8Array(Buffer.from(entry.body, "base64"));
+          // An entry an earlier version kept under its id as the name: moved
+          // to its hashed name (atomically), so `delete` finds it once sent.
+          if (at !== file(entry.id)) await rename(at, file(entry.id));
           out.push(entry);
         } catch (error) {
           if (error.code !== "ENOENT") throw error; // deleted meanwhile
