@@ -54,6 +54,8 @@ async function bodyOf(request, limit) {
 }
 
 const KEY = "idempotency-key";
+/** The policy's whole-operation bound (a symbol of the package's own: not public API). */
+const TOTAL_MS = Symbol.for("saferetry.totalMs");
 
 /** The `retry` options of a call without the key (the outbox puts the key in the headers). */
 function retryOptions(init) {
@@ -61,6 +63,26 @@ function retryOptions(init) {
   if (retry === null || typeof retry !== "object") return retry;
   const { idempotencyKey, ...rest } = retry;
   return rest;
+}
+
+/** `entryFor(...)(schedule)`: the stored form of `request` under `id`,
+ * with the rules' schedule. `credentials` and `mode` only when not the
+ * defaults (workerd refuses both in an init). */
+function entryFor(request, headers, body, id) {
+  const modes = {};
+  if (request.credentials && request.credentials !== "same-origin") modes.credentials = request.credentials;
+  if (request.mode && !["cors", "navigate"].includes(request.mode)) modes.mode = request.mode;
+  return (schedule) => ({
+    ...modes,
+    id,
+    method: request.method,
+    url: request.url,
+    headers: [...headers],
+    body,
+    key: headers.get(KEY),
+    keptAt: Date.now(),
+    ...schedule,
+  });
 }
 
 export class Outbox extends EventTarget {
@@ -91,44 +113,41 @@ export class Outbox extends EventTarget {
    * outcome, plus `kept` (the write is in the store, to be sent later),
    * `notKept` (why not, when it ended `try-later` or failed to be stored)
    * and `id`. `init.retry.idempotencyKey: true` makes the key here, so the
-   * same one is stored and re-sent. */
+   * same one is stored and re-sent. `init.durable: "before-send"` (or the
+   * outbox's `durable`) writes a write that qualifies to the store before
+   * its first send (`ahead: true`); it leaves it when its outcome is final. */
   async send(input, init) {
     if (this.#closed) throw new TypeError(`saferetry: outbox "${this.#name}" is closed`);
     const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
     const asked = init?.retry?.idempotencyKey;
     if (asked === true && !headers.has(KEY)) headers.set(KEY, uuid());
     else if (typeof asked === "string") headers.set(KEY, asked);
-    const { retry, signal, ...rest } = init ?? {};
+    const { retry, signal, durable, ...rest } = init ?? {};
     const request = new Request(input, { ...rest, headers });
     const stream = typeof ReadableStream !== "undefined" && rest.body instanceof ReadableStream;
     const body = stream ? undefined : await bodyOf(request.clone(), this.#rules.bodyLimit);
-    const op = this.#policy.run(request, { signal, retry: retryOptions(init) });
-    const outcome = await op.result;
     const names = [...headers.keys()];
     const facts = { method: request.method, url: request.url, headers: names, bodyBytes: body === undefined ? null : (body?.byteLength ?? 0) };
+    const entryOf = entryFor(request, headers, body ?? null, headers.get(KEY) ?? uuid());
+    const ahead = await this.#ahead(facts, durable, retry?.totalMs, entryOf);
+    let op;
+    try {
+      op = this.#policy.run(request, { signal, retry: retryOptions(init) });
+    } catch (error) {
+      if (ahead) await this.#store.delete(ahead.id);
+      throw error;
+    }
+    const outcome = await op.result;
     const decision = this.#rules.keep(facts, outcome, Date.now());
-    const result = Object.assign(outcome, { kept: false });
+    const result = Object.assign(outcome, { kept: false, ahead: ahead !== null });
     if (!decision.kept) {
       result.notKept = decision.notKept;
+      if (ahead) await this.#store.delete(ahead.id).catch((error) => this.#emit("error", { error }));
       // A success needs no keeping: a UI hears only of writes left undone.
       if (outcome.kind !== "succeeded") this.#emit("not-kept", { notKept: decision.notKept, method: facts.method, url: facts.url, report: outcome.report });
       return result;
     }
-    // `credentials` and `mode` only when not the defaults (workerd refuses both in an init).
-    const modes = {};
-    if (request.credentials && request.credentials !== "same-origin") modes.credentials = request.credentials;
-    if (request.mode && !["cors", "navigate"].includes(request.mode)) modes.mode = request.mode;
-    const entry = {
-      ...modes,
-      id: headers.get(KEY) ?? uuid(),
-      method: request.method,
-      url: request.url,
-      headers: [...headers],
-      body: body ?? null,
-      key: headers.get(KEY),
-      keptAt: Date.now(),
-      ...decision.entry,
-    };
+    const entry = entryOf(decision.entry);
     try {
       await this.#store.put(entry);
     } catch (error) {
@@ -142,6 +161,23 @@ export class Outbox extends EventTarget {
     this.#emit("change", {});
     this.flush(); // plans again: the timer now covers this entry too
     return result;
+  }
+
+  /** Write-ahead: the entry written before the first send, when the rules
+   * ask for it (`null` when not asked, not qualifying, or the store failed:
+   * the send goes on as without it). */
+  async #ahead(facts, durable, callTotalMs, entryOf) {
+    const answer = this.#rules.ahead(facts, durable, Date.now(), this.#policy[TOTAL_MS], callTotalMs);
+    if (!answer.entry) return null;
+    const entry = entryOf(answer.entry);
+    try {
+      await this.#store.put(entry);
+    } catch (error) {
+      this.#emit("error", { error });
+      return null;
+    }
+    this.#emit("change", {});
+    return entry;
   }
 
   /** What waits, as `{ id, method, url, key, retryAt, expiresAt, sends, keptAt }`. */
@@ -247,13 +283,13 @@ export class Outbox extends EventTarget {
 export async function openOutbox(policy, name, options, loadRules, defaultStore) {
   if (typeof name !== "string" || name === "") throw new TypeError("saferetry: `outbox(policy, name)`: name must be a non-empty string");
   if (typeof policy?.run !== "function") throw new TypeError("saferetry: `outbox(policy, name)`: policy must be a RetryPolicy");
-  let { store, ttl, credentials } = options ?? {};
+  let { store, ttl, credentials, durable } = options ?? {};
   store ??= defaultStore?.(name);
   if (typeof store?.list !== "function" || typeof store.put !== "function" || typeof store.delete !== "function") {
     throw new TypeError("saferetry: `outbox.store` must be a store { list(), put(entry), delete(id), lock?(name, fn), wake?(at), close?() } (README \"Outbox\")");
   }
   const Rules = await loadRules();
-  const outbox = new Outbox(policy, name, store, new Rules(ttl, credentials));
+  const outbox = new Outbox(policy, name, store, new Rules(ttl, credentials, durable));
   outbox.flush();
   return outbox;
 }
