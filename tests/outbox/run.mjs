@@ -36,6 +36,7 @@ async function run(name, { setup, teardown, list }) {
 }
 
 if (want('node')) await run('node', (await import('./node.mjs')).cases(PKG));
+if (want('node')) await run('node', (await import('./ahead-node.mjs')).cases(PKG));
 if (want('browsers')) for (const b of ['chromium', 'firefox', 'webkit']) await run(b, (await import('./browsers.mjs')).cases(b));
 if (want('workerd')) await run('workerd', (await import('./workerd.mjs')).cases());
 console.log(`${passed} passed, ${failed} failed`);
