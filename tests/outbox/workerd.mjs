@@ -13,10 +13,10 @@ import { assert, until } from './node.mjs';
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '../..');
 const OUT = path.join(REPO, 'test-output/outbox-workerd');
-const COMPAT_DATE = '2025-06-01';
+export const COMPAT_DATE = '2025-06-01';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-const WRANGLER_JSONC = `{
+export const WRANGLER_JSONC = `{
   "name": "outbox-test",
   "main": "main.mjs",
   "compatibility_date": "${COMPAT_DATE}",
@@ -25,7 +25,7 @@ const WRANGLER_JSONC = `{
 }
 `;
 
-function config({ dir, modules, storageDir }) {
+export function config({ dir, modules, storageDir }) {
   const str = (s) => JSON.stringify(s);
   const mods = modules.map((m) => `(name = ${str(m.name)}, ${m.type} = embed ${str(path.relative(dir, m.file))})`).join(', ');
   return `using Workerd = import "/workerd/workerd.capnp";
