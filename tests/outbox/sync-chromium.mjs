@@ -49,8 +49,9 @@ export function cases() {
       await server.open(Date.now() + 1500); // Retry-After: 2
       const r = await page.evaluate(([url, k]) => window.__ob.send(url, k), [`${server.url}/orders`, key]);
       assert(r.kind === 'try-later' && r.kept === true, `send: ${JSON.stringify(r)}`);
-      const tags = await page.evaluate(async () => (await navigator.serviceWorker.ready).sync.getTags());
-      assert(tags.includes(TAG), `the page registered the sync: ${JSON.stringify(tags)}`);
+      // The outbox registers it from its drain after the send answered: wait for it (bounded).
+      const tags = () => page.evaluate(async () => (await navigator.serviceWorker.ready).sync.getTags());
+      await until('the page\'s sync registration', 5000, async () => (await tags()).includes(TAG));
       await page.close(); // no page of the origin is open from here on
       await sleep(Math.max(0, r.retryAt - Date.now()) + 300);
       assert((await server.counts()).requests[key] === 1, 'nothing sent before the sync event');
