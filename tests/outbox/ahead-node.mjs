@@ -6,12 +6,10 @@
 // never lost, and the server sees its key at most twice — the send that
 // was cut mid-flight and the next drainer's.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startOutboxServer } from './server.mjs';
-import { assert, child, open, until } from './node.mjs';
+import { assert, child, fixture, open, until } from './node.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const entries = (dir) => readdirSync(dir).filter((n) => n.endsWith('.entry.json'));
@@ -34,15 +32,8 @@ async function killedMidSend(server, args) {
 
 export function cases(pkg) {
   let server, m;
-  const tmp = mkdtempSync(path.join(tmpdir(), 'saferetry-ahead-'));
-  const setup = async () => {
-    m = await import(pkg);
-    server = await startOutboxServer();
-  };
-  const teardown = async () => {
-    await server?.close();
-    rmSync(tmp, { recursive: true, force: true });
-  };
+  const { tmp, teardown, ...f } = fixture(pkg, 'saferetry-ahead-');
+  const setup = async () => ({ server, m } = await f.setup());
   // `SAFERETRY_AHEAD_OFF=1` sends these writes without write-ahead: the
   // tests then fail (the write is lost), which is how they were checked.
   const durable = process.env.SAFERETRY_AHEAD_OFF === '1' ? 'after-try-later' : 'before-send';

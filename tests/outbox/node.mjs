@@ -49,17 +49,26 @@ export async function open(m, options, policyOptions = { totalMs: 800 }) {
   return { box, events };
 }
 
+/** What a list of cases shares: a temporary folder (`tmp`), and from
+ * `setup()` on the package (`m`) and a started outbox server (`server`). */
+export function fixture(pkg, prefix) {
+  const f = { tmp: mkdtempSync(path.join(tmpdir(), prefix)) };
+  f.setup = async () => {
+    f.m = await import(pkg);
+    f.server = await startOutboxServer();
+    return f;
+  };
+  f.teardown = async () => {
+    await f.server?.close();
+    rmSync(f.tmp, { recursive: true, force: true });
+  };
+  return f;
+}
+
 export function cases(pkg) {
   let server, m;
-  const tmp = mkdtempSync(path.join(tmpdir(), 'saferetry-outbox-'));
-  const setup = async () => {
-    m = await import(pkg);
-    server = await startOutboxServer();
-  };
-  const teardown = async () => {
-    await server?.close();
-    rmSync(tmp, { recursive: true, force: true });
-  };
+  const { tmp, teardown, ...f } = fixture(pkg, 'saferetry-outbox-');
+  const setup = async () => ({ server, m } = await f.setup());
   const list = [
     ['bad outbox options are a RangeError or TypeError naming the field, and an outbox still opens after them', async () => {
       const policy = new m.RetryPolicy();
