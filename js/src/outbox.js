@@ -177,6 +177,10 @@ export class Outbox extends EventTarget {
       return null;
     }
     this.#emit("change", {});
+    // Plans again, not awaited: the timer, a Durable Object's alarm or a
+    // Background Sync now covers this entry too, should this page,
+    // process or object die mid-send.
+    this.flush();
     return entry;
   }
 
