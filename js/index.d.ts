@@ -351,8 +351,10 @@ export interface OutboxStore {
   list(): Promise<OutboxRecord[]>;
   put(entry: OutboxRecord): Promise<void>;
   delete(id: string): Promise<void>;
-  /** Runs `fn` exclusively across every tab, process or isolate sharing the store. */
-  lock?<T>(name: string, fn: () => Promise<T>): Promise<T>;
+  /** Runs `fn` exclusively across every tab, process or isolate sharing
+   * the store; when `signal` aborts the wait (the outbox closed), resolves
+   * with `undefined` without running it. */
+  lock?<T>(name: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T | undefined>;
   /** Wakes the runtime at `at` (epoch ms) even if it was stopped meanwhile (a Durable Object's alarm; IndexedDB: a Background Sync registration for saferetry/sw). */
   wake?(at: number): Promise<void> | void;
   close?(): Promise<void> | void;
@@ -424,7 +426,8 @@ export declare class Outbox extends EventTarget {
 /** A durable outbox whose sends and re-sends go through `policy`. */
 export declare function outbox(policy: RetryPolicy, name: string, options?: OutboxOptions): Promise<Outbox>;
 export declare function memoryStore(): OutboxStore;
-/** Node, Deno, Bun: one JSON file per entry in `dir`, written atomically. */
+/** Node, Deno, Bun: one JSON file per entry in `dir`, written atomically;
+ * drains take the directory's lock (an owner id and a heartbeat). */
 export declare function fileStore(dir: string): OutboxStore;
 /** Browsers: IndexedDB, with a Web Lock around each drain. */
 export declare function indexedDBStore(name: string): OutboxStore;

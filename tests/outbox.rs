@@ -13,7 +13,7 @@ fn config() -> Config {
 }
 
 fn outcome(ended: Ended, progress: Progress, retry_at: Option<u64>) -> Outcome {
-    Outcome { ended, progress, retry_at, not_before: None }
+    Outcome { ended, progress, retry_at, not_before: None, body_refused: false }
 }
 
 fn write(safety: Safety) -> Write {
@@ -61,6 +61,28 @@ fn a_body_is_kept_as_bytes_up_to_the_replay_bound() {
     for (body_bytes, want) in table {
         let w = Write { body_bytes, ..write(Safety::Keyed) };
         assert_eq!(keep(&config(), &w, &later, NOW, 0.5).map(|_| ()), want, "{body_bytes:?}");
+    }
+}
+
+#[test]
+fn a_failure_its_body_caused_is_named_by_the_body_and_any_other_ending_is_not_try_later() {
+    use Ended::*;
+    let too_large = Some(REPLAY_BYTES + 1);
+    let table: [(Ended, bool, Option<u64>, NotKept); 7] = [
+        // A `Request` over the bound or a stream: its retry stopped `body-not-replayable`.
+        (Failed, true, too_large, NotKept::BodyTooLarge),
+        (Failed, true, None, NotKept::BodyNotReplayable),
+        // Failed for another reason, or with a body that fits: the ending.
+        (Failed, false, too_large, NotKept::NotTryLater),
+        (Failed, true, Some(10), NotKept::NotTryLater),
+        (Succeeded, false, too_large, NotKept::NotTryLater),
+        (Cancelled, true, None, NotKept::NotTryLater),
+        (TryLater, false, too_large, NotKept::BodyTooLarge),
+    ];
+    for (ended, body_refused, body_bytes, want) in table {
+        let o = Outcome { body_refused, ..outcome(ended, Progress::Responded, None) };
+        let w = Write { body_bytes, ..write(Safety::Keyed) };
+        assert_eq!(keep(&config(), &w, &o, NOW, 0.5), Err(want), "{ended:?} {body_refused} {body_bytes:?}");
     }
 }
 

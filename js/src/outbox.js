@@ -57,14 +57,6 @@ const KEY = "idempotency-key";
 /** The policy's whole-operation bound (a symbol of the package's own: not public API). */
 const TOTAL_MS = Symbol.for("saferetry.totalMs");
 
-/** The `retry` options of a call without the key (the outbox puts the key in the headers). */
-function retryOptions(init) {
-  const retry = init?.retry;
-  if (retry === null || typeof retry !== "object") return retry;
-  const { idempotencyKey, ...rest } = retry;
-  return rest;
-}
-
 /** `entryFor(...)(schedule)`: the stored form of `request` under `id`,
  * with the rules' schedule. `credentials` and `mode` only when not the
  * defaults (workerd refuses both in an init). */
@@ -112,27 +104,38 @@ export class Outbox extends EventTarget {
   /** Sends as `policy.run(input, init).result` does and resolves with that
    * outcome, plus `kept` (the write is in the store, to be sent later),
    * `notKept` (why not, when it ended `try-later` or failed to be stored)
-   * and `id`. `init.retry.idempotencyKey: true` makes the key here, so the
-   * same one is stored and re-sent. `init.durable: "before-send"` (or the
-   * outbox's `durable`) writes a write that qualifies to the store before
-   * its first send (`ahead: true`); it leaves it when its outcome is final. */
+   * and `id`. `input` and `init` go to the policy as given, so its options
+   * parser checks them (a bad option throws as in `policy.fetch`) and it
+   * sees the body the caller gave; `init.retry.idempotencyKey: true`
+   * becomes a key made here, so the one sent is the one kept.
+   * `init.durable: "before-send"` (or the outbox's `durable`) writes a
+   * write that qualifies to the store before its first send (`ahead:
+   * true`); it leaves it when its outcome is final. */
   async send(input, init) {
     if (this.#closed) throw new TypeError(`saferetry: outbox "${this.#name}" is closed`);
-    const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
-    const asked = init?.retry?.idempotencyKey;
-    if (asked === true && !headers.has(KEY)) headers.set(KEY, uuid());
-    else if (typeof asked === "string") headers.set(KEY, asked);
-    const { retry, signal, durable, ...rest } = init ?? {};
-    const request = new Request(input, { ...rest, headers });
+    const make = init?.retry?.idempotencyKey === true && globalThis.crypto?.randomUUID;
+    const call = make ? { ...init, retry: { ...init.retry, idempotencyKey: crypto.randomUUID() } } : init;
+    // What is kept is read from a copy: a `Request` is cloned, a body other
+    // than a stream is the caller's own value, read again (a stream is not kept).
+    const { retry, signal, durable, ...rest } = call ?? {};
     const stream = typeof ReadableStream !== "undefined" && rest.body instanceof ReadableStream;
-    const body = stream ? undefined : await bodyOf(request.clone(), this.#rules.bodyLimit);
+    let copy = null;
+    try {
+      copy = new Request(input instanceof Request ? input.clone() : input, stream ? { ...rest, body: undefined } : rest);
+    } catch {
+      // A request `fetch` refuses: the policy answers for it (`refused`).
+    }
+    const headers = copy?.headers ?? new Headers();
+    if (typeof retry?.idempotencyKey === "string") headers.set(KEY, retry.idempotencyKey);
+    const body = stream || copy === null ? undefined : await bodyOf(copy, this.#rules.bodyLimit);
+    const request = copy ?? { method: "", url: "" };
     const names = [...headers.keys()];
     const facts = { method: request.method, url: request.url, headers: names, bodyBytes: body === undefined ? null : (body?.byteLength ?? 0) };
-    const entryOf = entryFor(request, headers, body ?? null, headers.get(KEY) ?? uuid());
+    const entryOf = entryFor(request, headers, body ?? null, headers.get(KEY) || uuid());
     const ahead = await this.#ahead(facts, durable, retry?.totalMs, entryOf);
     let op;
     try {
-      op = this.#policy.run(request, { signal, retry: retryOptions(init) });
+      op = this.#policy.run(input, call);
     } catch (error) {
       if (ahead) await this.#store.delete(ahead.id);
       throw error;
@@ -209,7 +212,8 @@ export class Outbox extends EventTarget {
 
   #locked() {
     const drain = () => this.#drain();
-    return this.#store.lock ? this.#store.lock(`saferetry-outbox:${this.#name}`, drain) : drain();
+    // `close()` ends a wait for the lock (the signal), as it ends a send.
+    return this.#store.lock ? this.#store.lock(`saferetry-outbox:${this.#name}`, drain, this.#abort.signal) : drain();
   }
 
   #emit(type, detail) {
@@ -287,13 +291,13 @@ export class Outbox extends EventTarget {
 export async function openOutbox(policy, name, options, loadRules, defaultStore) {
   if (typeof name !== "string" || name === "") throw new TypeError("saferetry: `outbox(policy, name)`: name must be a non-empty string");
   if (typeof policy?.run !== "function") throw new TypeError("saferetry: `outbox(policy, name)`: policy must be a RetryPolicy");
-  let { store, ttl, credentials, durable } = options ?? {};
-  store ??= defaultStore?.(name);
-  if (typeof store?.list !== "function" || typeof store.put !== "function" || typeof store.delete !== "function") {
-    throw new TypeError("saferetry: `outbox.store` must be a store { list(), put(entry), delete(id), lock?(name, fn), wake?(at), close?() } (README \"Outbox\")");
-  }
   const Rules = await loadRules();
-  const outbox = new Outbox(policy, name, store, new Rules(ttl, credentials, durable));
+  const rules = new Rules(options); // checks every option but `store`, and refuses unknown ones
+  const store = options?.store ?? defaultStore?.(name);
+  if (typeof store?.list !== "function" || typeof store.put !== "function" || typeof store.delete !== "function") {
+    throw new TypeError("saferetry: `outbox.store` must be a store { list(), put(entry), delete(id), lock?(name, fn, signal), wake?(at), close?() } (README \"Outbox\")");
+  }
+  const outbox = new Outbox(policy, name, store, rules);
   outbox.flush();
   return outbox;
 }

@@ -5,6 +5,7 @@
 //! claims) is imported with `catch`, and a hook's promise is adopted by one
 //! of our own before anything awaits it.
 
+use alloc::string::String;
 use js_sys::{Array, Object, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -55,4 +56,22 @@ pub async fn settle(value: JsValue) -> Result<JsValue, JsValue> {
         Ok(p) => adopt(&p).await,
         Err(v) => Ok(v),
     }
+}
+
+/// Refuses an own key of `js` that `known` does not accept, with a
+/// `TypeError` naming it; a Proxy whose key listing throws rejects with its
+/// own error.
+pub fn only_known(js: &JsValue, object: &str, known: impl Fn(&str) -> bool) -> Result<(), JsValue> {
+    for key in keys(js)?.iter() {
+        let key = key.as_string().unwrap_or_default();
+        if !known(&key) {
+            let mut message = String::from("saferetry: `");
+            message.push_str(&key);
+            message.push_str("` is not an option of `");
+            message.push_str(object);
+            message.push_str("` (see the README's option table)");
+            return Err(js_sys::TypeError::new(&message).into());
+        }
+    }
+    Ok(())
 }

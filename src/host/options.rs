@@ -7,7 +7,7 @@ use js_sys::Function;
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::bind::get;
-use super::caller::{keys, list};
+use super::caller::{list, only_known};
 use super::fleet::Exchange;
 use crate::policy::body::ResponseBody;
 use crate::policy::classify::RetryOn;
@@ -165,24 +165,6 @@ pub fn read(
         h.shared = Some(Exchange { function, this: shared, scope });
     }
     Ok((o, h))
-}
-
-/// Refuses an own key of `js` that `known` does not accept, with a
-/// `TypeError` naming it; a Proxy whose key listing throws rejects with its
-/// own error.
-fn only_known(js: &JsValue, object: &str, known: impl Fn(&str) -> bool) -> Result<(), JsValue> {
-    for key in keys(js)?.iter() {
-        let key = key.as_string().unwrap_or_default();
-        if !known(&key) {
-            let mut message = String::from("saferetry: `");
-            message.push_str(&key);
-            message.push_str("` is not an option of `");
-            message.push_str(object);
-            message.push_str("` (see the README's option table)");
-            return Err(js_sys::TypeError::new(&message).into());
-        }
-    }
-    Ok(())
 }
 
 /// `concurrency` and `rate` belong to the policy: they are what its calls share.

@@ -11,12 +11,13 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use super::bind::{get, get_string, math_random};
-use super::caller::list;
+use super::caller::{list, only_known};
 use super::convert::to_js;
 use crate::policy::classify::Stage;
 use crate::policy::limits::{timer_ms, MAX_TIMER_MS, REPLAY_BYTES};
 use crate::policy::options::{integer_in, OptionError};
 use crate::policy::outbox::{self, Config, Durable, Ended, Entry, Next, Outcome, Progress, Write};
+use crate::policy::reason::Reason;
 use crate::policy::report::opt_ms;
 
 /// The largest epoch millisecond a JS number holds exactly.
@@ -24,6 +25,11 @@ const MAX_MS: u64 = (1 << 53) - 1;
 /// Header names read from one request, at most.
 const MAX_HEADERS: u32 = 1_000;
 
+/// The options `outbox(policy, name, options)` takes (`store` is the
+/// glue's); any other key is refused by name, as a policy's are.
+const OPTION_KEYS: [&str; 4] = ["store", "ttl", "credentials", "durable"];
+const OPTIONS: OptionError =
+    OptionError::type_error("outbox options", "an object { store?, ttl?, credentials?, durable? }");
 const CREDENTIALS: OptionError = OptionError::type_error("outbox.credentials", "a boolean");
 const TTL: OptionError = OptionError::type_error("outbox.ttl", "a number of milliseconds");
 const DURABLE: OptionError =
@@ -59,7 +65,7 @@ fn time(v: f64, error: OptionError) -> Result<u64, OptionError> {
     integer_in(v.floor(), 0, MAX_MS).ok_or(error)
 }
 
-/// An outcome as `policy.run` resolves it: `{ kind, retryAt?, notBefore?, report }`.
+/// An outcome as `policy.run` resolves it: `{ kind, reason, retryAt?, notBefore?, report }`.
 fn outcome_of(js: &JsValue) -> Result<Outcome, OptionError> {
     let ended = get_string(js, "kind").as_deref().and_then(Ended::parse).ok_or(KIND)?;
     let attempts = get(&get(js, "report"), "attempts");
@@ -79,6 +85,7 @@ fn outcome_of(js: &JsValue) -> Result<Outcome, OptionError> {
         progress: Progress::of(status, stage),
         retry_at: opt_time(&get(js, "retryAt")),
         not_before: opt_time(&get(js, "notBefore")),
+        body_refused: get_string(js, "reason").as_deref() == Some(Reason::BodyNotReplayable.name()),
     })
 }
 
@@ -195,11 +202,20 @@ pub struct OutboxRules {
 
 #[wasm_bindgen]
 impl OutboxRules {
-    /// `ttl` in ms (default a day, at most 30 days); `credentials`: the
-    /// caller's opt-in to writing credentials to storage; `durable`: when
-    /// a write goes into the store, unless a send says otherwise.
+    /// The options of `outbox()`: `ttl` in ms (default a day, at most 30
+    /// days); `credentials`: the caller's opt-in to writing credentials to
+    /// storage; `durable`: when a write goes into the store, unless a send
+    /// says otherwise; `store` (read by the glue).
     #[wasm_bindgen(constructor)]
-    pub fn new(ttl: JsValue, credentials: JsValue, durable: JsValue) -> Result<OutboxRules, JsValue> {
+    pub fn new(options: JsValue) -> Result<OutboxRules, JsValue> {
+        if !(options.is_undefined() || options.is_null()) {
+            if !options.is_object() {
+                return Err(OPTIONS.into());
+            }
+            only_known(&options, "outbox", |k| OPTION_KEYS.contains(&k))?;
+        }
+        let (ttl, credentials, durable) =
+            (get(&options, "ttl"), get(&options, "credentials"), get(&options, "durable"));
         let ttl = if ttl.is_undefined() { None } else { Some(ttl.as_f64().ok_or(TTL)?) };
         let credentials =
             if credentials.is_undefined() { false } else { credentials.as_bool().ok_or(CREDENTIALS)? };

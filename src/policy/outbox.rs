@@ -139,6 +139,9 @@ pub struct Outcome {
     pub retry_at: Option<u64>,
     /// Before this, the server asked not to be asked again.
     pub not_before: Option<u64>,
+    /// It stopped because its body could not be sent again
+    /// (`body-not-replayable`: a stream, or a `Request` over the bound).
+    pub body_refused: bool,
 }
 
 /// What the outbox needs of the request itself.
@@ -241,6 +244,15 @@ fn earliest(outcome: &Outcome, now: u64, sends: u32, random: f64) -> u64 {
     }
 }
 
+/// Why `write`'s body cannot be stored, if it cannot.
+fn body_refusal(write: &Write) -> Option<NotKept> {
+    match write.body_bytes {
+        None => Some(NotKept::BodyNotReplayable),
+        Some(n) if n > REPLAY_BYTES => Some(NotKept::BodyTooLarge),
+        Some(_) => None,
+    }
+}
+
 /// Whether a write may be written to storage at all, whenever that is:
 /// it may be sent again, its body is bytes within the bound, it carries
 /// no credentials unless the caller opted in. `progress` (how far its last
@@ -252,10 +264,8 @@ fn storable(config: &Config, write: &Write, progress: Progress) -> Result<(), No
             Progress::MaybeDelivered | Progress::Responded => NotKept::MaybeDelivered,
         });
     }
-    match write.body_bytes {
-        None => return Err(NotKept::BodyNotReplayable),
-        Some(n) if n > REPLAY_BYTES => return Err(NotKept::BodyTooLarge),
-        Some(_) => {}
+    if let Some(why) = body_refusal(write) {
+        return Err(why);
     }
     if write.credentials && !config.keep_credentials {
         return Err(NotKept::Credentials);
@@ -274,11 +284,16 @@ fn schedule(config: &Config, now: u64, retry_at: u64) -> Result<Entry, NotKept> 
 }
 
 /// Whether a finished operation is kept, and its schedule. Checked in
-/// this order: how it ended, whether it may be sent again, its body, its
-/// credentials, its time.
+/// this order: how it ended (a failure its body caused is named by the
+/// body), whether it may be sent again, its body, its credentials, its time.
 pub fn keep(config: &Config, write: &Write, outcome: &Outcome, now: u64, random: f64) -> Result<Entry, NotKept> {
     if outcome.ended != Ended::TryLater {
-        return Err(NotKept::NotTryLater);
+        // A failure its body caused is named by the body, as a try-later
+        // with that body would be: the outbox could not keep it either.
+        return Err(match body_refusal(write) {
+            Some(why) if outcome.ended == Ended::Failed && outcome.body_refused => why,
+            _ => NotKept::NotTryLater,
+        });
     }
     storable(config, write, outcome.progress)?;
     schedule(config, now, earliest(outcome, now, 1, random))
@@ -412,7 +427,7 @@ mod tests {
     const NOW: u64 = 1_000_000;
 
     fn later(retry_at: Option<u64>, not_before: Option<u64>) -> Outcome {
-        Outcome { ended: Ended::TryLater, progress: Progress::Responded, retry_at, not_before }
+        Outcome { ended: Ended::TryLater, progress: Progress::Responded, retry_at, not_before, body_refused: false }
     }
 
     #[test]

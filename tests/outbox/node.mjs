@@ -49,26 +49,26 @@ export async function open(m, options, policyOptions = { totalMs: 800 }) {
   return { box, events };
 }
 
-/** What a list of cases shares: a temporary folder (`tmp`), and from
- * `setup()` on the package (`m`) and a started outbox server (`server`). */
-export function fixture(pkg, prefix) {
-  const f = { tmp: mkdtempSync(path.join(tmpdir(), prefix)) };
-  f.setup = async () => {
-    f.m = await import(pkg);
-    f.server = await startOutboxServer();
-    return f;
+/** What each list of Node cases shares: a temporary directory (`tmp`),
+ * and at `setup` the package and the counting server, handed to `loaded`. */
+export function fixture(pkg, prefix, loaded) {
+  const tmp = mkdtempSync(path.join(tmpdir(), prefix));
+  let server;
+  const setup = async () => {
+    const m = await import(pkg);
+    server = await startOutboxServer();
+    loaded({ m, server });
   };
-  f.teardown = async () => {
-    await f.server?.close();
-    rmSync(f.tmp, { recursive: true, force: true });
+  const teardown = async () => {
+    await server?.close();
+    rmSync(tmp, { recursive: true, force: true });
   };
-  return f;
+  return { tmp, setup, teardown };
 }
 
 export function cases(pkg) {
   let server, m;
-  const { tmp, teardown, ...f } = fixture(pkg, 'saferetry-outbox-');
-  const setup = async () => ({ server, m } = await f.setup());
+  const { tmp, setup, teardown } = fixture(pkg, 'saferetry-outbox-', (x) => ({ m, server } = x));
   const list = [
     ['bad outbox options are a RangeError or TypeError naming the field, and an outbox still opens after them', async () => {
       const policy = new m.RetryPolicy();

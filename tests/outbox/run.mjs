@@ -1,14 +1,14 @@
 // The outbox tier (README "Outbox"): Node (memory and file stores, process
-// restarts), the three browsers (IndexedDB, Web Locks, a page closed and
+// restarts, a drainer killed at each crash point), the three browsers (IndexedDB, Web Locks, a page closed and
 // reopened, two tabs) and workerd (a Durable Object whose alarm sends after
 // a restart). Prints one line per case and a final "N passed, M failed".
 //
-//   node tests/outbox/run.mjs [node] [browsers] [workerd]
+//   node tests/outbox/run.mjs [node] [calls] [crash] [browsers] [workerd]
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const PKG = pathToFileURL(path.resolve(HERE, '../../js/src/node.js')).href;
+const PKG = process.env.OUTBOX_PKG ?? pathToFileURL(path.resolve(HERE, '../../js/src/node.js')).href;
 const parts = process.argv.slice(2);
 const want = (p) => parts.length === 0 || parts.includes(p);
 let passed = 0, failed = 0;
@@ -37,6 +37,8 @@ async function run(name, { setup, teardown, list }) {
 
 if (want('node')) await run('node', (await import('./node.mjs')).cases(PKG));
 if (want('node')) await run('node', (await import('./ahead-node.mjs')).cases(PKG));
+if (want('calls')) await run('calls', (await import('./calls.mjs')).cases(PKG));
+if (want('crash')) await run('crash', (await import('./crash.mjs')).cases(PKG));
 if (want('browsers')) for (const b of ['chromium', 'firefox', 'webkit']) await run(b, (await import('./browsers.mjs')).cases(b));
 if (want('browsers') || want('sync')) await run('chromium', (await import('./sync-chromium.mjs')).cases());
 if (want('workerd')) await run('workerd', (await import('./workerd.mjs')).cases());

@@ -7,16 +7,14 @@
 //   POST|PUT /orders      503 + Retry-After until `openAt`, then 201
 //   POST /drop            reads the request, then destroys the socket (maybe-delivered)
 //   POST /__open?at=ms    sets `openAt` (epoch ms)
-//   POST /__hold?n=N      the next N writes are counted, then left unanswered (a send in flight)
-//   POST /__release       answers the held writes as /orders would now
+//   POST /__hold?on=1|0   while on, /orders requests are counted and left unanswered; off drops them
 //   GET  /__counts        { requests: { key: n }, accepted: { key: n }, times: { key: [ms] }, total }
 //   POST /__reset
 import http from 'node:http';
 
 export async function startOutboxServer() {
   let openAt = 0;
-  let requests = {}, accepted = {}, times = {}, total = 0;
-  let hold = 0, held = [];
+  let requests = {}, accepted = {}, times = {}, total = 0, hold = false, held = [];
   const cors = {
     'access-control-allow-origin': '*',
     'access-control-allow-headers': '*',
@@ -34,27 +32,23 @@ export async function startOutboxServer() {
       };
       if (req.method === 'OPTIONS') return json(204, {});
       if (url.pathname === '/__open') { openAt = Number(url.searchParams.get('at')); return json(200, { openAt }); }
+      if (url.pathname === '/__hold') {
+        hold = url.searchParams.get('on') === '1';
+        if (!hold) for (const socket of held.splice(0)) socket.destroy();
+        return json(200, { hold });
+      }
       if (url.pathname === '/__counts') return json(200, { requests, accepted, times, total });
-      if (url.pathname === '/__hold') { hold = Number(url.searchParams.get('n')); return json(200, { hold }); }
-      if (url.pathname === '/__release') { const answers = held; held = []; answers.forEach((answer) => answer()); return json(200, { released: answers.length }); }
-      if (url.pathname === '/__reset') { openAt = 0; requests = {}; accepted = {}; times = {}; total = 0; hold = 0; held.forEach((answer) => answer.drop()); held = []; return json(200, {}); }
+      if (url.pathname === '/__reset') { hold = false; for (const socket of held.splice(0)) socket.destroy(); openAt = 0; requests = {}; accepted = {}; times = {}; total = 0; return json(200, {}); }
       const key = req.headers['idempotency-key'] ?? '(none)';
       total++;
       requests[key] = (requests[key] ?? 0) + 1;
       (times[key] ??= []).push(Date.now());
       if (url.pathname === '/drop') return req.socket.destroy();
-      const answer = () => {
-        const wait = openAt - Date.now();
-        if (wait > 0) return json(503, { busy: true }, { 'retry-after': String(Math.ceil(wait / 1000)) });
-        accepted[key] = (accepted[key] ?? 0) + 1;
-        json(201, { key, body: Buffer.concat(chunks).toString('utf8'), auth: req.headers.authorization ?? null });
-      };
-      if (hold > 0) {
-        hold--;
-        answer.drop = () => req.socket.destroy();
-        return held.push(answer);
-      }
-      answer();
+      if (hold) return held.push(req.socket);
+      const wait = openAt - Date.now();
+      if (wait > 0) return json(503, { busy: true }, { 'retry-after': String(Math.ceil(wait / 1000)) });
+      accepted[key] = (accepted[key] ?? 0) + 1;
+      json(201, { key, body: Buffer.concat(chunks).toString('utf8'), auth: req.headers.authorization ?? null });
     });
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -63,8 +57,7 @@ export async function startOutboxServer() {
     url,
     counts: async () => (await fetch(`${url}/__counts`)).json(),
     open: (at) => fetch(`${url}/__open?at=${at}`, { method: 'POST' }).then((r) => r.json()),
-    hold: (n) => fetch(`${url}/__hold?n=${n}`, { method: 'POST' }).then((r) => r.json()),
-    release: () => fetch(`${url}/__release`, { method: 'POST' }).then((r) => r.json()),
+    hold: (on) => fetch(`${url}/__hold?on=${on ? 1 : 0}`, { method: 'POST' }).then((r) => r.json()),
     reset: () => fetch(`${url}/__reset`, { method: 'POST' }).then((r) => r.json()),
     close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }),
   };

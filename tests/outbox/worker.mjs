@@ -4,11 +4,17 @@
 //
 //   POST /send     { url, key, durable? }   → the object's answer to send()
 //   GET  /pending                 → the object's pending()
+//   POST /flush                   → the object drains now, as its alarm does
 import { OutboxObject } from 'saferetry/cloudflare';
 
 export class Outbox extends OutboxObject {
   policyOptions() {
     return { totalMs: 800 };
+  }
+
+  async flush() {
+    await this.alarm();
+    return true;
   }
 }
 
@@ -24,6 +30,7 @@ export default {
         return json(await box.send({ url: target, method: 'POST', headers: [['content-type', 'application/json']], body: JSON.stringify({ order: key }), idempotencyKey: key, durable }));
       }
       if (url.pathname === '/pending') return json(await box.pending());
+      if (url.pathname === '/flush') return json(await box.flush());
       return json({ error: 'not found' }, 404);
     } catch (error) {
       return json({ error: String(error?.stack ?? error) }, 500);

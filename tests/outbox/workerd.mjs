@@ -2,7 +2,8 @@
 // Object on localDisk storage. A write ends try-later and is kept; workerd
 // is stopped before it is due and started again on the same storage; the
 // object's alarm sends it, once, with the same key, with no request to the
-// Worker in between.
+// Worker in between. And workerd killed while the alarm's re-send is at
+// the server: after the restart it is sent once more, not twice.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -104,7 +105,7 @@ export function cases() {
     ['write-ahead: workerd stopped mid-send leaves the write in the object\'s storage, and its alarm sends it after the restart, with the same key', async () => {
       await server.reset();
       await server.open(0);
-      await server.hold(1);
+      await server.hold(true);
       const key = 'durable-ahead-1';
       const sending = call('/send', { url: `${server.url}/orders`, key, durable: AHEAD }).catch((e) => e);
       await until('the send in flight', 10_000, async () => (await server.counts()).requests[key] === 1);
@@ -112,12 +113,33 @@ export function cases() {
       assert(pending.length === 1 && pending[0].key === key, `in storage while in flight: ${JSON.stringify(pending)}`);
       await stop(wd.proc); // the object dies mid-send
       wd = null;
+      await server.hold(false);
       await sending;
       wd = await startWorkerd(); // no request to the Worker from here on
       await until('the alarm\'s send', 15_000, async () => (await server.counts()).accepted[key] === 1);
       const c = await server.counts();
       assert(c.requests[key] === 2 && c.accepted[key] === 1, `the cut send and the alarm's: ${JSON.stringify(c)}`);
       assert((await call('/pending')).length === 0, 'nothing pending');
+    }],
+    ['workerd killed while its alarm\'s re-send is at the server: after the restart the write is sent once more, with its key, though two flushes race the alarm', async () => {
+      await server.reset();
+      const key = 'durable-crash-1';
+      await server.open(Date.now() + 1500); // Retry-After: 2
+      const r = await call('/send', { url: `${server.url}/orders`, key });
+      assert(r.kind === 'try-later' && r.kept === true, `send: ${JSON.stringify(r)}`);
+      await server.hold(true); // the re-send reaches the server and hangs there
+      await until('the alarm\'s re-send', 15_000, async () => (await server.counts()).requests[key] === 2);
+      await stop(wd.proc, 0); // SIGTERM, then SIGKILL at once: mid-send
+      wd = null;
+      await server.hold(false);
+      wd = await startWorkerd();
+      await Promise.all([call('/flush', {}), call('/flush', {})]);
+      await until('the send after the restart', 15_000, async () => (await server.counts()).accepted[key] === 1);
+      await sleep(1500); // the alarm, if still set, has fired by now
+      const c = await server.counts();
+      assert(c.requests[key] === 3 && c.accepted[key] === 1, `counts (first send, the re-send cut off, one after the restart): ${JSON.stringify(c)}`);
+      const left = await call('/pending');
+      assert(left.length === 0, `pending after: ${JSON.stringify(left)}`);
     }],
   ];
   return { setup, teardown, list };

@@ -97,5 +97,8 @@ export async function outboxUsage(): Promise<string> {
   await outbox(policy);
   // @ts-expect-error ttl is a number of milliseconds
   await outbox(policy, "orders", { ttl: "1h" });
-  return `${r.kept} ${why} ${waiting.length} ${stores.length}`;
+  // @ts-expect-error an unknown option (refused at run time too)
+  await outbox(policy, "orders", { tll: 5 });
+  const held: OutboxStore = { ...memoryStore(), lock: async (_name, fn, signal) => (signal?.aborted ? undefined : fn()) };
+  return `${r.kept} ${why} ${waiting.length} ${stores.length} ${typeof held.lock}`;
 }

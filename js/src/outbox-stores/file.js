@@ -3,26 +3,24 @@
 // temporary name and renamed over the old one (a rename is atomic on one
 // file system: a crash leaves the old entry or the new one, never half of
 // one). Bodies are kept as base64. Processes sharing the directory drain
-// one at a time: `lock` holds `.lock` (created exclusively, holding the
-// owner's pid); a lock whose owner is no longer running is taken over.
-import { mkdir, open, readFile, readdir, rename, unlink, writeFile } from "node:fs/promises";
+// one at a time, under the directory's lock (file-lock.js). An entry's
+// file is named by a hash of its id: an id is never a path, whatever the
+// caller's key holds.
+import { createHash } from "node:crypto";
+import { mkdir, readFile, readdir, rename, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { fileLock } from "./file-lock.js";
 
 const SUFFIX = ".entry.json";
-const STALE_CHECK_MS = 50;
-
-function alive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return error.code === "EPERM";
-  }
-}
 
 export function fileStore(dir) {
   if (typeof dir !== "string" || dir === "") throw new TypeError("saferetry: `fileStore(dir)`: dir must be a non-empty path");
-  const file = (id) => join(dir, encodeURIComponent(id) + SUFFIX);
+  const file = (id) => join(dir, createHash("sha256").update(String(id)).digest("hex") + SUFFIX);
+  const lock = fileLock(dir);
+  // A drainer overtaken while it stalled writes nothing more.
+  const owned = () => {
+    if (lock.lost()) throw new Error(`saferetry: the outbox lock of ${dir} was taken over (this process stalled past its heartbeat)`);
+  };
   let writes = 0;
   return {
     async list() {
@@ -46,6 +44,7 @@ export function fileStore(dir) {
       return out;
     },
     async put(entry) {
+      owned();
       await mkdir(dir, { recursive: true });
       const body = entry.body === null ? null : Buffer.from(entry.body).toString("base64");
       const tmp = `${file(entry.id)}.${process.pid}.${writes++}.tmp`;
@@ -53,31 +52,14 @@ export function fileStore(dir) {
       await rename(tmp, file(entry.id));
     },
     async delete(id) {
+      owned();
       await unlink(file(id)).catch((error) => {
         if (error.code !== "ENOENT") throw error;
       });
     },
-    async lock(_name, fn) {
+    async lock(_name, fn, signal) {
       await mkdir(dir, { recursive: true });
-      const path = join(dir, ".lock");
-      for (;;) {
-        try {
-          const handle = await open(path, "wx");
-          await handle.writeFile(String(process.pid));
-          await handle.close();
-          break;
-        } catch (error) {
-          if (error.code !== "EEXIST") throw error;
-          const owner = Number(await readFile(path, "utf8").catch(() => ""));
-          if (owner && !alive(owner)) await unlink(path).catch(() => {});
-          else await new Promise((resolve) => setTimeout(resolve, STALE_CHECK_MS));
-        }
-      }
-      try {
-        return await fn();
-      } finally {
-        await unlink(path).catch(() => {});
-      }
+      return lock.hold(fn, signal);
     },
   };
 }

@@ -54,7 +54,10 @@ export function indexedDBStore(name) {
     list: () => run("readonly", (s) => s.getAll()),
     put: (entry) => run("readwrite", (s) => s.put(entry)).then(() => {}),
     delete: (id) => run("readwrite", (s) => s.delete(id)).then(() => {}),
-    lock: globalThis.navigator?.locks ? (lockName, fn) => navigator.locks.request(lockName, fn) : undefined,
+    // A wait for the lock that `signal` ends resolves without running `fn`.
+    lock: globalThis.navigator?.locks
+      ? (lockName, fn, signal) => navigator.locks.request(lockName, { signal }, fn).catch((error) => (signal?.aborted ? undefined : Promise.reject(error)))
+      : undefined,
     // No service worker, or no Background Sync (Firefox, Safari): nothing
     // to register; the next page's drain sends it.
     async wake() {

@@ -16,8 +16,8 @@ export function memoryStore() {
     async delete(id) {
       entries.delete(id);
     },
-    lock(_name, fn) {
-      const run = held.then(() => fn());
+    lock(_name, fn, signal) {
+      const run = held.then(() => (signal?.aborted ? undefined : fn()));
       held = run.catch(() => {});
       return run;
     },
