@@ -84,7 +84,7 @@ export declare class OutboxObject {
   constructor(ctx: { readonly storage: OutboxStorage }, env: unknown);
   policyOptions(): import("./index.js").RetryOptions;
   outboxOptions(): Omit<import("./index.js").OutboxOptions, "store">;
-  send(request: { url: string; method?: string; headers?: HeadersInit; body?: BodyInit | null; idempotencyKey?: string | true }): Promise<OutboxSendAnswer>;
+  send(request: { url: string; method?: string; headers?: HeadersInit; body?: BodyInit | null; idempotencyKey?: string | true; durable?: import("./index.js").OutboxDurable }): Promise<OutboxSendAnswer>;
   pending(): Promise<import("./index.js").OutboxEntry[]>;
   alarm(): Promise<void>;
 }

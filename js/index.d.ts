@@ -359,7 +359,7 @@ export interface OutboxStore {
    * the store; when `signal` aborts the wait (the outbox closed), resolves
    * with `undefined` without running it. */
   lock?<T>(name: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T | undefined>;
-  /** Wakes the runtime at `at` (epoch ms) even if it was stopped meanwhile (a Durable Object's alarm). */
+  /** Wakes the runtime at `at` (epoch ms) even if it was stopped meanwhile (a Durable Object's alarm; IndexedDB: a Background Sync registration for saferetry/sw). */
   wake?(at: number): Promise<void> | void;
   close?(): Promise<void> | void;
 }
@@ -371,11 +371,25 @@ export interface OutboxOptions {
   ttl?: number;
   /** Opt-in: write `Authorization`, `Cookie`, `Proxy-Authorization` and URL userinfo to the store. Default false (such a write is not kept). */
   credentials?: boolean;
+  /** When a write goes into the store: `"after-try-later"` (default: only once it ended try-later) or
+   * `"before-send"` (write-ahead: a write that qualifies is stored, claimed, before its first send,
+   * and leaves the store when its outcome is final). A send's own `durable` overrides it. */
+  durable?: OutboxDurable;
+}
+
+/** When an outbox writes a write to its store (README "Outbox", write-ahead). */
+export type OutboxDurable = "before-send" | "after-try-later";
+
+/** `send`'s init: a call's, plus `durable` (this send's write-ahead choice). */
+export interface OutboxSendInit extends RetryInit {
+  durable?: OutboxDurable;
 }
 
 /** What `send` resolves with: the operation's outcome, and whether the write was kept. */
 export interface OutboxResult extends Outcome {
   kept: boolean;
+  /** It was in the store before its first send (write-ahead). */
+  ahead: boolean;
   /** Why not, when not kept. */
   notKept?: NotKept;
   /** The entry's id, when kept. */
@@ -403,7 +417,7 @@ export interface OutboxEvent extends Event {
  * `expired`, `failed`, `change` (what waits changed), `error`. */
 export declare class Outbox extends EventTarget {
   readonly name: string;
-  send(input: RequestInfo | URL, init?: RetryInit): Promise<OutboxResult>;
+  send(input: RequestInfo | URL, init?: OutboxSendInit): Promise<OutboxResult>;
   pending(): Promise<OutboxEntry[]>;
   /** Sends what is due now, ends what expired. */
   flush(): Promise<void>;

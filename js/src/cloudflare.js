@@ -99,7 +99,7 @@ export class OutboxObject extends DurableObject {
     return {};
   }
 
-  /** The outbox's own options (`ttl`, `credentials`). */
+  /** The outbox's own options (`ttl`, `credentials`, `durable`). */
   outboxOptions() {
     return {};
   }
@@ -109,11 +109,11 @@ export class OutboxObject extends DurableObject {
     return this.#outbox;
   }
 
-  /** `{ url, method?, headers?, body?, idempotencyKey? }` → the outcome's
+  /** `{ url, method?, headers?, body?, idempotencyKey?, durable? }` → the outcome's
    * data (`kind`, `reason`, `status`, `kept`, `notKept`, `id`, `retryAt`). */
-  async send({ url, method, headers, body, idempotencyKey }) {
+  async send({ url, method, headers, body, idempotencyKey, durable }) {
     const box = await this.#open();
-    const r = await box.send(url, { method, headers, body, retry: idempotencyKey === undefined ? undefined : { idempotencyKey } });
+    const r = await box.send(url, { method, headers, body, durable, retry: idempotencyKey === undefined ? undefined : { idempotencyKey } });
     await r.response?.body?.cancel();
     // The alarm is set before the call answers (the object may be evicted right after).
     if (r.kept) await box.flush();

@@ -472,6 +472,11 @@ export class RetryPolicy {
   get runtime() {
     return this.#policy.runtime;
   }
+
+  /** The whole-operation bound, for an outbox's write-ahead (js/src/outbox.js; not public API). */
+  get [Symbol.for("saferetry.totalMs")]() {
+    return this.#policy.totalMs;
+  }
 }
 
 let shared;

@@ -54,6 +54,28 @@ async function bodyOf(request, limit) {
 }
 
 const KEY = "idempotency-key";
+/** The policy's whole-operation bound (a symbol of the package's own: not public API). */
+const TOTAL_MS = Symbol.for("saferetry.totalMs");
+
+/** `entryFor(...)(schedule)`: the stored form of `request` under `id`,
+ * with the rules' schedule. `credentials` and `mode` only when not the
+ * defaults (workerd refuses both in an init). */
+function entryFor(request, headers, body, id) {
+  const modes = {};
+  if (request.credentials && request.credentials !== "same-origin") modes.credentials = request.credentials;
+  if (request.mode && !["cors", "navigate"].includes(request.mode)) modes.mode = request.mode;
+  return (schedule) => ({
+    ...modes,
+    id,
+    method: request.method,
+    url: request.url,
+    headers: [...headers],
+    body,
+    key: headers.get(KEY),
+    keptAt: Date.now(),
+    ...schedule,
+  });
+}
 
 export class Outbox extends EventTarget {
   #policy;
@@ -85,14 +107,17 @@ export class Outbox extends EventTarget {
    * and `id`. `input` and `init` go to the policy as given, so its options
    * parser checks them (a bad option throws as in `policy.fetch`) and it
    * sees the body the caller gave; `init.retry.idempotencyKey: true`
-   * becomes a key made here, so the one sent is the one kept. */
+   * becomes a key made here, so the one sent is the one kept.
+   * `init.durable: "before-send"` (or the outbox's `durable`) writes a
+   * write that qualifies to the store before its first send (`ahead:
+   * true`); it leaves it when its outcome is final. */
   async send(input, init) {
     if (this.#closed) throw new TypeError(`saferetry: outbox "${this.#name}" is closed`);
     const make = init?.retry?.idempotencyKey === true && globalThis.crypto?.randomUUID;
     const call = make ? { ...init, retry: { ...init.retry, idempotencyKey: crypto.randomUUID() } } : init;
     // What is kept is read from a copy: a `Request` is cloned, a body other
     // than a stream is the caller's own value, read again (a stream is not kept).
-    const { retry, signal, ...rest } = call ?? {};
+    const { retry, signal, durable, ...rest } = call ?? {};
     const stream = typeof ReadableStream !== "undefined" && rest.body instanceof ReadableStream;
     let copy = null;
     try {
@@ -100,36 +125,32 @@ export class Outbox extends EventTarget {
     } catch {
       // A request `fetch` refuses: the policy answers for it (`refused`).
     }
-    const outcome = await this.#policy.run(input, call).result;
     const headers = copy?.headers ?? new Headers();
     if (typeof retry?.idempotencyKey === "string") headers.set(KEY, retry.idempotencyKey);
     const body = stream || copy === null ? undefined : await bodyOf(copy, this.#rules.bodyLimit);
     const request = copy ?? { method: "", url: "" };
     const names = [...headers.keys()];
     const facts = { method: request.method, url: request.url, headers: names, bodyBytes: body === undefined ? null : (body?.byteLength ?? 0) };
+    const entryOf = entryFor(request, headers, body ?? null, headers.get(KEY) || uuid());
+    const ahead = await this.#ahead(facts, durable, retry?.totalMs, entryOf);
+    let op;
+    try {
+      op = this.#policy.run(input, call);
+    } catch (error) {
+      if (ahead) await this.#store.delete(ahead.id);
+      throw error;
+    }
+    const outcome = await op.result;
     const decision = this.#rules.keep(facts, outcome, Date.now());
-    const result = Object.assign(outcome, { kept: false });
+    const result = Object.assign(outcome, { kept: false, ahead: ahead !== null });
     if (!decision.kept) {
       result.notKept = decision.notKept;
+      if (ahead) await this.#store.delete(ahead.id).catch((error) => this.#emit("error", { error }));
       // A success needs no keeping: a UI hears only of writes left undone.
       if (outcome.kind !== "succeeded") this.#emit("not-kept", { notKept: decision.notKept, method: facts.method, url: facts.url, report: outcome.report });
       return result;
     }
-    // `credentials` and `mode` only when not the defaults (workerd refuses both in an init).
-    const modes = {};
-    if (request.credentials && request.credentials !== "same-origin") modes.credentials = request.credentials;
-    if (request.mode && !["cors", "navigate"].includes(request.mode)) modes.mode = request.mode;
-    const entry = {
-      ...modes,
-      id: headers.get(KEY) || uuid(),
-      method: request.method,
-      url: request.url,
-      headers: [...headers],
-      body: body ?? null,
-      key: headers.get(KEY),
-      keptAt: Date.now(),
-      ...decision.entry,
-    };
+    const entry = entryOf(decision.entry);
     try {
       await this.#store.put(entry);
     } catch (error) {
@@ -143,6 +164,27 @@ export class Outbox extends EventTarget {
     this.#emit("change", {});
     this.flush(); // plans again: the timer now covers this entry too
     return result;
+  }
+
+  /** Write-ahead: the entry written before the first send, when the rules
+   * ask for it (`null` when not asked, not qualifying, or the store failed:
+   * the send goes on as without it). */
+  async #ahead(facts, durable, callTotalMs, entryOf) {
+    const answer = this.#rules.ahead(facts, durable, Date.now(), this.#policy[TOTAL_MS], callTotalMs);
+    if (!answer.entry) return null;
+    const entry = entryOf(answer.entry);
+    try {
+      await this.#store.put(entry);
+    } catch (error) {
+      this.#emit("error", { error });
+      return null;
+    }
+    this.#emit("change", {});
+    // Plans again, not awaited: the timer, a Durable Object's alarm or a
+    // Background Sync now covers this entry too, should this page,
+    // process or object die mid-send.
+    this.flush();
+    return entry;
   }
 
   /** What waits, as `{ id, method, url, key, retryAt, expiresAt, sends, keptAt }`. */

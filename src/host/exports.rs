@@ -117,6 +117,13 @@ impl Policy {
         String::from(self.shared.runtime.name())
     }
 
+    /// The whole-operation bound (`totalMs`): how long one call may take
+    /// at most (an outbox's write-ahead holds its entry that long).
+    #[wasm_bindgen(getter, js_name = totalMs)]
+    pub fn total_ms(&self) -> f64 {
+        self.shared.options.limits.total_ms as f64
+    }
+
     /// Counters over every call of this policy so far.
     pub fn stats(&self) -> JsValue {
         let stats = to_js(&self.shared.stats);

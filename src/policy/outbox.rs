@@ -46,22 +46,46 @@ const TTL: OptionError = OptionError {
     kind: ErrorKind::Range,
 };
 
+/// When a write goes into the store (`durable`, per outbox or per send).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durable {
+    /// Only once it ended `try-later` (the default).
+    #[default]
+    AfterTryLater,
+    /// Before its first send, claimed (write-ahead): a page closed or a
+    /// process killed mid-send leaves it for the next drainer.
+    BeforeSend,
+}
+
+impl Durable {
+    pub fn parse(name: &str) -> Option<Durable> {
+        match name {
+            "after-try-later" => Some(Durable::AfterTryLater),
+            "before-send" => Some(Durable::BeforeSend),
+            _ => None,
+        }
+    }
+}
+
 /// The outbox's options.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Config {
     pub ttl_ms: u64,
     /// The caller opted in to writing credentials to storage.
     pub keep_credentials: bool,
+    /// When a write goes into the store, unless a send says otherwise.
+    pub durable: Durable,
 }
 
 impl Config {
-    /// `ttl` as the caller gave it (`None`: the default).
+    /// `ttl` as the caller gave it (`None`: the default); `durable` the
+    /// default (set the field to change it).
     pub fn new(ttl: Option<f64>, keep_credentials: bool) -> Result<Config, OptionError> {
         let ttl_ms = match ttl {
             None => DEFAULT_TTL_MS,
             Some(v) => integer_in(v, 1, MAX_TTL_MS).ok_or(TTL)?,
         };
-        Ok(Config { ttl_ms, keep_credentials })
+        Ok(Config { ttl_ms, keep_credentials, durable: Durable::default() })
     }
 }
 
@@ -220,41 +244,82 @@ fn earliest(outcome: &Outcome, now: u64, sends: u32, random: f64) -> u64 {
     }
 }
 
-/// Whether a finished operation is kept, and its schedule. Checked in
-/// this order: how it ended (a failure its body caused is named by the
-/// body), whether it may be sent again, its body, its credentials, its time.
-pub fn keep(config: &Config, write: &Write, outcome: &Outcome, now: u64, random: f64) -> Result<Entry, NotKept> {
-    let body = match write.body_bytes {
+/// Why `write`'s body cannot be stored, if it cannot.
+fn body_refusal(write: &Write) -> Option<NotKept> {
+    match write.body_bytes {
         None => Some(NotKept::BodyNotReplayable),
         Some(n) if n > REPLAY_BYTES => Some(NotKept::BodyTooLarge),
         Some(_) => None,
-    };
-    if outcome.ended != Ended::TryLater {
-        // A failure its body caused is named by the body, as a try-later
-        // with that body would be: the outbox could not keep it either.
-        return Err(match body {
-            Some(why) if outcome.ended == Ended::Failed && outcome.body_refused => why,
-            _ => NotKept::NotTryLater,
-        });
     }
+}
+
+/// Whether a write may be written to storage at all, whenever that is:
+/// it may be sent again, its body is bytes within the bound, it carries
+/// no credentials unless the caller opted in. `progress` (how far its last
+/// send got) names why a keyless write may not.
+fn storable(config: &Config, write: &Write, progress: Progress) -> Result<(), NotKept> {
     if !write.safety.repeatable() {
-        return Err(match outcome.progress {
+        return Err(match progress {
             Progress::NotSent => NotKept::NoIdempotencyKey,
             Progress::MaybeDelivered | Progress::Responded => NotKept::MaybeDelivered,
         });
     }
-    if let Some(why) = body {
+    if let Some(why) = body_refusal(write) {
         return Err(why);
     }
     if write.credentials && !config.keep_credentials {
         return Err(NotKept::Credentials);
     }
+    Ok(())
+}
+
+/// An entry kept at `now` that is due at `retry_at`, unless it would
+/// only be due once expired.
+fn schedule(config: &Config, now: u64, retry_at: u64) -> Result<Entry, NotKept> {
     let expires_at = now.saturating_add(config.ttl_ms);
-    let retry_at = earliest(outcome, now, 1, random);
     if retry_at >= expires_at {
         return Err(NotKept::ExpiresFirst);
     }
     Ok(Entry { retry_at, expires_at, sends: 1 })
+}
+
+/// Whether a finished operation is kept, and its schedule. Checked in
+/// this order: how it ended (a failure its body caused is named by the
+/// body), whether it may be sent again, its body, its credentials, its time.
+pub fn keep(config: &Config, write: &Write, outcome: &Outcome, now: u64, random: f64) -> Result<Entry, NotKept> {
+    if outcome.ended != Ended::TryLater {
+        // A failure its body caused is named by the body, as a try-later
+        // with that body would be: the outbox could not keep it either.
+        return Err(match body_refusal(write) {
+            Some(why) if outcome.ended == Ended::Failed && outcome.body_refused => why,
+            _ => NotKept::NotTryLater,
+        });
+    }
+    storable(config, write, outcome.progress)?;
+    schedule(config, now, earliest(outcome, now, 1, random))
+}
+
+/// Whether a write is kept before its first send (write-ahead), and its
+/// schedule: when the send (`durable`) or else the outbox asks for it,
+/// under the same rule as keeping (its next send could be the interrupted
+/// one, so a keyless POST never qualifies). It is written claimed (its
+/// first send counted) and due only once that send has surely ended —
+/// `hold_ms`, the operation's whole bound (`totalMs`), plus
+/// [`RESEND_BASE_MS`] — so no drainer sends it while it is in flight, and
+/// the next drainer after a crash sends it then. `Ok(None)`: not asked.
+pub fn ahead(
+    config: &Config,
+    durable: Option<Durable>,
+    write: &Write,
+    now: u64,
+    hold_ms: u64,
+) -> Result<Option<Entry>, NotKept> {
+    if durable.unwrap_or(config.durable) != Durable::BeforeSend {
+        return Ok(None);
+    }
+    storable(config, write, Progress::NotSent)?;
+    let retry_at = now.saturating_add(hold_ms).saturating_add(RESEND_BASE_MS);
+    schedule(config, now, retry_at).map(Some)
 }
 
 /// Where one entry stands.

@@ -58,7 +58,7 @@ export function cases(pkg) {
     }],
     ['outbox() refuses an option it does not know, by name', async () => {
       const policy = new m.RetryPolicy();
-      for (const options of [{ store: m.memoryStore(), tll: 5 }, { store: m.memoryStore(), durable: 'yes', ttl: 1000 }]) {
+      for (const options of [{ store: m.memoryStore(), tll: 5 }, { store: m.memoryStore(), keep: 'yes', ttl: 1000 }]) {
         const error = await m.outbox(policy, 'orders', options).then(() => null, (e) => e);
         const name = Object.keys(options)[1];
         assert(error instanceof TypeError && error.message.includes(`\`${name}\``), `${name}: ${error}`);

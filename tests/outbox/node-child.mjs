@@ -2,6 +2,9 @@
 //
 //   node node-child.mjs send  <pkg> <dir> <url> <key>   sends once, prints the result, exits at once
 //   node node-child.mjs drain <pkg> <dir>               opens the outbox, prints what ended, exits when nothing waits (bounded)
+//   node node-child.mjs send-ahead <pkg> <dir> <url> <key> <durable>
+//                                                       sends with `durable` ("before-send", or "after-try-later"
+//                                                       to show what is lost without it); the test kills it mid-send
 //
 // Exiting right after a send is the process ending between the try-later
 // and the re-send; the next process finds the entry in the directory.
@@ -11,6 +14,13 @@ const policy = new RetryPolicy({ totalMs: 800 });
 const ended = [];
 const box = await outbox(policy, 'orders', { store: fileStore(dir) });
 for (const type of ['sent', 'expired', 'failed']) box.addEventListener(type, (e) => ended.push({ type, key: e.detail.entry.key }));
+if (mode === 'send-ahead') {
+  const [durable] = process.argv.slice(7);
+  console.log(JSON.stringify({ sending: key }));
+  await box.send(url, { method: 'POST', body: JSON.stringify({ order: 1 }), headers: { 'content-type': 'application/json' }, retry: { idempotencyKey: key }, durable });
+  console.log(JSON.stringify({ answered: key })); // never reached: killed mid-send
+  process.exit(0);
+}
 if (mode === 'send') {
   const r = await box.send(url, { method: 'POST', body: JSON.stringify({ order: 1 }), headers: { 'content-type': 'application/json' }, retry: { idempotencyKey: key } });
   console.log(JSON.stringify({ kind: r.kind, kept: r.kept, notKept: r.notKept ?? null, retryAt: r.retryAt ?? null }));

@@ -26,7 +26,7 @@ export async function until(what, ms, check) {
   }
 }
 
-function child(args, timeoutMs = 25_000) {
+export function child(args, timeoutMs = 25_000) {
   return new Promise((resolve, reject) => {
     const p = spawn(process.execPath, [path.join(HERE, 'node-child.mjs'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '', err = '';
@@ -42,7 +42,7 @@ function child(args, timeoutMs = 25_000) {
 }
 
 /** An outbox in this process whose events are recorded. */
-async function open(m, options, policyOptions = { totalMs: 800 }) {
+export async function open(m, options, policyOptions = { totalMs: 800 }) {
   const box = await m.outbox(new m.RetryPolicy(policyOptions), 'orders', options);
   const events = [];
   for (const type of ['kept', 'not-kept', 'sent', 'expired', 'failed', 'retry', 'error']) box.addEventListener(type, (e) => events.push({ type, detail: e.detail }));

@@ -71,6 +71,18 @@ window.__ob = {
     armed = true;
     return { kind: r.kind, reason: r.reason, kept: r.kept, notKept: r.notKept ?? null, retryAt: r.retryAt ?? null };
   },
+  /** Sends with `durable` and does not wait (the runner closes the page mid-send); its own
+   * 3 s bound, so that the entry written ahead is due 5 s later, not the page policy's 32. */
+  sendAhead(url, key, durable) {
+    window.__sending = box.send(url, { method: 'POST', body: JSON.stringify({ order: key }), headers: { 'content-type': 'application/json' }, retry: { idempotencyKey: key, totalMs: 3000 }, durable });
+    return Promise.resolve(true);
+  },
+  /** Registers tests/outbox/sw.mjs (saferetry/sw) for this folder; says whether the browser has Background Sync. */
+  async registerWorker() {
+    const registration = await navigator.serviceWorker.register('/outbox/sw.mjs', { type: 'module', scope: '/outbox/' });
+    await navigator.serviceWorker.ready;
+    return { active: registration.active !== null, sync: 'sync' in registration };
+  },
   async pending() {
     return (await box.pending()).length;
   },

@@ -36,9 +36,11 @@ async function run(name, { setup, teardown, list }) {
 }
 
 if (want('node')) await run('node', (await import('./node.mjs')).cases(PKG));
+if (want('node')) await run('node', (await import('./ahead-node.mjs')).cases(PKG));
 if (want('calls')) await run('calls', (await import('./calls.mjs')).cases(PKG));
 if (want('crash')) await run('crash', (await import('./crash.mjs')).cases(PKG));
 if (want('browsers')) for (const b of ['chromium', 'firefox', 'webkit']) await run(b, (await import('./browsers.mjs')).cases(b));
+if (want('browsers') || want('sync')) await run('chromium', (await import('./sync-chromium.mjs')).cases());
 if (want('workerd')) await run('workerd', (await import('./workerd.mjs')).cases());
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

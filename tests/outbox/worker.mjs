@@ -2,7 +2,7 @@
 // an `OutboxObject` (saferetry/cloudflare), whose storage keeps what ends
 // try-later and whose alarm sends it when due.
 //
-//   POST /send     { url, key }   → the object's answer to send()
+//   POST /send     { url, key, durable? }   → the object's answer to send()
 //   GET  /pending                 → the object's pending()
 //   POST /flush                   → the object drains now, as its alarm does
 import { OutboxObject } from 'saferetry/cloudflare';
@@ -26,8 +26,8 @@ export default {
     const box = env.OUTBOX.get(env.OUTBOX.idFromName('orders'));
     try {
       if (url.pathname === '/send') {
-        const { url: target, key } = await request.json();
-        return json(await box.send({ url: target, method: 'POST', headers: [['content-type', 'application/json']], body: JSON.stringify({ order: key }), idempotencyKey: key }));
+        const { url: target, key, durable } = await request.json();
+        return json(await box.send({ url: target, method: 'POST', headers: [['content-type', 'application/json']], body: JSON.stringify({ order: key }), idempotencyKey: key, durable }));
       }
       if (url.pathname === '/pending') return json(await box.pending());
       if (url.pathname === '/flush') return json(await box.flush());

@@ -14,10 +14,12 @@ import { assert, until } from './node.mjs';
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '../..');
 const OUT = path.join(REPO, 'test-output/outbox-workerd');
-const COMPAT_DATE = '2025-06-01';
+export const COMPAT_DATE = '2025-06-01';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// `SAFERETRY_AHEAD_OFF=1`: the write-ahead case sends without it, and fails.
+const AHEAD = process.env.SAFERETRY_AHEAD_OFF === '1' ? 'after-try-later' : 'before-send';
 
-const WRANGLER_JSONC = `{
+export const WRANGLER_JSONC = `{
   "name": "outbox-test",
   "main": "main.mjs",
   "compatibility_date": "${COMPAT_DATE}",
@@ -26,7 +28,7 @@ const WRANGLER_JSONC = `{
 }
 `;
 
-function config({ dir, modules, storageDir }) {
+export function config({ dir, modules, storageDir }) {
   const str = (s) => JSON.stringify(s);
   const mods = modules.map((m) => `(name = ${str(m.name)}, ${m.type} = embed ${str(path.relative(dir, m.file))})`).join(', ');
   return `using Workerd = import "/workerd/workerd.capnp";
@@ -99,6 +101,25 @@ export function cases() {
       assert(c.requests[key] === 2 && c.accepted[key] === 1, `counts: ${JSON.stringify(c)}`);
       const left = await call('/pending');
       assert(left.length === 0, `pending after: ${JSON.stringify(left)}`);
+    }],
+    ['write-ahead: workerd stopped mid-send leaves the write in the object\'s storage, and its alarm sends it after the restart, with the same key', async () => {
+      await server.reset();
+      await server.open(0);
+      await server.hold(true);
+      const key = 'durable-ahead-1';
+      const sending = call('/send', { url: `${server.url}/orders`, key, durable: AHEAD }).catch((e) => e);
+      await until('the send in flight', 10_000, async () => (await server.counts()).requests[key] === 1);
+      const pending = await call('/pending');
+      assert(pending.length === 1 && pending[0].key === key, `in storage while in flight: ${JSON.stringify(pending)}`);
+      await stop(wd.proc); // the object dies mid-send
+      wd = null;
+      await server.hold(false);
+      await sending;
+      wd = await startWorkerd(); // no request to the Worker from here on
+      await until('the alarm\'s send', 15_000, async () => (await server.counts()).accepted[key] === 1);
+      const c = await server.counts();
+      assert(c.requests[key] === 2 && c.accepted[key] === 1, `the cut send and the alarm's: ${JSON.stringify(c)}`);
+      assert((await call('/pending')).length === 0, 'nothing pending');
     }],
     ['workerd killed while its alarm\'s re-send is at the server: after the restart the write is sent once more, with its key, though two flushes race the alarm', async () => {
       await server.reset();

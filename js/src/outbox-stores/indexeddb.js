@@ -2,9 +2,15 @@
 // database per outbox name, one object store keyed by entry id; bodies are
 // kept as bytes (structured clone). `lock` is a Web Lock of the origin, so
 // exactly one tab (or worker) drains at a time: the others find the entries
-// it sent already gone when they get the lock.
+// it sent already gone when they get the lock. `wake` registers a
+// Background Sync (where the browser has it, and a service worker of the
+// page runs `syncOutbox` of saferetry/sw), so what waits is sent even once
+// no page of the origin is open.
 
 const STORE = "entries";
+
+/** The Background Sync tag of outbox `name` (saferetry/sw listens for it). */
+export const syncTag = (name) => `saferetry-outbox:${name}`;
 
 function request(r) {
   return new Promise((resolve, reject) => {
@@ -52,6 +58,12 @@ export function indexedDBStore(name) {
     lock: globalThis.navigator?.locks
       ? (lockName, fn, signal) => navigator.locks.request(lockName, { signal }, fn).catch((error) => (signal?.aborted ? undefined : Promise.reject(error)))
       : undefined,
+    // No service worker, or no Background Sync (Firefox, Safari): nothing
+    // to register; the next page's drain sends it.
+    async wake() {
+      const registration = await globalThis.navigator?.serviceWorker?.getRegistration?.().catch(() => undefined);
+      await registration?.sync?.register(syncTag(name)).catch(() => {});
+    },
     async close() {
       const opened = await db?.catch(() => undefined);
       opened?.close();

@@ -1,0 +1,53 @@
+// saferetry/sw (README "Outbox", service worker): a service worker that
+// sends an outbox's waiting writes while no page of the origin is open,
+// on the Background Sync `sync` event a page's outbox registers when it
+// keeps a write (Chromium; elsewhere no such event comes, and the next
+// page's drain sends them). A service worker may neither await at its top
+// level nor `import()`: both wasm modules are imported here and
+// instantiated at the first event, and `syncOutbox` must be called while
+// the worker script first runs (the event's listener is added then).
+import init from "./saferetry.js";
+import initRules, { OutboxRules } from "./saferetry_outbox.js";
+import { loaded, loadFailed } from "./load.js";
+import { RetryPolicy } from "./core.js";
+import { openOutbox } from "./outbox.js";
+import { indexedDBStore, syncTag } from "./outbox-stores/indexeddb.js";
+
+let ready;
+const instantiate = (start, file) => {
+  const wasm = new URL(file, import.meta.url);
+  return start({ module_or_path: wasm }).catch((error) => {
+    throw loadFailed(wasm, error);
+  });
+};
+const load = () => {
+  ready ??= Promise.all([instantiate(init, "./saferetry_bg.wasm"), instantiate(initRules, "./saferetry_outbox_bg.wasm")]).then(loaded);
+  return ready;
+};
+
+/** Sends what is due in outbox `name` (the pages' IndexedDB outbox of that
+ * name). Rejects when writes still wait, so that the browser fires the
+ * event again later (Background Sync's own retry). */
+async function drain(name, policyOptions, options) {
+  await load();
+  const box = await openOutbox(new RetryPolicy(policyOptions), name, options, async () => OutboxRules, indexedDBStore);
+  try {
+    await box.flush();
+    const left = (await box.pending()).length;
+    if (left > 0) throw new Error(`saferetry: ${left} write(s) of outbox "${name}" still wait; the browser fires the sync again later`);
+  } finally {
+    await box.close();
+  }
+}
+
+/** In a service worker, at its top level: drain outbox `name` on its
+ * Background Sync event. `options`: the outbox's (`ttl`, `credentials`)
+ * and `policy`, the `RetryPolicy` options its sends go through. */
+export function syncOutbox(name, options = {}) {
+  if (typeof name !== "string" || name === "") throw new TypeError("saferetry: `syncOutbox(name)`: name must be a non-empty string");
+  const { policy, ...outboxOptions } = options;
+  const tag = syncTag(name);
+  globalThis.addEventListener("sync", (event) => {
+    if (event.tag === tag) event.waitUntil(drain(name, policy, outboxOptions));
+  });
+}
