@@ -224,6 +224,7 @@ pub fn prepare(given: Given, key: &Key) -> Result<Prepared, Unprepared> {
         // Its body is taken now, at the call, as `fetch` takes it: the
         // caller's Request is used (a used one throws `fetch`'s TypeError).
         Some(r) if Object::keys(&own).length() > 0 || has_body(r) => {
+            keep_referrer(&own, r);
             let r = built(construct_request(r, &own), &input, &own)?;
             used_up(request);
             own = Object::new().unchecked_into();
@@ -231,6 +232,9 @@ pub fn prepare(given: Given, key: &Key) -> Result<Prepared, Unprepared> {
         }
         _ => input.clone(),
     };
+    if let Some(r) = input.dyn_ref::<Request>() {
+        keep_referrer(&own, r);
+    }
     let is_request = request.is_some();
     Ok(Prepared {
         input,
@@ -250,6 +254,20 @@ pub fn prepare(given: Given, key: &Key) -> Result<Prepared, Unprepared> {
 /// asked (see [`Unprepared`]).
 fn built(request: Result<Request, JsValue>, input: &JsValue, own: &Init) -> Result<Request, Unprepared> {
     request.map_err(|error| Unprepared { error, to_host: Some((input.clone(), JsValue::from(own).unchecked_into())) })
+}
+
+/// A Request sent with an `init` (each attempt's has our signal) loses its
+/// referrer and referrer policy (the Request constructor resets both when
+/// `init` is not empty): `init` carries the Request's own unless it has
+/// its own.
+fn keep_referrer(init: &Init, request: &Request) {
+    // (workerd's Request has neither.)
+    if let Some(referrer) = get_string(request, "referrer").filter(|_| init.referrer().is_undefined()) {
+        init.set_referrer(&referrer);
+    }
+    if let Some(policy) = get_string(request, "referrerPolicy").filter(|_| init.referrer_policy().is_undefined()) {
+        init.set_referrer_policy(&policy);
+    }
 }
 
 /// The caller's Request, once we built ours from it: a runtime whose
