@@ -408,7 +408,9 @@ mod tests {
 
     #[test]
     fn a_request_that_fails_whatever_the_network_does_is_doomed_only_where_the_host_enforces_it() {
-        let table: &[(Runtime, Option<&str>, bool, Option<bool>, bool)] = &[
+        // Runtime, mode, integrity, cross-origin, doomed.
+        type Row = (Runtime, Option<&'static str>, bool, Option<bool>, bool);
+        let table: &[Row] = &[
             (Browser, Some("same-origin"), false, Some(true), true),
             (Browser, Some("same-origin"), true, Some(true), true),
             (Browser, Some("same-origin"), false, Some(false), false),
