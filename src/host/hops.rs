@@ -90,10 +90,11 @@ pub async fn fetch_following(
             return Ok((response, facts));
         };
         hop += 1;
-        let there_origin = there.origin();
-        let referrer = referrer.get_or_insert_with(|| Hops::first(&init, input.dyn_ref(), &here.origin()));
+        let (here_origin, there_origin) = (here.origin(), there.origin());
+        let referrer = referrer.get_or_insert_with(|| Hops::first(&init, input.dyn_ref(), &here_origin));
         init = next_init(t, &input, &init, &method, step).await?;
-        referrer.follow(&response, &there_origin, &init);
+        let next_method = if step.to_get { "GET" } else { method.as_str() };
+        referrer.follow(&response, &here_origin, &there_origin, next_method, &init);
         input = JsValue::from_str(&there.url_href());
     }
 }

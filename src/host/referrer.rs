@@ -2,18 +2,24 @@
 //! what it is): read once, at the first redirect, from the request, and
 //! handed to each hop's `fetch` as exactly the referrer to send.
 
-use wasm_bindgen::JsValue;
-use web_sys::{Request, Response};
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::{Headers, Request, Response};
 
 use super::bind::{get, get_string};
 use super::props::{header, Init, Url, REFERRER_POLICY};
+use crate::policy::redirect::hop_origin;
 use crate::policy::referrer::{determine, Policy, Referrer};
 
-/// The referrer state of one request's hops.
+/// The referrer and origin state of one request's hops.
 pub struct Hops {
     policy: Policy,
     /// The request's referrer now (`None`: no referrer).
     current: Option<Referrer>,
+    /// The caller's origin, and the request's response tainting ("cors")
+    /// and tainted-origin flag so far (see `policy::redirect::hop_origin`).
+    client: Option<String>,
+    cors: bool,
+    tainted: bool,
 }
 
 impl Hops {
@@ -25,18 +31,30 @@ impl Hops {
         let policy = given(init.referrer_policy(), "referrerPolicy")
             .and_then(|p| Policy::parse(&p))
             .unwrap_or(Policy::DEFAULT);
+        let client = client();
         let source = match given(init.referrer(), "referrer").as_deref() {
             Some("") => None,
-            None | Some("about:client") => client(),
+            None | Some("about:client") => client.clone(),
             Some(url) => stripped(url),
         };
-        Hops { policy, current: source.and_then(|s| determine(policy, &s, first)) }
+        let current = source.and_then(|s| determine(policy, &s, first));
+        let client = client.map(|c| c.origin);
+        let cors = client.as_deref().is_some_and(|c| c != first);
+        Hops { policy, current, client, cors, tainted: false }
     }
 
-    /// Follows a redirect `response` to a URL of origin `next`: its
-    /// `Referrer-Policy` applies from here on; `init` (the next hop's)
-    /// gets the referrer the standard sends.
-    pub fn follow(&mut self, response: &Response, next: &str, init: &Init) {
+    /// Follows a redirect `response` from origin `here` to a URL of origin
+    /// `next` with `method`: its `Referrer-Policy` applies from here on;
+    /// `init` (the next hop's) gets the referrer the standard sends, and the
+    /// `Origin` the host would not add.
+    pub fn follow(&mut self, response: &Response, here: &str, next: &str, method: &str, init: &Init) {
+        if let Some(client) = &self.client {
+            self.tainted |= here != next && client != here;
+            self.cors |= client != next;
+            if let Some(origin) = hop_origin(client, method, self.cors, self.tainted) {
+                let _ = init.headers().unchecked_into::<Headers>().set("Origin", origin);
+            }
+        }
         if let Some(policy) = header(&response.headers(), &REFERRER_POLICY).and_then(|v| Policy::from_header(&v)) {
             self.policy = policy;
         }
