@@ -107,8 +107,11 @@ pub fn trustworthy(origin: &str) -> bool {
         None => rest.rsplit_once(':').map_or(rest, |(h, _)| h),
     };
     let loopback_v4 = host.strip_prefix("127.").is_some_and(|r| {
-        let parts: Vec<&str> = r.split('.').collect();
-        parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        let mut parts = 0;
+        r.split('.').all(|p| {
+            parts += 1;
+            !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())
+        }) && parts == 3
     });
     loopback_v4 || host == "localhost" || host.ends_with(".localhost")
 }
@@ -121,10 +124,7 @@ pub fn location_utf8(value: &str) -> Cow<'_, str> {
         return Cow::Borrowed(value);
     }
     let bytes: Vec<u8> = value.chars().map(|c| c as u8).collect();
-    match String::from_utf8(bytes) {
-        Ok(decoded) => Cow::Owned(decoded),
-        Err(_) => Cow::Borrowed(value),
-    }
+    String::from_utf8(bytes).map_or(Cow::Borrowed(value), Cow::Owned)
 }
 
 #[cfg(test)]
