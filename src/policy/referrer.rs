@@ -107,11 +107,7 @@ pub fn trustworthy(origin: &str) -> bool {
         None => rest.rsplit_once(':').map_or(rest, |(h, _)| h),
     };
     let loopback_v4 = host.strip_prefix("127.").is_some_and(|r| {
-        let mut parts = 0;
-        r.split('.').all(|p| {
-            parts += 1;
-            !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())
-        }) && parts == 3
+        r.split('.').count() == 3 && r.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
     });
     loopback_v4 || host == "localhost" || host.ends_with(".localhost")
 }
