@@ -197,9 +197,11 @@ const STREAMED = 2;
 const FAKE_REQUEST = 4;
 const FAKE_SIGNAL = 8;
 const HEADERS = 16;
+const NO_SIGNAL = 32;
 
 /** What the wasm side reads of a call's `input` and `init` (src/host/request.rs
- * `Given`): `[input, own, retry, signal, url, method, redirect, mode, flags]`.
+ * `Given`): `[input, own, retry, signal, url, method, redirect, mode, flags]`
+ * (flags: src/host/request.rs).
  * `own` is our copy of `init` (a getter that throws rejects the call, as in
  * `fetch`), without `retry` when that is an object: `retry` is ours only as
  * an object (wrappers such as ofetch pass their own `retry: <number |
@@ -219,6 +221,7 @@ function callOf(input, init) {
   const signal = own.signal instanceof AbortSignal ? own.signal : undefined;
   let flags = own.body instanceof ReadableStream ? STREAMED : 0;
   if (own.headers !== undefined) flags |= HEADERS;
+  if (own.signal === null) flags |= NO_SIGNAL;
   let url;
   let requestMethod;
   if (request) {
@@ -318,8 +321,9 @@ const glue = {
   },
 };
 
+/** `init.signal`, else a Request's own (`null` drops it, as in `fetch`). */
 function callerSignal(input, init) {
-  return init?.signal ?? (input instanceof Request ? input.signal : undefined);
+  return init?.signal !== undefined ? init.signal : input instanceof Request ? input.signal : undefined;
 }
 
 const IDLE = Object.freeze({ state: "idle" });

@@ -24,7 +24,7 @@ use super::outcome::Outcome;
 use super::poll;
 use super::props::Init;
 use super::replay;
-use super::request::{prepare, Given, Prepared};
+use super::request::{prepare, Given, Prepared, Unprepared};
 use super::transport::{FetchTransport, Received};
 use crate::engine::{self, race, Budget, Call, Clock, Either, Finished, Slept};
 use crate::policy::budget::concurrency::Gate;
@@ -174,13 +174,25 @@ impl Policy {
         let given = Given { input, own, signal, url, method, redirect, mode, flags };
         let (options, hooks) = per_call(&shared, retry)?;
         let fetch = hooks.fetch.clone().unwrap_or(fetch);
-        if !is_http(&given.url) {
-            return Ok(start(shared.runtime, async move {
-                let mut ctx = Ctx::new(&shared, &options, &hooks, observe, given.signal.clone(), fetch);
-                ctx.pass_through(&given.input, &given.own).await
-            }));
-        }
-        let prepared = prepare(given, &hooks.idempotency_key)?;
+        // Straight to `fetch`, once: a URL that is not HTTP(S), or a
+        // request whose Request the constructor refused (`fetch` says why).
+        let to_host = match is_http(&given.url) {
+            false => Ok((given.input, given.own, given.signal)),
+            true => match prepare(given, &hooks.idempotency_key) {
+                Ok(prepared) => Err(prepared),
+                Err(Unprepared { to_host: Some((input, own)), .. }) => Ok((input, own, None)),
+                Err(Unprepared { error, .. }) => return Err(error),
+            },
+        };
+        let prepared = match to_host {
+            Ok((input, own, signal)) => {
+                return Ok(start(shared.runtime, async move {
+                    let mut ctx = Ctx::new(&shared, &options, &hooks, observe, signal, fetch);
+                    ctx.pass_through(&input, &own).await
+                }));
+            }
+            Err(prepared) => prepared,
+        };
         Ok(start(shared.runtime, async move {
             let mut ctx = Ctx::new(&shared, &options, &hooks, observe, prepared.signal.clone(), fetch);
             let finished = ctx.submit(prepared, true).await;
@@ -207,7 +219,7 @@ impl Policy {
         let (options, hooks) = per_call(&shared, retry)?;
         let fetch = hooks.fetch.clone().unwrap_or(fetch);
         let spec = poll::read(&spec)?;
-        let prepared = prepare(given, &hooks.idempotency_key)?;
+        let prepared = prepare(given, &hooks.idempotency_key).map_err(|u| u.error)?;
         Ok(start(shared.runtime, async move {
             let mut ctx = Ctx::new(&shared, &options, &hooks, observe, prepared.signal.clone(), fetch);
             let submitted = ctx.submit(prepared, false).await;

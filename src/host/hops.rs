@@ -11,6 +11,7 @@ use web_sys::{AbortController, Headers, Response};
 use super::caller::assign;
 use super::glue::Facts;
 use super::props::{header, Init, Url, LOCATION, REDIRECTED, TYPE};
+use super::referrer::Hops;
 use super::request::headers_of;
 use super::transport::{define_value, delivered, failed, not_sent, FetchTransport};
 use crate::engine::Failed;
@@ -18,6 +19,7 @@ use crate::policy::classify::{normalize_method, Failure, Stage};
 use crate::policy::redirect::{
     check_hop, is_redirect, next_hop, stage_on_hop, Hop, Unfollowable, BODY_HEADERS, CROSS_ORIGIN_DROPPED,
 };
+use crate::policy::referrer::location_utf8;
 use crate::policy::runtime::cross_origin_redirect_is_cors;
 
 /// `fetch(input, init)`, then every redirect `fetch` would follow, hop by
@@ -37,6 +39,8 @@ pub async fn fetch_following(
     let mut origin: Option<String> = None;
     // A hop reached another origin than the first request's.
     let mut crossed = false;
+    // The hops' referrer, read at the first redirect.
+    let mut referrer: Option<Hops> = None;
     loop {
         let promise = t.dispatch(&input, &init, controller, true).map_err(|e| on_hop(not_sent(e), hop))?;
         let response: Response =
@@ -47,6 +51,7 @@ pub async fn fetch_following(
             true => header(&response.headers(), &LOCATION),
             false => None,
         };
+        let location = location.map(|l| String::from(location_utf8(&l)));
         let Some(location) = location else {
             if hop > 0 {
                 define_value(&response, &REDIRECTED, &JsValue::TRUE);
@@ -85,7 +90,11 @@ pub async fn fetch_following(
             return Ok((response, facts));
         };
         hop += 1;
+        let (here_origin, there_origin) = (here.origin(), there.origin());
+        let referrer = referrer.get_or_insert_with(|| Hops::first(&init, input.dyn_ref(), &here_origin));
         init = next_init(t, &input, &init, &method, step).await?;
+        let next_method = if step.to_get { "GET" } else { method.as_str() };
+        referrer.follow(&response, &here_origin, &there_origin, next_method, &init);
         input = JsValue::from_str(&there.url_href());
     }
 }

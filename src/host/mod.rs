@@ -46,6 +46,7 @@ default_module_only! {
     mod outcome;
     mod poll;
     mod props;
+    mod referrer;
     mod replay;
     mod request;
     mod transport;

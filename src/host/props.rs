@@ -26,6 +26,14 @@ extern "C" {
     pub fn set_method(this: &Init, method: &str);
     #[wasm_bindgen(method, setter)]
     pub fn set_body(this: &Init, body: &JsValue);
+    #[wasm_bindgen(method, getter)]
+    pub fn referrer(this: &Init) -> JsValue;
+    #[wasm_bindgen(method, setter)]
+    pub fn set_referrer(this: &Init, referrer: &str);
+    #[wasm_bindgen(method, getter, js_name = referrerPolicy)]
+    pub fn referrer_policy(this: &Init) -> JsValue;
+    #[wasm_bindgen(method, setter, js_name = referrerPolicy)]
+    pub fn set_referrer_policy(this: &Init, policy: &str);
 
     /// A host `Headers`, read with header names made into JS strings once.
     pub type HeaderMap;
@@ -49,6 +57,12 @@ extern "C" {
     pub fn url_href(this: &Url) -> String;
     #[wasm_bindgen(method, getter)]
     pub fn protocol(this: &Url) -> String;
+    #[wasm_bindgen(method, setter)]
+    pub fn set_username(this: &Url, value: &str);
+    #[wasm_bindgen(method, setter)]
+    pub fn set_password(this: &Url, value: &str);
+    #[wasm_bindgen(method, setter)]
+    pub fn set_hash(this: &Url, value: &str);
 }
 
 // Property and header names made into JS strings once, on first use.
@@ -64,6 +78,8 @@ extern "C" {
     pub static LOCATION: JsString = "location";
     #[wasm_bindgen(thread_local_v2, static_string)]
     pub static VALUE: JsString = "value";
+    #[wasm_bindgen(thread_local_v2, static_string)]
+    pub static REFERRER_POLICY: JsString = "referrer-policy";
 }
 
 /// The header `name` of `headers`, when present.

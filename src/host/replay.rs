@@ -39,9 +39,14 @@ fn body_of(request: &Request) -> Body {
     }
 }
 
+/// Whether `request` has (or, in Firefox, may have) a body.
+pub fn has_body(request: &Request) -> bool {
+    !matches!(body_of(request), Body::None)
+}
+
 /// Whether `prepared` keeps a `Request` body for a re-send.
 pub fn needed(prepared: &Prepared) -> bool {
-    prepared.replayable && prepared.request().is_some_and(|r| !matches!(body_of(r), Body::None))
+    prepared.replayable && prepared.request().is_some_and(has_body)
 }
 
 /// Bounds what `prepared` keeps for a re-send (see the module docs).

@@ -13,7 +13,8 @@ use web_sys::{AbortSignal, Headers, Request};
 
 use super::bind::{get, get_string, random_uuid};
 use super::options::Key;
-use super::props::Init;
+use super::props::{Init, Url};
+use super::replay::has_body;
 use crate::policy::classify::{normalize_method, Safety};
 use crate::policy::report::{secrets_of, CREDENTIAL_HEADERS};
 
@@ -34,6 +35,37 @@ pub struct Prepared {
     pub redirect: Option<String>,
     /// `mode: "same-origin"`: a redirect to another origin is refused.
     pub same_origin: bool,
+    /// What says whether the request fails whatever the network does
+    /// (`policy::runtime::doomed`): its mode, whether it carries integrity
+    /// metadata, whether its URL is of another origin than the caller's.
+    pub fate: Fate,
+}
+
+#[derive(Default)]
+pub struct Fate {
+    pub mode: Option<String>,
+    pub integrity: bool,
+    pub cross_origin: Option<bool>,
+}
+
+impl Fate {
+    /// Read only for the modes whose fate depends on the origin.
+    fn read(mode: Option<String>, url: &str, own: &Init, request: Option<&Request>) -> Fate {
+        if !matches!(mode.as_deref(), Some("same-origin" | "no-cors")) {
+            return Fate::default();
+        }
+        let integrity = [get(own, "integrity"), request.map_or(JsValue::UNDEFINED, |r| get(r, "integrity"))]
+            .iter()
+            .find(|v| !v.is_undefined())
+            .and_then(JsValue::as_string)
+            .is_some_and(|i| !i.is_empty());
+        let caller = get_string(&get(&js_sys::global(), "location"), "origin");
+        let cross_origin = caller.map(|origin| {
+            let target = Url::parse(&JsValue::from_str(url), &JsValue::from_str(&origin));
+            target.map_or(true, |t| t.origin() != origin)
+        });
+        Fate { mode, integrity, cross_origin }
+    }
 }
 
 pub(super) fn construct_request(input: &JsValue, init: &JsValue) -> Result<Request, JsValue> {
@@ -59,7 +91,7 @@ pub struct Given {
     /// `init.redirect`/`mode` when a string, else the `Request`'s own.
     pub redirect: Option<String>,
     pub mode: Option<String>,
-    /// [`REQUEST`], [`STREAMED`], [`FAKE_REQUEST`], [`FAKE_SIGNAL`], [`HEADERS`].
+    /// [`REQUEST`], [`STREAMED`], [`FAKE_REQUEST`], [`FAKE_SIGNAL`], [`HEADERS`], [`NO_SIGNAL`].
     pub flags: u32,
 }
 
@@ -74,6 +106,8 @@ pub const FAKE_REQUEST: u32 = 4;
 pub const FAKE_SIGNAL: u32 = 8;
 /// `init.headers` is not `undefined`.
 pub const HEADERS: u32 = 16;
+/// `init.signal` is `null`: a `Request` input's own signal is dropped.
+pub const NO_SIGNAL: u32 = 32;
 
 impl Given {
     /// The glue's `callOf(input, init)` answer, read element by element
@@ -92,10 +126,25 @@ impl Given {
     }
 }
 
+/// Why a call has nothing to send: an error of ours (`to_host` `None`),
+/// or the Request constructor's, where `fetch` itself must be asked, once,
+/// with `to_host` (the input and our `init`): it throws the same error in
+/// its own words (a browser names `fetch`, not the constructor).
+pub struct Unprepared {
+    pub error: JsValue,
+    pub to_host: Option<(JsValue, Init)>,
+}
+
+impl<E: Into<JsValue>> From<E> for Unprepared {
+    fn from(error: E) -> Unprepared {
+        Unprepared { error: error.into(), to_host: None }
+    }
+}
+
 /// Builds what each attempt sends from our copy of `init`; throws what
 /// `fetch` itself would throw for a bad request.
-pub fn prepare(given: Given, key: &Key) -> Result<Prepared, JsValue> {
-    let Given { input, mut own, signal, method, redirect, mode, flags, .. } = given;
+pub fn prepare(given: Given, key: &Key) -> Result<Prepared, Unprepared> {
+    let Given { input, mut own, signal, url, method, redirect, mode, flags } = given;
     // A stream body goes as the caller sent it: without `duplex: "half"`
     // `fetch` refuses it, and so do we (the rejection is the host's).
     let streamed = flags & STREAMED != 0;
@@ -107,6 +156,30 @@ pub fn prepare(given: Given, key: &Key) -> Result<Prepared, JsValue> {
         return Err(
             js_sys::TypeError::new("saferetry: `signal` looks like an AbortSignal but is not one").into()
         );
+    }
+    // `init.signal: null` drops a Request's own signal, as in `fetch`.
+    let signal = match flags & NO_SIGNAL {
+        0 => signal.or_else(|| request.map(Request::signal)),
+        _ => None,
+    };
+    if let Some(aborted) = signal.as_ref().filter(|s| s.aborted()) {
+        // Nothing is sent: the engine ends the call with the reason.
+        let request_input = request;
+        let request = built(construct_request(&input, &own), &input, &own)?;
+        aborted_before(&request, aborted);
+        used_up(request_input);
+        return Ok(Prepared {
+            safety: Safety::of(normalize_method(&request.method()), false),
+            input: request.into(),
+            is_request: true,
+            init: Object::new().unchecked_into(),
+            replayable: false,
+            streamed,
+            signal,
+            redirect,
+            same_origin: false,
+            fate: Fate::default(),
+        });
     }
     let given = match key {
         Key::Given(k) => Some(k.clone()),
@@ -144,30 +217,77 @@ pub fn prepare(given: Given, key: &Key) -> Result<Prepared, JsValue> {
     // A URL, method or mode `fetch` refuses is left to `fetch`: its own
     // error ends the call at once (`policy::runtime::refused`), and where a
     // runtime sends what the standard forbids, so do we.
-    let signal = signal.or_else(|| request.map(Request::signal));
+    let same_origin = mode.as_deref() == Some("same-origin");
+    let fate = Fate::read(mode, &url, &own, request);
     let input = match request {
         // Fold our changes into the Request once, so attempts only clone it.
-        // (From a clone: the caller's Request keeps its body for later calls.)
-        Some(r) if Object::keys(&own).length() > 0 => {
-            let r = construct_request(r.clone()?.as_ref(), &own)?;
+        // Its body is taken now, at the call, as `fetch` takes it: the
+        // caller's Request is used (a used one throws `fetch`'s TypeError).
+        Some(r) if Object::keys(&own).length() > 0 || has_body(r) => {
+            keep_referrer(&own, r);
+            let r = built(construct_request(r, &own), &input, &own)?;
+            used_up(request);
             own = Object::new().unchecked_into();
             r.into()
         }
         _ => input.clone(),
     };
+    if let Some(r) = input.dyn_ref::<Request>() {
+        keep_referrer(&own, r);
+    }
     let is_request = request.is_some();
-    let input_used = is_request && input.unchecked_ref::<Request>().body_used();
     Ok(Prepared {
         input,
         is_request,
         init: own,
         safety,
-        replayable: !streamed && !input_used,
+        replayable: !streamed,
         streamed,
         signal,
         redirect,
-        same_origin: mode.as_deref() == Some("same-origin"),
+        same_origin,
+        fate,
     })
+}
+
+/// A Request we built, or, when the constructor threw, `fetch` to be
+/// asked (see [`Unprepared`]).
+fn built(request: Result<Request, JsValue>, input: &JsValue, own: &Init) -> Result<Request, Unprepared> {
+    request.map_err(|error| Unprepared { error, to_host: Some((input.clone(), JsValue::from(own).unchecked_into())) })
+}
+
+/// A Request sent with an `init` (each attempt's has our signal) loses its
+/// referrer and referrer policy (the Request constructor resets both when
+/// `init` is not empty): `init` carries the Request's own unless it has
+/// its own.
+fn keep_referrer(init: &Init, request: &Request) {
+    // (workerd's Request has neither.)
+    if let Some(referrer) = get_string(request, "referrer").filter(|_| init.referrer().is_undefined()) {
+        init.set_referrer(&referrer);
+    }
+    if let Some(policy) = get_string(request, "referrerPolicy").filter(|_| init.referrer_policy().is_undefined()) {
+        init.set_referrer_policy(&policy);
+    }
+}
+
+/// The caller's Request, once we built ours from it: a runtime whose
+/// constructor copies the body (Bun) leaves it unused, so it is used up
+/// here, as `fetch` leaves it.
+fn used_up(caller: Option<&Request>) {
+    if let Some(body) = caller.filter(|c| !c.body_used()).and_then(Request::body) {
+        let _ = body.cancel();
+    }
+}
+
+/// A call whose signal had aborted before it: as `fetch` (the Fetch
+/// standard's "abort the fetch() call"), its Request (built first, so an
+/// invalid `init` rejects with the constructor's `TypeError`, not the
+/// abort; a Request input's body is taken) has its body cancelled at once
+/// with the abort's reason.
+fn aborted_before(request: &Request, signal: &AbortSignal) {
+    if let Some(body) = request.body() {
+        let _ = body.cancel_with_reason(&signal.reason());
+    }
 }
 
 /// `init.headers` in any form `fetch` takes (a `Headers`, a record, pairs)

@@ -31,7 +31,7 @@ use crate::policy::classify::{Failure, Stage};
 use crate::policy::redirect::{follower, Follower};
 use crate::policy::report::{secrets_of, snippet, SNIPPET_READ_BYTES};
 use crate::policy::runtime::{
-    body_abort, fetch_failure, short_body_is_cut, BodyAbort, ErrorShape, Runtime, Sent,
+    body_abort, doomed, fetch_failure, short_body_is_cut, BodyAbort, ErrorShape, Runtime, Sent,
 };
 
 pub struct FetchTransport {
@@ -202,7 +202,9 @@ impl FetchTransport {
             Runtime::Deno => self.prepared.url(),
             _ => String::new(),
         };
-        let sent = Sent { url: &url, body_streamed: self.prepared.streamed };
+        let fate = &self.prepared.fate;
+        let doomed = doomed(self.runtime, fate.mode.as_deref(), fate.integrity, fate.cross_origin);
+        let sent = Sent { url: &url, body_streamed: self.prepared.streamed, doomed };
         let failure = fetch_failure(self.runtime, &fields.shape(), sent);
         fields.failed(failure, e)
     }

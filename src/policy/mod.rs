@@ -41,6 +41,7 @@ checked_arithmetic! {
     pub mod rate_limit;
     pub mod reason;
     pub mod redirect;
+    pub mod referrer;
     pub mod report;
     pub mod retry;
     pub mod retry_after;

@@ -123,6 +123,22 @@ pub fn check_hop(
     Ok(())
 }
 
+/// The `Origin` header of a hop we follow where the host's own `fetch` of
+/// that hop sends none (Fetch: "append a request Origin header"): a GET or
+/// HEAD whose response tainting is "cors" (`cors`: a URL of the chain so
+/// far had another origin than the caller's, `client`) carries the
+/// request's origin, serialized: `"null"` once `tainted` (a hop left an
+/// origin other than the caller's for another one). For other methods the
+/// host adds its own; a caller without an origin has none.
+pub fn hop_origin<'a>(client: &'a str, method: &str, cors: bool, tainted: bool) -> Option<&'a str> {
+    let get = matches!(method, "GET" | "HEAD");
+    match (get && cors, tainted) {
+        (false, _) => None,
+        (true, true) => Some("null"),
+        (true, false) => Some(client),
+    }
+}
+
 /// Whether `status` is a redirect that `fetch` follows (when the response
 /// has a `Location`).
 pub fn is_redirect(status: u16) -> bool {
@@ -198,6 +214,22 @@ mod tests {
         ];
         for &(hops, location, mode, expected) in table {
             assert_eq!(check_hop(hops, location, mode), expected, "{hops} {location:?} {mode}");
+        }
+    }
+
+    #[test]
+    fn a_cors_get_hop_carries_the_origin_and_a_tainted_one_null() {
+        const A: &str = "http://a.test";
+        let table: &[(&str, bool, bool, Option<&str>)] = &[
+            ("GET", true, false, Some(A)),
+            ("HEAD", true, false, Some(A)),
+            ("GET", true, true, Some("null")),
+            ("GET", false, false, None),
+            ("POST", true, false, None),
+            ("PUT", true, true, None),
+        ];
+        for &(method, cors, tainted, expected) in table {
+            assert_eq!(hop_origin(A, method, cors, tainted), expected, "{method} {cors} {tainted}");
         }
     }
 

@@ -58,6 +58,8 @@ pub struct Sent<'a> {
     /// The body was a one-shot stream, so the runtime could not have
     /// re-sent it by itself.
     pub body_streamed: bool,
+    /// The request fails whatever the network does ([`doomed`]).
+    pub doomed: bool,
 }
 
 const NODE_CONNECT_CODES: [&str; 5] =
@@ -96,11 +98,29 @@ pub fn fetch_failure_stage(runtime: Runtime, e: &ErrorShape, sent: Sent) -> Stag
 /// a network failure, at the stage [`fetch_failure_stage`] proves.
 pub fn fetch_failure(runtime: Runtime, e: &ErrorShape, sent: Sent) -> Failure {
     let stage = fetch_failure_stage(runtime, e, sent);
-    if refused(runtime, e) {
+    if sent.doomed || refused(runtime, e) {
         Failure::Refused(stage)
     } else {
         Failure::Network(stage)
     }
+}
+
+/// Whether a request fails in every attempt, whatever the network does,
+/// so that `fetch`'s rejection of it is a refusal even where it looks like
+/// a lost connection (a browser's bare `TypeError`). By the Fetch
+/// standard's main fetch: `mode: "same-origin"` to another origin than the
+/// caller's is a network error before anything is sent, and a `"no-cors"`
+/// request to another origin has an opaque response, which integrity
+/// metadata never matches. `cross_origin`: the URL's origin is not the
+/// caller's (`None`: the caller has none). Only the browsers enforce the
+/// caller's origin (measured: Node, Deno, Bun and workerd send both).
+pub fn doomed(runtime: Runtime, mode: Option<&str>, integrity: bool, cross_origin: Option<bool>) -> bool {
+    let fails = match mode {
+        Some("same-origin") => true,
+        Some("no-cors") => integrity,
+        _ => false,
+    };
+    runtime == Runtime::Browser && fails && cross_origin == Some(true)
 }
 
 /// Causes undici gives a `fetch failed` that will fail the same way on
@@ -235,8 +255,8 @@ mod tests {
     use super::*;
 
     const URL: &str = "http://127.0.0.1:18099/x?sid=s1";
-    const BUFFERED: Sent = Sent { url: URL, body_streamed: false };
-    const STREAMED: Sent = Sent { url: URL, body_streamed: true };
+    const BUFFERED: Sent = Sent { url: URL, body_streamed: false, doomed: false };
+    const STREAMED: Sent = Sent { url: URL, body_streamed: true, doomed: false };
 
     fn node(code: &'static str, syscall: &'static str) -> ErrorShape<'static> {
         ErrorShape {
@@ -384,6 +404,38 @@ mod tests {
         for (i, (rt, e, refuses)) in table.iter().enumerate() {
             assert_eq!(refused(*rt, e), *refuses, "row {i}: {rt:?} {e:?}");
         }
+    }
+
+    #[test]
+    fn a_request_that_fails_whatever_the_network_does_is_doomed_only_where_the_host_enforces_it() {
+        // Runtime, mode, integrity, cross-origin, doomed.
+        type Row = (Runtime, Option<&'static str>, bool, Option<bool>, bool);
+        let table: &[Row] = &[
+            (Browser, Some("same-origin"), false, Some(true), true),
+            (Browser, Some("same-origin"), true, Some(true), true),
+            (Browser, Some("same-origin"), false, Some(false), false),
+            (Browser, Some("same-origin"), false, None, false),
+            (Browser, Some("no-cors"), true, Some(true), true),
+            (Browser, Some("no-cors"), false, Some(true), false),
+            (Browser, Some("no-cors"), true, Some(false), false),
+            (Browser, Some("cors"), true, Some(true), false),
+            (Browser, None, true, Some(true), false),
+            (Node, Some("same-origin"), false, Some(true), false),
+            (Deno, Some("no-cors"), true, Some(true), false),
+            (Bun, Some("same-origin"), false, Some(true), false),
+            (Workerd, Some("same-origin"), false, Some(true), false),
+        ];
+        for &(rt, mode, integrity, cross, expected) in table {
+            assert_eq!(doomed(rt, mode, integrity, cross), expected, "{rt:?} {mode:?} {integrity} {cross:?}");
+        }
+    }
+
+    #[test]
+    fn a_doomed_request_s_rejection_is_refused_even_when_it_looks_like_a_lost_connection() {
+        let lost = ErrorShape { name: "TypeError", message: Some("Failed to fetch"), ..Default::default() };
+        let doomed = Sent { doomed: true, ..BUFFERED };
+        assert_eq!(fetch_failure(Browser, &lost, BUFFERED), Failure::Network(MaybeDelivered));
+        assert_eq!(fetch_failure(Browser, &lost, doomed), Failure::Refused(MaybeDelivered));
     }
 
     #[test]

@@ -166,7 +166,7 @@ impl Machine {
             cause_syscall: cause_syscall.as_deref(),
             cause_message: cause_message.as_deref(),
         };
-        let rejected = Rejected { shape, during_body, sent: Sent { url, body_streamed } };
+        let rejected = Rejected { shape, during_body, sent: Sent { url, body_streamed, doomed: false } };
         encode(self.0.on_error(ms(now), random, &rejected))
     }
 

@@ -367,7 +367,7 @@ mod tests {
             cause_code: Some("UND_ERR_SOCKET"),
             ..ErrorShape::default()
         };
-        Rejected { shape, during_body: false, sent: Sent { url: "", body_streamed: false } }
+        Rejected { shape, during_body: false, sent: Sent { url: "", body_streamed: false, doomed: false } }
     }
 
     #[test]

@@ -53,5 +53,18 @@ export function failureCases({ add, runtime }) {
       ...ownRedirectError(runtime, ['deno', 'workerd'], 'a 21st redirect') });
   add('mode: "same-origin" redirected to another origin gets what fetch gives, never retried', (t) => t.fetch(t.u({ loc: t.u({}, 'alt') }), { mode: 'same-origin' }),
     { ...bare, ...standardStop(runtime, ['deno', 'bun', 'workerd'], 1, 'mode "same-origin" is enforced on a hop to another origin, which this runtime\'s fetch follows') });
-  add('mode: "same-origin" to another origin gets what fetch gives, sent as often', (t) => t.fetch(t.u({}, 'alt'), { mode: 'same-origin' }), bare);
+  // Requests that fail whatever the network does (policy::runtime::doomed):
+  // a browser's bare TypeError for them is a refusal, never retried.
+  add('mode: "same-origin" to another origin gets what fetch gives, sent as often', (t) => t.fetch(t.u({}, 'alt'), { mode: 'same-origin' }), shape);
+  // Outside browsers https: to the plain-HTTP port is a failed TLS handshake: a network failure, retried (README 1).
+  add('mode: "same-origin" to another scheme and port gets what fetch gives, sent as often',
+    (t) => t.fetch(t.u({}, 'alt').replace('http:', 'https:'), { mode: 'same-origin' }),
+    runtime === 'workerd' ? { skip: "workerd's failed TLS handshake is an Error whose message carries a fresh random reference on every call" }
+      : { ...shape, ...retriedNetworkFailure(runtime, { runtimes: ['node', 'deno', 'bun'] }) });
+  add('integrity with mode: "no-cors" to another origin gets what fetch gives, never retried',
+    (t) => t.fetch(t.u({ body: 'ok' }, 'alt'), { mode: 'no-cors', integrity: 'sha256-Jok2eyBcFs4y7UIAlCuLix4mLfxw2byfvHfElpmk8d8=' }), shape);
+  add('A header value with a NUL byte on a Request input fails as fetch fails, nothing sent',
+    (t) => t.fetch(new Request(t.u()), { headers: { 'X-Test': 'a\u0000b' } }), shape);
+  add('A header value with a NUL byte on a POST with an idempotency key fails as fetch fails, nothing sent',
+    (t) => t.fetch(t.u(), { method: 'POST', body: 'p', headers: { 'X-Test': 'a\u0000b' }, retry: { idempotencyKey: 'k-1' } }), shape);
 }

@@ -83,6 +83,61 @@ export function redirectCases({ add, runtime }) {
   add('mode: "cors" redirected cross-origin resolves as with fetch', (t) => t.fetch(t.u({ loc: t.u({ final: 1 }, 'alt') }), { mode: 'cors' }));
   add('mode: "no-cors" redirected cross-origin gives what fetch gives', (t) => t.fetch(t.u({ loc: t.u({ final: 1 }, 'alt') }), { mode: 'no-cors' }),
     runtime === 'node' ? { skip: "Node's own fetch never settles this call (both hops reach the server, no answer within 3 s)" } : {});
+  // The referrer of each hop (Fetch: main fetch determines it again on every
+  // hop, from the last hop's; HTTP-redirect fetch applies the redirect's
+  // Referrer-Policy first). Only Node's fetch sends a Referer outside browsers.
+  const referred = (t, params, policy, request = false) => {
+    const url = t.u(params);
+    const init = { referrer: t.u({ page: 1 }), ...(policy ? { referrerPolicy: policy } : {}) };
+    return request ? t.fetch(new Request(url, init)) : t.fetch(url, init);
+  };
+  // Node's undici treats a no-referrer policy as its default and sends the referrer's origin.
+  const undiciNoReferrer = runtime !== 'node' ? {} : {
+    deliberate: {
+      why: "saferetry follows redirects itself here, by the standard (README, Where policy.fetch differs: 3): a redirect's Referrer-Policy: no-referrer sends no Referer on the next hop, where Node's fetch sends the referrer's origin",
+      expect: (h) => ({ ...h, server: h.server.map((r, i) => (i < 1 ? r : { ...r, headers: r.headers.filter(([k]) => k !== 'referer') })) }),
+    },
+  };
+  add('A redirect\'s Referrer-Policy: origin applies to the next hop', (t) => referred(t, { loc: t.path({ final: 1 }), h: 'Referrer-Policy:origin' }, 'unsafe-url'));
+  add('A redirect\'s Referrer-Policy: no-referrer stops the Referer on the next hop', (t) => referred(t, { loc: t.path({ final: 1 }), h: 'Referrer-Policy:no-referrer' }, 'unsafe-url'), undiciNoReferrer);
+  add('A redirect\'s Referrer-Policy: same-origin sends no Referer to another origin', (t) => referred(t, { loc: t.u({ final: 1 }, 'alt'), h: 'Referrer-Policy:same-origin' }, 'unsafe-url'));
+  add('A redirect\'s Referrer-Policy list applies its last valid token', (t) => referred(t, { loc: t.path({ final: 1 }), h: 'Referrer-Policy:no-referrer, origin, bogus' }, 'unsafe-url'));
+  add('A referrer cut to its origin stays cut after a redirect\'s Referrer-Policy: unsafe-url', (t) => referred(t, { loc: t.path({ final: 1 }), h: 'Referrer-Policy:unsafe-url' }, 'origin'));
+  add('The default referrer policy across origins, hop by hop', (t) => referred(t, { loc: t.u({ loc: t.u({ final: 1 }), status: 307 }, 'alt') }));
+  add('A Request\'s referrer is the Referer of every hop', (t) => referred(t, { loc: t.path({ final: 1 }) }, 'unsafe-url', true));
+  add('A Request\'s referrer policy applies on every hop', (t) => referred(t, { loc: t.u({ final: 1 }, 'alt') }, 'same-origin', true));
+  // The Origin of a hop: Node's fetch has a caller origin only when undici's
+  // global origin is set (as WPT's runner sets it); set here for both sides,
+  // one after the other (serial). Other runtimes: no caller origin outside browsers.
+  const fromOrigin = (t, url, init) => {
+    const key = Symbol.for('undici.globalOrigin.1');
+    if (runtime === 'node') globalThis[key] = new URL(t.u({ page: 1 }));
+    return t.fetch(url, init).finally(() => { if (runtime === 'node') delete globalThis[key]; });
+  };
+  add('From the caller\'s origin, a GET redirected to another origin carries Origin on that hop',
+    (t) => fromOrigin(t, t.u({ loc: t.u({ final: 1 }, 'alt') })), { serial: true });
+  add('From the caller\'s origin, a POST answered 301 to another origin carries Origin on the GET hop',
+    (t) => fromOrigin(t, t.u({ loc: t.u({ final: 1 }, 'alt'), status: 301 }), { method: 'POST', body: 'p' }), { serial: true, ...bodyDropped });
+  // Node's undici does not implement the tainted origin flag.
+  const undiciTainted = runtime !== 'node' ? {} : {
+    deliberate: {
+      why: "saferetry follows redirects itself here, by the standard (README, Where policy.fetch differs: 3): back at the caller's origin after another, a GET carries Origin: null (a tainted origin), where Node's fetch sends the caller's origin",
+      // (The server echoes the Origin in Access-Control-Allow-Origin.)
+      expect: (h) => ({ ...h, headers: h.headers.map(([k, v]) => [k, k === 'access-control-allow-origin' ? 'null' : v]),
+        server: h.server.map((r, i) => (i < 2 ? r : { ...r, headers: r.headers.map(([k, v]) => [k, k === 'origin' ? 'null' : v]) })) }),
+    },
+  };
+  add('From the caller\'s origin, a GET to another origin and back carries Origin: null on the way back',
+    (t) => fromOrigin(t, t.u({ loc: t.u({ loc: t.u({ final: 1 }), status: 302 }, 'alt') })), { serial: true, ...undiciTainted });
+  // Deno's fetch reads the Location bytes as Latin-1; the standard parses them as UTF-8.
+  const denoLatin1 = runtime !== 'deno' ? {} : {
+    deliberate: {
+      why: "saferetry follows redirects itself here, by the standard (README, Where policy.fetch differs: 3): a Location's bytes are UTF-8, where Deno's fetch reads them as Latin-1",
+      expect: (h, p) => ({ ...h, url: p.url, server: h.server.map((r, i) => (i < 1 ? r : { ...r, target: p.server[i]?.target })),
+        ...(p.url?.endsWith('%E2%98%83') && p.server[1]?.target.endsWith('%E2%98%83') ? {} : { note: 'the UTF-8 snowman, %E2%98%83' }) }),
+    },
+  };
+  add('A Location of raw UTF-8 bytes is read as UTF-8', (t) => t.fetch(t.u({ uloc: `${t.path({ final: 1 })}&s=\u2603` })), denoLatin1);
   // seq counts every request of the id: the first hop is the 1st.
   add('A redirect to a 503 that recovers: the caller sees the final 200', (t) => t.fetch(t.u({ loc: t.u({ seq: '302,503,200' }, 'alt') })), {
     deliberate: {

@@ -20,6 +20,7 @@
 //   delay=<ms>                 the head after ms
 //   drip=<ms>                  head at once, then a chunk every 50 ms for ms
 //   loc=<url>                  Location (status 302 unless given)
+//   uloc=<url>                 the same, its UTF-8 bytes raw in the header
 //   hops=<n>&hs=<status>       redirect to this URL with hops=n-1 (hs: status,
 //                              default 302) until hops=0, then the answer above
 // A preflight (OPTIONS with Access-Control-Request-Method) gets 204 allowing
@@ -72,6 +73,10 @@ export async function startServer({ staticDir } = {}) {
     } else if (q.has('loc')) {
       if (!q.has('status') && !statuses) status = 302;
       headers.push(['Location', q.get('loc')]);
+    } else if (q.has('uloc')) {
+      if (!q.has('status') && !statuses) status = 302;
+      // Node writes a header string as Latin-1: these chars are the UTF-8 bytes.
+      headers.push(['Location', Buffer.from(q.get('uloc'), 'utf8').toString('latin1')]);
     }
     const ct = q.get('ct') ?? 'text/plain';
     if (ct !== 'none') headers.push(['Content-Type', ct]);
