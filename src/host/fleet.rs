@@ -7,7 +7,10 @@
 //! a task of its own — never on an operation's path. An exchange that
 //! throws, rejects, answers something that is not a grant, or does not
 //! answer within the client's `answer_timeout_ms` is reported as
-//! unreachable, and the client falls back as `policy::budget::lease` says.
+//! unreachable, and the client falls back as `policy::budget::lease` says;
+//! one that answers `{ unavailable: reason }` (no authority can run for this
+//! client: a tab that cannot load the authority's module) is reported as
+//! such, and `stats().shared.reason` shows the reason.
 //! The client itself keeps at most one request in flight and gives up on it
 //! after `answer_timeout_ms` by its own clock, so nothing here counts
 //! exchanges: in workerd an exchange begun by a request that has ended may
@@ -16,6 +19,7 @@
 
 use alloc::rc::Rc;
 use alloc::string::String;
+use core::cell::RefCell;
 use js_sys::{Function, Promise, Reflect};
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::{future_to_promise, spawn_local};
@@ -24,9 +28,9 @@ use super::bind::{date_now, math_random};
 use super::caller::adopt;
 use super::clock::sleep;
 use super::convert::to_js;
-use super::wire;
+use super::wire::{self, Answer};
 use crate::engine::{race, Either};
-use crate::policy::budget::lease::{ClientConfig, Grant, LeaseRequest, LeasedClient, Mode};
+use crate::policy::budget::lease::{ClientConfig, LeaseRequest, LeasedClient, Mode};
 use crate::policy::budget::SharedState;
 use crate::policy::options::Options;
 
@@ -43,6 +47,8 @@ pub struct Fleet {
     client: LeasedClient,
     exchange: Exchange,
     answer_timeout_ms: u64,
+    /// Why no authority can run, as the carrier said (until one answers).
+    unavailable: RefCell<Option<String>>,
 }
 
 fn now_ms() -> u64 {
@@ -59,6 +65,7 @@ impl Fleet {
             client: LeasedClient::new(config),
             exchange,
             answer_timeout_ms: config.answer_timeout_ms,
+            unavailable: RefCell::new(None),
         })
     }
 
@@ -83,17 +90,24 @@ impl Fleet {
     async fn carry(self: Rc<Self>, request: LeaseRequest) {
         let answer = self.ask(&request).await;
         match answer {
-            Some(grant) => self.client.on_grant(&grant, now_ms()),
+            Some(Answer::Grant(grant)) => {
+                self.unavailable.replace(None);
+                self.client.on_grant(&grant, now_ms());
+            }
+            Some(Answer::Unavailable(reason)) => {
+                self.unavailable.replace(Some(reason));
+                self.client.on_no_authority(request.seq, now_ms());
+            }
             None => self.client.on_failed(request.seq, now_ms()),
         }
     }
 
-    /// The request as `{ client, seq, …, config }`, and the grant read back.
-    async fn ask(&self, request: &LeaseRequest) -> Option<Grant> {
+    /// The request as `{ client, seq, …, config }`, and the answer read back.
+    async fn ask(&self, request: &LeaseRequest) -> Option<Answer> {
         let js = to_js(request);
         let answer = self.exchange.function.call1(&self.exchange.this, &js).ok()?;
         match race(adopt(&answer), sleep(self.answer_timeout_ms)).await {
-            Either::Left(Ok(grant)) => wire::grant(&grant).ok(),
+            Either::Left(Ok(answer)) => wire::answer(&answer).ok(),
             _ => None,
         }
     }
@@ -102,8 +116,11 @@ impl Fleet {
     pub fn stats(&self) -> JsValue {
         let Some(stats) = self.client.stats() else { return JsValue::UNDEFINED };
         let js = to_js(&stats);
-        if let Some(scope) = &self.exchange.scope {
-            let _ = Reflect::set(&js, &JsValue::from_str("scope"), &JsValue::from_str(scope));
+        let texts = [("scope", self.exchange.scope.clone()), ("reason", self.unavailable.borrow().clone())];
+        for (key, text) in texts {
+            if let Some(text) = text {
+                let _ = Reflect::set(&js, &JsValue::from_str(key), &JsValue::from_str(&text));
+            }
         }
         js
     }
