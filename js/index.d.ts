@@ -88,6 +88,8 @@ export interface SharedBudget {
   fleetSize?: number;
   /** Echoed in `stats().shared.scope` (e.g. "fleet", "origin", "tab"). */
   scope?: string;
+  /** Called once by each policy that takes this budget, with a function that gives the policy's held tokens back at once (tabBudget calls it as its tab leaves). */
+  attach?(release: () => void): void;
 }
 
 export interface LeaseRequest {

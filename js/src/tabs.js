@@ -116,6 +116,12 @@ class TabBudget extends EventTarget {
     return this.#tabs.exchange(request);
   }
 
+  /** Called once by each policy that takes this budget, with a function
+   * that gives its held tokens back at once: called as the tab leaves. */
+  attach(release) {
+    this.#tabs.releases?.push(release);
+  }
+
   /** Diagnostics: `{ scope, leader, term, leaderSince, quotaLevel,
    * handovers, mode, reason }`; `mode` is "fallback" (and `reason` says
    * why) once this tab could not load the authority. */
@@ -177,6 +183,7 @@ class Tabs {
     this.ticket = null; // our current lock request
     this.handovers = 0;
     this.leaderSince = null;
+    this.releases = []; // each policy's release (`attach`)
     this.joined = false;
     this.closed = false;
     this.scope = "origin";
@@ -216,6 +223,11 @@ class Tabs {
 
   leave() {
     if (!this.joined) return;
+    // The policies' held tokens go back first, while this tab is still
+    // here: to its own authority if it leads (the state handed over below
+    // has them), else over the channel. Not left to the page's pagehide: a
+    // closing Firefox window sometimes delivers nothing sent from pagehide.
+    for (const release of this.releases) release();
     this.joined = false;
     clearInterval(this.tick);
     if (this.authority) this.post(this.beatMessage("bye"));

@@ -21,6 +21,7 @@ use alloc::rc::Rc;
 use alloc::string::String;
 use core::cell::RefCell;
 use js_sys::{Function, Promise, Reflect};
+use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::{future_to_promise, spawn_local};
 
@@ -38,6 +39,10 @@ use crate::policy::options::Options;
 #[derive(Clone)]
 pub struct Exchange {
     pub function: Function,
+    /// `shared.attach(release)`, when the carrier has it: called once with
+    /// a function that gives the policy's held tokens back at once (a tab
+    /// budget calls it as its tab leaves).
+    pub attach: Option<Function>,
     /// The `shared` object itself: `exchange` is called as its method.
     pub this: JsValue,
     pub scope: Option<String>,
@@ -61,12 +66,23 @@ impl Fleet {
     pub fn new(options: &Options, exchange: Exchange) -> Rc<Fleet> {
         let client = (math_random() * 4_503_599_627_370_496.0) as u64;
         let config = ClientConfig::for_policy(client, options.quota, options.rate, options.fleet_size);
-        Rc::new(Fleet {
+        let fleet = Rc::new(Fleet {
             client: LeasedClient::new(config),
             exchange,
             answer_timeout_ms: config.answer_timeout_ms,
             unavailable: RefCell::new(None),
-        })
+        });
+        if let Some(attach) = &fleet.exchange.attach {
+            // Weak: the carrier keeps the function, not the policy.
+            let weak = Rc::downgrade(&fleet);
+            let release = Closure::<dyn FnMut()>::new(move || {
+                if let Some(fleet) = weak.upgrade() {
+                    let _ = fleet.release();
+                }
+            });
+            let _ = attach.call1(&fleet.exchange.this, &release.into_js_value());
+        }
+        fleet
     }
 
     /// Sends the request the client says is due, if any (none while one is
@@ -77,18 +93,40 @@ impl Fleet {
         }
     }
 
-    /// Gives every held token back: the client's last request.
+    /// Gives every held token back: the client's last request, handed to
+    /// the carrier before this returns (a page that is going away may run
+    /// no task, nor microtask, after the event that released).
     pub fn release(self: &Rc<Self>) -> Promise {
         let request = self.client.release_all(now_ms());
+        let sent = self.send(&request);
         let me = self.clone();
         future_to_promise(async move {
-            me.carry(request).await;
+            me.settle(request.seq, sent).await;
             Ok(JsValue::UNDEFINED)
         })
     }
 
     async fn carry(self: Rc<Self>, request: LeaseRequest) {
-        let answer = self.ask(&request).await;
+        let sent = self.send(&request);
+        self.settle(request.seq, sent).await;
+    }
+
+    /// Calls `shared.exchange` with the request as `{ client, seq, …,
+    /// config }`: its answer, or `None` if it threw.
+    fn send(&self, request: &LeaseRequest) -> Option<JsValue> {
+        self.exchange.function.call1(&self.exchange.this, &to_js(request)).ok()
+    }
+
+    /// Awaits the answer to request `seq` (within `answer_timeout_ms`) and
+    /// hands it to the client.
+    async fn settle(&self, seq: u64, sent: Option<JsValue>) {
+        let answer = match sent {
+            Some(answer) => match race(adopt(&answer), sleep(self.answer_timeout_ms)).await {
+                Either::Left(Ok(answer)) => wire::answer(&answer).ok(),
+                _ => None,
+            },
+            None => None,
+        };
         match answer {
             Some(Answer::Grant(grant)) => {
                 self.unavailable.replace(None);
@@ -96,19 +134,9 @@ impl Fleet {
             }
             Some(Answer::Unavailable(reason)) => {
                 self.unavailable.replace(Some(reason));
-                self.client.on_no_authority(request.seq, now_ms());
+                self.client.on_no_authority(seq, now_ms());
             }
-            None => self.client.on_failed(request.seq, now_ms()),
-        }
-    }
-
-    /// The request as `{ client, seq, …, config }`, and the answer read back.
-    async fn ask(&self, request: &LeaseRequest) -> Option<Answer> {
-        let js = to_js(request);
-        let answer = self.exchange.function.call1(&self.exchange.this, &js).ok()?;
-        match race(adopt(&answer), sleep(self.answer_timeout_ms)).await {
-            Either::Left(Ok(answer)) => wire::answer(&answer).ok(),
-            _ => None,
+            None => self.client.on_failed(seq, now_ms()),
         }
     }
 

@@ -36,10 +36,8 @@ window.__tab = {
       budget = tabBudget(name, options.tabs ?? {});
       budget.addEventListener?.('error', (e) => budgetErrors.push(e.message));
     }
-    const { tabs: _t, releaseOnPagehide, ...rest } = options;
+    const { tabs: _t, ...rest } = options;
     policy = new RetryPolicy(kind === 'tabs' ? { ...rest, shared: budget } : rest);
-    // The README's advice: give held tokens back when the page goes.
-    if (releaseOnPagehide) addEventListener('pagehide', () => { policy.release(); });
     log(`setup ${kind} ${name}: ${JSON.stringify(budget?.status?.() ?? null)}`);
     return summary();
   },
