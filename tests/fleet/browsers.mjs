@@ -391,7 +391,7 @@ async function runBrowser(browser, pages, fault, deadline) {
     // pair is measured again, up to three times. The shared figure kept is
     // the worst of the rounds, and it is always held to the bound. A
     // machine that cannot exceed the bound even without sharing (measured:
-    // Firefox under two busy loops, 66-138 starts in 1 s across three
+    // Firefox under two busy loops, 53-134 starts in 1 s across three
     // per-tab budgets) cannot show that sharing is what kept it there: the
     // line says so, and only the bound is asserted (a slow machine must not
     // fail a test).
