@@ -227,7 +227,13 @@ class Tabs {
     // here: to its own authority if it leads (the state handed over below
     // has them), else over the channel. Not left to the page's pagehide: a
     // closing Firefox window sometimes delivers nothing sent from pagehide.
+    // A leader also sends them over the channel (`leaving`): the next
+    // leader may take the lock before the "bye" with that state reaches it
+    // (seen in Chromium), and then credits them from the requests (one its
+    // state already has is a duplicate, credited nothing).
+    this.leaving = true;
     for (const release of this.releases) release();
+    this.leaving = false;
     this.joined = false;
     clearInterval(this.tick);
     if (this.authority) this.post(this.beatMessage("bye"));
@@ -430,6 +436,7 @@ class Tabs {
     if (this.authority) {
       try {
         const grant = this.grant(request);
+        if (this.leaving) this.post({ t: "req", request });
         this.beat(); // the followers keep the new state
         return Promise.resolve(grant);
       } catch (error) {
