@@ -82,12 +82,14 @@ export interface RetryOptions {
 
 /** Where a policy's shared budget lives: `durableBudget` (saferetry/cloudflare), `tabBudget`, or your own carrier. */
 export interface SharedBudget {
-  /** Carries a request to the fleet's authority (e.g. `BudgetAuthority.grant`) and resolves with its grant. */
-  exchange(request: LeaseRequest): LeaseGrant | Promise<LeaseGrant>;
+  /** Carries a request to the fleet's authority (e.g. `BudgetAuthority.grant`) and resolves with its grant, or with `{ unavailable: reason }` when no authority can run for this client (the policy then retries on a budget of its own: capacity / fleetSize). */
+  exchange(request: LeaseRequest): LeaseAnswer | Promise<LeaseAnswer>;
   /** Clients expected to share the budget: the fallback start rate is `rate` divided among them. 1..=10000, default 4. */
   fleetSize?: number;
   /** Echoed in `stats().shared.scope` (e.g. "fleet", "origin", "tab"). */
   scope?: string;
+  /** Called once by each policy that takes this budget, with a function that gives the policy's held tokens back at once (tabBudget calls it as its tab leaves). */
+  attach?(release: () => void): void;
 }
 
 export interface LeaseRequest {
@@ -119,6 +121,9 @@ export interface LeaseGrant {
   ttlMs: number;
 }
 
+/** What an exchange answers: the authority's grant, or word that no authority can run here. */
+export type LeaseAnswer = LeaseGrant | { unavailable: string };
+
 export type BudgetMode = "local" | "leased" | "fallback";
 
 export interface SharedStats {
@@ -128,6 +133,10 @@ export interface SharedStats {
   requests: number;
   roundTrips: number;
   unreachable: number;
+  /** Answers `{ unavailable }`: no authority can run; retries then spend a budget of this policy's own. */
+  unavailable: number;
+  /** The last `{ unavailable }` answer's reason, until an authority answers. */
+  reason?: string;
   staleAnswers: number;
   tokensHeld: number;
   slotsHeld: number;
@@ -188,10 +197,23 @@ export interface TabBudgetStatus {
   quotaLevel: number | undefined;
   /** How often this tab became leader. */
   handovers: number;
+  /** "fallback" once this tab could not load the authority's module (its policies then keep budgets of their own). */
+  mode: "authority" | "fallback";
+  /** Why "fallback": the load error, naming the URL that failed; null otherwise. */
+  reason: string | null;
 }
 
-export interface TabBudget extends SharedBudget {
+/** A tabBudget's `error` event: the authority's module could not be loaded. `preventDefault()` silences the console warning. */
+export interface TabBudgetErrorEvent extends Event {
+  readonly error: unknown;
+  /** Names the URL that failed. */
+  readonly message: string;
+}
+
+export interface TabBudget extends SharedBudget, EventTarget {
   readonly scope: "origin" | "tab";
+  addEventListener(type: "error", listener: (event: TabBudgetErrorEvent) => void, options?: boolean | AddEventListenerOptions): void;
+  addEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | AddEventListenerOptions): void;
   /** Diagnostics: this tab's part in the election. */
   status(): TabBudgetStatus;
   /** Leaves for good: releases the lock, closes the channel. */

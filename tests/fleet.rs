@@ -755,6 +755,45 @@ fn a_client_without_tokens_and_without_a_rate_asks_again_when_it_wants_a_retry()
 }
 
 #[test]
+fn a_client_told_no_authority_can_run_retries_on_its_share_of_the_quota_until_an_authority_answers() {
+    // A policy of capacity 100 (20 retries at cost 5) in a fleet of 4: 25
+    // tokens of its own, 5 retries, while no authority can run.
+    let c = policy_client(7, quota(100), None);
+    let first = c.pending_request(0).expect("asks at once");
+    assert_eq!(c.spend_retry(false), None, "before any answer: nothing held");
+    c.on_no_authority(first.seq + 1, 10);
+    assert_eq!(c.stats().unwrap().stale_answers, 1, "an answer to another request is stale");
+    c.on_no_authority(first.seq, 10);
+    let st = c.stats().unwrap();
+    assert_eq!((st.mode, st.unavailable, st.unreachable), (Mode::Fallback, 1, 0));
+    assert_eq!(c.quota_level(), Some(25));
+    let paid: Vec<_> = (0..6).map(|_| c.spend_retry(false)).collect();
+    assert_eq!(paid, [Some(5), Some(5), Some(5), Some(5), Some(5), None], "five retries, then none");
+    c.on_success(Some(5));
+    assert_eq!(c.quota_level(), Some(5), "a success refunds its own budget");
+    // Asked again: still no authority. The budget is not made afresh.
+    let again = c.pending_request(600).expect("asks again after retry_ms");
+    c.on_no_authority(again.seq, 600);
+    assert_eq!(c.quota_level(), Some(5), "the same budget, not a fresh one");
+    assert_eq!(again.refunded_total, 0, "its own refunds are not the authority's");
+    // An authority answers: its grants again, the own budget unused.
+    let mut a = unconfigured();
+    let third = c.pending_request(1_200).expect("asks again");
+    c.on_grant(&a.grant(&third, 1_200), 1_200);
+    assert_eq!((c.stats().unwrap().mode, c.quota_level()), (Mode::Leased, Some(20)), "20 tokens leased");
+    let spent = (0..5).filter(|_| c.spend_retry(false).is_some()).count();
+    assert_eq!(spent, 4, "four retries from the grant, none from the own budget");
+}
+
+#[test]
+fn a_client_told_no_authority_can_run_without_a_quota_of_its_own_retries_nothing() {
+    let c = LeasedClient::new(ClientConfig::default());
+    let first = c.pending_request(0).unwrap();
+    c.on_no_authority(first.seq, 0);
+    assert_eq!((c.stats().unwrap().mode, c.spend_retry(false)), (Mode::Fallback, None));
+}
+
+#[test]
 fn a_return_lost_on_the_way_travels_again_with_the_next_request_and_counts_once() {
     let (mut a, c) = pair(1_000);
     c.on_grant(&a.grant(&c.pending_request(0).unwrap(), 0), 0);

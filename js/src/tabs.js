@@ -23,7 +23,10 @@
 //
 // The authority is a wasm module of its own (authority.js), loaded by a tab
 // when it first leads (or, alone, at its first exchange): a follower never
-// downloads it.
+// downloads it. A tab that cannot load it (a bundle without its wasm) never
+// leads, says so once (an `error` event, else a console warning, and
+// `status()`), and answers its policies' exchanges `{ unavailable: reason }`:
+// what they then do (a budget of their own) is the leased client's rule.
 import { assertLoaded } from "./load.js";
 
 const PREFIX = "saferetry:";
@@ -51,6 +54,15 @@ function loadAuthority() {
   return loading;
 }
 
+/** The `error` event of a tabBudget whose authority cannot load. */
+class TabBudgetErrorEvent extends Event {
+  constructor(error) {
+    super("error", { cancelable: true });
+    this.error = error;
+    this.message = error?.message ?? String(error);
+  }
+}
+
 /** A SharedBudget shared by every tab of this origin that uses `name`
  * (one budget per upstream). Without Web Locks or BroadcastChannel, a
  * budget of this tab alone, with `scope: "tab"`. */
@@ -65,17 +77,31 @@ export function tabBudget(name, options = {}) {
   };
   const locks = globalThis.navigator?.locks;
   const Channel = globalThis.BroadcastChannel;
-  const tabs = typeof locks?.request !== "function" || typeof Channel !== "function"
-    ? new OneTab(config) : new Tabs(PREFIX + name, config, locks, Channel);
-  return new TabBudget(tabs);
+  return new TabBudget((failed) => typeof locks?.request !== "function" || typeof Channel !== "function"
+    ? new OneTab(config, failed) : new Tabs(PREFIX + name, config, locks, Channel, failed));
 }
 
 /** The SharedBudget a policy takes (`exchange`, `scope`, `fleetSize`),
- * with `status()` and `close()` of its own. */
-class TabBudget {
+ * with `status()` and `close()` of its own, and an `error` event when the
+ * authority cannot load. */
+class TabBudget extends EventTarget {
   #tabs;
-  constructor(tabs) {
-    this.#tabs = tabs;
+  #reason = null;
+
+  /** `make(failed)` makes the election; it calls `failed(error)` when the
+   * authority's module cannot be loaded. */
+  constructor(make) {
+    super();
+    this.#tabs = make((error) => this.#failed(error));
+  }
+
+  /** Said once: an `error` event, and a console warning unless a listener
+   * called `preventDefault()`. */
+  #failed(error) {
+    if (this.#reason !== null) return;
+    const event = new TabBudgetErrorEvent(error);
+    this.#reason = event.message;
+    if (this.dispatchEvent(event)) console.warn(`saferetry: tabBudget runs without its authority, each policy on a budget of its own: ${event.message}`);
   }
 
   get scope() {
@@ -90,9 +116,18 @@ class TabBudget {
     return this.#tabs.exchange(request);
   }
 
-  /** Diagnostics: `{ scope, leader, term, leaderSince, quotaLevel, handovers }`. */
+  /** Called once by each policy that takes this budget, with a function
+   * that gives its held tokens back at once: called as the tab leaves. */
+  attach(release) {
+    this.#tabs.releases?.push(release);
+  }
+
+  /** Diagnostics: `{ scope, leader, term, leaderSince, quotaLevel,
+   * handovers, mode, reason }`; `mode` is "fallback" (and `reason` says
+   * why) once this tab could not load the authority. */
   status() {
-    return this.#tabs.status();
+    const mode = this.#reason === null ? "authority" : "fallback";
+    return { ...this.#tabs.status(), mode, reason: this.#reason };
   }
 
   /** Leaves for good: releases the lock, closes the channel. */
@@ -104,8 +139,9 @@ class TabBudget {
 /** No Web Locks or no BroadcastChannel: the authority lives in this tab. */
 class OneTab {
   scope = "tab";
-  constructor(config) {
+  constructor(config, failed) {
     this.config = { ...config, fleetSize: config.fleetSize ?? 1 };
+    this.failed = failed;
     this.authority = null; // made at the first exchange, once its module is loaded
   }
 
@@ -113,6 +149,9 @@ class OneTab {
     return loadAuthority().then(() => {
       this.authority ??= new Authority();
       return this.authority.grant(request, Date.now());
+    }, (error) => {
+      this.failed(error);
+      return unavailable(error);
     });
   }
 
@@ -123,10 +162,16 @@ class OneTab {
   close() {}
 }
 
+/** The answer to an exchange when no authority can run here. */
+function unavailable(error) {
+  return { unavailable: error?.message ?? String(error) };
+}
+
 class Tabs {
-  constructor(key, config, locks, Channel) {
+  constructor(key, config, locks, Channel, failed) {
     this.key = key;
     this.config = config;
+    this.failed = failed;
     this.locks = locks;
     this.Channel = Channel;
     this.id = Math.floor(Math.random() * 2 ** 52);
@@ -138,6 +183,7 @@ class Tabs {
     this.ticket = null; // our current lock request
     this.handovers = 0;
     this.leaderSince = null;
+    this.releases = []; // each policy's release (`attach`)
     this.joined = false;
     this.closed = false;
     this.scope = "origin";
@@ -177,6 +223,17 @@ class Tabs {
 
   leave() {
     if (!this.joined) return;
+    // The policies' held tokens go back first, while this tab is still
+    // here: to its own authority if it leads (the state handed over below
+    // has them), else over the channel. Not left to the page's pagehide: a
+    // closing Firefox window sometimes delivers nothing sent from pagehide.
+    // A leader also sends them over the channel (`leaving`): the next
+    // leader may take the lock before the "bye" with that state reaches it
+    // (seen in Chromium), and then credits them from the requests (one its
+    // state already has is a duplicate, credited nothing).
+    this.leaving = true;
+    for (const release of this.releases) release();
+    this.leaving = false;
     this.joined = false;
     clearInterval(this.tick);
     if (this.authority) this.post(this.beatMessage("bye"));
@@ -232,9 +289,12 @@ class Tabs {
     if (!Authority) {
       // Load the authority's module first, holding the lock meanwhile
       // (requests wait in `pending` and `unanswered`). A tab that cannot
-      // load it lets go and stays a follower.
-      return loadAuthority().then(() => this.lead(ticket), () => {
-        this.unable = true;
+      // load it lets go, never queues again, says so, and answers its own
+      // requests (these and later ones) that no authority can run here.
+      return loadAuthority().then(() => this.lead(ticket), (error) => {
+        this.unable = unavailable(error);
+        this.failed(error);
+        for (const [key, p] of this.pending) this.settle(key, p, this.unable);
         return undefined;
       });
     }
@@ -372,9 +432,11 @@ class Tabs {
   }
 
   exchange(request) {
+    if (this.unable) return Promise.resolve(this.unable);
     if (this.authority) {
       try {
         const grant = this.grant(request);
+        if (this.leaving) this.post({ t: "req", request });
         this.beat(); // the followers keep the new state
         return Promise.resolve(grant);
       } catch (error) {

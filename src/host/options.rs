@@ -55,7 +55,7 @@ const NOT_BEFORE: OptionError =
     OptionError::type_error("retry.notBefore", "per call, an epoch time in milliseconds (0..=2^53-1)");
 const SHARED: OptionError = OptionError::type_error(
     "shared",
-    "an object { exchange(request) => Promise<grant>, fleetSize?, scope? }, set on the policy",
+    "an object { exchange(request) => Promise<grant>, fleetSize?, scope?, attach? }, set on the policy",
 );
 const SHARED_SCOPE: OptionError = OptionError::type_error("shared.scope", "a string");
 const RESPONSE_BODY: OptionError =
@@ -159,10 +159,11 @@ pub fn read(
         // An interface, not an options bag: a carrier may have members of
         // its own (state, helpers); only these are read.
         numbers(&mut o, &shared, &[Numeric::FleetSize])?;
+        let attach = function(&get(&shared, "attach"), SHARED)?;
         let function = function(&get(&shared, "exchange"), SHARED)?.ok_or(SHARED)?;
         let scope = get(&shared, "scope");
         let scope = if scope.is_undefined() { None } else { Some(scope.as_string().ok_or(SHARED_SCOPE)?) };
-        h.shared = Some(Exchange { function, this: shared, scope });
+        h.shared = Some(Exchange { function, attach, this: shared, scope });
     }
     Ok((o, h))
 }

@@ -117,8 +117,26 @@ pub fn request(js: &JsValue) -> Result<LeaseRequest, Malformed> {
     })
 }
 
+/// What `shared.exchange` answered: the authority's grant, or the
+/// carrier's word that no authority can run for this client
+/// (`{ unavailable: reason }`, a tab that cannot load the authority's
+/// module), with its reason.
 #[cfg(not(feature = "authority"))]
-pub fn grant(js: &JsValue) -> Result<Grant, Malformed> {
+pub enum Answer {
+    Grant(Grant),
+    Unavailable(String),
+}
+
+#[cfg(not(feature = "authority"))]
+pub fn answer(js: &JsValue) -> Result<Answer, Malformed> {
+    match super::bind::get_string(js, "unavailable") {
+        Some(reason) => Ok(Answer::Unavailable(reason)),
+        None => grant(js).map(Answer::Grant),
+    }
+}
+
+#[cfg(not(feature = "authority"))]
+fn grant(js: &JsValue) -> Result<Grant, Malformed> {
     let f = Fields::of(js, "grant")?;
     Ok(Grant {
         client: f.int("client")?,

@@ -2,17 +2,19 @@
 // whose budget is `tabBudget(name)` (or a per-tab one, to compare), driven
 // by the runner through window.__tab. Everything here is the test's; the
 // budget decisions are the package's.
-import * as saferetry from 'saferetry';
+// Named imports: a bundle of this page (check (f)) then leaves the
+// authority out until a tab leads, as an app's bundle does.
+import { RetryPolicy, tabBudget } from 'saferetry';
 
-const { RetryPolicy, tabBudget } = saferetry;
 const log = (line) => window.__log.push(String(line));
 let budget = null;
 let policy = null;
+const budgetErrors = []; // the messages of the budget's `error` events
 const runs = new Map(); // id -> { done, result }
 
 function summary() {
   const stats = policy?.stats();
-  return { status: budget?.status?.() ?? null, stats, visibility: document.visibilityState, locks: !!navigator.locks };
+  return { status: budget?.status?.() ?? null, stats, budgetErrors, visibility: document.visibilityState, locks: !!navigator.locks };
 }
 
 async function one(url, reasons) {
@@ -30,11 +32,12 @@ window.__tab = {
   /** kind: "tabs" (tabBudget) | "own" (no shared budget: this tab's own) */
   setup({ name, kind, options }) {
     if (policy) throw new Error('set up twice');
-    if (kind === 'tabs') budget = tabBudget(name, options.tabs ?? {});
-    const { tabs: _t, releaseOnPagehide, ...rest } = options;
+    if (kind === 'tabs') {
+      budget = tabBudget(name, options.tabs ?? {});
+      budget.addEventListener?.('error', (e) => budgetErrors.push(e.message));
+    }
+    const { tabs: _t, ...rest } = options;
     policy = new RetryPolicy(kind === 'tabs' ? { ...rest, shared: budget } : rest);
-    // The README's advice: give held tokens back when the page goes.
-    if (releaseOnPagehide) addEventListener('pagehide', () => { policy.release(); });
     log(`setup ${kind} ${name}: ${JSON.stringify(budget?.status?.() ?? null)}`);
     return summary();
   },

@@ -69,6 +69,12 @@ const tabs = tabBudget("api.example.com", { staleMs: 4000 });
 new RetryPolicy({ quota: { capacity: 100 }, shared: tabs });
 export const tabScope: "origin" | "tab" = tabs.scope;
 export const leads: boolean = tabs.status().leader;
+export const tabMode: "authority" | "fallback" = tabs.status().mode;
+tabs.addEventListener("error", (e) => { const why: string = e.message; e.preventDefault(); return why; });
+// A carrier of your own may say that no authority can run here.
+new RetryPolicy({ shared: { exchange: () => ({ unavailable: "no authority here" }) } });
+// @ts-expect-error `unavailable` is the reason, a string
+new RetryPolicy({ shared: { exchange: () => ({ unavailable: true }) } });
 // @ts-expect-error a budget needs a name
 tabBudget();
 // @ts-expect-error staleMs is a number of milliseconds

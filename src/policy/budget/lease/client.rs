@@ -48,12 +48,18 @@ pub struct ClientConfig {
     pub local_rate: Option<RateConfig>,
     /// The quota and rate this client's requests offer the authority.
     pub offer: FleetConfig,
+    /// The retry budget this client keeps on its own while no authority
+    /// can run at all (`on_no_authority`): its policy's quota divided
+    /// among the fleet; `None`, no retries then.
+    pub alone_quota: Option<QuotaConfig>,
 }
 
 impl ClientConfig {
     /// A policy's client: the policy's quota costs, and for the starts it
     /// makes without slots its start rate divided among `fleet_size`
-    /// clients (the same count over `fleet_size` windows, no burst).
+    /// clients (the same count over `fleet_size` windows, no burst), and
+    /// for when no authority can run its quota's capacity divided among
+    /// them too (the costs and refund unchanged).
     pub fn for_policy(
         client: u64,
         quota: Option<QuotaConfig>,
@@ -65,8 +71,17 @@ impl ClientConfig {
             burst: 1,
             ..r
         };
+        let fleet = fleet_size.max(1);
+        let alone = |q: QuotaConfig| QuotaConfig { capacity: q.capacity.checked_div(fleet).unwrap_or(0), ..q };
         let offer = FleetConfig { quota, rate };
-        ClientConfig { client, quota, local_rate: rate.map(share), offer, ..ClientConfig::default() }
+        ClientConfig {
+            client,
+            quota,
+            local_rate: rate.map(share),
+            offer,
+            alone_quota: quota.map(alone),
+            ..ClientConfig::default()
+        }
     }
 
     /// The most starts this client can make outside the authority's
@@ -94,6 +109,7 @@ impl Default for ClientConfig {
             quota: Some(QuotaConfig::default()),
             local_rate: None,
             offer: FleetConfig::default(),
+            alone_quota: None,
         }
     }
 }
@@ -110,6 +126,11 @@ pub struct LeaseStats {
     pub round_trips: u64,
     #[serde(serialize_with = "ms")]
     pub unreachable: u64,
+    /// Answers saying no authority can run for this client (a tab whose
+    /// authority's module cannot load): it then retries on a budget of
+    /// its own (`ClientConfig::alone_quota`).
+    #[serde(serialize_with = "ms")]
+    pub unavailable: u64,
     /// Answers to a request no longer awaited (or duplicates): ignored.
     #[serde(serialize_with = "ms")]
     pub stale_answers: u64,
@@ -155,6 +176,11 @@ struct State {
     config: ClientConfig,
     /// Only for the cost of a retry.
     quota: Option<Quota>,
+    /// The budget of its own, made at the first answer saying no
+    /// authority can run, and kept (with its level) from then on.
+    own: Option<Quota>,
+    /// The last answer said no authority can run: retries spend `own`.
+    alone: bool,
     local: Option<Rate>,
     now_ms: u64,
     seq: u64,
@@ -193,6 +219,7 @@ impl LeasedClient {
             requests: 0,
             round_trips: 0,
             unreachable: 0,
+            unavailable: 0,
             stale_answers: 0,
             tokens_held: 0,
             slots_held: 0,
@@ -207,6 +234,8 @@ impl LeasedClient {
             state: RefCell::new(State {
                 config,
                 quota: config.quota.map(Quota::new),
+                own: None,
+                alone: false,
                 local: config.local_rate.map(Rate::new),
                 now_ms: 0,
                 seq: 0,
@@ -261,11 +290,27 @@ impl LeasedClient {
     /// request and sent another is stale, as a late answer is.
     pub fn on_failed(&self, seq: u64, now_ms: u64) {
         self.with((), |s| {
-            s.observe(now_ms);
-            if s.sent.is_some_and(|sent| sent.seq == seq) {
+            if s.awaited(seq, now_ms) {
                 s.unreachable(now_ms);
-            } else {
-                s.stats.stale_answers = s.stats.stale_answers.saturating_add(1);
+            }
+        });
+    }
+
+    /// The carrier answered request `seq` that no authority can run for
+    /// this client (a tab that cannot load the authority's module): it
+    /// falls back as when unreachable, and its retries spend a budget of
+    /// its own, `alone_quota` (made once, kept across later answers), until
+    /// an authority answers again. A late answer is stale, as a grant is.
+    pub fn on_no_authority(&self, seq: u64, now_ms: u64) {
+        self.with((), |s| {
+            if !s.awaited(seq, now_ms) {
+                return;
+            }
+            s.fall_back(now_ms);
+            s.stats.unavailable = s.stats.unavailable.saturating_add(1);
+            s.alone = true;
+            if s.own.is_none() {
+                s.own = s.config.alone_quota.map(Quota::new);
             }
         });
     }
@@ -308,6 +353,17 @@ impl State {
         }
     }
 
+    /// Whether request `seq` is the one awaited (after moving the clock
+    /// forward); an answer to any other is counted as stale.
+    fn awaited(&mut self, seq: u64, now_ms: u64) -> bool {
+        self.observe(now_ms);
+        let awaited = self.sent.is_some_and(|sent| sent.seq == seq);
+        if !awaited {
+            self.stats.stale_answers = self.stats.stale_answers.saturating_add(1);
+        }
+        awaited
+    }
+
     /// Tokens that will not be spent; the next request tells the authority.
     fn give_back(&mut self, tokens: u32) {
         self.returned_total = self.returned_total.saturating_add(u64::from(tokens));
@@ -316,9 +372,14 @@ impl State {
     /// Gives up on the request in flight; its running totals travel again
     /// with the next one.
     fn unreachable(&mut self, now_ms: u64) {
+        self.fall_back(now_ms);
+        self.stats.unreachable = self.stats.unreachable.saturating_add(1);
+    }
+
+    /// No request in flight, the fallback budget, the next ask after `retry_ms`.
+    fn fall_back(&mut self, now_ms: u64) {
         self.sent = None;
         self.stats.mode = Mode::Fallback;
-        self.stats.unreachable = self.stats.unreachable.saturating_add(1);
         self.next_ask_ms = now_ms.saturating_add(self.config.retry_ms);
     }
 
@@ -378,6 +439,7 @@ impl State {
         self.sent = None;
         self.returned_acked = sent.returned;
         self.stats.mode = Mode::Leased;
+        self.alone = false;
         self.stats.round_trips = self.stats.round_trips.saturating_add(1);
         let expires = sent.at_ms.saturating_add(grant.ttl_ms);
         let kept = grant.tokens.min(sent.want_tokens);
@@ -477,13 +539,32 @@ impl State {
         let cost = q.cost(after_timeout);
         self.observe(self.now_ms);
         self.active = true;
-        self.tokens = self.tokens.checked_sub(cost)?;
+        match self.tokens.checked_sub(cost) {
+            Some(rest) => self.tokens = rest,
+            // No authority can run: the budget of its own.
+            None => {
+                let own = self.own.as_ref().filter(|_| self.alone)?;
+                if !own.try_spend(cost) {
+                    return None;
+                }
+            }
+        }
         self.stats.tokens_spent = self.stats.tokens_spent.saturating_add(u64::from(cost));
         Some(cost)
     }
 
+    /// The tokens held, plus the budget of its own while no authority can run.
+    fn quota_level(&self) -> Option<u32> {
+        let own = self.own.as_ref().filter(|_| self.alone).map_or(0, Quota::level);
+        self.quota.as_ref().map(|_| self.tokens.saturating_add(own))
+    }
+
     fn on_success(&mut self, last_retry_cost: Option<u32>) {
-        if let Some(c) = self.config.quota {
+        // Without an authority the refund is the own budget's: no
+        // authority's bucket paid for these retries.
+        if let Some(own) = self.own.as_ref().filter(|_| self.alone) {
+            own.on_success(last_retry_cost);
+        } else if let Some(c) = self.config.quota {
             let refund = last_retry_cost.unwrap_or(c.success_refund);
             self.refunded_total = self.refunded_total.saturating_add(u64::from(refund));
         }
@@ -502,9 +583,10 @@ impl SharedState for LeasedClient {
         self.with((), |s| s.on_success(last_retry_cost));
     }
 
-    /// The tokens this client holds.
+    /// The tokens this client holds (and, while no authority can run,
+    /// what its own budget has left).
     fn quota_level(&self) -> Option<u32> {
-        self.with(None, |s| s.quota.as_ref().map(|_| s.tokens))
+        self.with(None, |s| s.quota_level())
     }
 
     /// The earliest held slot. Without one: leased, a borrowed start on the

@@ -116,6 +116,17 @@
 //! the tokens still held and unexpired — after expiry, none. The client asks
 //! again every `retry_ms`; the first answer puts it back in [`Mode::Leased`].
 //!
+//! When the carrier answers that no authority can run for the client at all
+//! ([`LeasedClient::on_no_authority`]: a tab that cannot load the
+//! authority's module), "none" would mean no retry ever, in every tab, and
+//! nothing the fleet shares to protect. The client falls back as above, and
+//! its retries spend a budget of its own, [`ClientConfig::alone_quota`]: its
+//! policy's quota with the capacity divided among `fleet_size`, as its local
+//! rate is: in an outage, `fleet_size` such clients spend at most one
+//! capacity between them, the shared bucket's bound. The budget is made
+//! once and keeps its level (its successes refund it, not the authority's
+//! bucket) until an authority answers.
+//!
 //! # Defaults, and why
 //!
 //! [`ClientConfig::default`]: hold 32 slots and ask at 8 or fewer, so a
