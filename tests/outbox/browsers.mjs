@@ -159,7 +159,7 @@ export function cases(browser) {
       assert(r.events.length === 1 && r.events[0].notKept === 'storage', `events: ${JSON.stringify(r.events)}`);
       assert((await server.counts()).requests[key] === 1, 'sent once');
     }],
-    ['write-ahead: a page closed mid-send leaves the write in IndexedDB; reopened, the page sends it, with the same key', async () => {
+    ['write-ahead: a page closed mid-send leaves the write in IndexedDB; reopened, it arrives (from the reopened page, or from the closing one if it outlived the drop), always with its key, and leaves the store', async () => {
       await server.reset();
       await server.open(0);
       await server.hold(true);
@@ -171,8 +171,13 @@ export function cases(browser) {
       await h.session.navigate(`${pages.url}/outbox/away.html`, 20_000); // the page is gone mid-send
       await server.hold(false);
       await load('ahead');
-      const sent = await until('the re-send', 12_000, async () => (await events()).find((e) => e.type === 'sent'));
-      assert(sent.key === key, `sent ${JSON.stringify(sent)}`);
+      // Usually the reopened page sends it once it is due; a closing page
+      // still alive when the server dropped its request (WebKit, once, on a
+      // loaded machine) retried it with its key itself and deleted the
+      // entry: either way the write arrives, keyed, and leaves the store.
+      await until('the write accepted and gone from the store', 12_000, async () => (await server.counts()).accepted[key] >= 1 && (await call('pending')) === 0);
+      const sent = (await events()).find((e) => e.type === 'sent');
+      assert(sent === undefined || sent.key === key, `sent ${JSON.stringify(sent)}`);
       // The closing page may send it again before it dies (seen in Firefox
       // and Chromium: a second request 0.1-0.5 s after the first, answered):
       // the server then sees the key more than twice, every time with the

@@ -31,7 +31,9 @@ function child(args, timeoutMs = 40_000) {
   });
   p.stderr.on('data', (d) => (err += d));
   const timer = setTimeout(() => p.kill('SIGKILL'), timeoutMs);
-  const exit = new Promise((resolve) => p.on('exit', (code, signal) => { clearTimeout(timer); resolve({ code, signal, out, err }); }));
+  // 'close', not 'exit': a process may have exited before its last output
+  // was read from the pipe (a contender's JSON line went missing so).
+  const exit = new Promise((resolve) => p.on('close', (code, signal) => { clearTimeout(timer); resolve({ code, signal, out, err }); }));
   const printed = (n) => new Promise((resolve) => (out.split('\n').length > n ? resolve() : waiting.push({ n, resolve })));
   return { p, exit, printed };
 }

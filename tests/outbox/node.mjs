@@ -33,7 +33,7 @@ export function child(args, timeoutMs = 25_000) {
     p.stdout.on('data', (d) => (out += d));
     p.stderr.on('data', (d) => (err += d));
     const timer = setTimeout(() => { p.kill('SIGKILL'); reject(new Error(`child ${args[0]} timed out: ${err}`)); }, timeoutMs);
-    p.on('exit', (code) => {
+    p.on('close', (code) => { // 'close': every byte printed has been read
       clearTimeout(timer);
       if (code !== 0) return reject(new Error(`child ${args[0]} exited ${code}: ${err}`));
       try { resolve(JSON.parse(out.trim().split('\n').pop())); } catch { reject(new Error(`child ${args[0]} printed ${out} ${err}`)); }

@@ -4,6 +4,7 @@
 // a restart). Prints one line per case and a final "N passed, M failed".
 //
 //   node tests/outbox/run.mjs [node] [calls] [crash] [browsers] [workerd]
+//   OUTBOX_BROWSERS=webkit node tests/outbox/run.mjs browsers   (some browsers only)
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -39,7 +40,8 @@ if (want('node')) await run('node', (await import('./node.mjs')).cases(PKG));
 if (want('node')) await run('node', (await import('./ahead-node.mjs')).cases(PKG));
 if (want('calls')) await run('calls', (await import('./calls.mjs')).cases(PKG));
 if (want('crash')) await run('crash', (await import('./crash.mjs')).cases(PKG));
-if (want('browsers')) for (const b of ['chromium', 'firefox', 'webkit']) await run(b, (await import('./browsers.mjs')).cases(b));
+const BROWSERS = (process.env.OUTBOX_BROWSERS ?? 'chromium firefox webkit').split(/[ ,]+/);
+if (want('browsers')) for (const b of BROWSERS) await run(b, (await import('./browsers.mjs')).cases(b));
 if (want('browsers') || want('sync')) await run('chromium', (await import('./sync-chromium.mjs')).cases());
 if (want('workerd')) await run('workerd', (await import('./workerd.mjs')).cases());
 console.log(`${passed} passed, ${failed} failed`);
