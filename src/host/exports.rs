@@ -176,27 +176,23 @@ impl Policy {
         let fetch = hooks.fetch.clone().unwrap_or(fetch);
         // Straight to `fetch`, once: a URL that is not HTTP(S), or a
         // request whose Request the constructor refused (`fetch` says why).
-        let to_host = match is_http(&given.url) {
-            false => Ok((given.input, given.own, given.signal)),
+        let (input, own, signal) = match is_http(&given.url) {
+            false => (given.input, given.own, given.signal),
             true => match prepare(given, &hooks.idempotency_key) {
-                Ok(prepared) => Err(prepared),
-                Err(Unprepared { to_host: Some((input, own)), .. }) => Ok((input, own, None)),
+                Ok(prepared) => {
+                    return Ok(start(shared.runtime, async move {
+                        let mut ctx = Ctx::new(&shared, &options, &hooks, observe, prepared.signal.clone(), fetch);
+                        let finished = ctx.submit(prepared, true).await;
+                        ctx.outcome(finished)
+                    }));
+                }
+                Err(Unprepared { to_host: Some((input, own)), .. }) => (input, own, None),
                 Err(Unprepared { error, .. }) => return Err(error),
             },
         };
-        let prepared = match to_host {
-            Ok((input, own, signal)) => {
-                return Ok(start(shared.runtime, async move {
-                    let mut ctx = Ctx::new(&shared, &options, &hooks, observe, signal, fetch);
-                    ctx.pass_through(&input, &own).await
-                }));
-            }
-            Err(prepared) => prepared,
-        };
         Ok(start(shared.runtime, async move {
-            let mut ctx = Ctx::new(&shared, &options, &hooks, observe, prepared.signal.clone(), fetch);
-            let finished = ctx.submit(prepared, true).await;
-            ctx.outcome(finished)
+            let mut ctx = Ctx::new(&shared, &options, &hooks, observe, signal, fetch);
+            ctx.pass_through(&input, &own).await
         }))
     }
 
