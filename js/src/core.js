@@ -2,6 +2,7 @@
 // made in Rust (src/policy); this file adapts outcomes to `fetch` semantics
 // and to a UI store.
 import { Outcome, Policy } from "./saferetry.js";
+import { drive } from "./executor.js";
 
 import { assertLoaded } from "./load.js";
 
@@ -423,6 +424,9 @@ class Operation {
   }
 }
 
+/** An operation's `Outcome`, or the machine that will answer it. */
+const driven = (out) => (out instanceof Outcome ? out : drive(out));
+
 /** Options plus the budgets every call through it shares. */
 export class RetryPolicy {
   #policy;
@@ -442,7 +446,7 @@ export class RetryPolicy {
         const out = this.#policy.execute(...callOf(input, init), undefined, globalTransport());
         // An operation that ended inside the call (its signal had aborted)
         // settles now, as `fetch`'s promise would.
-        return out instanceof Outcome ? Promise.resolve(settle(out)) : out.then(settle);
+        return out instanceof Outcome ? Promise.resolve(settle(out)) : drive(out).then(settle);
       } catch (error) {
         return Promise.reject(error);
       }
@@ -452,13 +456,13 @@ export class RetryPolicy {
 
   /** The operation as a UI store; `result` never rejects. */
   run(input, init) {
-    return new Operation((i, observe) => this.#policy.execute(...callOf(input, i), observe, globalTransport()), input, init);
+    return new Operation((i, observe) => driven(this.#policy.execute(...callOf(input, i), observe, globalTransport())), input, init);
   }
 
   /** Submit-then-poll: the submit is never repeated; `spec` is
    * `{ status, verdict?, phases?, budgetMs? }`. Returns an operation like `run`. */
   poll(input, init, spec) {
-    return new Operation((i, observe) => this.#policy.poll(i, spec, callOf(input, i), observe, globalTransport()), input, init);
+    return new Operation((i, observe) => driven(this.#policy.poll(i, spec, callOf(input, i), observe, globalTransport())), input, init);
   }
 
   /** Counters over every call so far: operations, attempts histogram (1..4, 5+), retries, exhausted, quota level, queued, in flight. */

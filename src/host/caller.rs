@@ -49,15 +49,6 @@ pub fn adopt(value: &JsValue) -> JsFuture {
     }))
 }
 
-/// Awaits `value` when it is a promise (a poll hook may answer either way;
-/// a thenable that is not a `Promise` is an answer, not a promise).
-pub async fn settle(value: JsValue) -> Result<JsValue, JsValue> {
-    match value.dyn_into::<Promise>() {
-        Ok(p) => adopt(&p).await,
-        Err(v) => Ok(v),
-    }
-}
-
 /// Refuses an own key of `js` that `known` does not accept, with a
 /// `TypeError` naming it; a Proxy whose key listing throws rejects with its
 /// own error.

@@ -8,17 +8,17 @@ use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::string::String;
 use core::future::Future;
-use core::task::{Context, Poll, Waker};
 use js_sys::{Array, Function, Object, Promise, Reflect};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use super::bind::{get, get_string, math_random};
 use super::clock::HostClock;
 use super::convert::to_js;
 use super::fleet::{Fleet, Leased};
 use super::glue::Glue;
+use super::io::awaited;
+use super::machine::Machine;
 use super::options::{self, Hooks};
 use super::outcome::Outcome;
 use super::poll;
@@ -37,23 +37,22 @@ use crate::policy::runtime::{fetch_settles_at_once, Runtime};
 use crate::policy::scheme::is_http;
 use crate::policy::state::{Phase, WaitWhy};
 
-/// Runs an operation; the promise resolves with its output.
-///
-/// wasm-bindgen-futures polls a spawned future first in a microtask, but
-/// `policy.fetch()` must hand the first request to `fetch` before it
-/// returns (a caller that aborts right after the call, or a test counting
-/// requests, sees that one). So the first poll happens here, with a no-op
-/// waker; a future still pending is then spawned, and the executor's own
-/// first poll re-registers its wakers (every future in the engine stores
-/// the waker of its latest poll, so no wake-up is lost in between).
-fn start(runtime: Runtime, future: impl Future<Output = JsValue> + 'static) -> JsValue {
-    let mut future = Box::pin(future);
-    match future.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
-        // Done already (a signal aborted before the call): the outcome
-        // itself, so `policy.fetch` settles when `fetch` would.
-        Poll::Ready(value) if fetch_settles_at_once(runtime) => value,
-        Poll::Ready(value) => Promise::resolve(&value).into(),
-        Poll::Pending => future_to_promise(async move { Ok(future.await) }).into(),
+/// Starts an operation as a machine (`super::machine`), polled once here:
+/// `policy.fetch()` hands the first request to `fetch` before it returns
+/// (a caller that aborts right after the call, or a test counting requests,
+/// sees that one). The answer is the machine, which the executor drives
+/// (js/src/executor.js), or — when the operation ended in that first poll
+/// (its signal had aborted) and the host's `fetch` settles such a call at
+/// once — its output itself.
+fn start(
+    runtime: Runtime,
+    signal: Option<web_sys::AbortSignal>,
+    future: impl Future<Output = JsValue> + 'static,
+) -> JsValue {
+    let machine = Machine::start(future, signal);
+    match machine.ended() {
+        Some(output) if fetch_settles_at_once(runtime) => output,
+        _ => machine.into(),
     }
 }
 
@@ -180,7 +179,8 @@ impl Policy {
             false => (given.input, given.own, given.signal),
             true => match prepare(given, &hooks.idempotency_key) {
                 Ok(prepared) => {
-                    return Ok(start(shared.runtime, async move {
+                    let signal = prepared.signal.clone();
+                    return Ok(start(shared.runtime, signal, async move {
                         let mut ctx = Ctx::new(&shared, &options, &hooks, observe, prepared.signal.clone(), fetch);
                         let finished = ctx.submit(prepared, true).await;
                         ctx.outcome(finished)
@@ -190,7 +190,8 @@ impl Policy {
                 Err(Unprepared { error, .. }) => return Err(error),
             },
         };
-        Ok(start(shared.runtime, async move {
+        // `fetch` follows the caller's signal itself: nothing to listen to.
+        Ok(start(shared.runtime, None, async move {
             let mut ctx = Ctx::new(&shared, &options, &hooks, observe, signal, fetch);
             ctx.pass_through(&input, &own).await
         }))
@@ -216,7 +217,8 @@ impl Policy {
         let fetch = hooks.fetch.clone().unwrap_or(fetch);
         let spec = poll::read(&spec)?;
         let prepared = prepare(given, &hooks.idempotency_key).map_err(|u| u.error)?;
-        Ok(start(shared.runtime, async move {
+        let signal = prepared.signal.clone();
+        Ok(start(shared.runtime, signal, async move {
             let mut ctx = Ctx::new(&shared, &options, &hooks, observe, prepared.signal.clone(), fetch);
             let submitted = ctx.submit(prepared, false).await;
             let Some(response) = submitted.response.as_ref().filter(|_| submitted.phase == Phase::Succeeded)
@@ -350,7 +352,7 @@ impl<'a> Ctx<'a> {
     async fn pass_through(&mut self, input: &JsValue, init: &Init) -> JsValue {
         let start = self.clock.now_ms();
         let answer = match self.shared.glue.send(&self.fetch, input, init, None, None, false) {
-            Ok(promise) => JsFuture::from(promise).await,
+            Ok(promise) => awaited(promise).await,
             Err(e) => Err(e),
         };
         let mut report = Report::new();

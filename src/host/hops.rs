@@ -5,7 +5,7 @@
 use alloc::string::String;
 use js_sys::Object;
 use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
+use super::io::awaited;
 use web_sys::{AbortController, Headers, Response};
 
 use super::caller::assign;
@@ -44,7 +44,7 @@ pub async fn fetch_following(
     loop {
         let promise = t.dispatch(&input, &init, controller, true).map_err(|e| on_hop(not_sent(e), hop))?;
         let response: Response =
-            JsFuture::from(promise).await.map_err(|e| on_hop(t.fetch_failed(e), hop))?.unchecked_into();
+            awaited(promise).await.map_err(|e| on_hop(t.fetch_failed(e), hop))?.unchecked_into();
         let mut facts = Facts::read(&t.glue, &response).map_err(delivered)?;
         // Only a redirect with a `Location` costs more than this one read.
         let location = match is_redirect(facts.status) {

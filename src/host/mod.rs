@@ -42,6 +42,8 @@ default_module_only! {
     mod glue;
     mod handover;
     mod hops;
+    mod io;
+    mod machine;
     mod options;
     mod outcome;
     mod poll;

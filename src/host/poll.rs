@@ -3,12 +3,13 @@
 //! hook about each poll.
 
 use alloc::vec::Vec;
-use js_sys::{Function, Object};
+use js_sys::{Function, Object, Promise};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::Response;
 
 use super::bind::get;
-use super::caller::{list, settle};
+use super::caller::list;
+use super::io::awaited;
 use super::glue::Glue;
 use super::options::Key;
 use super::props::Init;
@@ -131,5 +132,15 @@ impl Judge<Received> for JsJudge {
             Err(_) => None,
         };
         said.and_then(|v| v.as_string()).and_then(|s| PollVerdict::parse(&s)).unwrap_or(PollVerdict::Fatal)
+    }
+}
+
+/// Awaits `value` when it is a promise (a poll hook may answer either way;
+/// a thenable that is not a `Promise` is an answer, not a promise), through
+/// the operation's executor, which adopts it as `super::caller::adopt` does.
+pub async fn settle(value: JsValue) -> Result<JsValue, JsValue> {
+    match value.dyn_into::<Promise>() {
+        Ok(p) => awaited(p).await,
+        Err(v) => Ok(v),
     }
 }

@@ -13,7 +13,7 @@
 
 use js_sys::{ArrayBuffer, Object};
 use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
+use super::io::awaited;
 use web_sys::{ReadableStream, ReadableStreamDefaultReader, Request};
 
 use super::bind::get;
@@ -68,7 +68,7 @@ pub async fn bound(prepared: &mut Prepared) {
         }
         // Without streams (Firefox) the whole copy is read, then bounded.
         Ok(Body::Hidden) => match request.clone().and_then(|copy| copy.array_buffer()) {
-            Ok(promise) => JsFuture::from(promise)
+            Ok(promise) => awaited(promise)
                 .await
                 .ok()
                 .map(ArrayBuffer::unchecked_from_js)

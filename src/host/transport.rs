@@ -16,7 +16,7 @@ use alloc::vec::Vec;
 use js_sys::JsString;
 use js_sys::{ArrayBuffer, Object, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsThreadLocal as ThreadLocal, JsValue};
-use wasm_bindgen_futures::JsFuture;
+use super::io::awaited;
 use web_sys::{AbortController, ReadableStream, ReadableStreamDefaultReader, Response};
 
 use super::bind::{date_now, get, get_string};
@@ -214,7 +214,7 @@ impl FetchTransport {
     pub(super) async fn body_again(&self) -> Option<JsValue> {
         let request = self.prepared.request().filter(|_| self.prepared.replayable)?;
         let promise = request.clone().ok()?.array_buffer().ok()?;
-        JsFuture::from(promise).await.ok()
+        awaited(promise).await.ok()
     }
 
     /// The input for one attempt: a clone of a `Request` while its body may
@@ -237,7 +237,7 @@ impl FetchTransport {
             Follower::Host => {
                 let promise = self.dispatch(&input, init, controller, false).map_err(not_sent)?;
                 let response: Response =
-                    JsFuture::from(promise).await.map_err(|e| self.fetch_failed(e))?.unchecked_into();
+                    awaited(promise).await.map_err(|e| self.fetch_failed(e))?.unchecked_into();
                 let facts = Facts::read(&self.glue, &response).map_err(delivered)?;
                 (response, facts)
             }
@@ -283,7 +283,7 @@ impl FetchTransport {
                 return Err(too_large());
             }
             let promise = response.array_buffer().map_err(delivered)?;
-            let buffer: ArrayBuffer = JsFuture::from(promise).await.map_err(delivered)?.unchecked_into();
+            let buffer: ArrayBuffer = awaited(promise).await.map_err(delivered)?.unchecked_into();
             let got = u64::from(buffer.byte_length());
             if got < len && short_body_is_cut(self.runtime) {
                 // WebKit resolves a body cut short by a clean close: the
@@ -353,7 +353,7 @@ pub(super) async fn read_chunks(
     let mut chunks: Vec<Uint8Array> = Vec::new();
     let mut total: u64 = 0;
     loop {
-        let step: ReadResult = JsFuture::from(reader.read()).await.map_err(delivered)?.unchecked_into();
+        let step: ReadResult = awaited(reader.read()).await.map_err(delivered)?.unchecked_into();
         if step.done() {
             return Ok(Chunks::Done(chunks, total));
         }

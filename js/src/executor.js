@@ -1,0 +1,88 @@
+// The executor of the engine's machines (src/host/machine.rs, io.rs). A
+// machine runs one operation and decides everything in it; after each event
+// it lists the work to do next, and this file performs it — awaits a
+// promise, sets or clears a timer, listens to the caller's signal and to
+// `online`, wakes a machine a released permit woke — then reports what
+// happened, until the machine answers its output. It branches on nothing
+// but the kind of work.
+
+const AWAIT = 0;
+const SET_TIMER = 1;
+const CLEAR_TIMER = 2;
+const WAKE = 3;
+const ONLINE = 4;
+
+// The machines running, by id: how to report a wake-up to each.
+const running = new Map();
+
+/** Drives machine `m` to its end; resolves with its output. */
+export function drive(m) {
+  const ended = m.output();
+  if (ended !== undefined) {
+    m.free();
+    return Promise.resolve(ended);
+  }
+  return new Promise((resolve) => {
+    const id = m.id;
+    const signal = m.signal;
+    const timers = new Map();
+    let done = false;
+    let online;
+    const report = (event) => {
+      if (done) return;
+      const output = event();
+      if (output !== undefined) return finish(output);
+      perform();
+    };
+    const finish = (output) => {
+      done = true;
+      for (const t of timers.values()) clearTimeout(t);
+      signal?.removeEventListener("abort", onAbort);
+      if (online) globalThis.removeEventListener?.("online", online);
+      running.delete(id);
+      perform(); // the wake-ups its end caused
+      m.free();
+      resolve(output);
+    };
+    const perform = () => {
+      const work = m.work();
+      if (work === undefined) return;
+      for (let i = 0; i < work.length; i += 3) {
+        const kind = work[i];
+        const at = work[i + 1];
+        const value = work[i + 2];
+        if (kind === AWAIT) {
+          // Adopted as `await` would (a thenable, a `then` that throws).
+          new Promise((r) => r(value)).then(
+            (v) => report(() => m.onSettled(at, true, v)),
+            (e) => report(() => m.onSettled(at, false, e)),
+          );
+        } else if (kind === SET_TIMER) {
+          const fire = () => {
+            timers.delete(at);
+            report(() => m.onTimer(at));
+          };
+          timers.set(at, setTimeout(fire, value));
+        } else if (kind === CLEAR_TIMER) {
+          clearTimeout(timers.get(at));
+          timers.delete(at);
+        } else if (kind === WAKE) {
+          const wake = running.get(at);
+          if (wake) queueMicrotask(wake);
+        } else if (kind === ONLINE && value) {
+          online = () => report(() => m.onOnline());
+          globalThis.addEventListener?.("online", online);
+        } else if (kind === ONLINE) {
+          globalThis.removeEventListener?.("online", online);
+          online = undefined;
+        }
+      }
+    };
+    // An abort may come from inside the machine's own step (a callback it
+    // called cancelled the operation): reported after that step.
+    const onAbort = () => queueMicrotask(() => report(() => m.onEvent()));
+    running.set(id, () => report(() => m.onEvent()));
+    signal?.addEventListener("abort", onAbort);
+    perform();
+  });
+}

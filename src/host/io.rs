@@ -1,0 +1,224 @@
+//! An operation's mailbox: what the engine waits for, as the JS executor
+//! (js/src/executor.js) is to perform it.
+//!
+//! The engine (`engine::run`, `engine::poll`) is written as async Rust, but
+//! nothing here runs it on a futures executor: [`super::machine::Machine`]
+//! polls it once per event the executor reports, and after each poll the
+//! executor reads the new work off this mailbox — a promise to await (a
+//! `fetch`, a body read, a caller's hook), a timer to set or clear, the
+//! global `online` event to listen to — performs it, and reports back. So
+//! the module holds no futures executor, no timer and no JS callback: every
+//! wait is the executor's, every decision the engine's and the policy's.
+//!
+//! The futures below find their operation's mailbox in [`CURRENT`], set
+//! while that operation is polled (the machine restores the previous one
+//! after, so an operation started from inside another's callback keeps
+//! its own).
+
+use alloc::rc::Rc;
+use alloc::vec::Vec;
+use core::cell::{Cell, RefCell};
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+use js_sys::Promise;
+use wasm_bindgen::JsValue;
+use web_sys::AbortSignal;
+
+use crate::engine::Slept;
+use crate::policy::limits::timer_ms;
+
+/// Work for the executor, as `(kind, id, value)`: await the promise
+/// `value`, set a timer of `value` ms, clear timer `id`.
+pub const AWAIT: u32 = 0;
+pub const SET_TIMER: u32 = 1;
+pub const CLEAR_TIMER: u32 = 2;
+
+#[derive(Default)]
+pub struct Io {
+    next_id: Cell<u32>,
+    /// New work since the executor last read it.
+    work: RefCell<Vec<(u32, u32, JsValue)>>,
+    /// Settled promises, by id, until their future takes them.
+    settled: RefCell<Vec<(u32, Result<JsValue, JsValue>)>>,
+    /// Timers that fired, by id.
+    fired: RefCell<Vec<u32>>,
+    /// Sleeps that also end when the host comes online.
+    online_waits: Cell<u32>,
+    /// The host came online while such a sleep waited.
+    came_online: Cell<bool>,
+}
+
+thread_local! {
+    /// The mailbox of the operation being polled.
+    pub static CURRENT: RefCell<Option<Rc<Io>>> = const { RefCell::new(None) };
+}
+
+fn current() -> Option<Rc<Io>> {
+    CURRENT.with(|c| c.borrow().clone())
+}
+
+impl Io {
+    fn id(&self) -> u32 {
+        let id = self.next_id.get().wrapping_add(1);
+        self.next_id.set(id);
+        id
+    }
+
+    fn push(&self, kind: u32, id: u32, value: JsValue) {
+        self.work.borrow_mut().push((kind, id, value));
+    }
+
+    /// The work since last asked (see `Machine::work`).
+    pub fn take_work(&self) -> Vec<(u32, u32, JsValue)> {
+        core::mem::take(&mut *self.work.borrow_mut())
+    }
+
+    /// Whether a sleep waits for the host to come online.
+    pub fn wants_online(&self) -> bool {
+        self.online_waits.get() > 0
+    }
+
+    pub fn settle(&self, id: u32, result: Result<JsValue, JsValue>) {
+        self.settled.borrow_mut().push((id, result));
+    }
+
+    /// The host's `online` event.
+    pub fn online(&self) {
+        self.came_online.set(self.wants_online());
+    }
+
+    pub fn fire(&self, id: u32) {
+        self.fired.borrow_mut().push(id);
+    }
+
+    fn take_settled(&self, id: u32) -> Option<Result<JsValue, JsValue>> {
+        let mut settled = self.settled.borrow_mut();
+        let at = settled.iter().position(|(i, _)| *i == id)?;
+        Some(settled.swap_remove(at).1)
+    }
+
+    fn take_fired(&self, id: u32) -> bool {
+        let mut fired = self.fired.borrow_mut();
+        let at = fired.iter().position(|i| *i == id);
+        at.map(|at| fired.swap_remove(at)).is_some()
+    }
+}
+
+/// A JS promise as the engine awaits it: the executor awaits it (adopting
+/// a thenable as `await` would) and reports how it settled. Dropped
+/// unsettled (the attempt's timer won), its answer is ignored.
+pub struct Awaited {
+    promise: Option<Promise>,
+    armed: Option<(Rc<Io>, u32)>,
+}
+
+/// Awaits `promise` through the executor.
+pub fn awaited(promise: Promise) -> Awaited {
+    Awaited { promise: Some(promise), armed: None }
+}
+
+impl Future for Awaited {
+    type Output = Result<JsValue, JsValue>;
+
+    fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Self::Output> {
+        if let Some((io, id)) = &self.armed {
+            return io.take_settled(*id).map_or(Poll::Pending, Poll::Ready);
+        }
+        let Some(io) = current() else {
+            // Polled outside a machine: nothing can ever report it.
+            return Poll::Ready(Err(JsValue::from_str("saferetry: awaited outside an operation")));
+        };
+        let id = io.id();
+        io.push(AWAIT, id, self.promise.take().map_or(JsValue::UNDEFINED, Into::into));
+        self.armed = Some((io, id));
+        Poll::Pending
+    }
+}
+
+impl Drop for Awaited {
+    fn drop(&mut self) {
+        if let Some((io, id)) = &self.armed {
+            let _ = io.take_settled(*id);
+        }
+    }
+}
+
+/// A wait of `ms` that the caller's `signal` ends at once (`Cancelled`),
+/// and with `online` also the host's `online` event (`Elapsed`). A wait of
+/// 0 sets no timer; a timer is cleared when its sleep is dropped. Every
+/// delay is clamped to 2^31−1 ms, which `setTimeout` would otherwise treat
+/// as 0.
+pub struct Sleep {
+    ms: u64,
+    signal: Option<AbortSignal>,
+    online: bool,
+    armed: Option<(Rc<Io>, u32)>,
+}
+
+pub fn sleep(ms: u64, signal: Option<AbortSignal>, online: bool) -> Sleep {
+    Sleep { ms, signal, online, armed: None }
+}
+
+impl Sleep {
+    fn disarm(&mut self) {
+        if let Some((io, id)) = self.armed.take() {
+            if !io.take_fired(id) {
+                io.push(CLEAR_TIMER, id, JsValue::UNDEFINED);
+            }
+            if self.online {
+                io.online_waits.set(io.online_waits.get().saturating_sub(1));
+            }
+        }
+    }
+}
+
+impl Future for Sleep {
+    type Output = Slept;
+
+    fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Slept> {
+        if self.signal.as_ref().is_some_and(AbortSignal::aborted) {
+            self.disarm();
+            return Poll::Ready(Slept::Cancelled);
+        }
+        if self.ms == 0 {
+            return Poll::Ready(Slept::Elapsed);
+        }
+        match &self.armed {
+            Some((io, id)) => {
+                let (io, id) = (io.clone(), *id);
+                let came_online = self.online && io.came_online.replace(false);
+                if !came_online && !io.take_fired(id) {
+                    return Poll::Pending;
+                }
+                self.armed = None;
+                if self.online {
+                    io.online_waits.set(io.online_waits.get().saturating_sub(1));
+                }
+                if came_online {
+                    io.push(CLEAR_TIMER, id, JsValue::UNDEFINED);
+                }
+                Poll::Ready(Slept::Elapsed)
+            }
+            None => {
+                let Some(io) = current() else {
+                    return Poll::Ready(Slept::Cancelled);
+                };
+                let id = io.id();
+                // `timer_ms` clamps to 2^31−1: exact as an f64.
+                io.push(SET_TIMER, id, JsValue::from_f64(timer_ms(self.ms) as f64));
+                if self.online {
+                    io.online_waits.set(io.online_waits.get() + 1);
+                }
+                self.armed = Some((io, id));
+                Poll::Pending
+            }
+        }
+    }
+}
+
+impl Drop for Sleep {
+    fn drop(&mut self) {
+        self.disarm();
+    }
+}
