@@ -58,12 +58,6 @@ module() { # <out-name> [cargo flags]   (into $out, default js/src)
   node_modules/.bin/wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue --strip-debug --strip-producers \
     -o "$dir/${name}_bg.wasm" "$dir/${name}_bg.wasm"
 }
-# `SANSIO=1`: only the sans-IO spike (issue 19 item 4, BENCHMARKS.md), into
-# spike/src; the package in js/ is left as it is.
-if [ "${SANSIO:-}" = 1 ]; then
-  out=spike/src module saferetry_sansio --features sansio
-  exit
-fi
 rm -rf js/pkg js/src/saferetry.js js/src/saferetry_bg.wasm js/src/saferetry_authority.js js/src/saferetry_authority_bg.wasm js/src/saferetry_outbox.js js/src/saferetry_outbox_bg.wasm
 module saferetry
 module saferetry_authority --features authority

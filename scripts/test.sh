@@ -14,7 +14,7 @@ resolve_tools
 scripts/build.sh >test-output/build.log 2>&1 || { cat test-output/build.log; echo "build failed"; exit 1; }
 tail -n 6 test-output/build.log
 
-ALL="fmt clippy native wasm-node wasm-chromium sdks spike types pack e2e-node e2e-deno e2e-bun e2e-workerd e2e-chromium e2e-firefox e2e-webkit e2e-bundle fidelity streams fleet-workerd bundlers browser-errors fleet-browsers leaks-node leaks-chromium outbox demo"
+ALL="fmt clippy native wasm-node wasm-chromium sdks types pack e2e-node e2e-deno e2e-bun e2e-workerd e2e-chromium e2e-firefox e2e-webkit e2e-bundle fidelity streams fleet-workerd bundlers browser-errors fleet-browsers leaks-node leaks-chromium outbox demo"
 results=test-output/results
 rm -rf "$results" && mkdir -p "$results"
 
@@ -51,8 +51,6 @@ rust_lane() {
   tier sdks          bash -c 'bash scripts/pack-install.sh test-output/sdks-project >/dev/null || exit 1; node tests/sdks/run.mjs test-output/sdks-project; node=$?; node tests/sdks/hosts.mjs test-output/sdks-project && [ $node -eq 0 ]'
   # the durable outbox: Node stores and restarts, IndexedDB + Web Locks in three browsers, a Durable Object (tests/outbox)
   tier outbox        node tests/outbox/run.mjs
-  # The sans-IO spike (issue 19 item 4): its own wasm module (--features sansio, into spike/src; js/ untouched), its machine's native tests, and its executor against a loopback server
-  tier spike         bash -c 'cargo clippy --all-targets --features sansio -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features sansio -- -D warnings && cargo test --features sansio --lib sansio && SANSIO=1 scripts/build.sh && node --test tests/spike/'
 }
 package_lane() {
   tier types         node_modules/.bin/tsc --strict --noEmit -p tests/types

@@ -23,7 +23,7 @@ resolve_tools() {
 
 # What each tier runs besides node (always there: the scripts run on it).
 declare -A TIER_TOOLS=(
-  [fmt]="cargo" [clippy]="cargo" [native]="cargo" [spike]="cargo wasm-bindgen wasm-opt"
+  [fmt]="cargo" [clippy]="cargo" [native]="cargo"
   [wasm-node]="cargo wasm-bindgen-test-runner"
   [wasm-chromium]="cargo wasm-bindgen-test-runner chromium chromedriver"
   [types]="tsc" [pack]="npm" [e2e-node]=""

@@ -5,8 +5,11 @@
 //!   data (the outcome of an attempt, the request's safety, the options, the
 //!   clock's `now` and an injected random number). They run natively, on
 //!   virtual time, in the tests.
-//! - `host` (wasm32 only) translates between JavaScript and that data: it
-//!   drives the host's `fetch`, its timers and its `AbortSignal`s.
+//! - `host` (wasm32 only) translates between JavaScript and that data: each
+//!   operation runs as a sans-IO machine (`host::machine`) that JS drives
+//!   with events (a promise settled, a timer fired, the caller's abort) and
+//!   that answers the work to do next; the executor (js/src/executor.js)
+//!   performs it and decides nothing.
 //!
 //! The wasm build uses `std` (gloo-timers and serde-wasm-bindgen need it)
 //! with `panic = "abort"`: the shipped code has no panicking paths, and a
@@ -18,11 +21,8 @@ pub mod engine;
 pub mod packed;
 pub mod policy;
 
-#[cfg(all(target_arch = "wasm32", not(feature = "sansio")))]
+#[cfg(target_arch = "wasm32")]
 mod host;
-
-#[cfg(feature = "sansio")]
-pub mod sansio;
 
 /// talc instead of std's dlmalloc: the same job in a fifth of the code
 /// (the module is 2.6 KB gzip smaller; BENCHMARKS.md).
