@@ -22,7 +22,7 @@ export function drive(m) {
     m.free();
     return Promise.resolve(ended);
   }
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const id = m.id;
     const signal = m.signal;
     const timers = new Map();
@@ -30,20 +30,31 @@ export function drive(m) {
     let online;
     const report = (event) => {
       if (done) return;
-      const output = event();
+      let output;
+      try {
+        output = event();
+      } catch (error) {
+        // The module trapped (it never should): the call rejects with its
+        // error rather than waiting forever.
+        return end(() => reject(error));
+      }
       if (output !== undefined) return finish(output);
       perform();
     };
-    const finish = (output) => {
+    const end = (settle) => {
       done = true;
       for (const t of timers.values()) clearTimeout(t);
       signal?.removeEventListener("abort", onAbort);
       if (online) globalThis.removeEventListener?.("online", online);
       running.delete(id);
-      perform(); // the wake-ups its end caused
-      m.free();
-      resolve(output);
+      settle();
     };
+    const finish = (output) =>
+      end(() => {
+        perform(); // the wake-ups its end caused
+        m.free();
+        resolve(output);
+      });
     const perform = () => {
       const work = m.work();
       if (work === undefined) return;
