@@ -57,14 +57,14 @@ export function drive(m) {
       });
     const perform = () => {
       const work = m.work();
-      if (work === undefined) return;
       for (let i = 0; i < work.length; i += 3) {
         const kind = work[i];
         const at = work[i + 1];
-        const value = work[i + 2];
+        const arg = work[i + 2];
         if (kind === AWAIT) {
           // Adopted as `await` would (a thenable, a `then` that throws).
-          new Promise((r) => r(value)).then(
+          const promise = m.promise();
+          new Promise((r) => r(promise)).then(
             (v) => report(() => m.onSettled(at, true, v)),
             (e) => report(() => m.onSettled(at, false, e)),
           );
@@ -73,14 +73,14 @@ export function drive(m) {
             timers.delete(at);
             report(() => m.onTimer(at));
           };
-          timers.set(at, setTimeout(fire, value));
+          timers.set(at, setTimeout(fire, arg));
         } else if (kind === CLEAR_TIMER) {
           clearTimeout(timers.get(at));
           timers.delete(at);
         } else if (kind === WAKE) {
           const wake = running.get(at);
           if (wake) queueMicrotask(wake);
-        } else if (kind === ONLINE && value) {
+        } else if (kind === ONLINE && arg === 1) {
           online = () => report(() => m.onOnline());
           globalThis.addEventListener?.("online", online);
         } else if (kind === ONLINE) {
