@@ -12,10 +12,10 @@ import { mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { assert, fixture } from './node.mjs';
+import { POINTS } from './crash-points.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CHILD = path.join(HERE, 'crash-child.mjs');
-const POINTS = { 'before-claim': 'before its claim', 'after-claim': 'after its claim, before the send', 'mid-send': 'mid-send (the server has the request)', 'after-send': 'after the send, before the delete' };
 const ROUNDS = Number(process.env.OUTBOX_CRASH_ROUNDS ?? 5);
 const CONTENDERS = 3;
 const LONG_AGO = new Date(Date.now() - 3_600_000);
