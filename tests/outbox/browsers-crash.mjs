@@ -9,19 +9,13 @@
 // tab waiting for the Web Lock another tab holds closes its outbox at once.
 import { assert, until } from './node.mjs';
 import { helpers } from './browsers.mjs';
-import { POINTS } from './crash-points.mjs';
+import { crashCases as roundCases, points, stopped } from './crash-rounds.mjs';
 
 // A round (the four points) took 2.7 s in Chromium, 3.7 s in Firefox, 2.8 s
 // in WebKit on this shared 2-core machine; the tier runs 6 in each.
 const ROUNDS = Number(process.env.OUTBOX_TAB_ROUNDS ?? 6);
 const CONTENDERS = 2;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** A due write as the outbox keeps it (body as text: the page makes it bytes). */
-function entry(server, key) {
-  const now = Date.now();
-  return { id: key, method: 'POST', url: `${server.url}/orders`, headers: [['idempotency-key', key], ['content-type', 'application/json']], body: JSON.stringify({ order: key }), key, retryAt: now - 10, expiresAt: now + 600_000, sends: 1, keptAt: now - 3000 };
-}
 
 /** The cases, on the browser `get()` gives (`{ h, pages, server }`, as
  * tests/outbox/browsers.mjs launched it). */
@@ -44,7 +38,6 @@ export function crashCases(browser, get) {
     windows.delete(handle);
     await use(home);
   };
-  const points = Object.keys(POINTS);
 
   /** One round: what went wrong at each crash point (a list per point). */
   const round = async (r, problems) => {
@@ -53,17 +46,9 @@ export function crashCases(browser, get) {
     const key = (p) => `${browser}-${p}-${r}`;
     const crashed = await open();
     await page();
-    for (const p of points) assert((await call('seed', name(p), entry(server, key(p)))) === true, `seed ${p}`);
+    for (const p of points) assert((await call('seed', name(p), `${server.url}/orders`, key(p))) === true, `seed ${p}`);
     for (const p of points) assert((await call('open', name(p), 0, { at: p, server: server.url, key: key(p) })) === true, `open ${p}`);
-    await until('every drain at its crash point', 15_000, async () => {
-      const { at } = await server.counts();
-      return points.every((p) => at[key(p)] === p);
-    });
-    const before = (await server.counts()).requests;
-    for (const p of points) {
-      const n = before[key(p)] ?? 0;
-      if (n !== (p.includes('send') ? 1 : 0)) problems[p].push(`round ${r}: the closed page sent ${n} times`);
-    }
+    const before = await stopped(server, key, r, problems);
     await close(crashed);
     const tabs = [];
     for (let i = 0; i < CONTENDERS; i++) {
@@ -102,27 +87,16 @@ export function crashCases(browser, get) {
     for (const t of tabs) await close(t);
   };
 
-  // Every round covers the four points at once; the first case runs them all.
-  let all;
-  const results = () => (all ??= (async () => {
-    const problems = Object.fromEntries(points.map((p) => [p, []]));
-    await get().server.reset();
-    await get().server.open(0);
-    try {
-      for (let r = 0; r < ROUNDS; r++) await round(r, problems);
-    } catch (error) {
-      for (const p of points) problems[p].push(String(error?.message ?? error));
-      for (const t of [...windows]) await close(t).catch(() => {});
-    }
-    return problems;
-  })());
-  const crashCase = (point) => [`a page closed ${POINTS[point]}: of ${CONTENDERS} tabs that then open the outbox at once, exactly one sends the write, once, with its key, and it leaves the store (${ROUNDS} rounds)`, async () => {
-    const problems = (await results())[point];
-    assert(problems.length === 0, `not exactly once (${ROUNDS} rounds): ${problems.join('; ')}`);
-  }];
-
   return [
-    ...points.map(crashCase),
+    ...roundCases({
+      server: () => get().server,
+      rounds: ROUNDS,
+      round,
+      recover: async () => {
+        for (const t of [...windows]) await close(t).catch(() => {});
+      },
+      sentence: (point) => `a page closed ${point}: of ${CONTENDERS} tabs that then open the outbox at once, exactly one sends the write, once, with its key, and it leaves the store`,
+    }),
     ['a tab waiting for the Web Lock another tab holds closes its outbox at once', async () => {
       const name = 'held';
       const a = await open();

@@ -53,3 +53,11 @@ export const atPoint = (server, key) => async (point) => {
   await fetch(`${server}/__at?key=${encodeURIComponent(key)}&point=${point}`, { method: 'POST' });
   return new Promise(() => {});
 };
+
+/** A keyed write to `url` as the outbox keeps one, due now (a crash
+ * case's store holds it before the drainer starts). */
+export function dueWrite(url, key) {
+  const now = Date.now();
+  const body = new TextEncoder().encode(JSON.stringify({ order: key }));
+  return { id: key, method: 'POST', url, headers: [['idempotency-key', key], ['content-type', 'application/json']], body, key, retryAt: now - 10, expiresAt: now + 600_000, sends: 1, keptAt: now - 3000 };
+}

@@ -7,7 +7,7 @@
 // page tells the server it is there, and the runner closes the page. One
 // page may hold several outboxes, each stopped at its own point.
 import { RetryPolicy, outbox, indexedDBStore } from 'saferetry';
-import { atPoint, crashingFetch, crashingPut } from './crash-points.mjs';
+import { atPoint, crashingFetch, crashingPut, dueWrite } from './crash-points.mjs';
 
 let box;
 const boxes = new Map();
@@ -45,10 +45,10 @@ window.__ob = {
     }, Math.max(0, at - Date.now()));
     return true;
   },
-  /** Writes `entry` (its body a string, kept as bytes) to the store of `name`, as a kept write. */
-  async seed(name, entry) {
+  /** Writes a due write of `key` to `url` to the store of `name`, as a kept write. */
+  async seed(name, url, key) {
     const store = indexedDBStore(name);
-    await store.put({ ...entry, body: new TextEncoder().encode(entry.body) });
+    await store.put(dueWrite(url, key));
     await store.close();
     return true;
   },

@@ -14,7 +14,7 @@
 //          and the runner kills workerd there. Without CRASH (a restarted
 //          workerd) nothing stops anywhere.
 import { OutboxObject, durableStore } from 'saferetry/cloudflare';
-import { atPoint, crashingFetch, crashingPut } from './crash-points.mjs';
+import { atPoint, crashingFetch, crashingPut, dueWrite } from './crash-points.mjs';
 
 /** A property of a native object, its methods bound to it. */
 const own = (t, p) => (typeof t[p] === 'function' ? t[p].bind(t) : t[p]);
@@ -55,10 +55,9 @@ export class Outbox extends OutboxObject {
 
   async seed({ url, key, point, server }) {
     if (!this.#crash) throw new Error('seed: workerd runs without CRASH');
-    const now = Date.now();
-    await durableStore(this.ctx.storage).put({ id: key, method: 'POST', url, headers: [['idempotency-key', key], ['content-type', 'application/json']], body: new TextEncoder().encode(JSON.stringify({ order: key })), key, retryAt: now - 10, expiresAt: now + 600_000, sends: 1, keptAt: now - 3000 });
+    await durableStore(this.ctx.storage).put(dueWrite(url, key));
     Object.assign(this.#crash, { at: point, server, key });
-    await this.ctx.storage.setAlarm(now);
+    await this.ctx.storage.setAlarm(Date.now());
     return true;
   }
 }

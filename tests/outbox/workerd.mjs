@@ -16,14 +16,13 @@ import { fileURLToPath } from 'node:url';
 import { bundleModules, start, stop, workerdPort, wranglerWorker } from '../runtimes/procs.mjs';
 import { startOutboxServer } from './server.mjs';
 import { assert, until } from './node.mjs';
-import { POINTS } from './crash-points.mjs';
+import { crashCases, points, stopped } from './crash-rounds.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '../..');
 const OUT = path.join(REPO, 'test-output/outbox-workerd');
 export const COMPAT_DATE = '2025-06-01';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const points = Object.keys(POINTS);
 // A round (four crash points, two workerd starts) takes under a second here.
 const ROUNDS = Number(process.env.OUTBOX_DO_ROUNDS ?? 10);
 // `SAFERETRY_AHEAD_OFF=1`: the write-ahead case sends without it, and fails.
@@ -107,15 +106,7 @@ export function cases() {
     wd = null;
     wd = await startWorkerd(crashConfigFile);
     for (const p of points) await call(`/seed?name=${name(p)}`, { url: `${server.url}/orders`, key: key(p), point: p, server: server.url });
-    await until('every object at its crash point', 15_000, async () => {
-      const { at } = await server.counts();
-      return points.every((p) => at[key(p)] === p);
-    });
-    const before = (await server.counts()).requests;
-    for (const p of points) {
-      const n = before[key(p)] ?? 0;
-      if (n !== (p.includes('send') ? 1 : 0)) problems[p].push(`round ${r}: the crashed object sent ${n} times`);
-    }
+    const before = await stopped(server, key, r, problems);
     await stop(wd.proc, 0); // SIGTERM, then SIGKILL at once
     wd = null;
     wd = await startWorkerd();
@@ -128,24 +119,6 @@ export function cases() {
       if (sends !== 1 || left.length !== 0) problems[p].push(`round ${r}: ${sends} sends after the restart, pending ${JSON.stringify(left)}`);
     }
   };
-  let all;
-  const results = () => (all ??= (async () => {
-    const problems = Object.fromEntries(points.map((p) => [p, []]));
-    await server.reset();
-    await server.open(0);
-    try {
-      for (let r = 0; r < ROUNDS; r++) await round(r, problems);
-    } catch (error) {
-      for (const p of points) problems[p].push(String(error?.message ?? error));
-      if (wd) await stop(wd.proc);
-      wd = await startWorkerd();
-    }
-    return problems;
-  })());
-  const crashCase = (point) => [`an object whose workerd is killed ${POINTS[point]}: after the restart its alarm and two flushes sent at once contend, and the write is sent once more, with its key, and leaves the storage (${ROUNDS} rounds)`, async () => {
-    const problems = (await results())[point];
-    assert(problems.length === 0, `not exactly once (${ROUNDS} rounds): ${problems.join('; ')}`);
-  }];
   const list = [
 
     ['a Durable Object\'s alarm sends the kept write after a workerd restart: once, with the same key', async () => {
@@ -187,7 +160,16 @@ export function cases() {
       assert(c.requests[key] === 2 && c.accepted[key] === 1, `the cut send and the alarm's: ${JSON.stringify(c)}`);
       assert((await call('/pending')).length === 0, 'nothing pending');
     }],
-    ...points.map(crashCase),
+    ...crashCases({
+      server: () => server,
+      rounds: ROUNDS,
+      round,
+      recover: async () => {
+        if (wd) await stop(wd.proc);
+        wd = await startWorkerd();
+      },
+      sentence: (point) => `an object whose workerd is killed ${point}: after the restart its alarm and two flushes sent at once contend, and the write is sent once more, with its key, and leaves the storage`,
+    }),
   ];
   return { setup, teardown, list };
 }
