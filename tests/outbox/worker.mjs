@@ -19,7 +19,10 @@ import { atPoint, crashingFetch, crashingPut, dueWrite } from './crash-points.mj
 /** A property of a native object, its methods bound to it. */
 const own = (t, p) => (typeof t[p] === 'function' ? t[p].bind(t) : t[p]);
 
-/** `ctx` whose storage's `put` stops where `crash` (filled in by `seed`) says. */
+/** `ctx` whose storage's `put` stops where `crash` (filled in by `seed`) says.
+ * After the claim, the stop's message to the server leaves only once the
+ * claim is on disk (the object's output gate holds it until then), so
+ * workerd is killed with the claim written. */
 function crashing(ctx, crash) {
   const put = (k, v) => ctx.storage.put(k, v);
   const stopping = (k, v) => (crash.at ? crashingPut(put, crash.at, atPoint(crash.server, crash.key))(k, v) : put(k, v));
