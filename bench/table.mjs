@@ -18,7 +18,7 @@
 // cells as "—" and the table says why.
 //
 //   node bench/table.mjs           (needs `make build`; BENCH_BASE=<commit>)
-import { execFileSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -31,10 +31,26 @@ const work = mkdtempSync(path.join(tmpdir(), "saferetry-bench-"));
 const failed = [];
 const firstLine = (error) => `${error.message.split("\n")[0]}`;
 
-/** `run()`'s value, or `fallback` with the failure noted under `what`. */
-function attempt(what, run, fallback = null) {
+/** Runs a command with its stdout shown as it goes and its stderr after
+ * it; the last line of its stderr is the error's message when it fails
+ * (the reason a part could not run). */
+function run(command, args, options) {
+  const result = spawnSync(command, args, { ...options, stdio: ["ignore", "inherit", "pipe"], encoding: "utf8" });
+  process.stderr.write(result.stderr ?? "");
+  if (result.status !== 0) throw new Error(reason(result.stderr ?? "") ?? `${command} ${args.join(" ")} ended with ${result.status ?? result.signal}`);
+}
+
+/** The line of a failed command's stderr that says why: an error's message
+ * (not its stack, nor Node's version line), else its last line. */
+function reason(stderr) {
+  const lines = stderr.split("\n").map((l) => l.trim()).filter((l) => l && !l.startsWith("at ") && !l.startsWith("Node.js v"));
+  return lines.find((l) => /^(\w*Error\b|error:)/i.test(l)) ?? lines.at(-1);
+}
+
+/** `body()`'s value, or `fallback` with the failure noted under `what`. */
+function attempt(what, body, fallback = null) {
   try {
-    return run();
+    return body();
   } catch (error) {
     failed.push(`${what}: ${firstLine(error)}`);
     return fallback;
@@ -43,7 +59,7 @@ function attempt(what, run, fallback = null) {
 
 const stable = { before: attempt(`the before package (${BASE})`, () => basePackage().dir), after: path.join(REPO, "js") };
 const lean = attempt("the lean builds", () => {
-  execFileSync("bash", ["scripts/bootstrap.sh", "lean"], { cwd: REPO, stdio: ["ignore", "ignore", "inherit"] });
+  run("bash", ["scripts/bootstrap.sh", "lean"], { cwd: REPO });
   return { before: stable.before && basePackage(BASE, { lean: true }).dir, after: leanPackage().dir };
 });
 const measured = lean ?? stable;
@@ -55,7 +71,7 @@ function part(script) {
   const env = { ...process.env, BENCH_NOW: measured.after, BENCH_JSON: json };
   if (measured.before) env.BENCH_BEFORE = measured.before;
   return attempt(script, () => {
-    execFileSync("node", [path.join(REPO, script)], { cwd: REPO, stdio: "inherit", env });
+    run("node", [path.join(REPO, script)], { cwd: REPO, env });
     return JSON.parse(readFileSync(json, "utf8"));
   });
 }
