@@ -17,7 +17,8 @@
 // cannot run here (no Chromium, no workerd, no lean toolchain) leaves its
 // cells as "—" and the table says why.
 //
-//   node bench/table.mjs           (needs `make build`; BENCH_BASE=<commit>)
+//   node bench/table.mjs           (needs `make build`; BENCH_BASE=<commit>;
+//                                  BENCH_LEAN=0: the stable builds only)
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -58,12 +59,13 @@ function attempt(what, body, fallback = null) {
 }
 
 const stable = { before: attempt(`the before package (${BASE})`, () => basePackage().dir), after: path.join(REPO, "js") };
-const lean = attempt("the lean builds", () => {
+const skipLean = process.env.BENCH_LEAN === "0";
+const lean = skipLean ? null : attempt("the lean builds", () => {
   run("bash", ["scripts/bootstrap.sh", "lean"], { cwd: REPO });
   return { before: stable.before && basePackage(BASE, { lean: true }).dir, after: leanPackage().dir };
 });
 const measured = lean ?? stable;
-const build = lean ? "lean (`make ship`)" : "stable (`make build`: the lean toolchain did not install or build)";
+const build = lean ? "lean (`make ship`)" : `stable (\`make build\`: ${skipLean ? "BENCH_LEAN=0" : "the lean toolchain did not install or build"})`;
 
 /** Runs one bench script on both packages; its figures, or null. */
 function part(script) {
