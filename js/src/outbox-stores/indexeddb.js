@@ -40,12 +40,43 @@ export function indexedDBStore(name) {
     });
     return db;
   };
+  const close = async () => {
+    const opened = await db?.catch(() => undefined);
+    opened?.close();
+    db = undefined;
+  };
+  // A page going into the back/forward cache ends its transactions,
+  // closes its connection and starts no other until it is shown again. WebKit froze a cached page with a write still open, and
+  // every later page's reads and writes of the database then waited
+  // without end (tests/outbox, the write-ahead case). A write cut so is
+  // one a crash would cut: the entry stays as it was, for the next drain.
+  let hidden = false;
+  const transactions = new Set();
+  globalThis.addEventListener?.("pagehide", (event) => {
+    if (!event.persisted) return; // unloaded: the browser ends it all
+    hidden = true;
+    for (const t of transactions) {
+      try {
+        t.abort();
+      } catch {
+        // Finished meanwhile.
+      }
+    }
+    close();
+  });
+  globalThis.addEventListener?.("pageshow", () => {
+    hidden = false;
+  });
   const run = async (mode, fn) => {
-    const t = (await open()).transaction(STORE, mode);
+    const connection = await open();
+    if (hidden) throw new DOMException("The page is hidden: IndexedDB is closed until it is shown again.", "InvalidStateError");
+    const t = connection.transaction(STORE, mode);
+    transactions.add(t);
+    const ended = () => transactions.delete(t);
     const done = new Promise((resolve, reject) => {
-      t.oncomplete = resolve;
-      t.onerror = () => reject(t.error);
-      t.onabort = () => reject(t.error ?? new DOMException("The transaction was aborted.", "AbortError"));
+      t.oncomplete = () => resolve(ended());
+      t.onerror = () => reject(t.error, ended());
+      t.onabort = () => reject(t.error ?? new DOMException("The transaction was aborted.", "AbortError"), ended());
     });
     const [answer] = await Promise.all([request(fn(t.objectStore(STORE))), done]);
     return answer;
@@ -64,10 +95,6 @@ export function indexedDBStore(name) {
       const registration = await globalThis.navigator?.serviceWorker?.getRegistration?.().catch(() => undefined);
       await registration?.sync?.register(syncTag(name)).catch(() => {});
     },
-    async close() {
-      const opened = await db?.catch(() => undefined);
-      opened?.close();
-      db = undefined;
-    },
+    close,
   };
 }
