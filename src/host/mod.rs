@@ -48,7 +48,6 @@ default_module_only! {
     mod outcome;
     mod poll;
     mod props;
-    mod referrer;
     mod replay;
     mod request;
     mod transport;
