@@ -376,7 +376,9 @@ mod tests {
     fn the_referrer_source_is_the_given_url_the_client_or_none() {
         let page = alloc::format!("{A}/page");
         let client = alloc::format!("{B}/home");
-        let table: &[(Option<&str>, Option<(&str, &str)>, Option<&str>)] = &[
+        // (referrer given, it stripped as (href, origin), the referrer sent)
+        type Row<'a> = (Option<&'a str>, Option<(&'a str, &'a str)>, Option<&'a str>);
+        let table: &[Row] = &[
             (None, None, Some(client.as_str())),
             (Some("about:client"), None, Some(client.as_str())),
             (Some(""), None, None),
