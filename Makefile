@@ -22,9 +22,10 @@ ship:
 
 # Figures, not pass/fail: size, overhead in Node, page load in Chromium,
 # workerd cold start and CPU per request (BENCHMARKS.md), each for the
-# package at BENCH_BASE (default 3c83535, issue 19's base; built by
-# bench/base.mjs) beside this build, ending with one before/after table
-# (bench/table.mjs runs run.mjs, pageload.mjs and workerd-cpu.mjs).
+# package at BENCH_BASE (default ee5cc5a, issue 26's base; built by
+# bench/base.mjs) beside this checkout, both as the lean build where its
+# toolchain installs, ending with one before/after table (bench/table.mjs
+# runs run.mjs, pageload.mjs and workerd-cpu.mjs).
 bench: build
 	scripts/bootstrap.sh browsers
 	node bench/fleet.mjs

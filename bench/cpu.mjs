@@ -1,17 +1,21 @@
-// Own CPU and wasm → JS crossings per successful call, with `fetch` stubbed
+// Own CPU and crossings per successful call, with `fetch` stubbed
 // (BENCHMARKS.md, "stubbed fetch"): no network, so what is left is the work
 // each client does around `fetch` itself. Imported by bench/run.mjs.
 //
-// - `stubbedCpu` times raw fetch, the required mechanics (below) and
-//   saferetry against a `fetch` that answers at once with a fresh small
-//   JSON `Response`; saferetry's own CPU per call is its median minus the
-//   mechanics' median (both pay for the stub and the mechanics).
+// - `stubbedCpu` times raw fetch, the required mechanics of each body mode
+//   (below), ky and the given policies against a `fetch` that answers at
+//   once with a fresh small JSON `Response`; a client's own CPU per call is
+//   its median minus the median of the mechanics of its body mode (all pay
+//   for the stub and the mechanics; ky, which returns the host's response,
+//   is charged the buffered mechanics, the larger floor).
 // - `crossingsPerCall` counts calls from wasm into JS (every import of the
-//   module, i.e. every wasm-bindgen shim) per successful call, in a worker
-//   thread whose module instance has each import wrapped in a counter, so
-//   the timing above runs on an uninstrumented instance.
+//   module, i.e. every wasm-bindgen shim) and from JS into wasm (every
+//   export) per successful call, in a worker thread whose module instance
+//   has each import and export wrapped in a counter, so the timing above
+//   runs on an uninstrumented instance.
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 import { readFileSync, readdirSync } from "node:fs";
+import ky from "ky";
 
 const BODY = '{"ok":true}';
 const INIT = { status: 200, headers: { "content-type": "application/json", "content-length": String(BODY.length) } };
@@ -29,6 +33,19 @@ export async function mechanicsOnly(target) {
     const res = await fetch(target, { signal: controller.signal });
     const body = await res.arrayBuffer();
     return new Response(body, res).arrayBuffer();
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The floor for a streamed answer: the mechanics above without the
+ * buffering (an AbortController and a timer per attempt, the host's own
+ * Response handed over). */
+export async function streamMechanics(target) {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), 30_000);
+  try {
+    return await fetch(target, { signal: controller.signal });
   } finally {
     clearTimeout(timer);
   }
@@ -74,38 +91,43 @@ export async function interleaved(sides, { rounds, perRound, warmUp }) {
   return times;
 }
 
-/** Median µs per call of each client with `fetch` stubbed, interleaved in
- * rounds; `own` is saferetry's median minus the mechanics'. With `others`
- * (`{ name: policy }`, another package's), those too, side by side, and
- * `ownOf[name]` their own CPU. */
-export function stubbedCpu(policy, { rounds = 20, perRound = 500, others = {} } = {}) {
+/** Median µs per call with `fetch` stubbed, interleaved in rounds, of raw
+ * fetch, the mechanics, ky and each of `policies` (`{ name: [policy,
+ * responseBody] }`): `{ median: { name: µs }, own: { name: µs } }`, `own`
+ * for ky and the policies ("auto" buffers this small JSON answer). */
+export async function stubbedCpu(policies, { rounds = 20, perRound = 500 } = {}) {
+  const kyClient = ky.create({ retry: 2, timeout: 10_000 });
   const sides = {
-    raw: async () => (await fetch(TARGET)).arrayBuffer(),
+    "raw fetch": async () => (await fetch(TARGET)).arrayBuffer(),
     mechanics: () => mechanicsOnly(TARGET),
-    saferetry: async () => (await policy.fetch(TARGET)).arrayBuffer(),
+    "stream mechanics": async () => (await streamMechanics(TARGET)).arrayBuffer(),
+    ky: () => kyClient.get(TARGET).arrayBuffer(),
   };
-  for (const [name, p] of Object.entries(others)) sides[name] = async () => (await p.fetch(TARGET)).arrayBuffer();
-  return withStub(async () => {
-    const times = await interleaved(sides, { rounds, perRound, warmUp: 500 });
-    const m = Object.fromEntries(Object.entries(times).map(([k, xs]) => [k, median(xs)]));
-    const ownOf = Object.fromEntries(Object.keys(others).map((k) => [k, m[k] - m.mechanics]));
-    return { ...m, own: m.saferetry - m.mechanics, ownOf };
-  });
+  for (const [name, [p]] of Object.entries(policies)) sides[name] = async () => (await p.fetch(TARGET)).arrayBuffer();
+  const times = await withStub(() => interleaved(sides, { rounds, perRound, warmUp: 500 }));
+  const m = Object.fromEntries(Object.entries(times).map(([k, xs]) => [k, median(xs)]));
+  const floor = (mode) => (mode === "stream" ? m["stream mechanics"] : m.mechanics);
+  const own = { ky: m.ky - m.mechanics };
+  for (const [name, [, mode]] of Object.entries(policies)) own[name] = m[name] - floor(mode);
+  return { median: m, own };
 }
 
-/** Calls from wasm into JS per successful `policy.fetch` (stubbed), and the
- * imports that make them (`{ name: calls per call }`, most first), for the
- * package in `pkg` (a built js/ folder; default this checkout's). */
-export function crossingsPerCall(calls = 1000, pkg = new URL("../js", import.meta.url).pathname) {
+/** Calls from wasm into JS (`intoJs`) and from JS into wasm (`intoWasm`)
+ * per successful `policy.fetch` (stubbed) of a `new RetryPolicy(options)`,
+ * and the imports and exports that make them (`{ name: calls per call }`,
+ * most first), for the package in `pkg` (a built js/ folder). */
+export function crossingsPerCall(pkg, options = {}, calls = 1000) {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL(import.meta.url), { workerData: { calls, pkg } });
+    const worker = new Worker(new URL(import.meta.url), { workerData: { calls, pkg, options } });
     worker.once("message", resolve);
     worker.once("error", reject);
   });
 }
 
-/** Wraps every function import of the next instantiated module in a counter. */
-export function instrument(counts) {
+/** Wraps every function import of the next instantiated module in a
+ * counter (`imports`), and with `exports`, every export of a module
+ * instantiated synchronously (as Node's entry does). */
+export function instrument(counts, exports) {
   const wrap = (imports) => {
     for (const ns of Object.values(imports ?? {})) {
       for (const [name, f] of Object.entries(ns)) {
@@ -121,25 +143,38 @@ export function instrument(counts) {
   };
   const { Instance, instantiate, instantiateStreaming } = WebAssembly;
   WebAssembly.Instance = function (module, imports) {
-    return new Instance(module, wrap(imports));
+    const instance = new Instance(module, wrap(imports));
+    if (!exports) return instance;
+    const counted = {};
+    for (const [name, f] of Object.entries(instance.exports)) {
+      if (typeof f !== "function") counted[name] = f;
+      else {
+        exports[name] = 0;
+        counted[name] = (...args) => (exports[name]++, f(...args));
+      }
+    }
+    return { exports: counted };
   };
   WebAssembly.instantiate = (source, imports) => instantiate(source, wrap(imports));
   WebAssembly.instantiateStreaming = (source, imports) => instantiateStreaming(source, wrap(imports));
 }
 
 if (!isMainThread && workerData?.calls) {
-  const counts = {};
-  instrument(counts);
+  const imports = {};
+  const exports = {};
+  instrument(imports, exports);
   const { RetryPolicy } = await import(`${workerData.pkg}/src/node.js`);
-  const policy = new RetryPolicy();
+  const policy = new RetryPolicy(workerData.options);
   await withStub(async () => {
     for (let i = 0; i < 200; i++) await (await policy.fetch(TARGET)).arrayBuffer(); // warm up
-    for (const k of Object.keys(counts)) counts[k] = 0;
+    for (const c of [imports, exports]) for (const k of Object.keys(c)) c[k] = 0;
     for (let i = 0; i < workerData.calls; i++) await (await policy.fetch(TARGET)).arrayBuffer();
   });
-  const per = Object.entries(counts)
+  const per = (counts) => Object.entries(counts)
     .filter(([, n]) => n > 0)
     .map(([k, n]) => [k, n / workerData.calls])
     .sort((a, b) => b[1] - a[1]);
-  parentPort.postMessage({ total: per.reduce((s, [, n]) => s + n, 0), imports: Object.fromEntries(per) });
+  const sum = (pairs) => pairs.reduce((s, [, n]) => s + n, 0);
+  const [i, e] = [per(imports), per(exports)];
+  parentPort.postMessage({ intoJs: sum(i), intoWasm: sum(e), imports: Object.fromEntries(i), exports: Object.fromEntries(e) });
 }

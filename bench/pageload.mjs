@@ -11,10 +11,12 @@
 //     as Wrangler builds it).
 //
 //   node bench/pageload.mjs        (PAGELOAD_RUNS=N loads per cell, default 9)
-// Needs `make build` and Chromium (scripts/bootstrap.sh browsers). With
-// BENCH_BEFORE=<a built js/ folder> (bench/table.mjs sets it), that package
-// is loaded too (bundled + preload; its Worker's cold start), interleaved
-// with the rest; with BENCH_JSON=<file>, the figures are written there.
+// Needs `make build` and Chromium (scripts/bootstrap.sh browsers). The
+// package loaded is this checkout's js/, or BENCH_NOW=<a built js/ folder>
+// (bench/table.mjs sets it to the lean build). With BENCH_BEFORE=<a built
+// js/ folder> (bench/table.mjs sets it), that package is loaded too
+// (bundled + preload; its Worker's cold start), interleaved with the rest;
+// with BENCH_JSON=<file>, the figures are written there.
 import http from "node:http";
 import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -35,6 +37,7 @@ const NETWORKS = {
 };
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const BEFORE = process.env.BENCH_BEFORE;
+const NOW = process.env.BENCH_NOW ?? path.join(REPO, "js");
 
 // ---------------- the pages ----------------
 const READY = "performance.now()";
@@ -53,7 +56,7 @@ function esbuild(entry, outfile, extra = []) {
 function buildPages() {
   rmSync(OUT, { recursive: true, force: true });
   mkdirSync(OUT, { recursive: true });
-  const pkg = path.join(REPO, "js/src");
+  const pkg = path.join(NOW, "src");
   const wasm = path.join(pkg, "saferetry_bg.wasm");
   const variants = [];
   const add = (name, files, html) => {
@@ -110,15 +113,6 @@ window.__client = new RetryPolicy(); window.__ready = ${READY};`,
     + preload.replace('href="saferetry_bg.wasm"', 'href="pkg/saferetry_bg.wasm"');
   mkdirSync(path.join(OUT, "saferetry unbundled + hints/pkg"), { recursive: true });
   add("saferetry unbundled + hints", { ...files, "app.js": app }, page({ head: hints, script: "app.js", importMap: { saferetry: "./pkg/web.js" } }));
-  // `PAGELOAD_SPIKE=1`: the sans-IO spike (issue 19 item 4; `SANSIO=1
-  // scripts/build.sh`), bundled + preload like the shipped variant above.
-  if (process.env.PAGELOAD_SPIKE) {
-    const spike = path.join(REPO, "spike/src");
-    const main = `import { RetryPolicy } from ${JSON.stringify(path.join(spike, "web.js"))}; window.__client = new RetryPolicy(); window.__ready = ${READY};`;
-    dir = add("sans-IO spike bundled + preload", { "main.mjs": main }, page({ head: preload.replace("saferetry_bg", "saferetry_sansio_bg"), script: "app.js" }));
-    esbuild(path.join(dir, "main.mjs"), path.join(dir, "app.js"));
-    copyFileSync(path.join(spike, "saferetry_sansio_bg.wasm"), path.join(dir, "saferetry_sansio_bg.wasm"));
-  }
   return variants;
 }
 
@@ -193,7 +187,7 @@ export default { async fetch(req, env) { const r = await policy.fetch(env.UPSTRE
   if (BEFORE) workers["before: saferetry"] = workers.saferetry;
   const dirOf = (name) => path.join(dir, name.replace(/\W+/g, "-"));
   for (const [name, source] of Object.entries(workers)) {
-    const packageDir = name.startsWith("before:") ? BEFORE : path.join(REPO, "js");
+    const packageDir = name.startsWith("before:") ? BEFORE : NOW;
     wranglerWorker({ dir: dirOf(name), source, packageDir, compatibilityDate: "2025-06-01", bindings: { UPSTREAM: upstream } });
   }
   const results = Object.fromEntries(Object.keys(workers).map((name) => [name, []]));

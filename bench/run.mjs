@@ -8,27 +8,33 @@
 //     beyond each attempt's own timer);
 //  4. the retry quota's amplification against a server failing everything
 //     (from the native virtual-time test);
-//  5. own CPU and wasm → JS crossings per successful call, with `fetch`
-//     stubbed (bench/cpu.mjs).
-// With BENCH_BEFORE=<a built js/ folder> (bench/table.mjs sets it), that
-// package's policies run beside this checkout's in 2 and 5, interleaved in
-// the same rounds; with BENCH_JSON=<file>, the figures the before/after
-// table needs are written there.
+//  5. own CPU and crossings both ways (wasm → JS, JS → wasm) per
+//     successful call in each body mode, with `fetch` stubbed, own CPU
+//     against ky's (bench/cpu.mjs).
+// The package measured is this checkout's js/, or BENCH_NOW=<a built js/
+// folder> (bench/table.mjs sets it to the lean build). With
+// BENCH_BEFORE=<a built js/ folder> (bench/table.mjs sets it), that
+// package's policies run beside it in 2 and 5, interleaved in the same
+// rounds; with BENCH_JSON=<file>, the figures the before/after table needs
+// are written there.
 import http from "node:http";
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
-import { sizeTable } from "../scripts/size.mjs";
-import { RetryPolicy } from "../js/src/node.js";
+import { fileURLToPath } from "node:url";
+import { sizeTable, sizes } from "../scripts/size.mjs";
 import { crossingsPerCall, interleaved, mechanicsOnly, median, stubbedCpu } from "./cpu.mjs";
 import ky from "ky";
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
+const NOW = process.env.BENCH_NOW ?? fileURLToPath(new URL("../js", import.meta.url));
 const BEFORE = process.env.BENCH_BEFORE;
+const { RetryPolicy } = await import(`${NOW}/src/node.js`);
 const Before = BEFORE ? (await import(`${BEFORE}/src/node.js`)).RetryPolicy : null;
 const ROUNDS = 20;
+const MODES = ["auto", "stream", "buffer"];
 
 console.log("## Package size\n");
-console.log(sizeTable());
+console.log(sizeTable(sizes(NOW)));
 
 const server = http.createServer((req, res) => {
   if (req.url === "/503-then-200") {
@@ -70,6 +76,7 @@ const before = Before && {
   buffer: new Before({ responseBody: "buffer" }),
 };
 if (before) {
+  sides["before: saferetry"] = async () => (await before.policy.fetch(url)).arrayBuffer();
   sides['before: saferetry, responseBody "stream"'] = async () => (await before.stream.fetch(url)).arrayBuffer();
   sides['before: saferetry, responseBody "buffer"'] = async () => (await before.buffer.fetch(url)).arrayBuffer();
 }
@@ -126,38 +133,38 @@ const out = execFileSync("cargo", ["test", "--quiet", "--release", "--test", "bu
 console.log(out.split("\n").filter((l) => l.startsWith("amplification")).join("\n"));
 
 console.log(`\n## Own CPU and crossings per successful call (fetch stubbed, Node ${process.versions.node})\n`);
-const cpu = await stubbedCpu(policy, { others: before ? { before: before.policy } : {} });
-const crossings = await crossingsPerCall();
-const crossingsBefore = before && (await crossingsPerCall(1000, BEFORE));
-console.log("| client | median µs per call |\n|---|---:|");
-console.log(`| raw fetch (stubbed) | ${cpu.raw.toFixed(1)} |`);
-console.log(`| required mechanics only (stubbed) | ${cpu.mechanics.toFixed(1)} |`);
-console.log(`| saferetry (stubbed) | ${cpu.saferetry.toFixed(1)} |`);
-console.log(`\nsaferetry's own CPU per call: ${cpu.own.toFixed(1)} µs (saferetry minus the mechanics)`);
-console.log(`crossings (calls from wasm into JS) per call: ${crossings.total.toFixed(1)}`);
-if (before) {
-  console.log(`before (${BEFORE}): own CPU ${cpu.ownOf.before.toFixed(1)} µs per call (${cpu.before.toFixed(1)} in all), ` +
-    `crossings ${crossingsBefore.total.toFixed(1)}`);
+const packages = { "": [NOW, RetryPolicy], ...(before ? { "before: ": [BEFORE, Before] } : {}) };
+const policies = {};
+const crossings = {};
+for (const [prefix, [dir, Policy]] of Object.entries(packages)) {
+  for (const mode of MODES) {
+    const options = mode === "auto" ? {} : { responseBody: mode };
+    policies[`${prefix}saferetry, "${mode}"`] = [new Policy(options), mode];
+    crossings[`${prefix}saferetry, "${mode}"`] = await crossingsPerCall(dir, options);
+  }
 }
-if (process.env.BENCH_CROSSINGS_DETAIL) console.log(crossings.imports);
+const cpu = await stubbedCpu(policies);
+console.log("| client | median µs per call | own µs (− the mechanics of its body mode) | wasm → JS | JS → wasm |\n|---|---:|---:|---:|---:|");
+for (const [name, µs] of Object.entries(cpu.median)) {
+  const c = crossings[name];
+  console.log(`| ${name} | ${µs.toFixed(1)} | ${cpu.own[name]?.toFixed(1) ?? "—"} | ${c?.intoJs.toFixed(1) ?? "—"} | ${c?.intoWasm.toFixed(1) ?? "—"} |`);
+}
+if (process.env.BENCH_CROSSINGS_DETAIL) for (const [name, c] of Object.entries(crossings)) console.log(name, c.imports, c.exports);
 
 if (process.env.BENCH_JSON) {
   const ratio = (name) => median(times[name]) / base;
-  const figures = {
-    node: {
-      after: { stream: ratio('saferetry, responseBody "stream"'), buffer: ratio('saferetry, responseBody "buffer"') },
-      ky: ratio("ky"),
-    },
-    crossings: { after: crossings.total },
-    ownCpu: { after: cpu.own },
+  const of = (prefix) => {
+    const figures = { node: {}, intoJs: {}, intoWasm: {}, ownCpu: {} };
+    for (const mode of MODES) {
+      const name = `${prefix}saferetry, "${mode}"`;
+      figures.node[mode] = ratio(mode === "auto" ? `${prefix}saferetry` : `${prefix}saferetry, responseBody "${mode}"`);
+      figures.intoJs[mode] = crossings[name].intoJs;
+      figures.intoWasm[mode] = crossings[name].intoWasm;
+      figures.ownCpu[mode] = cpu.own[name];
+    }
+    return figures;
   };
-  if (before) {
-    figures.node.before = {
-      stream: ratio('before: saferetry, responseBody "stream"'),
-      buffer: ratio('before: saferetry, responseBody "buffer"'),
-    };
-    figures.crossings.before = crossingsBefore.total;
-    figures.ownCpu.before = cpu.ownOf.before;
-  }
-  writeFileSync(process.env.BENCH_JSON, JSON.stringify(figures));
+  writeFileSync(process.env.BENCH_JSON, JSON.stringify({
+    after: of(""), before: before ? of("before: ") : null, ky: { node: ratio("ky"), ownCpu: cpu.own.ky },
+  }));
 }

@@ -4,9 +4,11 @@
 // upstream. Figures, not pass/fail.
 //
 //   node bench/workerd-cpu.mjs        (WORKERD_SUBREQUESTS=N per client and round, default 1000)
-// Needs `make build`. With BENCH_BEFORE=<a built js/ folder> (bench/table.mjs
-// sets it), that package runs beside this checkout's in the same Worker and
-// rounds; with BENCH_JSON=<file>, the figures are written there.
+// Needs `make build`. The package measured is this checkout's js/, or
+// BENCH_NOW=<a built js/ folder> (bench/table.mjs sets it to the lean
+// build). With BENCH_BEFORE=<a built js/ folder> (bench/table.mjs sets it),
+// that package runs beside it in the same Worker and rounds; with
+// BENCH_JSON=<file>, the figures are written there.
 import http from "node:http";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -22,6 +24,7 @@ const N = Number(process.env.WORKERD_SUBREQUESTS ?? 1000);
 const ROUNDS = 6;
 const TICK_US = 1e6 / Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim());
 const BEFORE = process.env.BENCH_BEFORE;
+const NOW = process.env.BENCH_NOW ?? path.join(REPO, "js");
 
 // One worker, one route per client: GET /<client>?n=N makes N sequential
 // subrequests through that client and reads each body.
@@ -65,7 +68,7 @@ if (BEFORE) {
   mkdirSync(path.join(OUT, "node_modules"), { recursive: true });
   symlinkSync(BEFORE, path.join(OUT, "node_modules/saferetry-before"));
 }
-wranglerWorker({ dir: OUT, source: WORKER, packageDir: path.join(REPO, "js"), compatibilityDate: "2025-06-01", bindings: { UPSTREAM: `http://127.0.0.1:${upstream.address().port}/` } });
+wranglerWorker({ dir: OUT, source: WORKER, packageDir: NOW, compatibilityDate: "2025-06-01", bindings: { UPSTREAM: `http://127.0.0.1:${upstream.address().port}/` } });
 
 const child = start("workerd", path.join(BIN, "workerd"), ["serve", "config.capnp", "--control-fd=3"], { cwd: OUT, extraFds: 1, echo: false });
 try {

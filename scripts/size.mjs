@@ -16,7 +16,10 @@
 //      as Wrangler does (esbuild, `workerd` condition, `.wasm` as a module
 //      import), minified, + the wasm modules it imports;
 //    - cloudflare: the same with `RetryPolicy`, `durableBudget` and the
-//      `RetryBudget` class from "saferetry/cloudflare".
+//      `RetryBudget` class from "saferetry/cloudflare";
+//    - outbox: a page that opens an `outbox` (README "Outbox"), counting
+//      the outbox's wasm it loads at the first outbox;
+//    and ky's page (`kyBytes`: `ky.create()`, bundled as the page is).
 //
 // `node scripts/size.mjs [--json] [--before DIR] [--now DIR] [--write-before DIR]`
 // (DIR: a built js/ folder; `--now` measures it instead of js/;
@@ -39,7 +42,7 @@ const parts = [
   ["glue", ["src/saferetry.js"]],
   ["glue, authority", ["src/saferetry_authority.js"]],
   ["glue, outbox", ["src/saferetry_outbox.js"]],
-  ["entry + core", ["src/node.js", "src/load.js", "src/core.js", "src/hops.js", "src/packed.js", "src/tabs.js"]],
+  ["entry + core", ["src/node.js", "src/load.js", "src/core.js", "src/executor.js", "src/body.js", "src/hops.js", "src/packed.js", "src/tabs.js"]],
   ["authority loaders", ["src/authority.js", "src/authority-lazy.js", "src/authority-node.js", "src/authority-workerd.js"]],
   ["outbox", ["src/outbox.js", "src/outbox-web.js", "src/outbox-node.js", "src/outbox-workerd.js", "src/outbox-rules.js", "src/outbox-rules-node.js", "src/outbox-rules-workerd.js", "src/outbox-stores/memory.js", "src/outbox-stores/file.js", "src/outbox-stores/indexeddb.js", "src/outbox-stores/durable.js"]],
 ];
@@ -85,7 +88,12 @@ const ENTRIES = {
     code: 'import { RetryPolicy, durableBudget } from "saferetry/cloudflare";\nexport { RetryBudget } from "saferetry/cloudflare";\n'
       + 'const policy = new RetryPolicy({ shared: durableBudget(() => globalThis.NS, "api") });\nexport default { fetch: (r) => policy.fetch(r.url) };\n',
   },
+  outbox: {
+    platform: "browser",
+    code: 'import { RetryPolicy, outbox } from "saferetry";\nglobalThis.box = await outbox(new RetryPolicy(), "orders", { ttl: 86400000 });\n',
+  },
 };
+const KY = { platform: "browser", code: 'import ky from "ky";\nglobalThis.client = ky.create({ retry: 2 });\n' };
 
 /** The package entry `conditions` pick for ".". */
 function resolveEntry(pkg, conditions) {
@@ -134,7 +142,7 @@ async function measureEntry(pkg, name, spec, esbuild, work) {
   const out = await esbuild.build({
     entryPoints: [path.join(dir, "app.mjs")], absWorkingDir: dir, bundle: true, format: "esm", minify: true,
     platform: spec.platform, conditions: spec.conditions ?? [], write: false, outdir: path.join(dir, "dist"),
-    external: ["cloudflare:workers", "*.wasm"], logLevel: "silent",
+    external: ["cloudflare:workers", "*.wasm"], nodePaths: [path.join(REPO, "node_modules")], logLevel: "silent",
   });
   const text = out.outputFiles.map((f) => f.text).join("\n");
   return tally(pkg, Buffer.from(text), wasmRefs(text));
@@ -148,12 +156,21 @@ function tally(pkg, js, wasmNames) {
 }
 
 /** `names`: the entries to measure (every one by default). */
-export async function entrySizes(pkg = PKG, names = Object.keys(ENTRIES)) {
+export function entrySizes(pkg = PKG, names = Object.keys(ENTRIES)) {
+  return measure(pkg, names.map((name) => [name, ENTRIES[name]]));
+}
+
+/** ky's page, measured as the page entry is (`{ js, wasm: 0, total }`). */
+export async function kyBytes() {
+  return (await measure(PKG, [["ky", KY]])).ky;
+}
+
+async function measure(pkg, specs) {
   const esbuild = await import(path.join(REPO, "node_modules/esbuild/lib/main.js"));
   const work = mkdtempSync(path.join(tmpdir(), "saferetry-size-"));
   try {
     const result = {};
-    for (const name of names) result[name] = await measureEntry(pkg, name, ENTRIES[name], esbuild, work);
+    for (const [name, spec] of specs) result[name] = await measureEntry(pkg, name, spec, esbuild, work);
     return result;
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -66,7 +66,7 @@ package_lane() {
   tier streams       node tests/streams/run-all.mjs test-output/project
   tier fleet-workerd node tests/fleet/workerd.mjs
   tier bundlers      node tests/bundlers/run.mjs test-output/project
-  tier browser-errors node tests/browsers/measure-failures.mjs --check
+  tier browser-errors bash -c 'node tests/browsers/measure-failures.mjs --check && node tests/browsers/offline.mjs'
   tier fleet-browsers node tests/fleet/browsers.mjs
   tier leaks-node    node tests/leaks/run.mjs node
   tier leaks-chromium node tests/leaks/run.mjs chromium

@@ -3,6 +3,7 @@
 // and to a UI store.
 import { Outcome, Policy } from "./saferetry.js";
 import { drive } from "./executor.js";
+import { chunk, joined, reader, readAll, whole } from "./body.js";
 import { follow } from "./hops.js";
 import { packed } from "./packed.js";
 
@@ -316,6 +317,17 @@ const glue = {
     define(rebuilt, "redirected", response.redirected);
     define(rebuilt, "type", response.type);
     return rebuilt;
+  },
+
+  // Body reads (js/src/body.js).
+  readAll,
+  reader,
+  chunk,
+  whole,
+
+  /** `response` again around the chunks `r` read, then the rest of its body. */
+  handOver(response, r, signal) {
+    return this.rebuild(response, joined(r, signal), undefined, 0);
   },
 
   onLine() {

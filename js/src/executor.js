@@ -22,7 +22,7 @@ export function drive(m) {
     m.free();
     return Promise.resolve(ended);
   }
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const id = m.id;
     const signal = m.signal;
     const timers = new Map();
@@ -30,30 +30,41 @@ export function drive(m) {
     let online;
     const report = (event) => {
       if (done) return;
-      const output = event();
+      let output;
+      try {
+        output = event();
+      } catch (error) {
+        // The module trapped (it never should): the call rejects with its
+        // error rather than waiting forever.
+        return end(() => reject(error));
+      }
       if (output !== undefined) return finish(output);
       perform();
     };
-    const finish = (output) => {
+    const end = (settle) => {
       done = true;
       for (const t of timers.values()) clearTimeout(t);
       signal?.removeEventListener("abort", onAbort);
       if (online) globalThis.removeEventListener?.("online", online);
       running.delete(id);
-      perform(); // the wake-ups its end caused
-      m.free();
-      resolve(output);
+      settle();
     };
+    const finish = (output) =>
+      end(() => {
+        perform(); // the wake-ups its end caused
+        m.free();
+        resolve(output);
+      });
     const perform = () => {
       const work = m.work();
-      if (work === undefined) return;
       for (let i = 0; i < work.length; i += 3) {
         const kind = work[i];
         const at = work[i + 1];
-        const value = work[i + 2];
+        const arg = work[i + 2];
         if (kind === AWAIT) {
           // Adopted as `await` would (a thenable, a `then` that throws).
-          new Promise((r) => r(value)).then(
+          const promise = m.promise();
+          new Promise((r) => r(promise)).then(
             (v) => report(() => m.onSettled(at, true, v)),
             (e) => report(() => m.onSettled(at, false, e)),
           );
@@ -62,14 +73,14 @@ export function drive(m) {
             timers.delete(at);
             report(() => m.onTimer(at));
           };
-          timers.set(at, setTimeout(fire, value));
+          timers.set(at, setTimeout(fire, arg));
         } else if (kind === CLEAR_TIMER) {
           clearTimeout(timers.get(at));
           timers.delete(at);
         } else if (kind === WAKE) {
           const wake = running.get(at);
           if (wake) queueMicrotask(wake);
-        } else if (kind === ONLINE && value) {
+        } else if (kind === ONLINE && arg === 1) {
           online = () => report(() => m.onOnline());
           globalThis.addEventListener?.("online", online);
         } else if (kind === ONLINE) {

@@ -4,7 +4,13 @@
 import { openOutbox } from "./outbox.js";
 import { indexedDBStore } from "./outbox-stores/indexeddb.js";
 
-const rules = () => import("./outbox-rules.js").then((m) => m.OutboxRules);
+// One `import()` for every outbox: WebKit resolves a second `import()` of a
+// module still awaiting its wasm (top-level await) before that module has
+// run, and its `OutboxRules` is then an uninitialised binding (a
+// ReferenceError when a page opens two outboxes at once). A failed load
+// stays failed, as the module map keeps it.
+let loading;
+const rules = () => (loading ??= import("./outbox-rules.js").then((m) => m.OutboxRules));
 
 /** A durable outbox whose sends and re-sends go through `policy`. */
 export function outbox(policy, name, options) {

@@ -324,7 +324,7 @@ impl<'a> Ctx<'a> {
         // a body that is not there by then is a stream: sent once.
         if replay::needed(&prepared) {
             let read =
-                race(replay::bound(&mut prepared), self.clock.sleep(self.options.limits.attempt_ms)).await;
+                race(replay::bound(&mut prepared, &self.shared.glue), self.clock.sleep(self.options.limits.attempt_ms)).await;
             if matches!(read, Either::Right(_)) {
                 prepared.replayable = false;
             }

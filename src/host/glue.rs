@@ -78,6 +78,35 @@ extern "C" {
     #[wasm_bindgen(method, structural, js_name = callOf)]
     pub fn call_of(this: &Glue, input: &JsValue, init: &Init) -> Array;
 
+    /// `readAll(source, max)`: the bytes of a `Response`'s or a `Request`'s
+    /// body (an `ArrayBuffer`), or `null` as soon as more than `max` bytes
+    /// arrived (js/src/body.js).
+    #[wasm_bindgen(method, structural, js_name = readAll)]
+    pub fn read_all(this: &Glue, source: &JsValue, max: f64) -> Promise;
+
+    /// `reader(response)`: a reader of the body that keeps the chunks it read.
+    #[wasm_bindgen(method, structural)]
+    pub fn reader(this: &Glue, response: &Response) -> JsValue;
+
+    /// `chunk(reader)`: the next chunk, kept; resolves to its length in
+    /// bytes, or -1 at the end.
+    #[wasm_bindgen(method, structural)]
+    pub fn chunk(this: &Glue, reader: &JsValue) -> Promise;
+
+    /// `whole(reader)`: the chunks read, as one `ArrayBuffer`.
+    #[wasm_bindgen(method, structural)]
+    pub fn whole(this: &Glue, reader: &JsValue) -> js_sys::ArrayBuffer;
+
+    /// `handOver(response, reader, signal)`: `response` again around the
+    /// chunks read, then the rest of its body, pulled as the caller reads.
+    #[wasm_bindgen(catch, method, structural, js_name = handOver)]
+    pub fn hand_over(
+        this: &Glue,
+        response: &Response,
+        reader: &JsValue,
+        signal: Option<AbortSignal>,
+    ) -> Result<Response, JsValue>;
+
     /// `navigator.onLine` when the host has it (a boolean), else nothing.
     #[wasm_bindgen(method, structural, js_name = onLine)]
     pub fn on_line(this: &Glue) -> Option<bool>;

@@ -16,6 +16,7 @@
 //! its own).
 
 use alloc::rc::Rc;
+use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 use core::future::Future;
@@ -28,8 +29,9 @@ use web_sys::AbortSignal;
 use crate::engine::Slept;
 use crate::policy::limits::timer_ms;
 
-/// Work for the executor, as `(kind, id, value)`: await the promise
-/// `value`, set a timer of `value` ms, clear timer `id`.
+/// Work for the executor, as `(kind, id, arg)`: await promise `id` (the
+/// next of [`Io::next_promise`]), set timer `id` of `arg` ms, clear timer
+/// `id`.
 pub const AWAIT: u32 = 0;
 pub const SET_TIMER: u32 = 1;
 pub const CLEAR_TIMER: u32 = 2;
@@ -37,8 +39,10 @@ pub const CLEAR_TIMER: u32 = 2;
 #[derive(Default)]
 pub struct Io {
     next_id: Cell<u32>,
-    /// New work since the executor last read it.
-    work: RefCell<Vec<(u32, u32, JsValue)>>,
+    /// New work since the executor last read it, and the promises its
+    /// awaits name, in order.
+    work: RefCell<Vec<u32>>,
+    promises: RefCell<VecDeque<JsValue>>,
     /// Settled promises, by id, until their future takes them.
     settled: RefCell<Vec<(u32, Result<JsValue, JsValue>)>>,
     /// Timers that fired, by id.
@@ -65,13 +69,18 @@ impl Io {
         id
     }
 
-    fn push(&self, kind: u32, id: u32, value: JsValue) {
-        self.work.borrow_mut().push((kind, id, value));
+    pub fn push(&self, kind: u32, id: u32, arg: u32) {
+        self.work.borrow_mut().extend([kind, id, arg]);
     }
 
-    /// The work since last asked (see `Machine::work`).
-    pub fn take_work(&self) -> Vec<(u32, u32, JsValue)> {
+    /// The work since last asked, flat (see `Machine::work`).
+    pub fn take_work(&self) -> Vec<u32> {
         core::mem::take(&mut *self.work.borrow_mut())
+    }
+
+    /// The promise of the next await in that work.
+    pub fn next_promise(&self) -> JsValue {
+        self.promises.borrow_mut().pop_front().unwrap_or(JsValue::UNDEFINED)
     }
 
     /// Whether a sleep waits for the host to come online.
@@ -130,7 +139,8 @@ impl Future for Awaited {
             return Poll::Ready(Err(JsValue::from_str("saferetry: awaited outside an operation")));
         };
         let id = io.id();
-        io.push(AWAIT, id, self.promise.take().map_or(JsValue::UNDEFINED, Into::into));
+        io.push(AWAIT, id, 0);
+        io.promises.borrow_mut().push_back(self.promise.take().map_or(JsValue::UNDEFINED, Into::into));
         self.armed = Some((io, id));
         Poll::Pending
     }
@@ -164,7 +174,7 @@ impl Sleep {
     fn disarm(&mut self) {
         if let Some((io, id)) = self.armed.take() {
             if !io.take_fired(id) {
-                io.push(CLEAR_TIMER, id, JsValue::UNDEFINED);
+                io.push(CLEAR_TIMER, id, 0);
             }
             if self.online {
                 io.online_waits.set(io.online_waits.get().saturating_sub(1));
@@ -196,7 +206,7 @@ impl Future for Sleep {
                     io.online_waits.set(io.online_waits.get().saturating_sub(1));
                 }
                 if came_online {
-                    io.push(CLEAR_TIMER, id, JsValue::UNDEFINED);
+                    io.push(CLEAR_TIMER, id, 0);
                 }
                 Poll::Ready(Slept::Elapsed)
             }
@@ -205,8 +215,8 @@ impl Future for Sleep {
                     return Poll::Ready(Slept::Cancelled);
                 };
                 let id = io.id();
-                // `timer_ms` clamps to 2^31−1: exact as an f64.
-                io.push(SET_TIMER, id, JsValue::from_f64(timer_ms(self.ms) as f64));
+                // `timer_ms` clamps to 2^31−1: it fits.
+                io.push(SET_TIMER, id, timer_ms(self.ms) as u32);
                 if self.online {
                     io.online_waits.set(io.online_waits.get() + 1);
                 }

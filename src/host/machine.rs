@@ -24,7 +24,6 @@ use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 use std::task::Wake;
-use js_sys::Array;
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
@@ -128,26 +127,25 @@ impl Machine {
         self.output.take().unwrap_or(JsValue::UNDEFINED)
     }
 
-    /// The work since the last event, flat: `[kind, id, value, …]`
-    /// (`super::io`'s kinds, then [`WAKE`] and [`ONLINE`]); `undefined`
-    /// when there is none.
-    pub fn work(&self) -> JsValue {
+    /// The work since the last event, flat: `[kind, id, arg, …]`
+    /// (`super::io`'s kinds, then [`WAKE`] machine `id` and [`ONLINE`]:
+    /// listen if `arg` is 1, else stop); empty when there is none. Numbers
+    /// only (a typed array, copied out of wasm memory): the promises the
+    /// awaits name come from [`Machine::promise`].
+    pub fn work(&self) -> Vec<u32> {
         let mut work = self.io.take_work();
-        WOKEN.with(|w| work.extend(w.borrow_mut().drain(..).map(|id| (WAKE, id, JsValue::UNDEFINED))));
+        WOKEN.with(|w| work.extend(w.borrow_mut().drain(..).flat_map(|id| [WAKE, id, 0])));
         let online = self.io.wants_online();
         if self.listening.replace(online) != online {
-            work.push((ONLINE, 0, JsValue::from_bool(online)));
+            work.extend([ONLINE, 0, u32::from(online)]);
         }
-        if work.is_empty() {
-            return JsValue::UNDEFINED;
-        }
-        let out = Array::new();
-        for (kind, id, value) in work {
-            out.push(&kind.into());
-            out.push(&id.into());
-            out.push(&value);
-        }
-        out.into()
+        work
+    }
+
+    /// The promise of the next await in the last `work` (one per call: an
+    /// externref each, not a vector to free).
+    pub fn promise(&self) -> JsValue {
+        self.io.next_promise()
     }
 
     /// Promise `id` settled (`ok`: fulfilled) with `value`.

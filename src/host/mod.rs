@@ -40,7 +40,6 @@ default_module_only! {
     mod exports;
     mod fleet;
     mod glue;
-    mod handover;
     mod hops;
     mod io;
     mod machine;

@@ -29,13 +29,6 @@ extern "C" {
     #[wasm_bindgen(method, setter, js_name = referrerPolicy)]
     pub fn set_referrer_policy(this: &Init, policy: &str);
 
-    /// What a stream reader's `read()` resolves to.
-    pub type ReadResult;
-    #[wasm_bindgen(method, getter)]
-    pub fn done(this: &ReadResult) -> bool;
-    #[wasm_bindgen(method, getter)]
-    pub fn value(this: &ReadResult) -> JsValue;
-
     /// `URL`, to refuse up front what `fetch` would refuse.
     pub type Url;
     #[wasm_bindgen(catch, constructor, js_class = "URL")]

@@ -14,19 +14,18 @@
 use js_sys::{ArrayBuffer, Object};
 use wasm_bindgen::{JsCast, JsValue};
 use super::io::awaited;
-use web_sys::{ReadableStream, ReadableStreamDefaultReader, Request};
+use web_sys::{ReadableStream, Request};
 
 use super::bind::get;
-use crate::policy::body::Inside;
 use crate::policy::limits::REPLAY_BYTES;
 
 use super::request::{construct_request, Prepared};
-use super::transport::{concat, read_chunks, Chunks};
+use super::glue::Glue;
 
 /// A `Request`'s body as the host shows it.
 enum Body {
     None,
-    Stream(ReadableStream),
+    Stream,
     /// Firefox's `Request` has no `body` property: only a method that
     /// carries one says there may be a body.
     Hidden,
@@ -35,7 +34,8 @@ enum Body {
 fn body_of(request: &Request) -> Body {
     match get(request, "body") {
         v if v.is_undefined() && !matches!(request.method().as_str(), "GET" | "HEAD") => Body::Hidden,
-        v => v.dyn_into::<ReadableStream>().map_or(Body::None, Body::Stream),
+        v if v.is_instance_of::<ReadableStream>() => Body::Stream,
+        _ => Body::None,
     }
 }
 
@@ -50,24 +50,18 @@ pub fn needed(prepared: &Prepared) -> bool {
 }
 
 /// Bounds what `prepared` keeps for a re-send (see the module docs).
-pub async fn bound(prepared: &mut Prepared) {
+pub async fn bound(prepared: &mut Prepared, glue: &Glue) {
     let Some(request) = prepared.request().filter(|_| needed(prepared)) else {
         return;
     };
-    let bytes = match request.clone().map(|copy| body_of(&copy)) {
-        // Read a copy up to the bound.
-        Ok(Body::Stream(copy)) => {
-            let reader: ReadableStreamDefaultReader = copy.get_reader().unchecked_into();
-            match read_chunks(&reader, Inside::whole(REPLAY_BYTES), 0.0).await {
-                Ok(Chunks::Done(chunks, total)) => Some(concat(&chunks, total)),
-                _ => {
-                    let _ = reader.cancel();
-                    None
-                }
-            }
-        }
+    let bytes = match request.clone().map(|copy| (body_of(&copy), copy)) {
+        // Read a copy up to the bound (`null`: longer).
+        Ok((Body::Stream, copy)) => match awaited(glue.read_all(copy.as_ref(), REPLAY_BYTES as f64)).await {
+            Ok(read) => read.dyn_into::<ArrayBuffer>().ok(),
+            Err(_) => None,
+        },
         // Without streams (Firefox) the whole copy is read, then bounded.
-        Ok(Body::Hidden) => match request.clone().and_then(|copy| copy.array_buffer()) {
+        Ok((Body::Hidden, _)) => match request.clone().and_then(|copy| copy.array_buffer()) {
             Ok(promise) => awaited(promise)
                 .await
                 .ok()

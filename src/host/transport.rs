@@ -12,17 +12,15 @@
 //! `Response` each take one crossing into the glue (`super::glue`).
 
 use alloc::string::String;
-use alloc::vec::Vec;
 use js_sys::{ArrayBuffer, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use super::io::awaited;
-use web_sys::{AbortController, ReadableStream, ReadableStreamDefaultReader, Response};
+use web_sys::{AbortController, ReadableStream, Response};
 
 use super::bind::{date_now, get, get_string};
 use super::glue::{Facts, Glue};
-use super::handover::joined;
 use super::hops::fetch_following;
-use super::props::{Init, ReadResult};
+use super::props::Init;
 use super::request::Prepared;
 use crate::engine::{Answer, Failed, Transport};
 use crate::policy::body::{handling, Handling, Inside, ResponseBody};
@@ -271,85 +269,37 @@ impl FetchTransport {
             }
             return if got > max { Err(too_large()) } else { Ok(buffer) };
         }
-        let Some(stream) = response.body() else {
-            return Ok(ArrayBuffer::new(0));
-        };
-        let reader: ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
-        match read_chunks(&reader, Inside::whole(max), 0.0).await? {
-            Chunks::Done(chunks, total) => Ok(concat(&chunks, total)),
-            Chunks::More(..) => Err(too_large()),
-        }
+        // Read while streaming (`null`: more than `max` arrived).
+        let read = awaited(self.glue.read_all(response.as_ref(), max as f64)).await.map_err(delivered)?;
+        read.dyn_into::<ArrayBuffer>().map_err(|_| too_large())
     }
 
-    /// `auto` for a chunked document: read inside the attempt while it
-    /// arrives as a document does (`policy::body::Inside`). A body that ends
-    /// meanwhile is buffered; one still arriving is handed over as what was
-    /// read followed by the rest (`joined`): the network is read once, and
-    /// the chunks read are handed out as they are (not copied). (Not a tee
-    /// of the body: undici's tee costs ~100 µs on every chunked answer.)
+    /// `auto` for a chunked document: read inside the attempt, a chunk per
+    /// event, while it arrives as a document does (`policy::body::Inside`).
+    /// A body that ends meanwhile is buffered; one still arriving is handed
+    /// over as what was read followed by the rest (js/src/body.js
+    /// `joined`): the network is read once, and the chunks read are handed
+    /// out as they are (not copied).
     async fn read_up_to(&self, response: Response, inside: Inside) -> Result<Received, Failed<JsValue>> {
         let headers_at = date_now();
-        let Some(stream) = response.body() else {
-            return Ok(Received::buffered(response, None));
-        };
-        let reader: ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
-        match read_chunks(&reader, inside, headers_at).await? {
-            Chunks::Done(chunks, total) => {
-                let bytes = concat(&chunks, total);
-                Ok(Received::buffered(self.rebuild(response, &bytes), Some(bytes)))
+        let reader = self.glue.reader(&response);
+        let mut total: u64 = 0;
+        loop {
+            let read = awaited(self.glue.chunk(&reader)).await.map_err(delivered)?;
+            let Some(len) = read.as_f64().filter(|n| *n >= 0.0) else {
+                let bytes = self.glue.whole(&reader);
+                return Ok(Received::buffered(self.rebuild(response, &bytes), Some(bytes)));
+            };
+            total = total.saturating_add(len as u64);
+            let since = inside.ms.map_or(0, |_| (date_now() - headers_at).max(0.0) as u64);
+            if !inside.read_on(total, since) {
+                let rebuilt = self.glue.hand_over(&response, &reader, self.prepared.signal.clone());
+                let rebuilt = rebuilt.map_err(delivered)?;
+                let body = rebuilt.body();
+                return Ok(Received::streaming(rebuilt, body, since));
             }
-            Chunks::More(read, after_headers_ms) => {
-                let body = joined(read, reader, self.prepared.signal.as_ref()).map_err(delivered)?;
-                let rebuilt = self.glue.rebuild(&response, &body, None, 0);
-                Ok(Received::streaming(rebuilt.unwrap_or(response), Some(body), after_headers_ms))
-            }
         }
     }
-}
-
-/// What reading a body up to a limit found.
-pub(super) enum Chunks {
-    /// The whole body: its chunks and their total length.
-    Done(Vec<Uint8Array>, u64),
-    /// Past what `Inside` allows: the chunks read (the reader holds the
-    /// rest), and how long after the headers the last one arrived.
-    More(Vec<Uint8Array>, u64),
-}
-
-/// Reads `reader` while `inside` says so; `headers_at` (epoch ms) is when
-/// the headers arrived, read only when time can end the read.
-pub(super) async fn read_chunks(
-    reader: &ReadableStreamDefaultReader,
-    inside: Inside,
-    headers_at: f64,
-) -> Result<Chunks, Failed<JsValue>> {
-    let mut chunks: Vec<Uint8Array> = Vec::new();
-    let mut total: u64 = 0;
-    loop {
-        let step: ReadResult = awaited(reader.read()).await.map_err(delivered)?.unchecked_into();
-        if step.done() {
-            return Ok(Chunks::Done(chunks, total));
-        }
-        let chunk: Uint8Array = step.value().unchecked_into();
-        total = total.saturating_add(u64::from(chunk.length()));
-        chunks.push(chunk);
-        let since = inside.ms.map_or(0, |_| (date_now() - headers_at).max(0.0) as u64);
-        if !inside.read_on(total, since) {
-            return Ok(Chunks::More(chunks, since));
-        }
-    }
-}
-
-pub(super) fn concat(chunks: &[Uint8Array], total: u64) -> ArrayBuffer {
-    // `total` is at most `maxBodyBytes` (≤ 2^32) here; a 4 GiB buffer
-    // cannot be allocated by any host anyway.
-    let all = Uint8Array::new_with_length(total.min(u64::from(u32::MAX)) as u32);
-    let mut offset = 0;
-    for chunk in chunks {
-        all.set(chunk, offset);
-        offset += chunk.length();
-    }
-    all.buffer()
 }
 
 impl FetchTransport {

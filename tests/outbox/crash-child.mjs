@@ -11,39 +11,18 @@
 // every contender starts at once), drains until nothing is pending
 // (bounded), prints the keys it sent as JSON and exits.
 import { createInterface } from 'node:readline';
+import { crashingFetch, crashingPut } from './crash-points.mjs';
 
 const [pkg, dir, point] = process.argv.slice(2);
 const { RetryPolicy, outbox, fileStore } = await import(pkg);
 const die = () => process.kill(process.pid, 'SIGKILL');
 
 const store = fileStore(dir);
-const crashing = {
-  ...store,
-  async put(entry) {
-    if (point === 'before-claim') die();
-    await store.put(entry);
-    if (point === 'after-claim') die();
-  },
-};
-// The test's own transport: it sends with the host's fetch and dies where told.
-async function transport(input, init) {
-  const answer = fetch(input, init);
-  if (point === 'mid-send') {
-    const key = new Headers(init?.headers ?? input.headers).get('idempotency-key');
-    const counts = new URL('/__counts', input.url ?? input);
-    for (let i = 0; i < 200; i++) {
-      if ((await (await fetch(counts)).json()).requests[key]) die();
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  }
-  const response = await answer;
-  if (point === 'after-send') die();
-  return response;
-}
+const crashing = { ...store, put: crashingPut(store.put, point, die) };
 
 // One attempt, with room for a loaded machine: every request the server
 // counts is one drain's send, never a retry inside one.
-const policy = new RetryPolicy({ maxAttempts: 1, totalMs: 30_000, attemptMs: 30_000, fetch: transport });
+const policy = new RetryPolicy({ maxAttempts: 1, totalMs: 30_000, attemptMs: 30_000, fetch: point === 'none' ? fetch : crashingFetch(point, die) });
 if (point === 'none') {
   console.log('ready');
   await new Promise((resolve) => createInterface({ input: process.stdin }).once('line', resolve));

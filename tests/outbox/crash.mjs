@@ -12,10 +12,10 @@ import { mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { assert, fixture } from './node.mjs';
+import { POINTS, dueWrite } from './crash-points.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CHILD = path.join(HERE, 'crash-child.mjs');
-const POINTS = { 'before-claim': 'before its claim', 'after-claim': 'after its claim, before the send', 'mid-send': 'mid-send (the server has the request)', 'after-send': 'after the send, before the delete' };
 const ROUNDS = Number(process.env.OUTBOX_CRASH_ROUNDS ?? 5);
 const CONTENDERS = 3;
 const LONG_AGO = new Date(Date.now() - 3_600_000);
@@ -43,11 +43,6 @@ function ageLocks(dir) {
   for (const name of readdirSync(dir)) if (name.startsWith('.lock')) utimesSync(path.join(dir, name), LONG_AGO, LONG_AGO);
 }
 
-function entry(server, key) {
-  const now = Date.now();
-  return { id: key, method: 'PUT', url: `${server.url}/orders`, headers: [['idempotency-key', key]], body: new TextEncoder().encode(key), key, retryAt: now - 10, expiresAt: now + 600_000, sends: 1, keptAt: now - 3000 };
-}
-
 /** Starts every contender, lets them go at once, and returns the keys each sent. */
 async function contenders(pkg, dir) {
   const all = Array.from({ length: CONTENDERS }, () => child([pkg, dir, 'none']));
@@ -69,7 +64,7 @@ export function cases(pkg) {
     for (let round = 0; round < ROUNDS; round++) {
       const dir = path.join(tmp, `${point}-${round}`);
       const key = `${point}-${round}`;
-      await m.fileStore(dir).put(entry(server, key));
+      await m.fileStore(dir).put(dueWrite(`${server.url}/orders`, key));
       const crashed = await child([pkg, dir, point]).exit;
       assert(crashed.signal === 'SIGKILL', `the drainer died at ${point}: ${crashed.code} ${crashed.signal} ${crashed.err}`);
       const before = (await server.counts()).requests[key] ?? 0;
@@ -103,7 +98,7 @@ export function cases(pkg) {
       await server.open(0);
       const dir = path.join(tmp, 'live-pid');
       const key = 'live-pid-1';
-      await m.fileStore(dir).put(entry(server, key));
+      await m.fileStore(dir).put(dueWrite(`${server.url}/orders`, key));
       // The crashed owner's lock, naming a live pid (this process's), in both forms the store has had.
       writeFileSync(path.join(dir, '.lock'), String(process.pid));
       writeFileSync(path.join(dir, '.lock.1'), JSON.stringify({ owner: 'crashed', pid: process.pid, released: false }));
@@ -121,7 +116,7 @@ export function cases(pkg) {
         // Another process took the lock over (as it would once this one's heartbeat was 10 s old).
         writeFileSync(path.join(dir, `.lock.${Number(held.slice(6)) + 1}`), JSON.stringify({ owner: 'other', pid: 1, released: false }));
         await new Promise((r) => setTimeout(r, 1500)); // a heartbeat finds it
-        return store.put(entry(server, 'overtaken-1')).then(() => null, (e) => e);
+        return store.put(dueWrite(`${server.url}/orders`, 'overtaken-1')).then(() => null, (e) => e);
       });
       assert(/taken over/.test(error?.message), `put after the takeover: ${error}`);
       assert(readdirSync(dir).filter((n) => n.endsWith('.entry.json')).length === 0, 'nothing written');

@@ -1,51 +1,23 @@
 // The outbox tests' page: `window.__ob` opens an outbox (IndexedDB, Web
 // Locks: the browser's defaults) and sends through it; the events it hears
 // are kept in `window.__events` for the runner (tests/outbox/browsers.mjs).
-// `open(name, ttl, crash)` with `crash = { at, server }` makes this page's
-// drain stop for good at one crash point (tests/outbox/browsers-crash.mjs):
-// `before-claim`, `after-claim`, `mid-send` (the server has the re-send),
-// `after-send` (its answer read, the entry not deleted); `window.__at`
-// then names the point, and the runner closes the page there.
+// `open(name, ttl, crash)` with `crash = { at, server, key }` makes the
+// drain of outbox `name` stop for good at one crash point
+// (tests/outbox/crash-points.mjs, tests/outbox/browsers-crash.mjs): the
+// page tells the server it is there, and the runner closes the page. One
+// page may hold several outboxes, each stopped at its own point.
 import { RetryPolicy, outbox, indexedDBStore } from 'saferetry';
+import { atPoint, crashingFetch, crashingPut, dueWrite } from './crash-points.mjs';
 
 let box;
+const boxes = new Map();
 window.__events = [];
-window.__at = null;
-const stop = (point) => {
-  window.__at = point;
-  return new Promise(() => {});
-};
+window.__drained = [];
 
-/** The default store, stopping around the claim (a put of an entry sent before). */
-function crashing(name, at) {
+/** The default store of `name`, stopping around the claim. */
+function crashing(name, { at, server, key }) {
   const store = indexedDBStore(name);
-  return {
-    ...store,
-    async put(entry) {
-      if (entry.sends > 1 && at === 'before-claim') await stop(at);
-      await store.put(entry);
-      if (entry.sends > 1 && at === 'after-claim') await stop(at);
-    },
-  };
-}
-
-/** The host's fetch, stopping around a re-send (after `armed`). */
-let armed = false;
-function transport(at, server) {
-  return async (input, init) => {
-    const answer = fetch(input, init);
-    if (!armed) return answer;
-    if (at === 'mid-send') {
-      const key = new Headers(init?.headers ?? input.headers).get('idempotency-key');
-      for (let i = 0; i < 500; i++) {
-        if ((await (await fetch(`${server}/__counts`)).json()).requests[key] > 1) await stop(at);
-        await new Promise((r) => setTimeout(r, 10));
-      }
-    }
-    const response = await answer;
-    if (at === 'after-send') await stop(at);
-    return response;
-  };
+  return { ...store, put: crashingPut(store.put, at, atPoint(server, key)) };
 }
 
 window.__ob = {
@@ -54,21 +26,38 @@ window.__ob = {
     // server counts is one send of the outbox, never a retry inside one
     // (a 503's Retry-After still ends it try-later at once).
     const options = { maxAttempts: 1, totalMs: 30_000, attemptMs: 30_000 };
-    if (crash) options.fetch = transport(crash.at, crash.server);
-    box = await outbox(new RetryPolicy(options), name, { ...(ttl ? { ttl } : {}), ...(crash ? { store: crashing(name, crash.at) } : {}) });
+    if (crash) options.fetch = crashingFetch(crash.at, atPoint(crash.server, crash.key));
+    box = await outbox(new RetryPolicy(options), name, { ...(ttl ? { ttl } : {}), ...(crash ? { store: crashing(name, crash) } : {}) });
+    boxes.set(name, box);
     for (const type of ['kept', 'not-kept', 'sent', 'expired', 'failed', 'retry', 'error']) {
-      box.addEventListener(type, (e) => window.__events.push({ type, key: e.detail.entry?.key ?? null, notKept: e.detail.notKept ?? null, error: String(e.detail.error ?? '') }));
+      box.addEventListener(type, (e) => window.__events.push({ type, name, key: e.detail.entry?.key ?? null, notKept: e.detail.notKept ?? null, error: String(e.detail.error ?? '') }));
     }
     return true;
   },
-  /** Opens the outbox at `at` (epoch ms): tabs told the same time contend at once. */
-  async openAt(name, at) {
-    setTimeout(() => window.__ob.open(name), Math.max(0, at - Date.now()));
+  /** Opens the outboxes `names` at `at` (epoch ms): tabs told the same time
+   * contend at once. Each one's name joins `window.__drained` once its
+   * first drain is over (a flush chains after it). */
+  async openAt(names, at) {
+    setTimeout(() => {
+      for (const name of names) {
+        window.__ob.open(name).then(() => boxes.get(name).flush()).then(() => window.__drained.push(name), (e) => window.__events.push({ type: 'error', name, error: String(e) }));
+      }
+    }, Math.max(0, at - Date.now()));
     return true;
+  },
+  /** Writes a due write of `key` to `url` to the store of `name`, as a kept write. */
+  async seed(name, url, key) {
+    const store = indexedDBStore(name);
+    await store.put(dueWrite(url, key));
+    await store.close();
+    return true;
+  },
+  /** The pending entries of outbox `name`, as this page's outbox of that name sees them. */
+  async pendingOf(name) {
+    return (await boxes.get(name).pending()).length;
   },
   async send(url, key) {
     const r = await box.send(url, { method: 'POST', body: JSON.stringify({ order: key }), headers: { 'content-type': 'application/json' }, retry: { idempotencyKey: key } });
-    armed = true;
     return { kind: r.kind, reason: r.reason, kept: r.kept, notKept: r.notKept ?? null, retryAt: r.retryAt ?? null };
   },
   /** Sends with `durable` and does not wait (the runner closes the page mid-send); its own

@@ -1,10 +1,14 @@
 // The outbox tier (README "Outbox"): Node (memory and file stores, process
-// restarts, a drainer killed at each crash point), the three browsers (IndexedDB, Web Locks, a page closed and
+// restarts), the three browsers (IndexedDB, Web Locks, a page closed and
 // reopened, two tabs) and workerd (a Durable Object whose alarm sends after
-// a restart). Prints one line per case and a final "N passed, M failed".
+// a restart); for each store, the four crash points of a drain with
+// contenders taking over (crash.mjs, browsers-crash.mjs, workerd.mjs).
+// Prints one line per case and a final "N passed, M failed".
 //
 //   node tests/outbox/run.mjs [node] [calls] [crash] [browsers] [workerd]
 //   OUTBOX_BROWSERS=webkit node tests/outbox/run.mjs browsers   (some browsers only)
+//   OUTBOX_CRASH_ROUNDS / OUTBOX_TAB_ROUNDS / OUTBOX_DO_ROUNDS: the crash rounds
+//   of the file store (5), IndexedDB (6 per browser), the Durable Object (10)
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 

@@ -8,13 +8,14 @@
 //   POST /drop            reads the request, then destroys the socket (maybe-delivered)
 //   POST /__open?at=ms    sets `openAt` (epoch ms)
 //   POST /__hold?on=1|0   while on, /orders requests are counted and left unanswered; off drops them
-//   GET  /__counts        { requests: { key: n }, accepted: { key: n }, times: { key: [ms] }, total }
+//   POST /__at?key=k&point=p   a drainer stopped at a crash point says so (tests/outbox/page.mjs, worker.mjs)
+//   GET  /__counts        { requests: { key: n }, accepted: { key: n }, times: { key: [ms] }, at: { key: point }, total }
 //   POST /__reset
 import http from 'node:http';
 
 export async function startOutboxServer() {
   let openAt = 0;
-  let requests = {}, accepted = {}, times = {}, total = 0, hold = false, held = [];
+  let requests = {}, accepted = {}, times = {}, at = {}, total = 0, hold = false, held = [];
   const cors = {
     'access-control-allow-origin': '*',
     'access-control-allow-headers': '*',
@@ -37,8 +38,9 @@ export async function startOutboxServer() {
         if (!hold) for (const socket of held.splice(0)) socket.destroy();
         return json(200, { hold });
       }
-      if (url.pathname === '/__counts') return json(200, { requests, accepted, times, total });
-      if (url.pathname === '/__reset') { hold = false; for (const socket of held.splice(0)) socket.destroy(); openAt = 0; requests = {}; accepted = {}; times = {}; total = 0; return json(200, {}); }
+      if (url.pathname === '/__at') { at[url.searchParams.get('key')] = url.searchParams.get('point'); return json(200, {}); }
+      if (url.pathname === '/__counts') return json(200, { requests, accepted, times, at, total });
+      if (url.pathname === '/__reset') { hold = false; for (const socket of held.splice(0)) socket.destroy(); openAt = 0; requests = {}; accepted = {}; times = {}; at = {}; total = 0; return json(200, {}); }
       const key = req.headers['idempotency-key'] ?? '(none)';
       total++;
       requests[key] = (requests[key] ?? 0) + 1;

@@ -2,20 +2,29 @@
 // Object on localDisk storage. A write ends try-later and is kept; workerd
 // is stopped before it is due and started again on the same storage; the
 // object's alarm sends it, once, with the same key, with no request to the
-// Worker in between. And workerd killed while the alarm's re-send is at
-// the server: after the restart it is sent once more, not twice.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// Worker in between. And the four crash points (tests/outbox/crash-points.mjs):
+// an object's alarm drain stopped at one, workerd killed there and started
+// again without the hooks; the write is then sent once more, with its key.
+// "Two contenders" in a Durable Object: there is one instance per object,
+// single-threaded, whose events interleave at each `await`; after the
+// restart its alarm (still set: the killed one never finished) and two
+// flushes sent at once run in that instance, and the outbox's own drain
+// chain orders their drains.
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleModules, start, stop, workerdPort, wranglerWorker } from '../runtimes/procs.mjs';
 import { startOutboxServer } from './server.mjs';
 import { assert, until } from './node.mjs';
+import { crashCases, points, stopped } from './crash-rounds.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '../..');
 const OUT = path.join(REPO, 'test-output/outbox-workerd');
 export const COMPAT_DATE = '2025-06-01';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// A round (four crash points, two workerd starts) takes under a second here.
+const ROUNDS = Number(process.env.OUTBOX_DO_ROUNDS ?? 10);
 // `SAFERETRY_AHEAD_OFF=1`: the write-ahead case sends without it, and fails.
 const AHEAD = process.env.SAFERETRY_AHEAD_OFF === '1' ? 'after-try-later' : 'before-send';
 
@@ -28,7 +37,7 @@ export const WRANGLER_JSONC = `{
 }
 `;
 
-export function config({ dir, modules, storageDir }) {
+export function config({ dir, modules, storageDir, crash = false }) {
   const str = (s) => JSON.stringify(s);
   const mods = modules.map((m) => `(name = ${str(m.name)}, ${m.type} = embed ${str(path.relative(dir, m.file))})`).join(', ');
   return `using Workerd = import "/workerd/workerd.capnp";
@@ -44,7 +53,7 @@ const config :Workerd.Config = (
 const worker :Workerd.Worker = (
   modules = [${mods}],
   compatibilityDate = ${str(COMPAT_DATE)},
-  bindings = [(name = "OUTBOX", durableObjectNamespace = "Outbox")],
+  bindings = [(name = "OUTBOX", durableObjectNamespace = "Outbox")${crash ? ', (name = "CRASH", text = "1")' : ''}],
   durableObjectNamespaces = [(className = "Outbox", uniqueKey = "saferetry-outbox-test-Outbox", enableSql = true)],
   durableObjectStorage = (localDisk = "do-storage"),
   globalOutbound = "internet",
@@ -53,10 +62,10 @@ const worker :Workerd.Worker = (
 }
 
 export function cases() {
-  let server, configFile, wd;
-  const startWorkerd = async () => {
+  let server, configFile, crashConfigFile, wd;
+  const startWorkerd = async (file = configFile) => {
     // --experimental: localDisk Durable Object storage is experimental in workerd's schema.
-    const p = start('workerd', path.join(REPO, 'node_modules/.bin/workerd'), ['serve', '--experimental', configFile, '--control-fd=3'], { extraFds: 1, echo: false });
+    const p = start('workerd', path.join(REPO, 'node_modules/.bin/workerd'), ['serve', '--experimental', file, '--control-fd=3'], { extraFds: 1, echo: false });
     return { proc: p, base: `http://127.0.0.1:${await workerdPort(p)}` };
   };
   const call = async (pathname, body) => {
@@ -71,17 +80,47 @@ export function cases() {
     mkdirSync(storageDir, { recursive: true });
     server = await startOutboxServer();
     const buildDir = path.join(OUT, 'build');
+    mkdirSync(buildDir, { recursive: true });
+    copyFileSync(path.join(HERE, 'crash-points.mjs'), path.join(buildDir, 'crash-points.mjs')); // worker.mjs imports it
     wranglerWorker({ dir: buildDir, source: readFileSync(path.join(HERE, 'worker.mjs'), 'utf8'), packageDir: path.join(REPO, 'js'), compatibilityDate: COMPAT_DATE, wranglerJsonc: WRANGLER_JSONC });
     const modules = bundleModules(path.join(buildDir, 'dist'), 'main.js');
     configFile = path.join(OUT, 'outbox.capnp');
     writeFileSync(configFile, config({ dir: OUT, modules, storageDir }));
+    crashConfigFile = path.join(OUT, 'outbox-crash.capnp');
+    writeFileSync(crashConfigFile, config({ dir: OUT, modules, storageDir, crash: true }));
     wd = await startWorkerd();
   };
   const teardown = async () => {
     if (wd) await stop(wd.proc);
     await server?.close();
   };
+  /** One round: four objects, each with a due write, whose alarms' drains
+   * stop at the four crash points; one kill of workerd crashes them all
+   * there. workerd is started again without the hooks: in each object its
+   * alarm (set before the kill, never finished) and two flushes sent at
+   * once contend. What went wrong at each point goes to `problems`. */
+  const round = async (r, problems) => {
+    const name = (p) => `crash-${p}-${r}`;
+    const key = (p) => `durable-${p}-${r}`;
+    await stop(wd.proc);
+    wd = null;
+    wd = await startWorkerd(crashConfigFile);
+    for (const p of points) await call(`/seed?name=${name(p)}`, { url: `${server.url}/orders`, key: key(p), point: p, server: server.url });
+    const before = await stopped(server, key, r, problems);
+    await stop(wd.proc, 0); // SIGTERM, then SIGKILL at once
+    wd = null;
+    wd = await startWorkerd();
+    await Promise.all(points.flatMap((p) => [call(`/flush?name=${name(p)}`, {}), call(`/flush?name=${name(p)}`, {})]));
+    await until('every object\'s alarm run to its end', 15_000, async () => (await Promise.all(points.map((p) => call(`/alarm?name=${name(p)}`)))).every((at) => at === null));
+    const after = (await server.counts()).requests;
+    for (const p of points) {
+      const sends = (after[key(p)] ?? 0) - (before[key(p)] ?? 0);
+      const left = await call(`/pending?name=${name(p)}`);
+      if (sends !== 1 || left.length !== 0) problems[p].push(`round ${r}: ${sends} sends after the restart, pending ${JSON.stringify(left)}`);
+    }
+  };
   const list = [
+
     ['a Durable Object\'s alarm sends the kept write after a workerd restart: once, with the same key', async () => {
       await server.reset();
       const key = 'durable-1';
@@ -121,26 +160,16 @@ export function cases() {
       assert(c.requests[key] === 2 && c.accepted[key] === 1, `the cut send and the alarm's: ${JSON.stringify(c)}`);
       assert((await call('/pending')).length === 0, 'nothing pending');
     }],
-    ['workerd killed while its alarm\'s re-send is at the server: after the restart the write is sent once more, with its key, though two flushes race the alarm', async () => {
-      await server.reset();
-      const key = 'durable-crash-1';
-      await server.open(Date.now() + 1500); // Retry-After: 2
-      const r = await call('/send', { url: `${server.url}/orders`, key });
-      assert(r.kind === 'try-later' && r.kept === true, `send: ${JSON.stringify(r)}`);
-      await server.hold(true); // the re-send reaches the server and hangs there
-      await until('the alarm\'s re-send', 15_000, async () => (await server.counts()).requests[key] === 2);
-      await stop(wd.proc, 0); // SIGTERM, then SIGKILL at once: mid-send
-      wd = null;
-      await server.hold(false);
-      wd = await startWorkerd();
-      await Promise.all([call('/flush', {}), call('/flush', {})]);
-      await until('the send after the restart', 15_000, async () => (await server.counts()).accepted[key] === 1);
-      await sleep(1500); // the alarm, if still set, has fired by now
-      const c = await server.counts();
-      assert(c.requests[key] === 3 && c.accepted[key] === 1, `counts (first send, the re-send cut off, one after the restart): ${JSON.stringify(c)}`);
-      const left = await call('/pending');
-      assert(left.length === 0, `pending after: ${JSON.stringify(left)}`);
-    }],
+    ...crashCases({
+      server: () => server,
+      rounds: ROUNDS,
+      round,
+      recover: async () => {
+        if (wd) await stop(wd.proc);
+        wd = await startWorkerd();
+      },
+      sentence: (point) => `an object whose workerd is killed ${point}: after the restart its alarm and two flushes sent at once contend, and the write is sent once more, with its key, and leaves the storage`,
+    }),
   ];
   return { setup, teardown, list };
 }

@@ -1,0 +1,98 @@
+// Bodies as the machine reads them (src/host/transport.rs, replay.rs):
+// whole up to a bound, chunk by chunk, or handed over to the caller as a
+// stream of the chunks read followed by the rest. These functions read,
+// count and build; what the counts mean (too large, read on, hand over) is
+// decided in Rust (`policy::body`).
+
+/** The chunks as one buffer. */
+function concat(chunks, total) {
+  const all = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return all.buffer;
+}
+
+/** The bytes of `source`'s body (a Response's or a Request's): an
+ * `ArrayBuffer`, or `null` as soon as more than `max` bytes arrived (the
+ * rest is cancelled). A read's rejection rejects. */
+export async function readAll(source, max) {
+  const body = source.body;
+  if (!body) return new ArrayBuffer(0);
+  const reader = body.getReader();
+  const chunks = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return concat(chunks, total);
+    chunks.push(value);
+    total += value.byteLength;
+    if (total > max) {
+      reader.cancel().catch(() => {});
+      return null;
+    }
+  }
+}
+
+/** A reader of `response`'s body that keeps the chunks it read. */
+export function reader(response) {
+  return { reader: response.body.getReader(), chunks: [], total: 0 };
+}
+
+/** The next chunk, kept: resolves to its length in bytes, or -1 at the end. */
+export function chunk(r) {
+  return r.reader.read().then(({ done, value }) => {
+    if (done) return -1;
+    r.chunks.push(value);
+    r.total += value.byteLength;
+    return value.byteLength;
+  });
+}
+
+/** The chunks read, as one `ArrayBuffer`. */
+export function whole(r) {
+  return concat(r.chunks, r.total);
+}
+
+// A hand-over whose stream the caller dropped is collected with its state;
+// then its host body is cancelled, which releases the connection (Node and
+// Chromium keep a locked body's connection otherwise: tests/leaks/README.md).
+const unread =
+  typeof FinalizationRegistry === "function" ? new FinalizationRegistry((held) => held.cancel().catch(() => {})) : null;
+
+/** A stream of the chunks `r` read, then the rest of its body, pulled as
+ * the caller reads (high-water mark 0: nothing is read ahead, the host's
+ * stream applies its backpressure): every byte once, in order. The host's
+ * error (a body cut short, the caller's abort) rejects the caller's read;
+ * the caller's cancel cancels the host's body; `signal` (the caller's) also
+ * stops the chunks read earlier, as it would have stopped them in the host's
+ * body. Not a tee of the body: undici's tee costs ~100 µs on every chunked
+ * answer. */
+export function joined(r, signal) {
+  const { reader } = r;
+  // The registry's target: reachable only from this stream's algorithms
+  // (the held reader knows nothing of it).
+  const chunks = r.chunks;
+  r.chunks = [];
+  unread?.register(chunks, reader, chunks);
+  const done = () => unread?.unregister(chunks);
+  const source = {
+    pull(controller) {
+      if (signal?.aborted) {
+        // The host's body is errored with the reason already.
+        done();
+        return controller.error(signal.reason);
+      }
+      if (chunks.length > 0) return controller.enqueue(chunks.shift());
+      return reader.read().then(({ done: end, value }) => {
+        if (!end) return controller.enqueue(value);
+        done();
+        controller.close();
+      });
+    },
+    cancel: (reason) => reader.cancel(reason),
+  };
+  return new ReadableStream(source, { highWaterMark: 0 });
+}
