@@ -42,7 +42,7 @@ const parts = [
   ["glue", ["src/saferetry.js"]],
   ["glue, authority", ["src/saferetry_authority.js"]],
   ["glue, outbox", ["src/saferetry_outbox.js"]],
-  ["entry + core", ["src/node.js", "src/load.js", "src/core.js", "src/executor.js", "src/body.js", "src/tabs.js"]],
+  ["entry + core", ["src/node.js", "src/load.js", "src/core.js", "src/executor.js", "src/body.js", "src/hops.js", "src/packed.js", "src/tabs.js"]],
   ["authority loaders", ["src/authority.js", "src/authority-lazy.js", "src/authority-node.js", "src/authority-workerd.js"]],
   ["outbox", ["src/outbox.js", "src/outbox-web.js", "src/outbox-node.js", "src/outbox-workerd.js", "src/outbox-rules.js", "src/outbox-rules-node.js", "src/outbox-rules-workerd.js", "src/outbox-stores/memory.js", "src/outbox-stores/file.js", "src/outbox-stores/indexeddb.js", "src/outbox-stores/durable.js"]],
 ];

@@ -4,6 +4,8 @@
 import { Outcome, Policy } from "./saferetry.js";
 import { drive } from "./executor.js";
 import { chunk, joined, reader, readAll, whole } from "./body.js";
+import { follow } from "./hops.js";
+import { packed } from "./packed.js";
 
 import { assertLoaded } from "./load.js";
 
@@ -247,14 +249,6 @@ function callOf(input, init) {
   return [input, own, retry, signal, url ?? "", method, redirect, mode, flags];
 }
 
-/** A value packed for the wasm side: `-` when absent, else its length in
- * UTF-16 units, `:` and the value (src/host/glue.rs `Fields`). */
-function packed(value) {
-  if (value === null || value === undefined) return "-";
-  const s = String(value);
-  return `${s.length}:${s}`;
-}
-
 function define(target, key, value) {
   Object.defineProperty(target, key, { value });
 }
@@ -283,9 +277,8 @@ const glue = {
   },
 
   /** `fetch(input, init)` under the attempt's controller (joined with the
-   * caller's signal where the host can), `redirect: "manual"` when we
-   * follow the redirects; a non-promise answer adopted. */
-  send(fetch, input, init, controller, caller, manual) {
+   * caller's signal where the host can); a non-promise answer adopted. */
+  send(fetch, input, init, controller, caller) {
     let joined;
     if (controller) {
       let signal = controller.signal;
@@ -298,10 +291,19 @@ const glue = {
       }
       init.signal = signal;
     }
-    if (manual) init.redirect = "manual";
     const answer = fetch(input, init);
     const settled = answer instanceof Promise ? answer : Promise.resolve(answer);
     return joined ? settled.then((response) => holdSignal(response, joined)) : settled;
+  },
+
+  /** As `send`, each hop with `redirect: "manual"`, following the redirects
+   * the chain follows (js/src/hops.js). */
+  follow(fetch, input, init, controller, caller, chain, again) {
+    const hop = (i, n) => {
+      n.redirect = "manual";
+      return glue.send(fetch, i, n, controller, caller);
+    };
+    return follow(chain, hop, input, init, again);
   },
 
   /** `response` again around `body`; `abort` 1 or 2: see `bufferedResponse`.

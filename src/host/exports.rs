@@ -351,7 +351,7 @@ impl<'a> Ctx<'a> {
     /// the outcome (a rejection as `refused`, the host's error its cause).
     async fn pass_through(&mut self, input: &JsValue, init: &Init) -> JsValue {
         let start = self.clock.now_ms();
-        let answer = match self.shared.glue.send(&self.fetch, input, init, None, None, false) {
+        let answer = match self.shared.glue.send(&self.fetch, input, init, None, None) {
             Ok(promise) => awaited(promise).await,
             Err(e) => Err(e),
         };

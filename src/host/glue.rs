@@ -8,7 +8,9 @@
 use alloc::string::String;
 use js_sys::{Array, Function, Promise};
 use wasm_bindgen::prelude::*;
-use web_sys::{AbortController, AbortSignal, Response};
+use web_sys::{AbortController, AbortSignal, Request, Response};
+
+use super::hops::Chain;
 
 use super::props::Init;
 use crate::packed::Fields;
@@ -27,10 +29,9 @@ extern "C" {
     #[wasm_bindgen(catch, method, structural)]
     fn facts(this: &Glue, response: &Response, rate_limit: bool) -> Result<String, JsValue>;
 
-    /// `send(fetch, input, init, controller, caller, manual)`: with a
-    /// controller, `init.signal` set to its signal (joined with the
-    /// caller's, where the host has `AbortSignal.any`); with `manual`,
-    /// `init.redirect` set to `"manual"`; then `fetch(input, init)`, a
+    /// `send(fetch, input, init, controller, caller)`: with a controller,
+    /// `init.signal` set to its signal (joined with the caller's, where the
+    /// host has `AbortSignal.any`); then `fetch(input, init)`, a
     /// non-promise answer (a thenable, a value) adopted as `await` would.
     #[wasm_bindgen(catch, method, structural)]
     pub fn send(
@@ -40,7 +41,22 @@ extern "C" {
         init: &Init,
         controller: Option<AbortController>,
         caller: Option<AbortSignal>,
-        manual: bool,
+    ) -> Result<Promise, JsValue>;
+
+    /// `follow(fetch, input, init, controller, caller, chain, again)`: as
+    /// `send`, with `redirect: "manual"`, then every redirect the chain
+    /// follows (js/src/hops.js); `again`: the `Request` a 307/308 reads the
+    /// body again from. Resolves with the final response.
+    #[wasm_bindgen(catch, method, structural)]
+    pub fn follow(
+        this: &Glue,
+        fetch: &Function,
+        input: &JsValue,
+        init: &Init,
+        controller: &AbortController,
+        caller: Option<AbortSignal>,
+        chain: Chain,
+        again: Option<&Request>,
     ) -> Result<Promise, JsValue>;
 
     /// `rebuild(response, body, signal, abort)`: a `Response` around `body`

@@ -1,111 +1,170 @@
 //! Following redirects hop by hop inside one attempt, where
-//! `policy::redirect` says we follow them: each hop is a `fetch` with
-//! `redirect: "manual"`, so a failure knows which hop it happened on.
+//! `policy::redirect` says we follow them: js/src/hops.js performs each hop
+//! (a `fetch` with `redirect: "manual"`, so a failure knows which hop it
+//! happened on) and asks [`Chain`] — `policy::chain`, exported with plain
+//! values in and out — what each response means and what the next hop
+//! sends. The attempt awaits the whole chain as one promise; a failure is
+//! classified here, by what the chain last did.
 
+use alloc::rc::Rc;
 use alloc::string::String;
-use js_sys::Object;
-use wasm_bindgen::{JsCast, JsValue};
-use super::io::awaited;
-use web_sys::{AbortController, Headers, Response};
+use alloc::vec::Vec;
+use core::cell::{Cell, RefCell};
+use wasm_bindgen::prelude::*;
+use web_sys::{AbortController, Response};
 
-use super::caller::assign;
-use super::glue::Facts;
-use super::props::{header, Init, Url, LOCATION, REDIRECTED, TYPE};
-use super::referrer::Hops;
-use super::request::headers_of;
-use super::transport::{define_value, delivered, failed, not_sent, FetchTransport};
+use super::io::awaited;
+use super::transport::{delivered, failed, not_sent, FetchTransport};
 use crate::engine::Failed;
-use crate::policy::classify::{normalize_method, Failure, Stage};
-use crate::policy::redirect::{
-    check_hop, is_redirect, next_hop, stage_on_hop, Hop, Unfollowable, BODY_HEADERS, CROSS_ORIGIN_DROPPED,
-};
-use crate::policy::referrer::location_utf8;
+use crate::packed::Fields;
+use crate::policy::chain::{self, Body, First, Seen, Stop, Target};
+use crate::policy::classify::{Failure, Stage};
+use crate::policy::redirect::stage_on_hop;
 use crate::policy::runtime::cross_origin_redirect_is_cors;
 
-/// `fetch(input, init)`, then every redirect `fetch` would follow, hop by
-/// hop; the final response (`redirected` set when there was a hop) and
-/// what was read of it. A
-/// redirect `fetch` would refuse (see `policy::redirect::check_hop`) is a
-/// `TypeError` that repeating cannot change.
-pub async fn fetch_following(
-    t: &FetchTransport,
-    input: JsValue,
-    init: &Init,
-    controller: &AbortController,
-) -> Result<(Response, Facts), Failed<JsValue>> {
-    let mut hop = 0u32;
-    let first: &JsValue = init.as_ref();
-    let (mut input, mut init): (JsValue, Init) = (input, first.clone().unchecked_into());
-    let mut origin: Option<String> = None;
-    // A hop reached another origin than the first request's.
-    let mut crossed = false;
-    // The hops' referrer, read at the first redirect.
-    let mut referrer: Option<Hops> = None;
-    loop {
-        let promise = t.dispatch(&input, &init, controller, true).map_err(|e| on_hop(not_sent(e), hop))?;
-        let response: Response =
-            awaited(promise).await.map_err(|e| on_hop(t.fetch_failed(e), hop))?.unchecked_into();
-        let mut facts = Facts::read(&t.glue, &response).map_err(delivered)?;
-        // Only a redirect with a `Location` costs more than this one read.
-        let location = match is_redirect(facts.status) {
-            true => header(&response.headers(), &LOCATION),
-            false => None,
-        };
-        let location = location.map(|l| String::from(location_utf8(&l)));
-        let Some(location) = location else {
-            if hop > 0 {
-                define_value(&response, &REDIRECTED, &JsValue::TRUE);
+// What js/src/hops.js reports failed (`Chain::failed`): the `fetch` call
+// threw or rejected, reading its response threw, or reading the body again
+// failed.
+// (1, `fetch` rejected, is what anything else is classified as.)
+const THREW: u8 = 0;
+const READ: u8 = 2;
+const AGAIN: u8 = 3;
+
+// `Chain::seen`'s marks for the final response.
+const REDIRECTED: u8 = 1;
+const CORS: u8 = 2;
+
+// `Chain::follow`'s answers: the next hop, or the error to end with.
+const FOLLOW: u8 = 0;
+const REFUSED: u8 = 1;
+const UNREPLAYABLE: u8 = 2;
+
+/// One attempt's redirect chain, as js/src/hops.js asks it. The attempt
+/// keeps its own handle ([`fetch_following`]) to classify a failure.
+#[wasm_bindgen]
+pub struct Chain(Rc<Followed>);
+
+struct Followed {
+    chain: RefCell<chain::Chain>,
+    /// What failed, once something did: the chain's own stop, or what
+    /// hops.js reported.
+    failed: Cell<Option<Result<u8, Stop>>>,
+}
+
+#[wasm_bindgen]
+impl Chain {
+    /// A response with `status` and `location` arrived: the marks of the
+    /// final response (a number: [`REDIRECTED`], [`CORS`]), or the
+    /// `Location` to follow (a string, to parse against its URL).
+    pub fn seen(&self, status: u16, location: Option<String>) -> JsValue {
+        match self.0.chain.borrow_mut().seen(status, location.as_deref()) {
+            Seen::Redirect(location) => JsValue::from_str(&location),
+            Seen::Final { redirected, cors } => {
+                JsValue::from(u8::from(redirected) * REDIRECTED + u8::from(cors) * CORS)
             }
-            if crossed && cross_origin_redirect_is_cors(t.runtime) {
-                define_value(&response, &TYPE, &JsValue::from_str("cors"));
-                facts.kind = Some(String::from("cors"));
-            }
-            return Ok((response, facts));
-        };
-        let here = Url::parse(&JsValue::from_str(&response.url()), &JsValue::UNDEFINED).ok();
-        let there = here.as_ref().map(|h| Url::parse(&JsValue::from_str(&location), &h.url_href().into()));
-        let first_origin = origin.get_or_insert_with(|| here.as_ref().map(Url::origin).unwrap_or_default());
-        let target =
-            there.as_ref().and_then(|u| u.as_ref().ok()).map(|u| (u.protocol(), u.origin() == *first_origin));
-        let checked =
-            check_hop(hop, target.as_ref().map(|(p, same)| (p.as_str(), *same)), t.prepared.same_origin);
-        if let Some(body) = response.body() {
-            let _ = body.cancel();
         }
-        let (Ok(()), Some(Ok(there)), Some(here)) = (checked, &there, here) else {
-            // An unparsable `Location`'s cause is the URL parser's own error.
-            let why = checked.err().unwrap_or(Unfollowable::BadLocation);
-            let parser = there.and_then(Result::err);
-            let f = failed(
-                Failure::Refused(Stage::MaybeDelivered),
-                "redirect",
-                "TypeError",
-                Some(network_error(why, parser)),
-            );
-            return Err(f);
+    }
+
+    /// The redirect's target and the first request's referrer, packed
+    /// (`crate::packed`) in this order: the origin of the response's URL,
+    /// the `Location`'s scheme (with its colon) and origin, the redirect's
+    /// `Referrer-Policy`; then, read at the first redirect, the first
+    /// request's referrer and referrer policy, that referrer stripped for
+    /// referrer use (href, origin) and the caller's environment stripped
+    /// (href, origin). `bodied`: this hop's request is a `Request` with a
+    /// body. The answer: `[FOLLOW, method, body, referrer,
+    /// referrerPolicy, origin, ...headers to delete]` (body: 0 as it is, 1
+    /// none, 2 read again), or `[REFUSED, why]`, or `[UNREPLAYABLE]`.
+    pub fn follow(&self, packed: String, bodied: bool) -> Vec<JsValue> {
+        let mut f = Fields(&packed);
+        let mut next = || f.next().flatten();
+        let (here, protocol, there, policy) = (next(), next(), next(), next());
+        let target = Target { here, there: protocol.zip(there), policy, bodied };
+        let (referrer, referrer_policy) = (next(), next());
+        let stripped = next().zip(next());
+        let first = First { referrer, policy: referrer_policy, stripped, client: next().zip(next()) };
+        let step = match self.0.chain.borrow_mut().follow(&target, &first) {
+            Ok(step) => step,
+            Err(stop) => {
+                self.0.failed.set(Some(Err(stop)));
+                return match stop {
+                    Stop::Refused(why) => alloc::vec![REFUSED.into(), why.message().into()],
+                    Stop::Unreplayable => alloc::vec![UNREPLAYABLE.into()],
+                };
+            }
         };
-        crossed |= target.is_some_and(|(_, same)| !same);
-        let method = method_of(&input, &init);
-        let Some(step) = next_hop(facts.status, &method, here.origin() == there.origin()) else {
-            return Ok((response, facts));
+        let body: u8 = match step.body {
+            Body::Keep => 0,
+            Body::Drop => 1,
+            Body::Again => 2,
         };
-        hop += 1;
-        let (here_origin, there_origin) = (here.origin(), there.origin());
-        let referrer = referrer.get_or_insert_with(|| Hops::first(&init, input.dyn_ref(), &here_origin));
-        init = next_init(t, &input, &init, &method, step).await?;
-        let next_method = if step.to_get { "GET" } else { method.as_str() };
-        referrer.follow(&response, &here_origin, &there_origin, next_method, &init);
-        input = JsValue::from_str(&there.url_href());
+        // Sent exactly as it is: `unsafe-url` keeps a stripped URL whole.
+        let (referrer, referrer_policy) = match &step.referrer {
+            Some(url) => (url.as_str(), "unsafe-url"),
+            None => ("", "no-referrer"),
+        };
+        let mut answer = alloc::vec![
+            FOLLOW.into(),
+            step.method.as_str().into(),
+            body.into(),
+            referrer.into(),
+            referrer_policy.into(),
+            step.origin.as_deref().map_or(JsValue::UNDEFINED, JsValue::from_str),
+        ];
+        answer.extend(step.dropped.iter().map(|&name| JsValue::from_str(name)));
+        answer
+    }
+
+    /// What failed (`THREW`, 1: rejected, `READ`, `AGAIN`), unless the
+    /// chain stopped itself first.
+    pub fn failed(&self, at: u8) {
+        if self.0.failed.get().is_none() {
+            self.0.failed.set(Some(Ok(at)));
+        }
     }
 }
 
-/// The error `fetch` gives for a redirect it refuses: a `TypeError` whose
-/// `cause` says why (undici's shape), or is the URL parser's own error.
-fn network_error(why: Unfollowable, cause: Option<JsValue>) -> JsValue {
-    let e = js_sys::TypeError::new("fetch failed");
-    let cause = cause.unwrap_or_else(|| js_sys::Error::new(why.message()).into());
-    let _ = js_sys::Reflect::set(&e, &JsValue::from_str("cause"), &cause);
-    e.into()
+/// `fetch(input, init)`, then every redirect `fetch` would follow, hop by
+/// hop (js/src/hops.js): the final response, `redirected` set when there
+/// was a hop. A redirect `fetch` would refuse (see
+/// `policy::redirect::check_hop`) is a `TypeError` that repeating cannot
+/// change.
+pub async fn fetch_following(
+    t: &FetchTransport,
+    input: JsValue,
+    controller: &AbortController,
+) -> Result<Response, Failed<JsValue>> {
+    let prepared = &t.prepared;
+    let again = prepared.request().filter(|_| prepared.replayable);
+    let chain = chain::Chain::new(chain::Request {
+        method: prepared.method.clone(),
+        same_origin_mode: prepared.same_origin,
+        streamed: prepared.streamed,
+        again: again.is_some(),
+        cors_type: cross_origin_redirect_is_cors(t.runtime),
+    });
+    let followed = Rc::new(Followed { chain: RefCell::new(chain), failed: Cell::new(None) });
+    let promise = t
+        .glue
+        .follow(&t.fetch, &input, &prepared.init, controller, prepared.signal.clone(), Chain(followed.clone()), again)
+        .map_err(not_sent)?;
+    let error = match awaited(promise).await {
+        Ok(response) => return Ok(response.unchecked_into()),
+        Err(e) => e,
+    };
+    let hop = followed.chain.borrow().hops();
+    Err(match followed.failed.get() {
+        Some(Err(Stop::Refused(_))) => failed(Failure::Refused(Stage::MaybeDelivered), "redirect", "TypeError", Some(error)),
+        Some(Err(Stop::Unreplayable) | Ok(AGAIN)) => failed(
+            Failure::Network(Stage::MaybeDelivered),
+            "redirect-body-not-replayable",
+            "TypeError",
+            Some(error),
+        ),
+        Some(Ok(READ)) => delivered(error),
+        Some(Ok(THREW)) => on_hop(not_sent(error), hop),
+        None | Some(Ok(_)) => on_hop(t.fetch_failed(error), hop),
+    })
 }
 
 /// A failure on a hop after the first: the request reached a server.
@@ -118,71 +177,3 @@ fn on_hop(mut f: Failed<JsValue>, hop: u32) -> Failed<JsValue> {
     f
 }
 
-/// The method this hop was sent with, normalised as `fetch` does.
-fn method_of(input: &JsValue, init: &Init) -> String {
-    let method = init
-        .method()
-        .as_string()
-        .or_else(|| input.dyn_ref::<web_sys::Request>().map(web_sys::Request::method))
-        .unwrap_or_else(|| String::from("GET"));
-    String::from(normalize_method(&method))
-}
-
-/// The next hop's `init`: this hop's method, headers and body, changed as
-/// the Fetch standard's HTTP-redirect fetch says.
-async fn next_init(
-    t: &FetchTransport,
-    input: &JsValue,
-    init: &Init,
-    method: &str,
-    step: Hop,
-) -> Result<Init, Failed<JsValue>> {
-    let next: Init = Object::new().unchecked_into();
-    assign(&next, init).map_err(not_sent)?;
-    let request = input.dyn_ref::<web_sys::Request>();
-    let headers = match (headers_of(&init.headers()), request) {
-        (Some(h), _) => Ok(h),
-        (None, Some(r)) => Headers::new_with_headers(&r.headers()),
-        (None, None) => Headers::new(),
-    }
-    .map_err(not_sent)?;
-    if step.to_get {
-        next.set_method("GET");
-        next.set_body(&JsValue::UNDEFINED);
-        for name in BODY_HEADERS {
-            let _ = headers.delete(name);
-        }
-    } else {
-        next.set_method(method);
-        if t.prepared.streamed {
-            return Err(body_not_replayable());
-        }
-        if request.is_some_and(|r| r.body().is_some()) {
-            // The body again, from the prepared request (never from the
-            // Request this hop consumed).
-            let body = t.body_again().await.ok_or_else(body_not_replayable)?;
-            next.set_body(&body);
-        }
-    }
-    if step.cross_origin {
-        for name in CROSS_ORIGIN_DROPPED {
-            let _ = headers.delete(name);
-        }
-    }
-    next.set_headers(&headers);
-    Ok(next)
-}
-
-/// A hop that must re-send a body that cannot be sent again (`fetch`
-/// fails such a redirect too).
-fn body_not_replayable() -> Failed<JsValue> {
-    let e = js_sys::TypeError::new(
-        "saferetry: a 307/308 redirect needs the request body again, and it was a one-shot stream",
-    );
-    failed(
-        Failure::Network(Stage::MaybeDelivered),
-        "redirect-body-not-replayable",
-        "TypeError",
-        Some(e.into()),
-    )
-}

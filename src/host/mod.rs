@@ -47,7 +47,6 @@ default_module_only! {
     mod outcome;
     mod poll;
     mod props;
-    mod referrer;
     mod replay;
     mod request;
     mod transport;

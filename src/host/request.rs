@@ -26,6 +26,8 @@ pub struct Prepared {
     /// Our copy of the caller's init; each attempt sets its own `signal`.
     pub init: Init,
     pub safety: Safety,
+    /// The method, normalised as `fetch` does.
+    pub method: String,
     /// The body can be sent again (it is not a one-shot stream).
     pub replayable: bool,
     /// The body is a caller's `ReadableStream`.
@@ -168,8 +170,10 @@ pub fn prepare(given: Given, key: &Key) -> Result<Prepared, Unprepared> {
         let request = built(construct_request(&input, &own), &input, &own)?;
         aborted_before(&request, aborted);
         used_up(request_input);
+        let method = String::from(normalize_method(&request.method()));
         return Ok(Prepared {
-            safety: Safety::of(normalize_method(&request.method()), false),
+            safety: Safety::of(&method, false),
+            method,
             input: request.into(),
             is_request: true,
             init: Object::new().unchecked_into(),
@@ -212,8 +216,8 @@ pub fn prepare(given: Given, key: &Key) -> Result<Prepared, Unprepared> {
     };
     let has_key = headers.as_ref().is_some_and(|h| h.has("Idempotency-Key").unwrap_or(false));
     // `init.method` wins over a Request's own, as in `fetch(request, init)`.
-    let method = method.unwrap_or_else(|| String::from("GET"));
-    let safety = Safety::of(normalize_method(&method), has_key);
+    let method = String::from(normalize_method(method.as_deref().unwrap_or("GET")));
+    let safety = Safety::of(&method, has_key);
     // A URL, method or mode `fetch` refuses is left to `fetch`: its own
     // error ends the call at once (`policy::runtime::refused`), and where a
     // runtime sends what the standard forbids, so do we.
@@ -241,6 +245,7 @@ pub fn prepare(given: Given, key: &Key) -> Result<Prepared, Unprepared> {
         is_request,
         init: own,
         safety,
+        method,
         replayable: !streamed,
         streamed,
         signal,

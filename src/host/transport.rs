@@ -12,16 +12,15 @@
 //! `Response` each take one crossing into the glue (`super::glue`).
 
 use alloc::string::String;
-use js_sys::JsString;
-use js_sys::{ArrayBuffer, Object, Reflect, Uint8Array};
-use wasm_bindgen::{JsCast, JsThreadLocal as ThreadLocal, JsValue};
+use js_sys::{ArrayBuffer, Uint8Array};
+use wasm_bindgen::{JsCast, JsValue};
 use super::io::awaited;
 use web_sys::{AbortController, ReadableStream, Response};
 
 use super::bind::{date_now, get, get_string};
 use super::glue::{Facts, Glue};
 use super::hops::fetch_following;
-use super::props::{Init, VALUE};
+use super::props::Init;
 use super::request::Prepared;
 use crate::engine::{Answer, Failed, Transport};
 use crate::policy::body::{handling, Handling, Inside, ResponseBody};
@@ -113,14 +112,6 @@ pub(super) fn not_sent(e: JsValue) -> Failed<JsValue> {
     failed(Failure::Network(Stage::NotSent), "setup", "TypeError", Some(e))
 }
 
-/// Gives `target` an own, read-only `key` with `value` (shadowing a getter
-/// of its prototype, such as a Response's `url` or `redirected`).
-pub(super) fn define_value(target: &Object, key: &'static ThreadLocal<JsString>, value: &JsValue) {
-    let property = Object::new();
-    let _ = VALUE.with(|k| Reflect::set(&property, k, value));
-    let _ = key.with(|k| Reflect::define_property(target, k, &property));
-}
-
 /// The fields of a JS error that classification and reports read.
 struct ErrorFields {
     name: String,
@@ -182,16 +173,9 @@ impl FetchTransport {
     /// `fetch(input, init)` under `controller`'s signal, joined with the
     /// caller's (the glue's `send`): a streamed body handed over keeps
     /// following the caller's signal, and we keep no listener for it.
-    /// `manual`: with `redirect: "manual"` (we follow the redirects).
-    pub(super) fn dispatch(
-        &self,
-        input: &JsValue,
-        init: &Init,
-        controller: &AbortController,
-        manual: bool,
-    ) -> Result<js_sys::Promise, JsValue> {
+    fn dispatch(&self, input: &JsValue, init: &Init, controller: &AbortController) -> Result<js_sys::Promise, JsValue> {
         let caller = self.prepared.signal.clone();
-        self.glue.send(&self.fetch, input, init, Some(controller.clone()), caller, manual)
+        self.glue.send(&self.fetch, input, init, Some(controller.clone()), caller)
     }
 
     pub(super) fn fetch_failed(&self, e: JsValue) -> Failed<JsValue> {
@@ -205,14 +189,6 @@ impl FetchTransport {
         let sent = Sent { url: &url, body_streamed: self.prepared.streamed, doomed };
         let failure = fetch_failure(self.runtime, &fields.shape(), sent);
         fields.failed(failure, e)
-    }
-
-    /// The request body once more, read from a fresh clone of the prepared
-    /// `Request` (for a 307/308 hop); `None` when it cannot be sent again.
-    pub(super) async fn body_again(&self) -> Option<JsValue> {
-        let request = self.prepared.request().filter(|_| self.prepared.replayable)?;
-        let promise = request.clone().ok()?.array_buffer().ok()?;
-        awaited(promise).await.ok()
     }
 
     /// The input for one attempt: a clone of a `Request` while its body may
@@ -229,17 +205,14 @@ impl FetchTransport {
 
     async fn attempt(&self, controller: &AbortController) -> Outcome {
         let input = self.input_for_attempt().map_err(not_sent)?;
-        let init = &self.prepared.init;
-        let (response, facts) = match follower(self.runtime, self.prepared.redirect.as_deref()) {
-            Follower::Us => fetch_following(self, input, init, controller).await?,
+        let response = match follower(self.runtime, self.prepared.redirect.as_deref()) {
+            Follower::Us => fetch_following(self, input, controller).await?,
             Follower::Host => {
-                let promise = self.dispatch(&input, init, controller, false).map_err(not_sent)?;
-                let response: Response =
-                    awaited(promise).await.map_err(|e| self.fetch_failed(e))?.unchecked_into();
-                let facts = Facts::read(&self.glue, &response).map_err(delivered)?;
-                (response, facts)
+                let promise = self.dispatch(&input, &self.prepared.init, controller).map_err(not_sent)?;
+                awaited(promise).await.map_err(|e| self.fetch_failed(e))?.unchecked_into()
             }
         };
+        let facts = Facts::read(&self.glue, &response).map_err(delivered)?;
         let status = facts.status;
         let cross_origin = facts.kind_is("cors");
         let declared = facts.content_length.as_deref().and_then(|v| v.trim().parse::<u64>().ok());

@@ -33,6 +33,7 @@ pub mod budget;
 checked_arithmetic! {
     pub mod backoff;
     pub mod body;
+    pub mod chain;
     pub mod classify;
     pub mod limits;
     pub mod options;

@@ -442,6 +442,49 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.equal(c.bodiesRead, 1, 'first hop read the POST body');
   });
 
+  // Where saferetry follows redirects itself (js/src/hops.js performs each
+  // hop, src/policy/chain.rs decides it), every way a later hop can fail is
+  // a failure after a delivered request: maybe-delivered, never re-sent.
+  const FOLLOWERS = ['node', 'deno', 'bun', 'workerd'];
+  const followsItself = only(FOLLOWERS, 'browsers follow redirects themselves');
+  // A `fetch` option that answers the first hop as `fetch` does and the second with `second()`.
+  const secondHop = (second) => {
+    let hops = 0;
+    return (input, init) => (++hops === 2 ? second() : fetch(input, init));
+  };
+  add('A POST of a one-shot stream answered 307 is not sent again: maybe-delivered (redirect-body-not-replayable) after one request', async () => {
+    const [id, to] = [rid(), rid()];
+    const body = new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode('once')); c.close(); } });
+    const call = policy().fetch(scen('redirect', id, { to: scen('echo', to), status: 307 }), { method: 'POST', body, duplex: 'half' });
+    const err = await retryError(call, 'maybe-delivered');
+    assert.equal(err.report.attempts.length, 1, 'report attempts');
+    assert.equal(err.report.attempts[0].error?.code, 'redirect-body-not-replayable', 'the failure\'s code');
+    assert.equal(err.cause?.name, 'TypeError', 'the cause');
+    assert.equal((await settledCount(id)).requests, 1, 'first-hop requests');
+    assert.equal((await settledCount(to)).requests, 0, 'second-hop requests');
+  }, followsItself);
+
+  add('A fetch option that throws at the second hop of a POST: maybe-delivered (setup), never not-sent, one request', async () => {
+    const [id, to] = [rid(), rid()];
+    const fetchOption = secondHop(() => { throw new TypeError('no second hop here'); });
+    const call = policy({ fetch: fetchOption }).fetch(scen('redirect', id, { to: scen('echo', to), status: 307 }), { method: 'POST', body: 'pay-5' });
+    const err = await retryError(call, 'maybe-delivered');
+    assert.equal(err.report.attempts.length, 1, 'report attempts');
+    assert.equal(err.report.attempts[0].error?.stage, 'maybe-delivered', 'the failure\'s stage');
+    assert.equal(err.report.attempts[0].error?.code, 'setup', 'the failure\'s code');
+    assert.equal((await settledCount(id)).requests, 1, 'first-hop requests');
+  }, followsItself);
+
+  add('A fetch option that answers something not a Response at the second hop of a POST: maybe-delivered, one request', async () => {
+    const id = rid();
+    const fetchOption = secondHop(() => Promise.resolve(undefined));
+    const call = policy({ fetch: fetchOption }).fetch(scen('redirect', id, { to: scen('echo', rid()), status: 307 }), { method: 'POST', body: 'pay-6' });
+    const err = await retryError(call, 'maybe-delivered');
+    assert.equal(err.report.attempts.length, 1, 'report attempts');
+    assert.equal(err.report.attempts[0].error?.stage, 'maybe-delivered', 'the failure\'s stage');
+    assert.equal((await settledCount(id)).requests, 1, 'first-hop requests');
+  }, followsItself);
+
   add('A POST answered 308 is followed as fetch follows it: the second hop gets the POST and its body, once', async () => {
     const [id, to] = [rid(), rid()];
     const res = await policy().fetch(scen('redirect', id, { to: scen('echo', to), status: 308 }), { method: 'POST', body: 'order-7' });

@@ -100,14 +100,17 @@ function callSite(stack) {
 // ---------------------------------------------------------------------------
 // The operation mix.
 
-/** One op in ten of each: 4 successes, 2 retries (503 then 200), 2 attempt
- * timeouts, 2 cancels (one during a backoff wait, one during the request). */
-const KINDS = ['ok', 'ok', 'ok', 'ok', 'retry', 'retry', 'timeout-noretry', 'timeout-max2', 'cancel-backoff', 'cancel-request'];
+/** One op in ten of each: 4 successes (one through a 302 redirect), 2
+ * retries (503 then 200), 2 attempt timeouts, 2 cancels (one during a
+ * backoff wait, one during the request). */
+const KINDS = ['ok', 'ok', 'ok', 'redirect', 'retry', 'retry', 'timeout-noretry', 'timeout-max2', 'cancel-backoff', 'cancel-request'];
 
 /** What each (kind, api) must end as; anything else fails the outcome check. */
 const EXPECTED = {
   'ok/fetch': /^status 200 attempts 1$/,
   'ok/run': /^succeeded succeeded attempts 1 status 200$/,
+  'redirect/fetch': /^status 200 attempts 1$/,
+  'redirect/run': /^succeeded succeeded attempts 1 status 200$/,
   'retry/fetch': /^status 200 attempts 2$/,
   'retry/run': /^succeeded succeeded attempts 2 status 200$/,
   'timeout-noretry/fetch': /^RetryError attempt-timeout attempts 1$/,
@@ -140,6 +143,8 @@ function makeOp(i, { prefix, bases, tracker }) {
   let cancelAfterMs;
   switch (kind) {
     case 'ok': url = seq('200'); break;
+    // Outside browsers saferetry follows the hop itself (js/src/hops.js).
+    case 'redirect': url = `${base}/s/redirect/${id}?status=302&to=${encodeURIComponent(`/s/seq/${id}-to?steps=200`)}`; break;
     case 'retry': url = seq('503,200'); retry = { baseMs: 5, capMs: 5 }; break;
     case 'timeout-noretry': url = slow; retry = { attemptMs: ATTEMPT_TIMEOUT_MS, retryOn: { timeouts: false } }; break;
     case 'timeout-max2': url = slow; retry = { attemptMs: ATTEMPT_TIMEOUT_MS, maxAttempts: 2, baseMs: 5, capMs: 5 }; break;
