@@ -175,3 +175,103 @@ impl Machine {
         self.step()
     }
 }
+
+// The machine's mechanics on their own, in wasm (`cargo test --target
+// wasm32-unknown-unknown --lib`, tier wasm-node): what each wait asks of the
+// executor, and what each event resumes. The engine's decisions are tested
+// natively; the whole, in every runtime, by the e2e tiers.
+#[cfg(test)]
+mod tests {
+    use super::super::io::{awaited, sleep, AWAIT, CLEAR_TIMER, SET_TIMER};
+    use super::*;
+    use crate::engine::{race, Either, Slept};
+    use crate::policy::budget::concurrency::Gate;
+    use js_sys::Promise;
+    use wasm_bindgen_test::wasm_bindgen_test;
+
+    fn promise() -> Promise {
+        Promise::resolve(&JsValue::from(1))
+    }
+
+    #[wasm_bindgen_test]
+    fn an_awaited_promise_is_work_for_the_executor_and_only_its_own_answer_resumes_the_operation() {
+        let p = promise();
+        let mut m = Machine::start(async move { awaited(p).await.unwrap_or(JsValue::NULL) }, None);
+        let work = m.work();
+        assert_eq!((work.len(), work[0], work[2]), (3, AWAIT, 0));
+        assert!(m.promise().is_instance_of::<Promise>(), "the promise to await");
+        assert!(m.on_settled(work[1] + 1, true, JsValue::from(9)).is_undefined(), "another answer is not this one");
+        assert_eq!(m.on_settled(work[1], true, JsValue::from(7)), JsValue::from(7));
+        assert!(m.work().is_empty());
+    }
+
+    #[wasm_bindgen_test]
+    fn a_sleep_sets_one_timer_clamped_to_2_pow_31_minus_1_and_ends_when_that_timer_fires() {
+        let mut m = Machine::start(async { JsValue::from(sleep(u64::MAX, None, false).await == Slept::Elapsed) }, None);
+        let work = m.work();
+        assert_eq!(work, [SET_TIMER, work[1], 2_147_483_647]);
+        assert!(m.on_timer(work[1] + 1).is_undefined(), "another timer");
+        assert_eq!(m.on_timer(work[1]), JsValue::TRUE);
+    }
+
+    #[wasm_bindgen_test]
+    fn a_sleep_dropped_before_it_fires_clears_its_timer() {
+        let p = promise();
+        let run = async move { JsValue::from(matches!(race(awaited(p), sleep(100, None, false)).await, Either::Left(_))) };
+        let mut m = Machine::start(run, None);
+        let work = m.work();
+        assert_eq!((work[0], work[3], work[5]), (AWAIT, SET_TIMER, 100));
+        assert_eq!(m.on_settled(work[1], true, JsValue::NULL), JsValue::TRUE, "the promise won");
+        assert_eq!(m.work(), [CLEAR_TIMER, work[4], 0]);
+    }
+
+    #[wasm_bindgen_test]
+    fn an_online_wait_has_the_executor_listen_to_online_until_it_ends() {
+        let mut m = Machine::start(async { JsValue::from(sleep(5000, None, true).await == Slept::Elapsed) }, None);
+        let work = m.work();
+        assert_eq!(work[3..], [ONLINE, 0, 1]);
+        assert_eq!(m.on_online(), JsValue::TRUE);
+        assert_eq!(m.work(), [CLEAR_TIMER, work[1], 0, ONLINE, 0, 0]);
+    }
+
+    #[wasm_bindgen_test]
+    fn the_caller_s_abort_ends_a_sleep_as_cancelled_and_clears_its_timer() {
+        let controller = web_sys::AbortController::new().unwrap_or_else(|_| unreachable!());
+        let signal = controller.signal();
+        let mut m = Machine::start(
+            async move { JsValue::from(sleep(1000, Some(signal), false).await == Slept::Cancelled) },
+            None,
+        );
+        let work = m.work();
+        controller.abort();
+        assert_eq!(m.on_event(), JsValue::TRUE);
+        assert_eq!(m.work(), [CLEAR_TIMER, work[1], 0]);
+    }
+
+    #[wasm_bindgen_test]
+    fn a_permit_released_by_one_operation_wakes_the_machine_waiting_for_it() {
+        let gate = Gate::new(1);
+        let (first, second) = (gate.clone(), gate);
+        let p = promise();
+        let mut a = Machine::start(
+            async move {
+                let _permit = first.acquire().await;
+                let _ = awaited(p).await;
+                JsValue::from("a")
+            },
+            None,
+        );
+        let mut b = Machine::start(
+            async move {
+                let _permit = second.acquire().await;
+                JsValue::from("b")
+            },
+            None,
+        );
+        assert!(b.ended().is_none(), "b waits for a's permit");
+        let work = a.work();
+        assert_eq!(a.on_settled(work[1], true, JsValue::NULL), JsValue::from("a"));
+        assert!(a.work().chunks(3).any(|w| w == [WAKE, b.id(), 0]), "the executor is told to wake b");
+        assert_eq!(b.on_event(), JsValue::from("b"));
+    }
+}

@@ -210,7 +210,8 @@ fn redact(text: &str, secret: &str) -> String {
     out
 }
 
-#[cfg(test)]
+// Native only: they use proptest or serde_json, which the wasm tests do not have.
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
 

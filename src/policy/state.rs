@@ -213,7 +213,8 @@ impl StateMachine {
     }
 }
 
-#[cfg(test)]
+// Native only: they use proptest or serde_json, which the wasm tests do not have.
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
 

@@ -148,7 +148,8 @@ impl Drop for Counting<'_> {
     }
 }
 
-#[cfg(test)]
+// Native only: they use proptest or serde_json, which the wasm tests do not have.
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
 
