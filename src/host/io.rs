@@ -36,6 +36,9 @@ pub const AWAIT: u32 = 0;
 pub const SET_TIMER: u32 = 1;
 pub const CLEAR_TIMER: u32 = 2;
 
+/// How a promise settled, or (for a timer) that it fired.
+type Answer = Result<JsValue, JsValue>;
+
 #[derive(Default)]
 pub struct Io {
     next_id: Cell<u32>,
@@ -43,10 +46,11 @@ pub struct Io {
     /// awaits name, in order.
     work: RefCell<Vec<u32>>,
     promises: RefCell<VecDeque<JsValue>>,
-    /// Settled promises, by id, until their future takes them.
-    settled: RefCell<Vec<(u32, Result<JsValue, JsValue>)>>,
-    /// Timers that fired, by id.
-    fired: RefCell<Vec<u32>>,
+    /// Every wait in progress (an await or a timer), by id, with its answer
+    /// once the executor reported it. A report for a wait that is not here
+    /// (the loser of a race, dropped) is ignored: nothing it carries (a late
+    /// `Response`) is kept.
+    waits: RefCell<Vec<(u32, Option<Answer>)>>,
     /// Sleeps that also end when the host comes online.
     online_waits: Cell<u32>,
     /// The host came online while such a sleep waited.
@@ -63,9 +67,11 @@ fn current() -> Option<Rc<Io>> {
 }
 
 impl Io {
-    fn id(&self) -> u32 {
+    /// A new wait, and its id.
+    fn wait(&self) -> u32 {
         let id = self.next_id.get().wrapping_add(1);
         self.next_id.set(id);
+        self.waits.borrow_mut().push((id, None));
         id
     }
 
@@ -88,8 +94,11 @@ impl Io {
         self.online_waits.get() > 0
     }
 
-    pub fn settle(&self, id: u32, result: Result<JsValue, JsValue>) {
-        self.settled.borrow_mut().push((id, result));
+    /// Wait `id` was answered (a promise settled, a timer fired).
+    pub fn answer(&self, id: u32, result: Answer) {
+        if let Some((_, answer)) = self.waits.borrow_mut().iter_mut().find(|(i, _)| *i == id) {
+            *answer = Some(result);
+        }
     }
 
     /// The host's `online` event.
@@ -97,20 +106,15 @@ impl Io {
         self.came_online.set(self.wants_online());
     }
 
-    pub fn fire(&self, id: u32) {
-        self.fired.borrow_mut().push(id);
+    fn answered(&self, id: u32) -> bool {
+        self.waits.borrow().iter().any(|(i, answer)| *i == id && answer.is_some())
     }
 
-    fn take_settled(&self, id: u32) -> Option<Result<JsValue, JsValue>> {
-        let mut settled = self.settled.borrow_mut();
-        let at = settled.iter().position(|(i, _)| *i == id)?;
-        Some(settled.swap_remove(at).1)
-    }
-
-    fn take_fired(&self, id: u32) -> bool {
-        let mut fired = self.fired.borrow_mut();
-        let at = fired.iter().position(|i| *i == id);
-        at.map(|at| fired.swap_remove(at)).is_some()
+    /// Ends wait `id`: its answer, if it had one.
+    fn end(&self, id: u32) -> Option<Answer> {
+        let mut waits = self.waits.borrow_mut();
+        let at = waits.iter().position(|(i, _)| *i == id)?;
+        waits.swap_remove(at).1
     }
 }
 
@@ -132,13 +136,17 @@ impl Future for Awaited {
 
     fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Self::Output> {
         if let Some((io, id)) = &self.armed {
-            return io.take_settled(*id).map_or(Poll::Pending, Poll::Ready);
+            let Some(answer) = io.answered(*id).then(|| io.end(*id)).flatten() else {
+                return Poll::Pending;
+            };
+            self.armed = None;
+            return Poll::Ready(answer);
         }
         let Some(io) = current() else {
             // Polled outside a machine: nothing can ever report it.
             return Poll::Ready(Err(JsValue::from_str("saferetry: awaited outside an operation")));
         };
-        let id = io.id();
+        let id = io.wait();
         io.push(AWAIT, id, 0);
         io.promises.borrow_mut().push_back(self.promise.take().map_or(JsValue::UNDEFINED, Into::into));
         self.armed = Some((io, id));
@@ -149,7 +157,7 @@ impl Future for Awaited {
 impl Drop for Awaited {
     fn drop(&mut self) {
         if let Some((io, id)) = &self.armed {
-            let _ = io.take_settled(*id);
+            io.end(*id);
         }
     }
 }
@@ -173,7 +181,7 @@ pub fn sleep(ms: u64, signal: Option<AbortSignal>, online: bool) -> Sleep {
 impl Sleep {
     fn disarm(&mut self) {
         if let Some((io, id)) = self.armed.take() {
-            if !io.take_fired(id) {
+            if io.end(id).is_none() {
                 io.push(CLEAR_TIMER, id, 0);
             }
             if self.online {
@@ -196,25 +204,19 @@ impl Future for Sleep {
         }
         match &self.armed {
             Some((io, id)) => {
-                let (io, id) = (io.clone(), *id);
                 let came_online = self.online && io.came_online.replace(false);
-                if !came_online && !io.take_fired(id) {
+                if !came_online && !io.answered(*id) {
                     return Poll::Pending;
                 }
-                self.armed = None;
-                if self.online {
-                    io.online_waits.set(io.online_waits.get().saturating_sub(1));
-                }
-                if came_online {
-                    io.push(CLEAR_TIMER, id, 0);
-                }
+                // Its timer is cleared unless that is what fired.
+                self.disarm();
                 Poll::Ready(Slept::Elapsed)
             }
             None => {
                 let Some(io) = current() else {
                     return Poll::Ready(Slept::Cancelled);
                 };
-                let id = io.id();
+                let id = io.wait();
                 // `timer_ms` clamps to 2^31−1: it fits.
                 io.push(SET_TIMER, id, timer_ms(self.ms) as u32);
                 if self.online {

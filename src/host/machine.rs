@@ -151,14 +151,14 @@ impl Machine {
     /// Promise `id` settled (`ok`: fulfilled) with `value`.
     #[wasm_bindgen(js_name = onSettled)]
     pub fn on_settled(&mut self, id: u32, ok: bool, value: JsValue) -> JsValue {
-        self.io.settle(id, if ok { Ok(value) } else { Err(value) });
+        self.io.answer(id, if ok { Ok(value) } else { Err(value) });
         self.step()
     }
 
     /// Timer `id` fired.
     #[wasm_bindgen(js_name = onTimer)]
     pub fn on_timer(&mut self, id: u32) -> JsValue {
-        self.io.fire(id);
+        self.io.answer(id, Ok(JsValue::UNDEFINED));
         self.step()
     }
 
