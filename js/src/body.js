@@ -68,9 +68,9 @@ const unread =
  * error (a body cut short, the caller's abort) rejects the caller's read;
  * the caller's cancel cancels the host's body; `signal` (the caller's) also
  * stops the chunks read earlier, as it would have stopped them in the host's
- * body. Not a tee of the body: undici's tee costs ~100 µs on every chunked
+ * body (`follows`: the host's body follows `signal` too). Not a tee of the body: undici's tee costs ~100 µs on every chunked
  * answer. */
-export function joined(r, signal) {
+export function joined(r, signal, follows) {
   const { reader } = r;
   // The registry's target: reachable only from this stream's algorithms
   // (the held reader knows nothing of it).
@@ -81,9 +81,15 @@ export function joined(r, signal) {
   const source = {
     pull(controller) {
       if (signal?.aborted) {
-        // The host's body is errored with the reason already.
+        // The chunks read earlier go as the host's queue would. A host body
+        // that follows the signal fails the read as the host's own read
+        // fails (the reason in Node and Chromium, an AbortError of its own
+        // in workerd, WebKit and Firefox), even when a chunk came in just
+        // before the abort; otherwise, with the reason.
         done();
-        return controller.error(signal.reason);
+        chunks.length = 0;
+        const fail = () => controller.error(signal.reason);
+        return follows ? reader.read().then(fail, (error) => controller.error(error)) : fail();
       }
       if (chunks.length > 0) return controller.enqueue(chunks.shift());
       return reader.read().then(({ done: end, value }) => {

@@ -6,6 +6,7 @@ import { drive } from "./executor.js";
 import { chunk, joined, reader, readAll, whole } from "./body.js";
 import { follow } from "./hops.js";
 import { packed } from "./packed.js";
+import { abortBefore, prepare, read } from "./request.js";
 
 import { assertLoaded } from "./load.js";
 
@@ -186,14 +187,6 @@ function settle(out) {
 
 const isObject = (v) => typeof v === "object" && v !== null;
 const stringOf = (v) => (typeof v === "string" ? v : undefined);
-/** `object[key]`, `undefined` when it throws (a fake host object). */
-function read(object, key) {
-  try {
-    return object[key];
-  } catch {
-    return undefined;
-  }
-}
 
 // `callOf`'s flags (src/host/request.rs).
 const REQUEST = 1;
@@ -202,10 +195,15 @@ const FAKE_REQUEST = 4;
 const FAKE_SIGNAL = 8;
 const HEADERS = 16;
 const NO_SIGNAL = 32;
+const ABORTED = 64;
+const OWN_KEYS = 128;
+const BODY_STREAM = 256;
+const BODY_UNKNOWN = 512;
 
 /** What the wasm side reads of a call's `input` and `init` (src/host/request.rs
- * `Given`): `[input, own, retry, signal, url, method, redirect, mode, flags]`
- * (flags: src/host/request.rs).
+ * `Given`): `[input, own, retry, signal, url, method, redirect, mode, flags,
+ * requestMethod, followed]` (flags: src/host/request.rs; `followed`: the
+ * signal `fetch` would follow, `init.signal` or the Request's own).
  * `own` is our copy of `init` (a getter that throws rejects the call, as in
  * `fetch`), without `retry` when that is an object: `retry` is ours only as
  * an object (wrappers such as ofetch pass their own `retry: <number |
@@ -226,6 +224,7 @@ function callOf(input, init) {
   let flags = own.body instanceof ReadableStream ? STREAMED : 0;
   if (own.headers !== undefined) flags |= HEADERS;
   if (own.signal === null) flags |= NO_SIGNAL;
+  if (Object.keys(own).length > 0) flags |= OWN_KEYS;
   let url;
   let requestMethod;
   if (request) {
@@ -233,6 +232,9 @@ function callOf(input, init) {
     url = stringOf(read(request, "url"));
     requestMethod = stringOf(read(request, "method"));
     if (requestMethod === undefined) flags |= FAKE_REQUEST;
+    const body = read(request, "body");
+    if (body === undefined) flags |= BODY_UNKNOWN;
+    else if (body instanceof ReadableStream) flags |= BODY_STREAM;
   } else {
     url = typeof input === "string" ? input : stringOf(read(input, "href"));
   }
@@ -243,10 +245,12 @@ function callOf(input, init) {
       flags |= FAKE_SIGNAL;
     }
   }
+  const followed = own.signal === null ? undefined : (signal ?? (request && read(request, "signal")));
+  if (!(flags & FAKE_SIGNAL) && followed instanceof AbortSignal && followed.aborted) flags |= ABORTED;
   const method = stringOf(own.method) ?? requestMethod;
   const redirect = stringOf(own.redirect) ?? (request && stringOf(read(request, "redirect")));
   const mode = stringOf(own.mode) ?? (request && stringOf(read(request, "mode")));
-  return [input, own, retry, signal, url ?? "", method, redirect, mode, flags];
+  return [input, own, retry, signal, url ?? "", method, redirect, mode, flags, requestMethod, followed];
 }
 
 function define(target, key, value) {
@@ -267,12 +271,26 @@ const RATE_HEADERS = [
 
 const glue = {
   callOf,
+  prepare,
+  abortBefore,
 
   /** Status, type, whether there is a body, then each header the wasm side reads. */
   facts(response, rateLimit) {
     const headers = response.headers;
     let out = packed(response.status) + packed(response.type) + (response.body ? "1:1" : "-");
     for (const name of rateLimit ? RATE_HEADERS : FACT_HEADERS) out += packed(headers.get(name));
+    return out;
+  },
+
+  /** A thrown value's name, message, whether it has a cause, code, then
+   * the cause's code, syscall and message (src/host/transport.rs `ErrorFields`). */
+  errorFacts(error) {
+    const cause = read(error, "cause");
+    let out = packed(stringOf(read(error, "name"))) + packed(stringOf(read(error, "message")));
+    out += cause === undefined ? "-" : "1:1";
+    for (const v of [read(error, "code"), read(cause, "code"), read(cause, "syscall"), read(cause, "message")]) {
+      out += packed(stringOf(v));
+    }
     return out;
   },
 
@@ -327,7 +345,7 @@ const glue = {
 
   /** `response` again around the chunks `r` read, then the rest of its body. */
   handOver(response, r, signal) {
-    return this.rebuild(response, joined(r, signal), undefined, 0);
+    return this.rebuild(response, joined(r, signal, heldSignals.has(response)), undefined, 0);
   },
 
   onLine() {

@@ -26,6 +26,7 @@ use super::props::Init;
 use super::replay;
 use super::request::{prepare, Given, Prepared, Unprepared};
 use super::transport::{FetchTransport, Received};
+use crate::packed::Fields;
 use crate::engine::{self, race, Budget, Call, Clock, Either, Finished, Slept};
 use crate::policy::budget::concurrency::Gate;
 use crate::policy::budget::{InMemory, SharedState, Stats};
@@ -166,18 +167,20 @@ impl Policy {
         redirect: Option<String>,
         mode: Option<String>,
         flags: u32,
+        request_method: Option<String>,
+        followed: Option<web_sys::AbortSignal>,
         observe: Option<Function>,
         fetch: Function,
     ) -> Result<JsValue, JsValue> {
         let shared = self.shared.clone();
-        let given = Given { input, own, signal, url, method, redirect, mode, flags };
+        let given = Given { input, own, signal, followed, url, method, request_method, redirect, mode, flags };
         let (options, hooks) = per_call(&shared, retry)?;
         let fetch = hooks.fetch.clone().unwrap_or(fetch);
         // Straight to `fetch`, once: a URL that is not HTTP(S), or a
         // request whose Request the constructor refused (`fetch` says why).
         let (input, own, signal) = match is_http(&given.url) {
             false => (given.input, given.own, given.signal),
-            true => match prepare(given, &hooks.idempotency_key) {
+            true => match prepare(&shared.glue, given, &hooks.idempotency_key) {
                 Ok(prepared) => {
                     let signal = prepared.signal.clone();
                     return Ok(start(shared.runtime, signal, async move {
@@ -216,7 +219,7 @@ impl Policy {
         let (options, hooks) = per_call(&shared, retry)?;
         let fetch = hooks.fetch.clone().unwrap_or(fetch);
         let spec = poll::read(&spec)?;
-        let prepared = prepare(given, &hooks.idempotency_key).map_err(|u| u.error)?;
+        let prepared = prepare(&shared.glue, given, &hooks.idempotency_key).map_err(|u| u.error)?;
         let signal = prepared.signal.clone();
         Ok(start(shared.runtime, signal, async move {
             let mut ctx = Ctx::new(&shared, &options, &hooks, observe, prepared.signal.clone(), fetch);
@@ -366,7 +369,8 @@ impl<'a> Ctx<'a> {
                 (Some(response), None)
             }
             Err(e) => {
-                let name = get_string(&e, "name").unwrap_or_else(|| String::from("Error"));
+                let facts = self.shared.glue.error_facts(&e);
+                let name = Fields(&facts).next().flatten().map_or_else(|| String::from("Error"), String::from);
                 record.error = Some(ErrorInfo { stage: Stage::NotSent, code: String::from("refused"), name });
                 report.reason = Reason::Refused;
                 (None, Some(e))

@@ -73,6 +73,36 @@ extern "C" {
         abort: u8,
     ) -> Result<Response, JsValue>;
 
+    /// `prepare(input, own, isRequest, headers, key, fate, fold, url)`
+    /// (js/src/request.js): the steps `request::prepare` decided, taken;
+    /// answers `[input, init, hasKey, integrity, crossOrigin, refused]`.
+    /// Throws what `Headers` throws for a key it refuses.
+    #[allow(clippy::too_many_arguments)]
+    #[wasm_bindgen(catch, method, structural)]
+    pub fn prepare(
+        this: &Glue,
+        input: &JsValue,
+        own: &Init,
+        is_request: bool,
+        headers: u8,
+        key: Option<&str>,
+        fate: bool,
+        fold: bool,
+        url: &str,
+    ) -> Result<Array, JsValue>;
+
+    /// `abortBefore(input, own, signal, isRequest)` (js/src/request.js):
+    /// the Request of a call whose signal had aborted, its body cancelled
+    /// with the reason; throws what the Request constructor throws.
+    #[wasm_bindgen(catch, method, structural, js_name = abortBefore)]
+    pub fn abort_before(
+        this: &Glue,
+        input: &JsValue,
+        own: &Init,
+        signal: &AbortSignal,
+        is_request: bool,
+    ) -> Result<Request, JsValue>;
+
     /// `callOf(input, init)`: what `request::Given` holds, as an array (a
     /// poll's status request; `execute` gets the same as its arguments).
     #[wasm_bindgen(method, structural, js_name = callOf)]
@@ -106,6 +136,13 @@ extern "C" {
         reader: &JsValue,
         signal: Option<AbortSignal>,
     ) -> Result<Response, JsValue>;
+
+    /// `errorFacts(error)`: what classification reads of a thrown value,
+    /// packed: its `name`, `message`, whether it has a `cause` (`1`), its
+    /// `code`, then the cause's `code`, `syscall` and `message` (each only
+    /// when a string; a getter that throws counts as absent).
+    #[wasm_bindgen(method, structural, js_name = errorFacts)]
+    pub fn error_facts(this: &Glue, error: &JsValue) -> String;
 
     /// `navigator.onLine` when the host has it (a boolean), else nothing.
     #[wasm_bindgen(method, structural, js_name = onLine)]

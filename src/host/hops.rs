@@ -14,7 +14,7 @@ use wasm_bindgen::prelude::*;
 use web_sys::{AbortController, Response};
 
 use super::io::awaited;
-use super::transport::{delivered, failed, not_sent, FetchTransport};
+use super::transport::{failed, not_sent, FetchTransport};
 use crate::engine::Failed;
 use crate::packed::Fields;
 use crate::policy::chain::{self, Body, First, Seen, Stop, Target};
@@ -161,7 +161,7 @@ pub async fn fetch_following(
             "TypeError",
             Some(error),
         ),
-        Some(Ok(READ)) => delivered(error),
+        Some(Ok(READ)) => t.delivered(error),
         Some(Ok(THREW)) => on_hop(not_sent(error), hop),
         None | Some(Ok(_)) => on_hop(t.fetch_failed(error), hop),
     })

@@ -111,7 +111,7 @@ pub async fn status_request(
     poll_init.set_method("GET");
     poll_init.set_headers(&get(init, "headers"));
     poll_init.set_signal(&get(init, "signal"));
-    prepare(Given::from_array(&glue.call_of(&target, &poll_init)), &Key::None).map_err(|u| u.error)
+    prepare(glue, Given::from_array(&glue.call_of(&target, &poll_init)), &Key::None).map_err(|u| u.error)
 }
 
 /// The caller's `verdict(response)` (sync or async); without one, the

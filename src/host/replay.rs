@@ -11,7 +11,7 @@
 //! is the caller's own value (string, buffer, Blob, FormData), which `fetch`
 //! reads anew for each attempt.
 
-use js_sys::{ArrayBuffer, Object};
+use js_sys::{Array, ArrayBuffer, Function, Object, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 use super::io::awaited;
 use web_sys::{ReadableStream, Request};
@@ -19,7 +19,7 @@ use web_sys::{ReadableStream, Request};
 use super::bind::get;
 use crate::policy::limits::REPLAY_BYTES;
 
-use super::request::{construct_request, Prepared};
+use super::request::Prepared;
 use super::glue::Glue;
 
 /// A `Request`'s body as the host shows it.
@@ -40,8 +40,13 @@ fn body_of(request: &Request) -> Body {
 }
 
 /// Whether `request` has (or, in Firefox, may have) a body.
-pub fn has_body(request: &Request) -> bool {
+fn has_body(request: &Request) -> bool {
     !matches!(body_of(request), Body::None)
+}
+
+fn construct_request(input: &JsValue, init: &JsValue) -> Result<Request, JsValue> {
+    let ctor: Function = get(&js_sys::global(), "Request").dyn_into()?;
+    Reflect::construct(&ctor, &Array::of2(input, init))?.dyn_into()
 }
 
 /// Whether `prepared` keeps a `Request` body for a re-send.

@@ -7,14 +7,14 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use js_sys::{Array, Function, Object, Reflect};
+use js_sys::{Array, Object};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{AbortSignal, Headers, Request};
 
-use super::bind::{get, get_string, random_uuid};
+use super::bind::{get_string, random_uuid};
+use super::glue::Glue;
 use super::options::Key;
-use super::props::{Init, Url};
-use super::replay::has_body;
+use super::props::Init;
 use crate::policy::classify::{normalize_method, Safety};
 use crate::policy::report::{secrets_of, CREDENTIAL_HEADERS};
 
@@ -50,29 +50,10 @@ pub struct Fate {
     pub cross_origin: Option<bool>,
 }
 
-impl Fate {
-    /// Read only for the modes whose fate depends on the origin.
-    fn read(mode: Option<String>, url: &str, own: &Init, request: Option<&Request>) -> Fate {
-        if !matches!(mode.as_deref(), Some("same-origin" | "no-cors")) {
-            return Fate::default();
-        }
-        let integrity = [get(own, "integrity"), request.map_or(JsValue::UNDEFINED, |r| get(r, "integrity"))]
-            .iter()
-            .find(|v| !v.is_undefined())
-            .and_then(JsValue::as_string)
-            .is_some_and(|i| !i.is_empty());
-        let caller = get_string(&get(&js_sys::global(), "location"), "origin");
-        let cross_origin = caller.map(|origin| {
-            let target = Url::parse(&JsValue::from_str(url), &JsValue::from_str(&origin));
-            target.map_or(true, |t| t.origin() != origin)
-        });
-        Fate { mode, integrity, cross_origin }
-    }
-}
-
-pub(super) fn construct_request(input: &JsValue, init: &JsValue) -> Result<Request, JsValue> {
-    let ctor: Function = get(&js_sys::global(), "Request").dyn_into()?;
-    Reflect::construct(&ctor, &Array::of2(input, init))?.dyn_into()
+/// Only these modes' fate depends on the origin: only for them are the
+/// facts read (the glue's `prepare`).
+fn fate_needed(mode: Option<&str>) -> bool {
+    matches!(mode, Some("same-origin" | "no-cors"))
 }
 
 /// What the glue read of a call's `input` and `init` (core.js `callOf`),
@@ -85,15 +66,22 @@ pub struct Given {
     pub own: Init,
     /// `init.signal`, when it is an `AbortSignal`.
     pub signal: Option<AbortSignal>,
+    /// The signal `fetch` would follow: `init.signal`, else the
+    /// `Request`'s own (none when `init.signal` is `null`).
+    pub followed: Option<AbortSignal>,
     /// The URL as the caller gave it (a string, a `URL`'s `href`, a
     /// `Request`'s `url`); empty when it is none of these.
     pub url: String,
     /// `init.method` when it is a string, else the `Request`'s own.
     pub method: Option<String>,
+    /// The `Request`'s own method.
+    pub request_method: Option<String>,
     /// `init.redirect`/`mode` when a string, else the `Request`'s own.
     pub redirect: Option<String>,
     pub mode: Option<String>,
-    /// [`REQUEST`], [`STREAMED`], [`FAKE_REQUEST`], [`FAKE_SIGNAL`], [`HEADERS`], [`NO_SIGNAL`].
+    /// [`REQUEST`], [`STREAMED`], [`FAKE_REQUEST`], [`FAKE_SIGNAL`],
+    /// [`HEADERS`], [`NO_SIGNAL`], [`ABORTED`], [`OWN_KEYS`],
+    /// [`BODY_STREAM`], [`BODY_UNKNOWN`].
     pub flags: u32,
 }
 
@@ -110,6 +98,14 @@ pub const FAKE_SIGNAL: u32 = 8;
 pub const HEADERS: u32 = 16;
 /// `init.signal` is `null`: a `Request` input's own signal is dropped.
 pub const NO_SIGNAL: u32 = 32;
+/// The signal `fetch` would follow had aborted before the call.
+pub const ABORTED: u32 = 64;
+/// Our copy of `init` has properties of its own.
+pub const OWN_KEYS: u32 = 128;
+/// The `Request`'s `body` is a stream.
+pub const BODY_STREAM: u32 = 256;
+/// The `Request` has no `body` property (Firefox).
+pub const BODY_UNKNOWN: u32 = 512;
 
 impl Given {
     /// The glue's `callOf(input, init)` answer, read element by element
@@ -124,7 +120,16 @@ impl Given {
             redirect: a.get(6).as_string(),
             mode: a.get(7).as_string(),
             flags: a.get(8).as_f64().map_or(0, |f| f as u32),
+            request_method: a.get(9).as_string(),
+            followed: a.get(10).dyn_into().ok(),
         }
+    }
+
+    /// Whether the `Request` has (or, where the host hides it, may have)
+    /// a body.
+    fn request_body(&self) -> bool {
+        let hidden = self.flags & BODY_UNKNOWN != 0 && !matches!(self.request_method.as_deref(), Some("GET" | "HEAD"));
+        self.flags & BODY_STREAM != 0 || hidden
     }
 }
 
@@ -143,14 +148,16 @@ impl<E: Into<JsValue>> From<E> for Unprepared {
     }
 }
 
-/// Builds what each attempt sends from our copy of `init`; throws what
-/// `fetch` itself would throw for a bad request.
-pub fn prepare(given: Given, key: &Key) -> Result<Prepared, Unprepared> {
-    let Given { input, mut own, signal, url, method, redirect, mode, flags } = given;
+/// Decides what each attempt sends, and has the glue (`prepare`,
+/// `abortBefore`: js/src/request.js) take the steps `fetch` itself would:
+/// throws what `fetch` would throw for a bad request.
+pub fn prepare(glue: &Glue, given: Given, key: &Key) -> Result<Prepared, Unprepared> {
+    let is_request = given.flags & REQUEST != 0;
+    let has_body = is_request && given.request_body();
+    let Given { input, own, url, method, redirect, mode, flags, followed, .. } = given;
     // A stream body goes as the caller sent it: without `duplex: "half"`
     // `fetch` refuses it, and so do we (the rejection is the host's).
     let streamed = flags & STREAMED != 0;
-    let request = (flags & REQUEST != 0).then(|| input.unchecked_ref::<Request>());
     if flags & FAKE_REQUEST != 0 {
         return Err(js_sys::TypeError::new("saferetry: `input` looks like a Request but is not one").into());
     }
@@ -160,17 +167,14 @@ pub fn prepare(given: Given, key: &Key) -> Result<Prepared, Unprepared> {
         );
     }
     // `init.signal: null` drops a Request's own signal, as in `fetch`.
-    let signal = match flags & NO_SIGNAL {
-        0 => signal.or_else(|| request.map(Request::signal)),
-        _ => None,
-    };
-    if let Some(aborted) = signal.as_ref().filter(|s| s.aborted()) {
+    let signal = followed.filter(|_| flags & NO_SIGNAL == 0);
+    // `init.method` wins over a Request's own, as in `fetch(request, init)`.
+    let method = String::from(normalize_method(method.as_deref().unwrap_or("GET")));
+    if let Some(aborted) = signal.as_ref().filter(|_| flags & ABORTED != 0) {
         // Nothing is sent: the engine ends the call with the reason.
-        let request_input = request;
-        let request = built(construct_request(&input, &own), &input, &own)?;
-        aborted_before(&request, aborted);
-        used_up(request_input);
-        let method = String::from(normalize_method(&request.method()));
+        let request = glue
+            .abort_before(&input, &own, aborted, is_request)
+            .map_err(|error| Unprepared { error, to_host: Some((input, own)) })?;
         return Ok(Prepared {
             safety: Safety::of(&method, false),
             method,
@@ -185,7 +189,7 @@ pub fn prepare(given: Given, key: &Key) -> Result<Prepared, Unprepared> {
             fate: Fate::default(),
         });
     }
-    let given = match key {
+    let key = match key {
         Key::Given(k) => Some(k.clone()),
         Key::Generate => Some(random_uuid().map_err(|_| {
             js_sys::TypeError::new("saferetry: `idempotencyKey: true` needs crypto.randomUUID (a secure context); pass a string key")
@@ -196,55 +200,43 @@ pub fn prepare(given: Given, key: &Key) -> Result<Prepared, Unprepared> {
     // as the caller gave them (pairs stay pairs) unless a key must be added
     // (never on the caller's own Request object). Headers `fetch` refuses
     // are left to `fetch`: its own error ends the call.
-    let init_headers = (flags & HEADERS != 0).then(|| own.headers());
-    let headers = if init_headers.is_some() || given.is_some() {
-        let source = init_headers.or_else(|| request.map(|r| r.headers().into()));
-        let h = match source {
-            Some(source) => Headers::new_with_headers(source.unchecked_ref()),
-            None => Headers::new(),
-        };
-        match (h, &given) {
-            (Ok(h), Some(k)) => {
-                h.set("Idempotency-Key", k)?;
-                own.set_headers(&h);
-                Some(h)
-            }
-            (h, _) => h.ok(),
-        }
-    } else {
-        request.map(Request::headers)
+    let headers = match (flags & HEADERS != 0, is_request, key.is_some()) {
+        (true, _, _) => COPY_INIT,
+        (false, true, true) => COPY_REQUEST,
+        (false, false, true) => NEW,
+        (false, _, false) => NONE,
     };
-    let has_key = headers.as_ref().is_some_and(|h| h.has("Idempotency-Key").unwrap_or(false));
-    // `init.method` wins over a Request's own, as in `fetch(request, init)`.
-    let method = String::from(normalize_method(method.as_deref().unwrap_or("GET")));
-    let safety = Safety::of(&method, has_key);
     // A URL, method or mode `fetch` refuses is left to `fetch`: its own
     // error ends the call at once (`policy::runtime::refused`), and where a
     // runtime sends what the standard forbids, so do we.
     let same_origin = mode.as_deref() == Some("same-origin");
-    let fate = Fate::read(mode, &url, &own, request);
-    let input = match request {
-        // Fold our changes into the Request once, so attempts only clone it.
-        // Its body is taken now, at the call, as `fetch` takes it: the
-        // caller's Request is used (a used one throws `fetch`'s TypeError).
-        Some(r) if Object::keys(&own).length() > 0 || has_body(r) => {
-            keep_referrer(&own, r);
-            let r = built(construct_request(r, &own), &input, &own)?;
-            used_up(request);
-            own = Object::new().unchecked_into();
-            r.into()
-        }
-        _ => input.clone(),
-    };
-    if let Some(r) = input.dyn_ref::<Request>() {
-        keep_referrer(&own, r);
+    let fate = fate_needed(mode.as_deref());
+    // Fold our changes into the Request once, so attempts only clone it.
+    // Its body is taken now, at the call, as `fetch` takes it: the caller's
+    // Request is used (a used one throws `fetch`'s TypeError).
+    let fold = is_request && (flags & OWN_KEYS != 0 || key.is_some() || has_body);
+    if !is_request && headers == NONE && !fate {
+        // Nothing to copy, read or build: the caller's values go as they are.
+        let fate = Fate::default();
+        let safety = Safety::of(&method, false);
+        return Ok(Prepared { input, is_request, init: own, safety, method, replayable: !streamed, streamed, signal, redirect, same_origin, fate });
     }
-    let is_request = request.is_some();
+    let ready = glue.prepare(&input, &own, is_request, headers, key.as_deref(), fate, fold, &url)?;
+    let (input, own) = (ready.get(0), ready.get(1).unchecked_into());
+    let refused = ready.get(5);
+    if !refused.is_undefined() {
+        return Err(Unprepared { error: refused, to_host: Some((input, own)) });
+    }
+    let has_key = ready.get(2).is_truthy();
+    let fate = match fate {
+        true => Fate { mode, integrity: ready.get(3).is_truthy(), cross_origin: ready.get(4).as_bool() },
+        false => Fate::default(),
+    };
     Ok(Prepared {
         input,
         is_request,
         init: own,
-        safety,
+        safety: Safety::of(&method, has_key),
         method,
         replayable: !streamed,
         streamed,
@@ -255,45 +247,12 @@ pub fn prepare(given: Given, key: &Key) -> Result<Prepared, Unprepared> {
     })
 }
 
-/// A Request we built, or, when the constructor threw, `fetch` to be
-/// asked (see [`Unprepared`]).
-fn built(request: Result<Request, JsValue>, input: &JsValue, own: &Init) -> Result<Request, Unprepared> {
-    request.map_err(|error| Unprepared { error, to_host: Some((input.clone(), JsValue::from(own).unchecked_into())) })
-}
-
-/// A Request sent with an `init` (each attempt's has our signal) loses its
-/// referrer and referrer policy (the Request constructor resets both when
-/// `init` is not empty): `init` carries the Request's own unless it has
-/// its own.
-fn keep_referrer(init: &Init, request: &Request) {
-    // (workerd's Request has neither.)
-    if let Some(referrer) = get_string(request, "referrer").filter(|_| init.referrer().is_undefined()) {
-        init.set_referrer(&referrer);
-    }
-    if let Some(policy) = get_string(request, "referrerPolicy").filter(|_| init.referrer_policy().is_undefined()) {
-        init.set_referrer_policy(&policy);
-    }
-}
-
-/// The caller's Request, once we built ours from it: a runtime whose
-/// constructor copies the body (Bun) leaves it unused, so it is used up
-/// here, as `fetch` leaves it.
-fn used_up(caller: Option<&Request>) {
-    if let Some(body) = caller.filter(|c| !c.body_used()).and_then(Request::body) {
-        let _ = body.cancel();
-    }
-}
-
-/// A call whose signal had aborted before it: as `fetch` (the Fetch
-/// standard's "abort the fetch() call"), its Request (built first, so an
-/// invalid `init` rejects with the constructor's `TypeError`, not the
-/// abort; a Request input's body is taken) has its body cancelled at once
-/// with the abort's reason.
-fn aborted_before(request: &Request, signal: &AbortSignal) {
-    if let Some(body) = request.body() {
-        let _ = body.cancel_with_reason(&signal.reason());
-    }
-}
+/// The glue's `prepare`'s headers step: none, a copy of `init.headers`, a
+/// copy of the `Request`'s, new ones.
+const NONE: u8 = 0;
+const COPY_INIT: u8 = 1;
+const COPY_REQUEST: u8 = 2;
+const NEW: u8 = 3;
 
 /// `init.headers` in any form `fetch` takes (a `Headers`, a record, pairs)
 /// as a fresh `Headers`; `None` when there are none or they are invalid.

@@ -17,8 +17,9 @@ use wasm_bindgen::{JsCast, JsValue};
 use super::io::awaited;
 use web_sys::{AbortController, ReadableStream, Response};
 
-use super::bind::{date_now, get, get_string};
+use super::bind::date_now;
 use super::glue::{Facts, Glue};
+use crate::packed::Fields;
 use super::hops::fetch_following;
 use super::props::Init;
 use super::request::Prepared;
@@ -112,7 +113,8 @@ pub(super) fn not_sent(e: JsValue) -> Failed<JsValue> {
     failed(Failure::Network(Stage::NotSent), "setup", "TypeError", Some(e))
 }
 
-/// The fields of a JS error that classification and reports read.
+/// The fields of a JS error that classification and reports read, as the
+/// glue's `errorFacts` packs them (one crossing).
 struct ErrorFields {
     name: String,
     message: Option<String>,
@@ -124,16 +126,18 @@ struct ErrorFields {
 }
 
 impl ErrorFields {
-    fn of(e: &JsValue) -> ErrorFields {
-        let cause = get(e, "cause");
+    fn of(glue: &Glue, e: &JsValue) -> ErrorFields {
+        let packed = glue.error_facts(e);
+        let mut f = Fields(&packed);
+        let mut next = || f.next().flatten().map(String::from);
         ErrorFields {
-            name: get_string(e, "name").unwrap_or_else(|| String::from("Error")),
-            message: get_string(e, "message"),
-            has_cause: !cause.is_undefined(),
-            code: get_string(e, "code"),
-            cause_code: get_string(&cause, "code"),
-            cause_syscall: get_string(&cause, "syscall"),
-            cause_message: get_string(&cause, "message"),
+            name: next().unwrap_or_else(|| String::from("Error")),
+            message: next(),
+            has_cause: next().is_some(),
+            code: next(),
+            cause_code: next(),
+            cause_syscall: next(),
+            cause_message: next(),
         }
     }
 
@@ -155,11 +159,6 @@ impl ErrorFields {
     }
 }
 
-/// A failure after the response started: the request was delivered.
-pub(super) fn delivered(e: JsValue) -> Failed<JsValue> {
-    ErrorFields::of(&e).failed(Failure::Network(Stage::MaybeDelivered), e)
-}
-
 fn too_large() -> Failed<JsValue> {
     failed(Failure::BodyTooLarge, "body-too-large", "RangeError", None)
 }
@@ -178,8 +177,13 @@ impl FetchTransport {
         self.glue.send(&self.fetch, input, init, Some(controller.clone()), caller)
     }
 
+    /// A failure after the response started: the request was delivered.
+    pub(super) fn delivered(&self, e: JsValue) -> Failed<JsValue> {
+        ErrorFields::of(&self.glue, &e).failed(Failure::Network(Stage::MaybeDelivered), e)
+    }
+
     pub(super) fn fetch_failed(&self, e: JsValue) -> Failed<JsValue> {
-        let fields = ErrorFields::of(&e);
+        let fields = ErrorFields::of(&self.glue, &e);
         let url = match self.runtime {
             Runtime::Deno => self.prepared.url(),
             _ => String::new(),
@@ -212,7 +216,7 @@ impl FetchTransport {
                 awaited(promise).await.map_err(|e| self.fetch_failed(e))?.unchecked_into()
             }
         };
-        let facts = Facts::read(&self.glue, &response).map_err(delivered)?;
+        let facts = Facts::read(&self.glue, &response).map_err(|e| self.delivered(e))?;
         let status = facts.status;
         let cross_origin = facts.kind_is("cors");
         let declared = facts.content_length.as_deref().and_then(|v| v.trim().parse::<u64>().ok());
@@ -253,8 +257,8 @@ impl FetchTransport {
             if len > max {
                 return Err(too_large());
             }
-            let promise = response.array_buffer().map_err(delivered)?;
-            let buffer: ArrayBuffer = awaited(promise).await.map_err(delivered)?.unchecked_into();
+            let promise = response.array_buffer().map_err(|e| self.delivered(e))?;
+            let buffer: ArrayBuffer = awaited(promise).await.map_err(|e| self.delivered(e))?.unchecked_into();
             let got = u64::from(buffer.byte_length());
             if got < len && short_body_is_cut(self.runtime) {
                 // WebKit resolves a body cut short by a clean close: the
@@ -270,7 +274,7 @@ impl FetchTransport {
             return if got > max { Err(too_large()) } else { Ok(buffer) };
         }
         // Read while streaming (`null`: more than `max` arrived).
-        let read = awaited(self.glue.read_all(response.as_ref(), max as f64)).await.map_err(delivered)?;
+        let read = awaited(self.glue.read_all(response.as_ref(), max as f64)).await.map_err(|e| self.delivered(e))?;
         read.dyn_into::<ArrayBuffer>().map_err(|_| too_large())
     }
 
@@ -285,7 +289,7 @@ impl FetchTransport {
         let reader = self.glue.reader(&response);
         let mut total: u64 = 0;
         loop {
-            let read = awaited(self.glue.chunk(&reader)).await.map_err(delivered)?;
+            let read = awaited(self.glue.chunk(&reader)).await.map_err(|e| self.delivered(e))?;
             let Some(len) = read.as_f64().filter(|n| *n >= 0.0) else {
                 let bytes = self.glue.whole(&reader);
                 return Ok(Received::buffered(self.rebuild(response, &bytes), Some(bytes)));
@@ -294,7 +298,7 @@ impl FetchTransport {
             let since = inside.ms.map_or(0, |_| (date_now() - headers_at).max(0.0) as u64);
             if !inside.read_on(total, since) {
                 let rebuilt = self.glue.hand_over(&response, &reader, self.prepared.signal.clone());
-                let rebuilt = rebuilt.map_err(delivered)?;
+                let rebuilt = rebuilt.map_err(|e| self.delivered(e))?;
                 let body = rebuilt.body();
                 return Ok(Received::streaming(rebuilt, body, since));
             }

@@ -173,6 +173,18 @@ export function abortCases({ add, runtime }) {
   };
   add('An abort during a text body read that auto handed over rejects the read with the reason',
     (t) => abortLater(t, fetchThenRead(t, t.u({ ct: 'text/plain', drip: 3000 }), 'text'), 1000, undefined, (v) => v), { modes: ['default'], ...chromiumHandedOver });
+  // The same with the abort landing between two reads (no read pending, a
+  // chunk just in): the next read still fails as the host's own read does.
+  add('An abort between two reads of a body that auto handed over fails the next read as fetch does', async (t) => {
+    const ctl = new AbortController();
+    const res = await t.fetch(t.u({ ct: 'text/plain', drip: 3000 }), { signal: ctl.signal });
+    const reader = res.body.getReader();
+    const from = Date.now();
+    while (Date.now() - from < 400) if ((await reader.read()).done) return 'ended';
+    ctl.abort();
+    t.reason = ctl.signal.reason;
+    return settle(t, reader.read(), null, (v) => ({ done: v.done }));
+  }, { modes: ['default'] });
   // The policy's rejection is then that of an in-flight call: the reason itself
   // (the host's body-read rejection is a copy in Firefox, workerd and WebKit).
   add('An abort during a text body that the policy buffers rejects the fetch call itself, with the reason',

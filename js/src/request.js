@@ -1,0 +1,101 @@
+// A call's request made ready to send (src/host/request.rs `prepare`): the
+// steps `fetch(input, init)` itself takes before it sends — the headers it
+// copies, the Request it builds, the body it takes — performed in one
+// crossing. Whether to take each step, what is refused, the key, and what
+// the facts read here mean are decided in Rust.
+
+/** `object[key]`, `undefined` when it throws (a fake host object). */
+export function read(object, key) {
+  try {
+    return object[key];
+  } catch {
+    return undefined;
+  }
+}
+
+/** The caller's Request, once a Request was built from it: a runtime whose
+ * constructor copies the body (Bun) leaves it unused; `fetch` would not. */
+function usedUp(request) {
+  if (!request.bodyUsed) request.body?.cancel();
+}
+
+/** A Request sent with an `init` loses its referrer and referrer policy
+ * (the constructor resets both when `init` is not empty): `init` carries
+ * the Request's own unless it has its own. (workerd's Request has neither.) */
+function keepReferrer(init, request) {
+  const referrer = read(request, "referrer");
+  if (typeof referrer === "string" && init.referrer === undefined) init.referrer = referrer;
+  const policy = read(request, "referrerPolicy");
+  if (typeof policy === "string" && init.referrerPolicy === undefined) init.referrerPolicy = policy;
+}
+
+/** A call whose signal had aborted before it (the Fetch standard's "abort
+ * the fetch() call"): its Request, built first (an invalid `init` throws
+ * the constructor's `TypeError`, not the abort), with its body cancelled at
+ * once with the abort's reason; a Request input's body is taken. */
+export function abortBefore(input, own, signal, isRequest) {
+  const built = new Request(input, own);
+  built.body?.cancel(signal.reason);
+  if (isRequest) usedUp(input);
+  return built;
+}
+
+/** Each step as Rust asked: `headers` (0: none, 1: a copy of `init.headers`,
+ * 2: a copy of the Request's, 3: new ones), `key` (a string to set as `Idempotency-Key`
+ * on that copy, which `init` then sends), `fate` (read what says whether
+ * the request fails whatever the network does), `fold` (build the Request
+ * each attempt clones, taking the caller's body). Answers `[input, init,
+ * hasKey, integrity, crossOrigin, refused]`: `refused` is the Request
+ * constructor's error (`input` and `init` are then what `fetch` is to be
+ * asked with). A key `Headers` refuses throws. */
+export function prepare(input, own, isRequest, headers, key, fate, fold, url) {
+  let sent = isRequest ? input.headers : undefined;
+  if (headers) {
+    let copy;
+    try {
+      const source = headers === 1 ? own.headers : headers === 2 ? input.headers : undefined;
+      copy = source === undefined ? new Headers() : new Headers(source);
+    } catch {
+      copy = undefined;
+    }
+    if (copy && key !== undefined) {
+      copy.set("Idempotency-Key", key);
+      own.headers = copy;
+    }
+    sent = copy;
+  }
+  let hasKey = false;
+  try {
+    hasKey = sent?.has("Idempotency-Key") ?? false;
+  } catch {
+    // A fake `Headers`: no key.
+  }
+  let integrity = false;
+  let crossOrigin;
+  if (fate) {
+    const given = [own.integrity, isRequest ? read(input, "integrity") : undefined].find((v) => v !== undefined);
+    integrity = typeof given === "string" && given !== "";
+    const origin = read(read(globalThis, "location"), "origin");
+    if (typeof origin === "string") {
+      try {
+        crossOrigin = new URL(url, origin).origin !== origin;
+      } catch {
+        crossOrigin = true;
+      }
+    }
+  }
+  if (fold) {
+    keepReferrer(own, input);
+    let built;
+    try {
+      built = new Request(input, own);
+    } catch (refused) {
+      return [input, own, hasKey, integrity, crossOrigin, refused];
+    }
+    usedUp(input);
+    input = built;
+    own = {};
+  }
+  if (isRequest) keepReferrer(own, input);
+  return [input, own, hasKey, integrity, crossOrigin, undefined];
+}
