@@ -1412,7 +1412,7 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
       verdict: async (res) => ((await res.json()).state === 'done' ? 'done' : 'pending'),
       phases: [{ everyMs: 100 }],
       budgetMs: 5000,
-    }, { ms: 300, fail: '2,3' }, '{"job":1}');
+    }, { ms: 300, fail: '1,2' }, '{"job":1}');
     const seen = new Set();
     op.subscribe((s) => seen.add(stateOf(s)));
     const outcome = await op.result;
