@@ -25,8 +25,8 @@
 //!
 //! The module therefore links no futures executor and no timer crate: this
 //! used to be a task of its own on wasm-bindgen-futures bounded by a
-//! gloo-timers `Timeout`, and the page's module was 3.7 KB gzip larger
-//! (README "The stack").
+//! gloo-timers `Timeout`, and a page loaded 3.4 KB gzip more (wasm 73.9 →
+//! 70.7 KB, its glue 9.0 → 8.6 KB; README "The stack").
 
 use alloc::rc::{Rc, Weak};
 use alloc::string::String;

@@ -10,13 +10,13 @@
 // Every loop is bounded in count; every operation is bounded by the policy's
 // totalMs, so the suite always ends.
 
-/** The executor (js/src/executor.js: every operation's timers) and the
- * wasm glue (js/src/saferetry.js: a shared budget's exchange timeout) are
- * the only callers of the global timers inside the library: a timer whose
- * stack holds either is the library's. (The self-check in runLeakSuite
- * fails when this matches no library timer at all, as it did when the
- * glue moved, and when operations moved to the executor.) */
-const LIB_FRAME = /\/js\/src\/(saferetry|executor)\.js/;
+/** The executor (js/src/executor.js: every operation's timers, and a
+ * shared budget's exchange timeout) is the only caller of the global
+ * timers inside the library: a timer whose stack holds it is the
+ * library's. (The self-check in runLeakSuite fails when this matches no
+ * library timer at all, as it did when the glue moved, and when
+ * operations moved to the executor.) */
+const LIB_FRAME = /\/js\/src\/executor\.js/;
 
 /**
  * Wraps globalThis.setTimeout/clearTimeout so outstanding timers can be
