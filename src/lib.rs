@@ -11,7 +11,7 @@
 //!   that answers the work to do next; the executor (js/src/executor.js)
 //!   performs it and decides nothing.
 //!
-//! The wasm build uses `std` (gloo-timers and serde-wasm-bindgen need it)
+//! The wasm build uses `std` (serde-wasm-bindgen and the machine's wakers need it)
 //! with `panic = "abort"`: the shipped code has no panicking paths, and a
 //! panic would trap the module for every later call.
 

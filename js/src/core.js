@@ -2,7 +2,7 @@
 // made in Rust (src/policy); this file adapts outcomes to `fetch` semantics
 // and to a UI store.
 import { Outcome, Policy } from "./saferetry.js";
-import { drive } from "./executor.js";
+import { drive, exchange } from "./executor.js";
 import { chunk, joined, reader, readAll, whole } from "./body.js";
 import { follow } from "./hops.js";
 import { packed } from "./packed.js";
@@ -351,6 +351,16 @@ const glue = {
   onLine() {
     const online = globalThis.navigator?.onLine;
     return typeof online === "boolean" ? online : undefined;
+  },
+
+  // A shared budget's exchanges (src/host/fleet.rs): performed by the
+  // executor, reported to the policy's `Lease`.
+  exchange,
+
+  /** `attach`'s release: holds the `Lease`, whose reference to the policy
+   * is weak. */
+  releaseOf(lease) {
+    return () => lease.release();
   },
 };
 

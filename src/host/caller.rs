@@ -2,13 +2,13 @@
 //! unwind through wasm frames: that would leak the shadow stack and, after a
 //! few hundred calls, break the module. Whatever can run the caller's code
 //! (getters on `init` or on option arrays, a host object that is not what it
-//! claims) is imported with `catch`, and a hook's promise is adopted by one
-//! of our own before anything awaits it.
+//! claims) is imported with `catch`; a hook's or a carrier's promise is
+//! adopted by one of the executor's own before anything awaits it
+//! (js/src/executor.js).
 
 use alloc::string::String;
-use js_sys::{Array, Object, Promise};
+use js_sys::{Array, Object};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::JsFuture;
 
 use super::bind::get;
 
@@ -34,19 +34,6 @@ pub fn list(v: &JsValue, max: u32) -> Option<Array> {
         return None;
     }
     array_from(v).ok()
-}
-
-/// A caller's promise, or any value, as a future, as `Promise.resolve`
-/// would take it: a thenable that is not a `Promise` (a Durable Object
-/// stub's `RpcPromise`) is followed too. `JsFuture` calls a promise's `then`
-/// directly, and a subclass (or the instance) may override `then` to throw:
-/// a fresh promise resolved with the value reads and calls that `then`
-/// inside the engine's own resolve function and job, where a throw becomes
-/// a rejection.
-pub fn adopt(value: &JsValue) -> JsFuture {
-    JsFuture::from(Promise::new(&mut |resolve, _| {
-        let _ = resolve.call1(&JsValue::UNDEFINED, value);
-    }))
 }
 
 /// Refuses an own key of `js` that `known` does not accept, with a

@@ -1,8 +1,8 @@
 //! What JavaScript calls: `Policy` (`new`, `execute`, `poll`, `stats`).
 //!
-//! An operation is a future run by wasm-bindgen-futures, with one addition:
-//! [`start`] polls it once synchronously, inside the export, before handing
-//! it over (see the README's executor note).
+//! An operation is a machine (`super::machine`) that js/src/executor.js
+//! drives; [`start`] polls it once synchronously, inside the export, before
+//! handing it over (README "The stack").
 
 use alloc::boxed::Box;
 use alloc::rc::Rc;
@@ -100,7 +100,7 @@ impl Policy {
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue, glue: Glue) -> Result<Policy, JsValue> {
         let (options, mut hooks) = options::read(&Options::default(), &Hooks::default(), &options, false)?;
-        let fleet = hooks.shared.take().map(|exchange| Fleet::new(&options, exchange));
+        let fleet = hooks.shared.take().map(|exchange| Fleet::new(&options, exchange, &glue));
         let state: Box<dyn SharedState> = match &fleet {
             Some(fleet) => Box::new(Leased(fleet.clone())),
             None => Box::new(InMemory::new(options.quota, options.rate)),

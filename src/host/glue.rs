@@ -144,6 +144,30 @@ extern "C" {
     #[wasm_bindgen(method, structural, js_name = errorFacts)]
     pub fn error_facts(this: &Glue, error: &JsValue) -> String;
 
+    /// `exchange(lease, exchange, shared, request, seq, ms, now)`: the
+    /// executor calls `exchange` as `shared`'s method with `request` (`now`:
+    /// at once, else in a microtask), adopts its answer as `await` would,
+    /// and reports to `lease` whichever comes first: how it settled (or the
+    /// throw), or a timer of `ms` (js/src/executor.js). Resolves once it
+    /// reported.
+    #[wasm_bindgen(method, structural)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn exchange(
+        this: &Glue,
+        lease: &JsValue,
+        exchange: &Function,
+        shared: &JsValue,
+        request: &JsValue,
+        seq: f64,
+        ms: f64,
+        now: bool,
+    ) -> Promise;
+
+    /// `releaseOf(lease)`: a function that calls `lease.release()`, for
+    /// `shared.attach`.
+    #[wasm_bindgen(method, structural, js_name = releaseOf)]
+    pub fn release_of(this: &Glue, lease: &JsValue) -> Function;
+
     /// `navigator.onLine` when the host has it (a boolean), else nothing.
     #[wasm_bindgen(method, structural, js_name = onLine)]
     pub fn on_line(this: &Glue) -> Option<bool>;

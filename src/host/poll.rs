@@ -137,7 +137,8 @@ impl Judge<Received> for JsJudge {
 
 /// Awaits `value` when it is a promise (a poll hook may answer either way;
 /// a thenable that is not a `Promise` is an answer, not a promise), through
-/// the operation's executor, which adopts it as `super::caller::adopt` does.
+/// the operation's executor, which adopts it by a fresh promise of its own
+/// (a `then` that throws becomes a rejection).
 pub async fn settle(value: JsValue) -> Result<JsValue, JsValue> {
     match value.dyn_into::<Promise>() {
         Ok(p) => awaited(p).await,

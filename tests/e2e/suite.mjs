@@ -1375,6 +1375,61 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.equal((await count(again)).requests, 2, 'a 503 and its retry');
   });
 
+  add('A shared budget whose exchange never answers is given up on by its 1 s answer timer, with no call to the policy meanwhile: stats() then says fallback and one unreachable', async () => {
+    const p = policy({ quota: { capacity: 50 }, shared: { exchange: () => new Promise(() => {}) } });
+    assert.equal((await p.fetch(seqUrl(rid(), ['200']))).status, 200, 'the first attempt went out');
+    const before = p.stats().shared;
+    assert.equal([before.mode, before.requests, before.unreachable].join(), 'local,1,0', 'one request out, unanswered');
+    await sleep(1300); // past the 1 s answer timeout; nothing calls the policy meanwhile
+    const after = p.stats().shared;
+    assert.equal([after.mode, after.requests, after.unreachable].join(), 'fallback,1,1', 'the timer fired and was reported');
+  });
+
+  add("A shared budget's exchange is called as the carrier's method after policy.fetch() returned, and an answer whose then throws is unreachable at once", async () => {
+    const calls = [];
+    let inside = false;
+    const shared = {
+      exchange(request) {
+        calls.push({ method: this === shared, inside, seq: request.seq });
+        return { then() { throw new Error('a then that throws'); } };
+      },
+    };
+    const p = policy({ quota: { capacity: 50 }, shared });
+    inside = true;
+    const pending = p.fetch(seqUrl(rid(), ['200']));
+    inside = false;
+    assert.equal((await pending).status, 200, 'the first attempt went out');
+    await sleep(50);
+    assert.equal(JSON.stringify(calls), JSON.stringify([{ method: true, inside: false, seq: 1 }]), 'one exchange, as the method, outside the call');
+    const s = p.stats().shared;
+    assert.equal([s.mode, s.unreachable].join(), 'fallback,1', 'unreachable well before the 1 s timer');
+  });
+
+  add("attach's release hands the policy's held tokens to exchange before it returns, and resolves once the authority answered", async () => {
+    const authority = new saferetry.BudgetAuthority();
+    const sent = [];
+    let release;
+    const shared = {
+      exchange: (request) => {
+        sent.push(request);
+        return Promise.resolve().then(() => authority.grant(request));
+      },
+      attach(f) { release = f; },
+    };
+    const p = policy({ quota: { capacity: 50 }, shared });
+    assert.equal(typeof release, 'function', 'attach was called with a function');
+    await p.fetch(seqUrl(rid(), ['200']));
+    await sleep(50);
+    assert.equal(p.stats().shared.tokensHeld, 20, 'a grant of 20 tokens held');
+    assert.equal(authority.quotaLevel, 30, 'taken from the bucket');
+    const n = sent.length;
+    const done = release();
+    assert.equal(sent.length, n + 1, 'exchange was called before release returned');
+    assert.equal(p.stats().shared.tokensHeld, 0, 'nothing held');
+    await done;
+    assert.equal(authority.quotaLevel, 50, 'the tokens are back in the bucket once release resolved');
+  });
+
   add('BudgetAuthority refuses a malformed request or state with a TypeError naming the field, then still answers', async () => {
     const { BudgetAuthority } = saferetry;
     const a = new BudgetAuthority();

@@ -10,13 +10,13 @@
 // Every loop is bounded in count; every operation is bounded by the policy's
 // totalMs, so the suite always ends.
 
-/** The executor (js/src/executor.js: every operation's timers) and the
- * wasm glue (js/src/saferetry.js: a shared budget's exchange timeout) are
- * the only callers of the global timers inside the library: a timer whose
- * stack holds either is the library's. (The self-check in runLeakSuite
- * fails when this matches no library timer at all, as it did when the
- * glue moved, and when operations moved to the executor.) */
-const LIB_FRAME = /\/js\/src\/(saferetry|executor)\.js/;
+/** The executor (js/src/executor.js: every operation's timers, and a
+ * shared budget's exchange timeout) is the only caller of the global
+ * timers inside the library: a timer whose stack holds it is the
+ * library's. (The self-check in runLeakSuite fails when this matches no
+ * library timer at all, as it did when the glue moved, and when
+ * operations moved to the executor.) */
+const LIB_FRAME = /\/js\/src\/executor\.js/;
 
 /**
  * Wraps globalThis.setTimeout/clearTimeout so outstanding timers can be
@@ -319,6 +319,29 @@ async function listenerCheck({ policy, tracker, env, base, prefix, calls }) {
   };
 }
 
+/** A policy with a shared budget, dropped while its carrier still keeps
+ * the policy's `attach`ed release and its one exchange never answers: the
+ * policy and, once its answer timer fired, everything that held the
+ * carrier (the policy's fleet) are collected. A release that held the
+ * policy, or its fleet, strongly would keep the carrier alive. */
+async function droppedLeasing({ saferetry, tracker, env, base, prefix }) {
+  const gone = new Set();
+  const registry = new FinalizationRegistry((what) => gone.add(what));
+  const releases = [];
+  await (async () => {
+    const shared = { exchange: () => new Promise(() => {}), attach: (release) => releases.push(release) };
+    const policy = new saferetry.RetryPolicy({ quota: { capacity: 50 }, shared });
+    registry.register(shared, 'carrier');
+    registry.register(policy, 'policy');
+    await policy.fetch(`${base}/s/seq/${prefix}?steps=200`);
+  })();
+  for (let i = 0; i < 40 && gone.size < 2; i += 1) { // bounded: ~4 s, the answer timer is 1 s
+    await env.gc();
+    await tracker.sleep(100);
+  }
+  return { gone: [...gone].sort().join(' ') || 'nothing', releases: releases.length };
+}
+
 /**
  * The whole suite. Returns { figures, checks: [{ name, ok, detail }] }.
  * env: { runtime, gc(), meters: [...], wasmExports(), errors: [],
@@ -388,6 +411,7 @@ export async function runLeakSuite({ saferetry, tracker, env, bases, total = 10_
   await tracker.sleep(50);
   figures.sharedTimers = tracker.outstanding();
   figures.sharedStats = leasing.stats();
+  figures.droppedLeasing = await droppedLeasing({ ...ctx, env, base: bases[0], prefix: `${run}-d` });
 
   // Calibration: what one op costs when everything it produced stays
   // reachable (its controller, Response or error or outcome, Operation).
@@ -418,6 +442,9 @@ export async function runLeakSuite({ saferetry, tracker, env, bases, total = 10_
   check('shared budget: 2000 ops ended as their kinds require, leased, nothing in flight, 0 library timers after settling',
     sharedBad.length === 0 && S.shared.mode === 'leased' && S.shared.roundTrips > 0 && S.inFlight === 0 && figures.sharedTimers.lib === 0,
     `${sharedBad.slice(0, 3).join('; ')} mode ${S.shared.mode}, ${S.shared.roundTrips} round trips, ${figures.sharedTimers.lib} timers`);
+  const D = figures.droppedLeasing;
+  check('a dropped policy whose carrier keeps its attached release and whose exchange never answers is collected, its carrier too',
+    D.gone === 'carrier policy' && D.releases === 1, `collected: ${D.gone}; releases kept ${D.releases}`);
   const T = figures.timerStats;
   check('every library timer set was cleared or fired', T.libSet === T.libCleared + T.libFired + figures.timersAfterPause.lib && figures.timersAtEnd.lib === 0,
     `set ${T.libSet}, cleared ${T.libCleared}, fired ${T.libFired}`);
