@@ -19,10 +19,7 @@
 
 use alloc::rc::Rc;
 use alloc::string::String;
-use core::cell::{Cell, RefCell};
-use core::future::{poll_fn, Future};
-use core::task::{Poll, Waker};
-use gloo_timers::callback::Timeout;
+use core::cell::RefCell;
 use js_sys::{Function, Promise, Reflect};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsValue;
@@ -31,11 +28,11 @@ use wasm_bindgen_futures::{future_to_promise, spawn_local};
 use super::bind::{date_now, math_random};
 use super::caller::adopt;
 use super::convert::to_js;
+use super::expiry::expiry;
 use super::wire::{self, Answer};
 use crate::engine::{race, Either};
 use crate::policy::budget::lease::{ClientConfig, LeaseRequest, LeasedClient, Mode};
 use crate::policy::budget::SharedState;
-use crate::policy::limits::timer_ms;
 use crate::policy::options::Options;
 
 /// What `shared` gave: where requests go, and the label `stats()` shows.
@@ -159,30 +156,6 @@ impl Fleet {
     pub fn mode(&self) -> Option<Mode> {
         self.client.stats().map(|s| s.mode)
     }
-}
-
-/// Resolves after `ms`: the answer's time limit, a gloo-timers `Timeout`
-/// (cleared when dropped) waking the exchange's task. (Operations wait on
-/// the executor's timers, `super::io`; an exchange runs on
-/// wasm-bindgen-futures, outside every operation.)
-fn expiry(ms: u64) -> impl Future<Output = ()> {
-    let state = Rc::new((Cell::new(false), Cell::new(None::<Waker>)));
-    let s = state.clone();
-    // `timer_ms` clamps to 2^31−1, so the conversion never truncates.
-    let timer = Timeout::new(timer_ms(ms) as u32, move || {
-        s.0.set(true);
-        if let Some(w) = s.1.take() {
-            w.wake();
-        }
-    });
-    poll_fn(move |cx| {
-        let _held = &timer;
-        if state.0.get() {
-            return Poll::Ready(());
-        }
-        state.1.set(Some(cx.waker().clone()));
-        Poll::Pending
-    })
 }
 
 /// The policy's [`SharedState`] when it has a shared budget: the client's,
