@@ -27,8 +27,9 @@ ship:
 # toolchain installs, ending with one before/after table (bench/table.mjs
 # runs run.mjs, pageload.mjs and workerd-cpu.mjs).
 bench: build
-	scripts/bootstrap.sh browsers
+	scripts/bootstrap.sh browsers redis
 	node bench/fleet.mjs
+	node bench/redis.mjs
 	node bench/table.mjs
 
 worker: build

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what `make build`, `make test` and `make demo` need, only when missing.
 # Idempotent: a second run on a ready machine takes a second or two.
-# Usage: scripts/bootstrap.sh [rust|node|browsers|lean|all]...
+# Usage: scripts/bootstrap.sh [rust|node|browsers|redis|lean|all]...
 # (`lean`, the shipped build's nightly, is not part of `all`: only
 # `LEAN=1 scripts/build.sh` / `make ship` needs it.)
 set -euo pipefail
@@ -82,14 +82,24 @@ browsers() {
   fi
 }
 
+# The fleet-redis tier's redis-server (Debian's package; the tier starts
+# its own on a free port and never uses the system service).
+redis() {
+  if ! command -v redis-server >/dev/null; then
+    say "apt-get install redis-server"
+    apt_install redis-server
+  fi
+}
+
 [ $# -gt 0 ] || set -- all
 for part in "$@"; do
   case "$part" in
     rust) rust ;;
     node) node ;;
     browsers) browsers ;;
+    redis) redis ;;
     lean) lean ;;
-    all) rust; node; browsers ;;
+    all) rust; node; browsers; redis ;;
     *) say "unknown part $part"; exit 2 ;;
   esac
 done

@@ -39,12 +39,14 @@ if [ "${LEAN:-}" = 1 ]; then
 fi
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="${remap[*]}"
 
-# Three modules from one crate (src/host/mod.rs): the package's default one
+# Four modules from one crate (src/host/mod.rs): the package's default one
 # (`saferetry`: the policy, the engine, the host, the leased client), the
 # fleet's authority (`saferetry_authority`, `--features authority`), which
 # only `saferetry/cloudflare`, a leader tab and `import { BudgetAuthority }`
 # load, and the durable outbox's rules (`saferetry_outbox`, `--features
-# outbox`), loaded at a first outbox.
+# outbox`), loaded at a first outbox; and the Redis budget's
+# (`saferetry_redis`, `--features redis`: the authority plus its
+# read–decide–write loop), which only `saferetry/redis` loads.
 # wasm-bindgen's output lands in js/src beside the entries, so the wasm is
 # always "./saferetry_bg.wasm" from the code that loads it: a bundler that
 # does not copy assets needs just that one file copied next to its output.
@@ -58,8 +60,9 @@ module() { # <out-name> [cargo flags]   (into $out, default js/src)
   node_modules/.bin/wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue --strip-debug --strip-producers \
     -o "$dir/${name}_bg.wasm" "$dir/${name}_bg.wasm"
 }
-rm -rf js/pkg js/src/saferetry.js js/src/saferetry_bg.wasm js/src/saferetry_authority.js js/src/saferetry_authority_bg.wasm js/src/saferetry_outbox.js js/src/saferetry_outbox_bg.wasm
+rm -rf js/pkg js/src/saferetry.js js/src/saferetry_bg.wasm js/src/saferetry_authority.js js/src/saferetry_authority_bg.wasm js/src/saferetry_outbox.js js/src/saferetry_outbox_bg.wasm js/src/saferetry_redis.js js/src/saferetry_redis_bg.wasm
 module saferetry
 module saferetry_authority --features authority
 module saferetry_outbox --features outbox
+module saferetry_redis --features redis
 node scripts/size.mjs

@@ -19,6 +19,9 @@
 //      `RetryBudget` class from "saferetry/cloudflare";
 //    - outbox: a page that opens an `outbox` (README "Outbox"), counting
 //      the outbox's wasm it loads at the first outbox;
+//    - redis: what `import { redisBudget } from "saferetry/redis"` makes
+//      Node (Deno, Bun) read at import, unbundled, as for node (a service
+//      also imports "saferetry" for `RetryPolicy`: the node entry's bytes);
 //    and ky's page (`kyBytes`: `ky.create()`, bundled as the page is).
 //
 // `node scripts/size.mjs [--json] [--before DIR] [--now DIR] [--write-before DIR]`
@@ -39,11 +42,14 @@ const parts = [
   ["wasm", ["src/saferetry_bg.wasm"]],
   ["wasm, authority", ["src/saferetry_authority_bg.wasm"]],
   ["wasm, outbox", ["src/saferetry_outbox_bg.wasm"]],
+  ["wasm, redis", ["src/saferetry_redis_bg.wasm"]],
   ["glue", ["src/saferetry.js"]],
   ["glue, authority", ["src/saferetry_authority.js"]],
   ["glue, outbox", ["src/saferetry_outbox.js"]],
+  ["glue, redis", ["src/saferetry_redis.js"]],
   ["entry + core", ["src/node.js", "src/load.js", "src/core.js", "src/executor.js", "src/body.js", "src/hops.js", "src/packed.js", "src/tabs.js"]],
   ["authority loaders", ["src/authority.js", "src/authority-lazy.js", "src/authority-node.js", "src/authority-workerd.js"]],
+  ["redis entry", ["src/redis.js"]],
   ["outbox", ["src/outbox.js", "src/outbox-web.js", "src/outbox-node.js", "src/outbox-workerd.js", "src/outbox-rules.js", "src/outbox-rules-node.js", "src/outbox-rules-workerd.js", "src/outbox-stores/memory.js", "src/outbox-stores/file.js", "src/outbox-stores/indexeddb.js", "src/outbox-stores/durable.js"]],
 ];
 
@@ -79,6 +85,7 @@ const ENTRIES = {
     code: 'import { RetryPolicy, tabBudget } from "saferetry";\nglobalThis.policy = new RetryPolicy({ shared: tabBudget("api") });\n',
   },
   node: { unbundled: ["node", "import", "default"], code: "" },
+  redis: { unbundled: ["node", "import", "default"], subpath: "./redis", code: "" },
   workerd: {
     platform: "browser", conditions: ["workerd", "worker"],
     code: 'import { RetryPolicy } from "saferetry";\nconst policy = new RetryPolicy();\nexport default { fetch: (r) => policy.fetch(r.url) };\n',
@@ -95,11 +102,11 @@ const ENTRIES = {
 };
 const KY = { platform: "browser", code: 'import ky from "ky";\nglobalThis.client = ky.create({ retry: 2 });\n' };
 
-/** The package entry `conditions` pick for ".". */
-function resolveEntry(pkg, conditions) {
-  let target = JSON.parse(readFileSync(path.join(pkg, "package.json"), "utf8")).exports["."];
+/** The package entry `conditions` pick for `subpath`. */
+function resolveEntry(pkg, conditions, subpath = ".") {
+  let target = JSON.parse(readFileSync(path.join(pkg, "package.json"), "utf8")).exports[subpath];
   while (target && typeof target === "object") target = target[Object.keys(target).find((k) => conditions.includes(k))];
-  return path.join(pkg, target);
+  return target ? path.join(pkg, target) : null;
 }
 
 /** Files a runtime reads at import: static relative imports only (not `import()`). */
@@ -126,7 +133,9 @@ function wasmRefs(text) {
 
 async function measureEntry(pkg, name, spec, esbuild, work) {
   if (spec.unbundled) {
-    const files = staticGraph(resolveEntry(pkg, spec.unbundled));
+    const entry = resolveEntry(pkg, spec.unbundled, spec.subpath);
+    if (!entry || !existsSync(entry)) return null; // a package without this entry (a `before` build)
+    const files = staticGraph(entry);
     const js = files.filter((f) => !f.endsWith(".wasm"));
     const jsText = js.map((f) => readFileSync(f, "utf8")).join("\n");
     // Wasm instantiated at import: the one the entry itself reads (the
@@ -183,6 +192,7 @@ export function entryTable(now, before) {
     "|---|---:|---:|---:|---:|---:|",
   ];
   for (const [name, n] of Object.entries(now)) {
+    if (!n) continue;
     const b = before?.entries?.[name];
     const split = (x) => `${kb(x.js)} + ${kb(x.wasm)}`;
     const change = b ? `${((n.total - b.total) / 1024).toFixed(1)} KB (${(((n.total - b.total) / b.total) * 100).toFixed(0)} %)` : "—";

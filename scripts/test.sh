@@ -14,7 +14,7 @@ resolve_tools
 scripts/build.sh >test-output/build.log 2>&1 || { cat test-output/build.log; echo "build failed"; exit 1; }
 tail -n 6 test-output/build.log
 
-ALL="fmt clippy native wasm-node wasm-chromium sdks types pack e2e-node e2e-deno e2e-bun e2e-workerd e2e-chromium e2e-firefox e2e-webkit e2e-bundle fidelity streams fleet-workerd bundlers browser-errors fleet-browsers leaks-node leaks-chromium outbox demo"
+ALL="fmt clippy native wasm-node wasm-chromium sdks types pack e2e-node e2e-deno e2e-bun e2e-workerd e2e-chromium e2e-firefox e2e-webkit e2e-bundle fidelity streams fleet-workerd fleet-redis bundlers browser-errors fleet-browsers leaks-node leaks-chromium outbox demo"
 results=test-output/results
 rm -rf "$results" && mkdir -p "$results"
 
@@ -44,7 +44,7 @@ native_tests() {
 # runtime and leak tier one at a time, as they were measured.
 rust_lane() {
   tier fmt           cargo fmt --check
-  tier clippy        bash -c 'cargo clippy --all-targets -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features authority -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features outbox -- -D warnings'
+  tier clippy        bash -c 'cargo clippy --all-targets -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features authority -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features outbox -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features redis -- -D warnings'
   tier native        native_tests
   tier wasm-node     cargo test --target wasm32-unknown-unknown --lib --test policy_tables
   tier wasm-chromium env WASM_BINDGEN_USE_BROWSER=1 cargo test --target wasm32-unknown-unknown --lib --test policy_tables
@@ -65,6 +65,8 @@ package_lane() {
   # slow text streams (six Content-Types, GET and POST) through fetch and policy.fetch side by side, in all seven runtimes (tests/streams)
   tier streams       node tests/streams/run-all.mjs test-output/project
   tier fleet-workerd node tests/fleet/workerd.mjs
+  # one budget in a real redis-server shared by four Node processes, one Deno and one Bun (tests/fleet/redis.mjs)
+  tier fleet-redis   node tests/fleet/redis.mjs
   tier bundlers      node tests/bundlers/run.mjs test-output/project
   tier browser-errors bash -c 'node tests/browsers/measure-failures.mjs --check && node tests/browsers/offline.mjs'
   tier fleet-browsers node tests/fleet/browsers.mjs

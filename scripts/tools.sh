@@ -8,7 +8,7 @@ declare -A TOOL_PATH=()
 resolve_tools() {
   local t
   for t in cargo rustup wasm-bindgen wasm-bindgen-test-runner chromium chromedriver \
-           firefox-esr geckodriver WebKitWebDriver Xvfb xvfb-run npm; do
+           firefox-esr geckodriver WebKitWebDriver Xvfb xvfb-run npm redis-server; do
     TOOL_PATH[$t]=$(command -v "$t" || true)
   done
   for t in tsc wasm-opt esbuild vite webpack wrangler bun deno workerd; do
@@ -33,6 +33,7 @@ declare -A TIER_TOOLS=(
   [fidelity]="deno bun workerd chromium chromedriver firefox-esr geckodriver WebKitWebDriver Xvfb"
   [streams]="deno bun workerd chromium chromedriver firefox-esr geckodriver WebKitWebDriver Xvfb"
   [fleet-workerd]="wrangler workerd"
+  [fleet-redis]="redis-server deno bun"
   [bundlers]="esbuild vite webpack wrangler bun deno workerd chromium chromedriver"
   [sdks]="npm esbuild workerd chromium chromedriver"
   [browser-errors]="chromium chromedriver firefox-esr geckodriver WebKitWebDriver Xvfb"

@@ -11,7 +11,7 @@ use wasm_bindgen::prelude::*;
 use super::bind::date_now;
 use super::convert::to_js;
 use super::wire;
-use crate::policy::budget::lease::{Authority, AuthorityConfig, FleetConfig};
+use crate::policy::budget::lease::{Authority, AuthorityConfig, AuthorityState, FleetConfig};
 use crate::policy::options::{integer_in, ErrorKind, OptionError};
 
 const NOW: OptionError = OptionError {
@@ -19,6 +19,16 @@ const NOW: OptionError = OptionError {
     expected: "an epoch time in milliseconds (0..=2^53-1), or left out for Date.now()",
     kind: ErrorKind::Range,
 };
+
+/// An authority with nothing in force until a request offers it.
+pub fn fresh() -> Authority {
+    Authority::new(AuthorityConfig::of(FleetConfig::default()))
+}
+
+/// An authority that goes on from a saved state, under the config it kept.
+pub fn restored(state: &AuthorityState) -> Authority {
+    Authority::restore(AuthorityConfig::of(state.config), state)
+}
 
 #[wasm_bindgen]
 #[derive(Default)]
@@ -44,8 +54,6 @@ impl BudgetAuthority {
             None => date_now() as u64,
         };
         let request = wire::request(&request)?;
-        // Nothing in force until a request offers it.
-        let fresh = || Authority::new(AuthorityConfig::of(FleetConfig::default()));
         let grant = self.inner.get_or_insert_with(fresh).grant(&request, now);
         Ok(to_js(&grant))
     }
@@ -58,8 +66,7 @@ impl BudgetAuthority {
     /// Goes on from a snapshot of `state()`: the level, the schedule, the
     /// clients. Throws a `TypeError` naming the field on a malformed one.
     pub fn restore(&mut self, state: JsValue) -> Result<(), JsValue> {
-        let state = wire::state(&state)?;
-        self.inner = Some(Authority::restore(AuthorityConfig::of(state.config), &state));
+        self.inner = Some(restored(&wire::state(&state)?));
         Ok(())
     }
 

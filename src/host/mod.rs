@@ -13,6 +13,12 @@
 //! durable outbox's rules alone (`OutboxRules`), a third module loaded only
 //! at a first outbox (js/src/outbox.js): a page that only retries, a leader
 //! tab or a `RetryBudget` pays for none of it (7.7 KB gzip).
+//! `--features redis` (which implies `authority`) builds a fourth module
+//! for `saferetry/redis` alone: the authority plus the Redis budget's
+//! read–decide–write loop (`redis`), the one place where Rust waits on
+//! JavaScript by nature (the Redis client's answers, each under a
+//! gloo-timers time limit). Only a server that imports `saferetry/redis`
+//! loads it; the default and the authority's modules are unchanged by it.
 //! Each module links only what its
 //! exports reach; the helpers the two share are compiled into both.
 
@@ -25,8 +31,13 @@ mod caller;
 #[cfg_attr(any(feature = "authority", feature = "outbox"), allow(dead_code))]
 mod convert;
 mod error;
+// The Redis budget's time limits (gloo-timers).
+#[cfg(feature = "redis")]
+mod expiry;
 #[cfg(feature = "outbox")]
 mod outbox;
+#[cfg(feature = "redis")]
+mod redis;
 #[cfg(not(feature = "outbox"))]
 mod wire;
 

@@ -29,6 +29,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleModules, runMain, start, startFaultServer, stop, workerdPort, wranglerWorker } from '../runtimes/procs.mjs';
+import { maxInWindow, merge } from './measure.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '../..');
@@ -132,21 +133,6 @@ async function fleetRun(wd, server, spec, label) {
     starts: counts.flatMap((c) => c.starts).sort((a, b) => a - b),
   };
 }
-
-/** The most starts within any window of `ms`. */
-function maxInWindow(starts, ms = 1000) {
-  let best = 0;
-  for (let i = 0, j = 0; j < starts.length; j++) {
-    while (starts[j] - starts[i] >= ms) i++;
-    best = Math.max(best, j - i + 1);
-  }
-  return best;
-}
-
-const merge = (results, key) => results.reduce((acc, r) => {
-  for (const [k, v] of Object.entries(r[key] ?? {})) acc[k] = (acc[k] ?? 0) + v;
-  return acc;
-}, {});
 
 // ---------------- the cases ----------------
 let passed = 0, failed = 0;

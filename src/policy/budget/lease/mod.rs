@@ -147,6 +147,7 @@ mod authority;
 mod client;
 mod persist;
 mod slots;
+pub mod swap;
 
 use serde::Serialize;
 

@@ -1,0 +1,384 @@
+// The fleet-redis tier: one retry budget shared through Redis
+// (`saferetry/redis`) by six service processes — four Node (two with
+// node-redis, two with ioredis), one Deno (node-redis), one Bun (ioredis) —
+// against the fault server, with a real `redis-server` this tier starts
+// (Debian's package; scripts/bootstrap.sh installs it) on 127.0.0.1 in a
+// directory of its own, and kills. Issue #30.
+//
+//   node tests/fleet/redis.mjs [filter]
+//
+// Cases:
+//   outage     6 × 150 operations against an always-503 path: retries of the
+//              fleet sharing one budget, against six budgets of their own
+//   rate       a shared start rate R/s (one Node instance's clock 700 ms
+//              ahead): the most starts the server saw in any 1 s window,
+//              shared against per-instance; Redis round trips per operation
+//   restart    Redis killed and started again mid-run, without persistence
+//              (every operation ends, every instance leased again) and with
+//              it (append-only file: the bucket's level is kept)
+//   stopped    Redis stopped for 1.5 s, and frozen (SIGSTOP) for 1.5 s, in a
+//              run: mode "fallback", every first attempt goes out, no
+//              operation hangs, then leased again (rejoin)
+//   killed     an instance SIGKILLed while holding a lease: its grant expires
+//              (ttl), its share of the rate comes back to the others, and the
+//              tokens it held are the only ones lost (it returns nothing)
+//   malformed  foreign values under the budget's key: refused by name
+//              (stats().shared.reason), fallback, first attempts go out, the
+//              key left as it was
+// Prints each case's figures and PASS/FAIL lines, then "N passed, M failed".
+// Every process started here is killed at the end; every wait is bounded.
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { createClient } from 'redis';
+import { runMain, start, startFaultServer, waitExit } from '../runtimes/procs.mjs';
+import { maxInWindow, merge } from './measure.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const REPO = path.resolve(HERE, '../..');
+const OUT = path.join(REPO, 'test-output/fleet-redis');
+const INSTANCE = path.join(HERE, 'redis-instance.mjs');
+const RUN_BUDGET_MS = 150_000; // the whole tier, hard stop for every wait below
+const t0 = Date.now();
+const deadline = t0 + RUN_BUDGET_MS;
+const note = (line) => process.stderr.write(`[fleet-redis ${((Date.now() - t0) / 1000).toFixed(1)} s] ${line}\n`);
+const filter = process.argv[2];
+
+// The six instances: runtime and Redis client.
+const FLEET = [
+  { runtime: 'node', client: 'node-redis' },
+  { runtime: 'node', client: 'ioredis' },
+  { runtime: 'node', client: 'node-redis' },
+  { runtime: 'node', client: 'ioredis' },
+  { runtime: 'deno', client: 'node-redis' },
+  { runtime: 'bun', client: 'ioredis' },
+];
+const K = FLEET.length;
+const TTL_MS = 10_000; // AuthorityConfig::default().ttl_ms
+
+// ---------------- redis-server ----------------
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer().once('error', reject).listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** A redis-server on 127.0.0.1:`port` in `dir`: without persistence, or with an fsync'd append-only file. */
+async function startRedis(dir, port, { persist = false } = {}) {
+  mkdirSync(dir, { recursive: true });
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', persist ? 'yes' : 'no'];
+  if (persist) args.push('--appendfsync', 'always');
+  const p = start('redis-server', 'redis-server', args, { echo: false });
+  const until = Date.now() + 10_000;
+  while (!p.lines.some((l) => l.includes('Ready to accept connections'))) { // bounded by `until`
+    if (p.child.exitCode !== null || Date.now() > until) throw new Error(`redis-server did not start:\n${p.lines.join('\n')}\n${p.tail}`);
+    await sleep(20);
+  }
+  return p;
+}
+
+async function killRedis(p) {
+  try { process.kill(-p.child.pid, 'SIGKILL'); } catch { /* gone */ }
+  await Promise.race([p.exited, sleep(3000)]);
+}
+
+// ---------------- instances ----------------
+const BIN = { node: process.execPath, deno: path.join(REPO, 'node_modules/.bin/deno'), bun: path.join(REPO, 'node_modules/.bin/bun') };
+function startInstance(member, spec, label) {
+  const json = JSON.stringify({ ...spec, client: member.client });
+  const args = member.runtime === 'deno' ? ['run', '-A', '--node-modules-dir=manual', '--no-lock', INSTANCE, json] : [INSTANCE, json];
+  return start(`${label}-${member.runtime}-${member.client}`, BIN[member.runtime], args, { cwd: REPO, echo: false });
+}
+
+async function resultOf(p, ms = 60_000) {
+  const code = await waitExit(p, Math.min(deadline, Date.now() + ms));
+  const last = p.lines.filter((l) => l.startsWith('{')).at(-1);
+  if (code !== 0 || !last) throw new Error(`${p.name} exited ${code}:\n${p.lines.slice(-5).join('\n')}\n${p.tail}`);
+  const r = JSON.parse(last);
+  if (r.other.length) throw new Error(`${p.name} saw non-RetryError failures: ${r.other.slice(0, 3).join('\n')}`);
+  return r;
+}
+
+const count = async (server, id) => (await fetch(`${server.url}/count/${id}`, { signal: AbortSignal.timeout(10_000) })).json();
+
+/** Runs `spec` in every instance at once (or those of `members`), each against its own fault-server run id. */
+async function fleetRun(ctx, spec, label, { members = FLEET, during } = {}) {
+  const ids = members.map((m, i) => `${label}-${i}-${crypto.randomUUID()}`);
+  const began = Date.now();
+  ctx.began = began;
+  const procs = members.map((m, i) => startInstance(m, { ...spec, redisUrl: ctx.redisUrl, url: `${ctx.server.url}/s/seq/${ids[i]}?${spec.query}`, skewMs: spec.skew?.[i] ?? 0 }, label));
+  if (during) await during(procs);
+  const results = await Promise.all(procs.map((p) => resultOf(p)));
+  const counts = await Promise.all(ids.map((id) => count(ctx.server, id)));
+  return {
+    results, counts, wallMs: Date.now() - began,
+    ops: results.reduce((s, r) => s + r.ops, 0),
+    requests: counts.reduce((s, c) => s + c.requests, 0),
+    starts: counts.flatMap((c) => c.starts).sort((a, b) => a - b),
+  };
+}
+
+/** Waits (bounded) until every instance has been leased once. */
+async function allLeased(procs, ms = 20_000) {
+  const until = Math.min(deadline, Date.now() + ms);
+  while (!procs.every((p) => p.lines.includes('leased'))) { // bounded by `until`
+    if (Date.now() > until) throw new Error(`not every instance was leased within ${ms} ms: ${procs.map((p) => p.name).filter((_, i) => !procs[i].lines.includes('leased')).join(', ')}`);
+    await sleep(20);
+  }
+}
+
+/** A file whose existence ends the instances' loops (spec.stopFile). */
+const stopFile = () => path.join(OUT, `stop-${crypto.randomUUID()}`);
+
+/** Redis's own count of the budget's commands: a read is GET + TIME in one round trip, a write one EVAL. */
+async function commandStats(redis) {
+  const text = await redis.info('commandstats');
+  const calls = (cmd) => Number(new RegExp(`cmdstat_${cmd}:calls=(\\d+)`).exec(text)?.[1] ?? 0);
+  return { reads: calls('time'), writes: calls('eval') };
+}
+
+const stateOf = async (redis, name) => {
+  const v = await redis.get(`saferetry:budget:${name}`);
+  return v === null ? null : JSON.parse(v);
+};
+
+// ---------------- the cases ----------------
+let passed = 0, failed = 0;
+function check(name, ok, detail) {
+  if (ok) passed += 1; else failed += 1;
+  console.log(`${ok ? 'PASS' : 'FAIL'} ${name}${detail ? ` — ${detail}` : ''}`);
+}
+
+const OUTAGE_OPTIONS = { maxAttempts: 3, totalMs: 20_000, attemptMs: 5_000, baseMs: 1, capMs: 4 }; // default quota: 500 tokens, 5 a retry
+async function outage(ctx) {
+  const spec = { n: 150, concurrency: 5, options: OUTAGE_OPTIONS, query: 'steps=503' };
+  const name = `outage-${crypto.randomUUID()}`;
+  await ctx.redis.configResetStat();
+  const shared = await fleetRun(ctx, { ...spec, mode: 'shared', name }, 'outage-shared');
+  const rt = await commandStats(ctx.redis);
+  const local = await fleetRun(ctx, { ...spec, mode: 'local' }, 'outage-local');
+  const state = await stateOf(ctx.redis, name);
+  const bucket = 500 / 5, held = K * 4;
+  const sRetries = shared.requests - shared.ops, lRetries = local.requests - local.ops;
+  console.log(`outage: ${shared.ops} operations (${K} instances × 150) against 503`);
+  console.log(`  one budget in Redis:    ${shared.requests} requests, ${sRetries} retries = ${(sRetries / bucket).toFixed(2)} buckets  (${shared.wallMs} ms; Redis: ${rt.reads} reads + ${rt.writes} writes for ${state?.stats.requests} grants = ${((rt.reads + rt.writes) / shared.ops).toFixed(3)} round trips / operation; level ${state?.level}, ${state?.stats.requests} grants; budget in reports ${JSON.stringify(merge(shared.results, 'budgets'))})`);
+  console.log(`  six budgets of their own: ${local.requests} requests, ${lRetries} retries = ${(lRetries / bucket).toFixed(2)} buckets  (${local.wallMs} ms)`);
+  for (const [i, r] of shared.results.entries()) console.log(`  ${FLEET[i].runtime}/${FLEET[i].client} shared stats: ${JSON.stringify(r.stats.shared)}`);
+  check('outage: every operation ran', shared.ops === K * 150 && local.ops === K * 150, `${shared.ops}, ${local.ops}`);
+  check('outage: the fleet sharing one budget retried at most one bucket plus the grants held', sRetries <= bucket + held && sRetries >= 0.8 * bucket, `${sRetries} ≤ ${bucket} + ${held}`);
+  check('outage: six budgets of their own retry about six buckets (the control)', lRetries >= 5 * bucket, `${lRetries} ≥ ${5 * bucket}`);
+  check('outage: every instance (Node, Deno, Bun; node-redis and ioredis) was leased through Redis',
+    shared.results.every((r) => r.stats.shared?.roundTrips >= 1 && r.modes.includes('leased')), shared.results.map((r) => r.stats.shared?.roundTrips).join(', '));
+}
+
+const R = 100; // shared starts per second
+const RATE_MS = 3000;
+const RATE_SPEC = {
+  n: 5000, durationMs: RATE_MS, concurrency: 8, query: 'steps=200',
+  options: { maxAttempts: 2, totalMs: 2_000, attemptMs: 2_000, baseMs: 1, capMs: 4, rate: { requests: R } },
+};
+// lease/mod.rs: starts in any 1 s window ≤ R + (B − 1) + K × (slots 32 + borrow 4), B = 1.
+const RATE_BOUND = R + K * (32 + 4);
+async function rate(ctx) {
+  await ctx.redis.configResetStat();
+  // Instance 1's clock is 700 ms ahead: its slots are handed to it in its own clock.
+  const name = `rate-${crypto.randomUUID()}`;
+  const shared = await fleetRun(ctx, { ...RATE_SPEC, mode: 'shared', name, skew: [0, 700] }, 'rate-shared');
+  const rt = await commandStats(ctx.redis);
+  const grants = (await stateOf(ctx.redis, name))?.stats.requests;
+  const local = await fleetRun(ctx, { ...RATE_SPEC, mode: 'local' }, 'rate-local');
+  const sMax = maxInWindow(shared.starts), lMax = maxInWindow(local.starts);
+  const secs = (r) => (r.starts.length ? (r.starts.at(-1) - r.starts[0]) / 1000 : 0);
+  console.log(`rate: R = ${R}/s shared by ${K} instances (one clock 700 ms ahead), ${RATE_MS} ms of load, 8 loops each`);
+  console.log(`  shared:       max ${sMax} starts in any 1 s (bound R + K × 36 = ${RATE_BOUND}); ${shared.requests} requests over ${secs(shared).toFixed(2)} s; Redis: ${rt.reads} reads + ${rt.writes} writes for ${grants} grants (${rt.writes - grants} conflicts) = ${((rt.reads + rt.writes) / shared.ops).toFixed(3)} round trips / operation; outcomes ${JSON.stringify(merge(shared.results, 'statuses'))}`);
+  console.log(`  per-instance: max ${lMax} starts in any 1 s; ${local.requests} requests over ${secs(local).toFixed(2)} s`);
+  check('rate: shared through Redis, every 1 s window within R + documented slack', sMax <= RATE_BOUND && shared.requests > 0, `${sMax} ≤ ${RATE_BOUND}`);
+  check('rate: shared, the whole run within R × seconds + slack', shared.requests <= R * (secs(shared) + 1) + K * 36, `${shared.requests} ≤ ${Math.round(R * (secs(shared) + 1) + K * 36)}`);
+  // Six budgets of R each could start 6 R a second; a loaded machine drives fewer (measured 203 at a load average of 11).
+  check('rate: budgets of their own start well above R, and above the shared fleet (the comparison)', lMax > 1.5 * R && lMax > sMax, `${lMax} > ${1.5 * R}, > ${sMax}`);
+}
+
+async function restart(ctx) {
+  // Without persistence: Redis killed and started again 1 s into a rate run.
+  const name = `restart-${crypto.randomUUID()}`;
+  const stop = stopFile();
+  const run = await fleetRun(ctx, { ...RATE_SPEC, durationMs: 20_000, stopFile: stop, mode: 'shared', name }, 'restart', {
+    during: async (procs) => {
+      await allLeased(procs);
+      await sleep(500);
+      await killRedis(ctx.proc);
+      ctx.proc = await startRedis(ctx.dir, ctx.port);
+      note('restart: Redis killed and started again (no persistence)');
+      await sleep(2000);
+      writeFileSync(stop, '');
+    },
+  });
+  const most = maxInWindow(run.starts);
+  const state = await stateOf(ctx.redis, name);
+  const ends = run.results.map((r) => r.stats.shared?.mode);
+  console.log(`restart (no persistence): ${run.ops} operations, ${run.requests} requests; max ${most} starts in any 1 s (bound ${RATE_BOUND}); modes seen ${run.results.map((r) => r.modes.join('>')).join(' | ')}; state after: ${state?.stats.requests} grants since the restart`);
+  check('restart: every operation ended, each instance leased again after Redis came back', run.ops > 0 && ends.every((m) => m === 'leased') && state !== null, ends.join(', '));
+  check('restart: the shared rate held through the restart', most <= RATE_BOUND, `${most} ≤ ${RATE_BOUND}`);
+  // With persistence: the bucket's level outlives a kill.
+  const dir = path.join(OUT, 'redis-aof');
+  const port = await freePort();
+  let proc = await startRedis(dir, port, { persist: true });
+  const url = `redis://127.0.0.1:${port}`;
+  const client = await createClient({ url }).on('error', () => {}).connect();
+  const kept = `kept-${crypto.randomUUID()}`;
+  try {
+    const one = { ...ctx, redisUrl: url };
+    await fleetRun(one, { mode: 'shared', name: kept, n: 30, concurrency: 3, options: OUTAGE_OPTIONS, query: 'steps=503' }, 'aof', { members: [FLEET[1]] });
+    const before = (await stateOf(client, kept))?.level;
+    await killRedis(proc);
+    proc = await startRedis(dir, port, { persist: true });
+    const after = (await stateOf(client, kept))?.level;
+    await fleetRun(one, { mode: 'shared', name: kept, n: 1, options: OUTAGE_OPTIONS, query: 'steps=200' }, 'aof-after', { members: [FLEET[0]] });
+    const used = (await stateOf(client, kept))?.level;
+    console.log(`restart (append-only file, fsync always): level before a kill ${before}, after ${after}, after a new instance's grant ${used} (capacity 500)`);
+    check('restart: with persistence the bucket was drained, and the restarted Redis keeps its level', before < 500 && after === before, `${after} === ${before}`);
+    check('restart: with persistence a new instance is granted from the kept bucket, not a full one', used < before, `${used} < ${before}`);
+  } finally {
+    client.destroy();
+    await killRedis(proc);
+  }
+}
+
+async function stopped(ctx) {
+  const options = { maxAttempts: 3, totalMs: 5_000, attemptMs: 2_000, baseMs: 1, capMs: 4 };
+  const faults = {
+    // Stopped: nothing listens for 1.5 s (connections refused), then a fresh Redis.
+    stopped: async () => {
+      await killRedis(ctx.proc);
+      await sleep(1500);
+      ctx.proc = await startRedis(ctx.dir, ctx.port);
+    },
+    // Frozen: connections open, no answer for 1.5 s (slower than commandMs).
+    frozen: async () => {
+      process.kill(ctx.proc.child.pid, 'SIGSTOP');
+      await sleep(1500);
+      process.kill(ctx.proc.child.pid, 'SIGCONT');
+    },
+  };
+  for (const [label, fault] of Object.entries(faults)) {
+    const stop = stopFile();
+    const spec = { mode: 'shared', name: `${label}-${crypto.randomUUID()}`, n: 1000, durationMs: 20_000, stopFile: stop, pauseMs: 50, concurrency: 1, options, query: 'steps=503' };
+    const run = await fleetRun(ctx, spec, label, {
+      during: async (procs) => {
+        await allLeased(procs);
+        await sleep(300);
+        note(`${label}: fault on at ${Date.now() - ctx.began} ms`);
+        await fault();
+        note(`${label}: fault off at ${Date.now() - ctx.began} ms`);
+        await sleep(2000);
+        writeFileSync(stop, '');
+      },
+    });
+    const firsts = run.results.every((r, i) => run.counts[i].requests >= r.ops);
+    const slowest = Math.max(...run.results.map((r) => r.maxOpMs));
+    console.log(`${label}: ${run.ops} operations, server saw ${run.requests}; slowest operation ${slowest} ms; modes seen ${run.results.map((r) => r.modes.join('>')).join(' | ')}; unreachable ${run.results.map((r) => r.stats.shared?.unreachable).join(', ')}; budget in reports ${JSON.stringify(merge(run.results, 'budgets'))}`);
+    for (const [i, r] of run.results.entries()) console.log(`  ${FLEET[i].runtime}/${FLEET[i].client}: ${r.ops} operations, exchanges [start ms, took ms, tokens] ${JSON.stringify(r.exchanges)}`);
+    check(`${label}: every instance said mode "fallback" while Redis was away`, run.results.every((r) => r.modes.includes('fallback')), run.results.map((r) => r.modes.join('>')).join(' | '));
+    check(`${label}: every first attempt went out`, run.ops > 0 && firsts, run.counts.map((c, i) => `${c.requests} ≥ ${run.results[i].ops}`).join(', '));
+    check(`${label}: no operation hangs`, slowest < options.totalMs, `slowest ${slowest} ms`);
+    check(`${label}: every instance rejoined (leased again) once Redis answered`, run.results.every((r) => r.modes.includes('fallback') && r.modes.at(-1) === 'leased'), run.results.map((r) => r.modes.join('>')).join(' | '));
+  }
+}
+
+// Started first, checked last (its grant must expire: a ttl).
+async function killedStart(ctx) {
+  const name = `killed-${crypto.randomUUID()}`;
+  const id = `killed-${crypto.randomUUID()}`;
+  // Holds tokens (an outage drew them) and slots of a slow shared rate.
+  const options = { ...OUTAGE_OPTIONS, rate: { requests: 5 } };
+  const p = startInstance(FLEET[1], { redisUrl: ctx.redisUrl, mode: 'shared', name, n: 4, concurrency: 2, options, holdMs: 60_000, url: `${ctx.server.url}/s/seq/${id}?steps=503` }, 'killed');
+  const until = Date.now() + 20_000;
+  while (!p.lines.some((l) => l.startsWith('holding '))) { // bounded by `until`
+    if (Date.now() > until || !p.child || p.child.exitCode !== null) throw new Error(`the instance to kill never held a lease:\n${p.lines.join('\n')}\n${p.tail}`);
+    await sleep(20);
+  }
+  const held = JSON.parse(p.lines.find((l) => l.startsWith('holding ')).slice(8));
+  process.kill(-p.child.pid, 'SIGKILL');
+  await Promise.race([p.exited, sleep(3000)]);
+  const killedAt = Date.now();
+  const state = await stateOf(ctx.redis, name);
+  const dead = state.holders[0];
+  // Another client, right away: the schedule's horizon (5 + 1 starts) is shared by two clients heard within a ttl.
+  const budget = ctx.redisBudget(ctx.redis, name);
+  const ask = (client, seq) => budget.exchange({ client, seq, wantTokens: 20, holdingTokens: 0, returnedTotal: 0, refundedTotal: 0, wantSlots: 32, config: { quota: state.config.quota, rate: state.config.rate } });
+  await sleep(1200); // past the dead one's reserved slots
+  const now = await ask(7, 1);
+  return { name, held, dead, killedAt, now, ask, level: state.level };
+}
+
+async function killedCheck(ctx, k) {
+  const left = k.dead.seenMs + TTL_MS + 1200 - Date.now();
+  if (left > 0) { note(`killed: waiting ${left} ms for the dead instance's grant to expire`); await sleep(left); }
+  const later = await k.ask(7, 2);
+  const state = await stateOf(ctx.redis, k.name);
+  const dead = state.holders.find((h) => h.client === k.dead.client);
+  console.log(`killed: the instance held ${k.held.tokensHeld} tokens and ${k.held.slotsHeld} slots when killed (the authority believed ${k.dead.holding} tokens); another client's share of the 5/s schedule: ${k.now.slots} slots a grant while the dead one counted, ${later.slots} once its grant expired; level ${k.level} at the kill, ${state.level} after the other client's two grants of 20 (the tokens the dead one held are not returned: the authority cannot tell those it spent)`);
+  check('killed: the killed instance held a lease (tokens) when it was killed', k.held.tokensHeld > 0 && k.dead.holding > 0, JSON.stringify(k.held));
+  check('killed: its lease expires back — once its ttl passed, another client gets the whole schedule, not a share',
+    dead?.lastSeq === k.dead.lastSeq && later.slots > k.now.slots && later.slots >= 5, `${later.slots} > ${k.now.slots}; the dead client still known (the state kept): ${dead !== undefined}`);
+}
+
+async function malformed(ctx) {
+  const cases = [
+    ['a foreign JSON value', JSON.stringify({ config: {}, holders: 3 }), '`state.holders` must be an array'],
+    ['text that is not JSON', 'hello', 'not JSON'],
+  ];
+  for (const [label, value, says] of cases) {
+    const name = `malformed-${crypto.randomUUID()}`;
+    await ctx.redis.set(`saferetry:budget:${name}`, value);
+    const spec = { mode: 'shared', name, n: 30, pauseMs: 20, concurrency: 1, options: { maxAttempts: 3, totalMs: 5_000, baseMs: 1, capMs: 4 }, query: 'steps=503' };
+    const run = await fleetRun(ctx, spec, 'malformed', { members: [FLEET[0], FLEET[5]] });
+    const left = await ctx.redis.get(`saferetry:budget:${name}`);
+    const reasons = run.results.map((r) => r.stats.shared?.reason);
+    console.log(`malformed (${label}): reasons ${JSON.stringify(reasons)}; modes ${run.results.map((r) => r.modes.join('>')).join(' | ')}; server saw ${run.requests} for ${run.ops} operations`);
+    check(`malformed (${label}): refused by name, in stats().shared.reason`, reasons.every((r) => r?.includes(says) && r.includes(name)), JSON.stringify(reasons));
+    check(`malformed (${label}): the instances fell back and every first attempt went out`, run.results.every((r) => r.stats.shared?.mode === 'fallback') && run.results.every((r, i) => run.counts[i].requests >= r.ops), run.results.map((r) => r.stats.shared?.mode).join(', '));
+    check(`malformed (${label}): the key is left as it was`, left === value, String(left).slice(0, 80));
+  }
+}
+
+// ---------------- main ----------------
+runMain('fleet-redis', async () => {
+  rmSync(OUT, { recursive: true, force: true });
+  mkdirSync(OUT, { recursive: true });
+  const server = await startFaultServer(OUT);
+  const dir = path.join(OUT, 'redis');
+  const port = await freePort();
+  const ctx = { server, dir, port, redisUrl: `redis://127.0.0.1:${port}`, proc: await startRedis(dir, port) };
+  ctx.redis = await createClient({ url: ctx.redisUrl, socket: { reconnectStrategy: () => 100 } }).on('error', () => {}).connect();
+  ctx.redisBudget = (await import('../../js/src/redis.js')).redisBudget;
+  note(`fault server ${server.url}, redis-server ${ctx.redisUrl} (${(await ctx.redis.info('server')).match(/redis_version:(\S+)/)?.[1]})`);
+  let killed = null;
+  const want = (name) => !filter || name.includes(filter);
+  if (want('killed')) {
+    try { killed = await killedStart(ctx); } catch (e) { check('killed', false, `threw: ${e.stack ?? e}`); }
+  }
+  // The killed instance's check comes before the cases that restart Redis
+  // without persistence (they would wipe the state it looks at).
+  const killedEnd = async () => killed && killedCheck(ctx, killed);
+  const cases = { malformed, outage, rate, killedEnd, stopped, restart };
+  for (const [name, fn] of Object.entries(cases)) {
+    if (!want(name) && name !== 'killedEnd') continue;
+    if (Date.now() > deadline) { check(name, false, 'not run: the tier\'s deadline passed'); continue; }
+    note(`case ${name}`);
+    try {
+      await fn(ctx);
+    } catch (e) {
+      check(name, false, `threw: ${e.stack ?? e}`);
+    }
+  }
+  ctx.redis.destroy();
+  await killRedis(ctx.proc);
+  console.log(`${passed} passed, ${failed} failed`);
+  return failed === 0 && passed > 0 ? 0 : 1;
+});
