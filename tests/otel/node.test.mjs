@@ -233,6 +233,33 @@ describe("each attempt a span of its own (no instrumented fetch)", () => {
   });
 });
 
+describe("the operation's life", () => {
+  test("retryNow ends the first operation's span and starts one for the fresh operation", async () => {
+    const p = policy("retry-now");
+    const op = p.run(`${server.origin}/later`);
+    assert.equal((await op.result).kind, "try-later");
+    assert.equal((await op.retryNow({ force: true })).kind, "try-later");
+    const ops = exporter.getFinishedSpans().filter((s) => s.attributes["saferetry.policy"] === "retry-now");
+    assert.equal(ops.length, 2);
+    for (const o of ops) {
+      const children = exporter.getFinishedSpans().filter((s) => s.parentSpanContext?.spanId === id(o));
+      assert.equal(children.length, 1, "each operation's attempt under its own span");
+    }
+  });
+
+  test("disable puts the policy's own methods back: no span or point after it", async () => {
+    const p = new RetryPolicy();
+    const own = { fetch: p.fetch, run: p.run, poll: p.poll };
+    const handle = instrument(p, { tracerProvider, meterProvider, name: "disabled" });
+    assert.notEqual(p.fetch, own.fetch);
+    handle.disable();
+    assert.deepEqual({ fetch: p.fetch, run: p.run, poll: p.poll }, own);
+    await (await p.fetch(`${server.origin}/ok`)).text();
+    assert.equal(exporter.getFinishedSpans().filter((s) => s.attributes["saferetry.policy"] === "disabled").length, 0);
+    assert.equal((await points("saferetry.client.quota.level", "disabled")).length, 0);
+  });
+});
+
 describe("an instrumented fetch (instrumentation-undici): its span is the attempt's", () => {
   before(() => {
     undici = new UndiciInstrumentation({ startSpanHook: () => resendAttributes() });
