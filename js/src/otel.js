@@ -24,6 +24,17 @@ const STATUS_OF_REASON = {
 };
 /** A wait's cause as the span event names it (`why` of a `waiting` state, `waitKind` of a report). */
 const CAUSE_OF_WHY = { queue: "concurrency" };
+/** The metrics (README "Observability" says why each name): key, instrument, name, unit, description, advice. */
+const INSTRUMENTS = [
+  ["retries", "Histogram", "saferetry.client.operation.retries", "{retry}", "Retries per operation (attempts after the first; polls excluded).", { explicitBucketBoundaries: [0, 1, 2, 3, 4, 5, 10] }],
+  ["retryDelay", "Histogram", "saferetry.client.operation.retry_delay", "s", "Time per operation with no attempt in flight: backoff, Retry-After, rate limit, queue, offline."],
+  ["duration", "Histogram", "saferetry.client.operation.duration", "s", "Operations by outcome and stop reason, and how long each took."],
+  ["attempts", "Counter", "saferetry.client.attempts", "{attempt}", "Attempts, by the stage their failure reached (responded: a status came back)."],
+  ["quotaLevel", "ObservableGauge", "saferetry.client.quota.level", "{token}", "Tokens in the retry quota (with a shared budget: the tokens this client holds)."],
+  ["budgetMode", "ObservableGauge", "saferetry.client.budget.mode", "1", "The shared budget's mode: 1 for the mode in force, 0 for the others."],
+  ["queued", "ObservableUpDownCounter", "saferetry.client.queued", "{operation}", "Operations waiting for a concurrency permit or a rate slot."],
+  ["inFlight", "ObservableUpDownCounter", "saferetry.client.in_flight", "{request}", "Requests in flight."],
+];
 /** A URL's port when it names none. */
 const DEFAULT_PORT = { "http:": 80, "https:": 443 };
 /** `budget.mode` gauge: every mode, reported 1 for the one in force and 0 for the others. */
@@ -103,39 +114,9 @@ export function instrument(policy, options = {}) {
   const policyAttributes = name === undefined ? {} : { "saferetry.policy": String(name) };
   const { fetch, run, poll } = policy;
 
-  const retries = meter.createHistogram("saferetry.client.operation.retries", {
-    description: "Retries per operation (attempts after the first; polls excluded).",
-    unit: "{retry}",
-    advice: { explicitBucketBoundaries: [0, 1, 2, 3, 4, 5, 10] },
-  });
-  const retryDelay = meter.createHistogram("saferetry.client.operation.retry_delay", {
-    description: "Time per operation with no attempt in flight: backoff, Retry-After, rate limit, queue, offline.",
-    unit: "s",
-  });
-  const duration = meter.createHistogram("saferetry.client.operation.duration", {
-    description: "Operations by outcome and stop reason, and how long each took.",
-    unit: "s",
-  });
-  const attempts = meter.createCounter("saferetry.client.attempts", {
-    description: "Attempts, by the stage their failure reached (responded: a status came back).",
-    unit: "{attempt}",
-  });
-  const quotaLevel = meter.createObservableGauge("saferetry.client.quota.level", {
-    description: "Tokens in the retry quota (with a shared budget: the tokens this client holds).",
-    unit: "{token}",
-  });
-  const budgetMode = meter.createObservableGauge("saferetry.client.budget.mode", {
-    description: "The shared budget's mode: 1 for the mode in force, 0 for the others.",
-    unit: "1",
-  });
-  const queued = meter.createObservableUpDownCounter("saferetry.client.queued", {
-    description: "Operations waiting for a concurrency permit or a rate slot.",
-    unit: "{operation}",
-  });
-  const inFlight = meter.createObservableUpDownCounter("saferetry.client.in_flight", {
-    description: "Requests in flight.",
-    unit: "{request}",
-  });
+  const made = {};
+  for (const [key, kind, metric, unit, description, advice] of INSTRUMENTS) made[key] = meter[`create${kind}`](metric, { unit, description, advice });
+  const { retries, retryDelay, duration, attempts, quotaLevel, budgetMode, queued, inFlight } = made;
   const observe = (result) => {
     const stats = policy.stats();
     if (stats.quotaLevel !== undefined) result.observe(quotaLevel, stats.quotaLevel, policyAttributes);

@@ -33,7 +33,7 @@ function policy(name, instrumentOptions = {}) {
 
 const CASES = {
   success: async () => (await policy("success").fetch("/ok")).text(),
-  "retry-after": async () => (await policy("retry-after").fetch("/busy-once/web-a")).text(),
+  "retry-after": async () => (await policy("retry-after").fetch("/busy-once/chromium")).text(),
   "maybe-delivered": () => policy("maybe-delivered").fetch("/drop", { method: "POST", body: "x" }).catch((e) => e.reason),
   cancel: async () => {
     const op = policy("cancel").run("/hang");
