@@ -192,7 +192,8 @@ export function instrument(policy, options = {}) {
       if (last?.status !== undefined) span.setAttribute("http.response.status_code", last.status);
       if (report.retryAt !== undefined) span.setAttribute("saferetry.retry_at", report.retryAt);
       if (report.budget !== undefined) span.setAttribute("saferetry.budget.mode", report.budget);
-      if (!rec.waitEvents) waitEventsOf(rec, report);
+      if (rec.waitEvents) endWait(rec);
+      else waitEventsOf(rec, report);
       for (const a of report.attempts) {
         const stage = a.error?.stage ?? "responded";
         attempts.add(1, { ...policyAttributes, "saferetry.attempt.stage": stage, "saferetry.operation": attributes["saferetry.operation"] });
@@ -218,11 +219,21 @@ export function instrument(policy, options = {}) {
     });
   };
 
-  /** A `waiting` state of `run`/`poll` as an event on the operation's span. */
+  /** A `waiting` state of `run`/`poll` as an event on the operation's span
+   * once it ends (the next state, or the operation's end): when it began,
+   * how long it lasted, and how long it could have (`planned_ms`: for a
+   * queue or the network, the deadline). */
   const onState = (holder) => (state) => {
+    endWait(holder.rec);
     if (state.state !== "waiting") return;
     const cause = CAUSE_OF_WHY[state.why] ?? state.why;
-    holder.rec.span.addEvent("saferetry.wait", { "saferetry.wait.cause": cause, "saferetry.wait_ms": state.waitMs, "saferetry.attempt": state.attempt });
+    holder.rec.waiting = { at: Date.now(), attributes: { "saferetry.wait.cause": cause, "saferetry.wait.planned_ms": state.waitMs, "saferetry.attempt": state.attempt } };
+  };
+  const endWait = (rec) => {
+    const w = rec.waiting;
+    if (!w) return;
+    rec.waiting = undefined;
+    rec.span.addEvent("saferetry.wait", { ...w.attributes, "saferetry.wait_ms": Date.now() - w.at }, w.at);
   };
 
   const baseOf = (init) => init?.retry?.fetch ?? policyFetch ?? globalFetch;

@@ -284,7 +284,7 @@ describe("an instrumented fetch (instrumentation-undici): its span is the attemp
     assert.deepEqual(sent, children.map((c) => `00-${c.spanContext().traceId}-${id(c)}-01`));
   });
 
-  test("two operations at once keep their attempts apart", async () => {
+  test("two operations at once keep their attempts apart, and the queued one shows how long it waited for a permit", async () => {
     const p = policy("concurrent", { concurrency: 1 }, { attemptSpans: false });
     const a = p.run(`${server.origin}/busy-once/c1`);
     const b = p.run(`${server.origin}/ok?c2`);
@@ -299,6 +299,9 @@ describe("an instrumented fetch (instrumentation-undici): its span is the attemp
     console.log(render([...ops, ...childrenOf(first), ...childrenOf(second)]));
     assert.equal(childrenOf(first).length, 2);
     assert.equal(childrenOf(second).length, 1);
-    assert.ok(second.events.some((e) => e.attributes["saferetry.wait.cause"] === "concurrency"), "the queued run waited for concurrency");
+    const queued = second.events.find((e) => e.attributes["saferetry.wait.cause"] === "concurrency");
+    assert.ok(queued, "the queued run waited for concurrency");
+    assert.equal(queued.attributes["saferetry.wait.planned_ms"], 30000, "planned: until the deadline");
+    assert.ok(queued.attributes["saferetry.wait_ms"] < 5000, `waited ${queued.attributes["saferetry.wait_ms"]} ms: until the first run's attempt ended`);
   });
 });
