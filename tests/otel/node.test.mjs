@@ -11,7 +11,7 @@ import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
 import { UndiciInstrumentation } from "@opentelemetry/instrumentation-undici";
-import { RetryError, RetryPolicy } from "../../js/src/node.js";
+import { memoryStore, outbox, RetryError, RetryPolicy } from "../../js/src/node.js";
 import { instrument, resendAttributes } from "../../js/src/otel.js";
 import { startServer } from "./server.mjs";
 import { render, SECRETS } from "./tree.mjs";
@@ -245,6 +245,24 @@ describe("the operation's life", () => {
       const children = exporter.getFinishedSpans().filter((s) => s.parentSpanContext?.spanId === id(o));
       assert.equal(children.length, 1, "each operation's attempt under its own span");
     }
+  });
+
+  test("an outbox's send and its later re-send each get a run span of their own", async () => {
+    const p = policy("outbox", { totalMs: 500 });
+    const box = await outbox(p, "orders", { store: memoryStore() });
+    try {
+      const sent = await box.send(`${server.origin}/busy-once/outbox`, { method: "PUT", body: "{}" });
+      assert.equal(sent.kept, true, sent.notKept);
+      await new Promise((r) => setTimeout(r, 1100));
+      const done = new Promise((r) => box.addEventListener("sent", r, { once: true }));
+      await box.flush();
+      await Promise.race([done, new Promise((_, no) => setTimeout(() => no(new Error("no sent event in 5 s")), 5000))]);
+    } finally {
+      await box.close();
+    }
+    const ops = exporter.getFinishedSpans().filter((s) => s.attributes["saferetry.policy"] === "outbox");
+    console.log(render(ops));
+    assert.deepEqual(ops.map((s) => [s.name, s.attributes["saferetry.outcome"]]), [["saferetry.run PUT", "try-later"], ["saferetry.run PUT", "succeeded"]]);
   });
 
   test("disable puts the policy's own methods back: no span or point after it", async () => {
