@@ -6,10 +6,11 @@ export interface InstrumentOptions {
   tracerProvider?: TracerProvider;
   /** Default: the global one (`metrics.getMeterProvider()`). */
   meterProvider?: MeterProvider;
-  /** Each request handed to `fetch` gets a CLIENT span of its own, with `traceparent` injected. Default true;
-   * false when the host `fetch` is instrumented (instrumentation-undici, instrumentation-fetch): its span is
-   * then the attempt's, nested under the operation's (see `resendAttributes`). */
-  attemptSpans?: boolean;
+  /** Whether each request handed to `fetch` gets a CLIENT span of saferetry's own, with `traceparent` injected.
+   * Default "auto": yes, unless the host `fetch` already makes spans (instrumentation-fetch wrapped the global
+   * `fetch`, or instrumentation-undici listens to undici's channel): that span is then the attempt's, nested
+   * under the operation's (see `resendAttributes`). */
+  attemptSpans?: boolean | "auto";
   /** The `fetch` option the policy was built with, if any (a policy does not show it). */
   fetch?: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
   /** Set as the attribute `saferetry.policy` on every span and metric point of this policy. */

@@ -108,7 +108,7 @@ export function resendAttributes(request) {
  * `{ disable() }`, which puts the policy's own methods back.
  */
 export function instrument(policy, options = {}) {
-  const { tracerProvider, meterProvider, attemptSpans = true, fetch: policyFetch, name } = options;
+  const { tracerProvider, meterProvider, attemptSpans = "auto", fetch: policyFetch, name } = options;
   const tracer = (tracerProvider ?? trace).getTracer(SCOPE);
   const meter = (meterProvider ?? metrics).getMeter(SCOPE);
   const policyAttributes = name === undefined ? {} : { "saferetry.policy": String(name) };
@@ -139,7 +139,7 @@ export function instrument(policy, options = {}) {
   const transport = (holder, base) => (input, init) => {
     const rec = holder.rec;
     const resends = rec.sends++;
-    if (!attemptSpans) {
+    if (!(attemptSpans === "auto" ? !instrumentedFetch() : attemptSpans)) {
       if (resends && init) resendOfInit.set(init, resends);
       return context.with(resends ? rec.ctx.setValue(RESENDS, resends) : rec.ctx, base, undefined, input, init);
     }
@@ -294,6 +294,16 @@ export function instrument(policy, options = {}) {
       delete policy.poll;
     },
   };
+}
+
+/** Whether the host `fetch` already makes spans: an OpenTelemetry
+ * instrumentation wrapped the global `fetch` (instrumentation-fetch marks
+ * its wrapper `__wrapped`), or something listens to undici's request
+ * channel (instrumentation-undici, Node's `fetch`). */
+function instrumentedFetch() {
+  if (globalThis.fetch?.__wrapped === true) return true;
+  const channels = globalThis.process?.getBuiltinModule?.("node:diagnostics_channel");
+  return channels?.hasSubscribers("undici:request:create") === true;
 }
 
 /** An attempt span whose request failed: its error's name, never its message (it may hold the URL). */

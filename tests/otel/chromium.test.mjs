@@ -55,7 +55,7 @@ for (const [name, title, check] of CHECKS) {
   test(`in a page, ${title}`, async () => check(await run(name), { origin: server.origin, traceparents, busyPath: "/busy-once/chromium" }));
 }
 
-test("in a page with instrumentation-fetch, its spans nest under the operation span with the resend count, and its traceparent is sent", async () => {
+test("in a page with instrumentation-fetch, by default its spans are the attempts: they nest under the operation span with the resend count, and its traceparent is sent", async () => {
   const { op, children } = await run("instrumented-fetch");
   assert.equal(op.attributes["saferetry.attempts"], 2);
   assert.equal(children.length, 2);

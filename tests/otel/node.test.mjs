@@ -286,8 +286,8 @@ describe("an instrumented fetch (instrumentation-undici): its span is the attemp
   });
   after(() => undici.disable());
 
-  test("undici's spans nest under the operation span, carry the resend count, and their traceparent reaches the server", async () => {
-    const p = policy("undici", {}, { attemptSpans: false });
+  test("by default, undici's spans are the attempts: nested under the operation span, with the resend count, their traceparent at the server", async () => {
+    const p = policy("undici");
     const response = await p.fetch(`${server.origin}/busy-once/undici`);
     assert.equal(response.status, 200);
     await response.text();
@@ -303,7 +303,7 @@ describe("an instrumented fetch (instrumentation-undici): its span is the attemp
   });
 
   test("two operations at once keep their attempts apart, and the queued one shows how long it waited for a permit", async () => {
-    const p = policy("concurrent", { concurrency: 1 }, { attemptSpans: false });
+    const p = policy("concurrent", { concurrency: 1 });
     const a = p.run(`${server.origin}/busy-once/c1`);
     const b = p.run(`${server.origin}/ok?c2`);
     const [oa, ob] = await Promise.all([a.result, b.result]);

@@ -55,7 +55,7 @@ const CASES = {
     fetchInstrumentation.setTracerProvider(tracerProvider);
     fetchInstrumentation.enable();
     try {
-      const text = await (await policy("instrumented-fetch", { attemptSpans: false }).fetch("/busy-once/web-b")).text();
+      const text = await (await policy("instrumented-fetch").fetch("/busy-once/web-b")).text();
       await sleep(800); // instrumentation-fetch ends its span after the resource timing arrives
       return text;
     } finally {
