@@ -319,7 +319,8 @@ describe("an instrumented fetch (instrumentation-undici): its span is the attemp
     assert.equal(childrenOf(second).length, 1);
     const queued = second.events.find((e) => e.attributes["saferetry.wait.cause"] === "concurrency");
     assert.ok(queued, "the queued run waited for concurrency");
-    assert.equal(queued.attributes["saferetry.wait.planned_ms"], 30000, "planned: until the deadline");
+    const planned = queued.attributes["saferetry.wait.planned_ms"];
+    assert.ok(planned > 29000 && planned <= 30000, `planned ${planned} ms: until the deadline`);
     assert.ok(queued.attributes["saferetry.wait_ms"] < 5000, `waited ${queued.attributes["saferetry.wait_ms"]} ms: until the first run's attempt ended`);
   });
 });
