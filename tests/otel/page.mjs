@@ -56,7 +56,9 @@ const CASES = {
     fetchInstrumentation.enable();
     try {
       const text = await (await policy("instrumented-fetch").fetch("/busy-once/web-b")).text();
-      await sleep(800); // instrumentation-fetch ends its span after the resource timing arrives
+      // instrumentation-fetch ends its span once the resource timing arrives (up to 300 ms later): bounded wait.
+      const ended = () => exporter.getFinishedSpans().filter((s) => String(s.attributes["url.full"]).endsWith("/busy-once/web-b")).length;
+      for (let i = 0; i < 100 && ended() < 3; i++) await sleep(50);
       return text;
     } finally {
       fetchInstrumentation.disable();
