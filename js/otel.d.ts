@@ -11,8 +11,6 @@ export interface InstrumentOptions {
    * `fetch`, or instrumentation-undici listens to undici's channel): that span is then the attempt's, nested
    * under the operation's (see `resendAttributes`). */
   attemptSpans?: boolean | "auto";
-  /** The `fetch` option the policy was built with, if any (a policy does not show it). */
-  fetch?: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
   /** Set as the attribute `saferetry.policy` on every span and metric point of this policy. */
   name?: string;
 }

@@ -1,14 +1,19 @@
 // saferetry/otel (README "Observability"): a policy's operations and attempts
 // as OpenTelemetry spans, its retries as metrics. Glue only: every value
 // comes from what the policy already produces (the report, the states of
-// `run`/`poll`, `stats()`); this file maps them to OpenTelemetry through
+// each operation, `stats()`); this file maps them to OpenTelemetry through
 // tables and decides nothing. Its one dependency is `@opentelemetry/api`,
-// and no other entry imports it: a page without it loads the same bytes.
+// and no other entry imports it: a page without it loads only core.js's two
+// non-public hooks it reads (+35 B gzip, BENCHMARKS.md).
 import { context, createContextKey, metrics, propagation, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { reportOf } from "./core.js";
 
 const SCOPE = "saferetry";
 const MARK = Symbol.for("saferetry.fetch");
+// A policy's `fetch` with an observer of its states, and the `fetch` option
+// it was built with (js/src/core.js, not public API).
+const OBSERVED = Symbol.for("saferetry.observed");
+const TRANSPORT = Symbol.for("saferetry.transport");
 // The number of requests this operation handed to `fetch` before this one,
 // for an instrumented `fetch`'s span (`resendAttributes`).
 const RESENDS = createContextKey("saferetry.resend_count");
@@ -108,7 +113,7 @@ export function resendAttributes(request) {
  * `{ disable() }`, which puts the policy's own methods back.
  */
 export function instrument(policy, options = {}) {
-  const { tracerProvider, meterProvider, attemptSpans = "auto", fetch: policyFetch, name } = options;
+  const { tracerProvider, meterProvider, attemptSpans = "auto", name } = options;
   const tracer = (tracerProvider ?? trace).getTracer(SCOPE);
   const meter = (meterProvider ?? metrics).getMeter(SCOPE);
   const policyAttributes = name === undefined ? {} : { "saferetry.policy": String(name) };
@@ -132,7 +137,7 @@ export function instrument(policy, options = {}) {
   const begin = (operation, input, init) => {
     const attributes = { ...policyAttributes, ...requestAttributes(input, init), "saferetry.operation": operation };
     const span = tracer.startSpan(`saferetry.${operation} ${attributes["http.request.method"]}`, { kind: SpanKind.INTERNAL, attributes }, context.active());
-    return { span, ctx: trace.setSpan(context.active(), span), sends: 0, start: Date.now(), attributes };
+    return { span, ctx: trace.setSpan(context.active(), span), sends: 0, waits: [], attributes };
   };
 
   /** The `fetch` this call's requests go to, each inside `rec`'s context. */
@@ -192,8 +197,6 @@ export function instrument(policy, options = {}) {
       if (last?.status !== undefined) span.setAttribute("http.response.status_code", last.status);
       if (report.retryAt !== undefined) span.setAttribute("saferetry.retry_at", report.retryAt);
       if (report.budget !== undefined) span.setAttribute("saferetry.budget.mode", report.budget);
-      if (rec.waitEvents) endWait(rec);
-      else waitEventsOf(rec, report);
       for (const a of report.attempts) {
         const stage = a.error?.stage ?? "responded";
         attempts.add(1, { ...policyAttributes, "saferetry.attempt.stage": stage, "saferetry.operation": attributes["saferetry.operation"] });
@@ -206,23 +209,14 @@ export function instrument(policy, options = {}) {
     if (errorType !== undefined) span.setAttribute("error.type", errorType);
     const reason = report?.reason ?? errorType;
     if (!(reason in STATUS_OF_REASON)) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome?.message ?? reason });
+    waitEvents(rec, report);
     span.end();
   };
 
-  /** A call without states (`fetch`): its waits before retries, from the report, at the times they began. */
-  const waitEventsOf = (rec, report) => {
-    report.attempts.forEach((a, i) => {
-      if (a.plannedWaitMs === undefined) return;
-      const attributes = { "saferetry.wait.cause": a.waitKind, "saferetry.wait_ms": a.plannedWaitMs, "saferetry.attempt": i + 2 };
-      if (a.retryAfterMs !== undefined) attributes["saferetry.retry_after_ms"] = a.retryAfterMs;
-      rec.span.addEvent("saferetry.wait", attributes, rec.start + a.startMs + a.durationMs);
-    });
-  };
-
-  /** A `waiting` state of `run`/`poll` as an event on the operation's span
-   * once it ends (the next state, or the operation's end): when it began,
-   * how long it lasted, and how long it could have (`planned_ms`: for a
-   * queue or the network, the deadline). */
+  /** A `waiting` state of the operation (`fetch`'s, `run`'s, `poll`'s)
+   * kept once it ends (the next state, or the operation's end): when it
+   * began, how long it lasted, and how long it could have (`planned_ms`:
+   * for a queue or the network, the deadline). */
   const onState = (holder) => (state) => {
     endWait(holder.rec);
     if (state.state !== "waiting") return;
@@ -233,10 +227,22 @@ export function instrument(policy, options = {}) {
     const w = rec.waiting;
     if (!w) return;
     rec.waiting = undefined;
-    rec.span.addEvent("saferetry.wait", { ...w.attributes, "saferetry.wait_ms": Date.now() - w.at }, w.at);
+    w.attributes["saferetry.wait_ms"] = Date.now() - w.at;
+    rec.waits.push(w);
+  };
+  /** `rec`'s waits as span events at the times they began, each with the
+   * `Retry-After` the report says the attempt before it was given. */
+  const waitEvents = (rec, report) => {
+    endWait(rec);
+    for (const { at, attributes } of rec.waits) {
+      const retryAfter = attributes["saferetry.wait.cause"] === "retry-after" ? report?.attempts[attributes["saferetry.attempt"] - 2]?.retryAfterMs : undefined;
+      if (retryAfter !== undefined) attributes["saferetry.retry_after_ms"] = retryAfter;
+      rec.span.addEvent("saferetry.wait", attributes, at);
+    }
   };
 
-  const baseOf = (init) => init?.retry?.fetch ?? policyFetch ?? globalFetch;
+  /** The transport the call would use: its own `retry.fetch`, else the policy's `fetch` option, else the global `fetch`. */
+  const baseOf = (init) => init?.retry?.fetch ?? policy[TRANSPORT] ?? globalFetch;
 
   policy.fetch = Object.assign(
     (input, init) => {
@@ -244,7 +250,7 @@ export function instrument(policy, options = {}) {
       const rec = holder.rec;
       let answer;
       try {
-        answer = fetch(input, withTransport(init, transport(holder, baseOf(init))));
+        answer = policy[OBSERVED](input, withTransport(init, transport(holder, baseOf(init))), onState(holder));
       } catch (error) {
         end(rec, undefined, undefined, error);
         throw error;
@@ -266,7 +272,6 @@ export function instrument(policy, options = {}) {
   /** `run` and `poll`: the operation's states as events, its result ends the span; `retryNow` starts another. */
   const operation = (kind, start) => (input, init, ...rest) => {
     const holder = { rec: begin(kind, input, init) };
-    holder.rec.waitEvents = true;
     const watch = (rec, result) => result.then((outcome) => end(rec, outcome.report, outcome));
     const op = start(input, withTransport(init, transport(holder, baseOf(init))), ...rest);
     const listen = onState(holder);
@@ -276,7 +281,6 @@ export function instrument(policy, options = {}) {
     const retryNow = op.retryNow;
     op.retryNow = (o) => {
       holder.rec = begin(kind, input, init);
-      holder.rec.waitEvents = true;
       const result = retryNow.call(op, o);
       watch(holder.rec, result);
       return result;

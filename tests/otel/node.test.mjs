@@ -233,6 +233,55 @@ describe("each attempt a span of its own (no instrumented fetch)", () => {
   });
 });
 
+describe("policy.fetch's waits for a rate slot and a permit, and the policy's own fetch", () => {
+  test("a fetch that waited for a rate slot carries a rate-limit wait event before its first attempt", async () => {
+    const p = policy("fetch-rate", { rate: { requests: 1, perMs: 300 } });
+    await (await p.fetch(`${server.origin}/ok?rate1`)).text();
+    await (await p.fetch(`${server.origin}/ok?rate2`)).text();
+    const ops = exporter.getFinishedSpans().filter((s) => s.attributes["saferetry.policy"] === "fetch-rate");
+    console.log(render(ops));
+    assert.equal(ops.length, 2);
+    const waits = ops[1].events.filter((e) => e.name === "saferetry.wait");
+    assert.equal(waits.length, 1, render(ops));
+    assert.equal(waits[0].attributes["saferetry.wait.cause"], "rate-limit");
+    assert.equal(waits[0].attributes["saferetry.attempt"], 1);
+    const { "saferetry.wait_ms": waited, "saferetry.wait.planned_ms": planned } = waits[0].attributes;
+    assert.ok(planned > 0 && planned <= 300 && waited >= planned - 10, `waited ${waited} ms of ${planned} for the slot`);
+  });
+
+  test("a fetch queued behind another for a concurrency permit carries a concurrency wait event", async () => {
+    const p = policy("fetch-queue", { concurrency: 1 });
+    const first = p.fetch(`${server.origin}/busy-once/fetch-queue`);
+    const second = p.fetch(`${server.origin}/ok?queued`);
+    await Promise.all([(await first).text(), (await second).text()]);
+    const ops = exporter.getFinishedSpans().filter((s) => s.attributes["saferetry.policy"] === "fetch-queue");
+    console.log(render(ops));
+    const queued = ops.find((s) => s.attributes["url.full"].endsWith("?queued=REDACTED"));
+    const wait = queued.events.find((e) => e.attributes["saferetry.wait.cause"] === "concurrency");
+    assert.ok(wait, render(ops));
+    assert.equal(wait.attributes["saferetry.attempt"], 1);
+    assert.ok(wait.attributes["saferetry.wait_ms"] < 1000, `waited ${wait.attributes["saferetry.wait_ms"]} ms: until the first fetch's attempt ended, not its Retry-After`);
+  });
+
+  test("a policy built with its own fetch keeps it: that fetch sends each attempt, inside the attempt span", async () => {
+    const sentBy = [];
+    const own = (input, init) => {
+      sentBy.push(trace.getSpan(context.active())?.spanContext().spanId);
+      return fetch(input, init);
+    };
+    const response = await policy("own-fetch", { fetch: own }).fetch(`${server.origin}/busy-once/own-fetch`);
+    assert.equal(response.status, 200);
+    const { op, children, text } = tree("own-fetch");
+    console.log(text);
+    assert.equal(op.attributes["saferetry.attempts"], 2);
+    assert.equal(children.length, 2);
+    assert.deepEqual(sentBy, children.map(id), "the policy's own fetch sent both attempts, each inside its attempt span");
+    const run = await policy("own-fetch-run", { fetch: own }).run(`${server.origin}/ok`).result;
+    assert.equal(run.kind, "succeeded");
+    assert.deepEqual(sentBy.slice(2), tree("own-fetch-run").children.map(id), "and a run's");
+  });
+});
+
 describe("the operation's life", () => {
   test("retryNow ends the first operation's span and starts one for the fresh operation", async () => {
     const p = policy("retry-now");

@@ -7,7 +7,9 @@ const policy = new RetryPolicy();
 const handle: Instrumentation = instrument(policy, { tracerProvider: trace.getTracerProvider(), meterProvider: metrics.getMeterProvider(), name: "api" });
 handle.disable();
 instrument(policy);
-instrument(policy, { attemptSpans: false, fetch: (input, init) => fetch(input, init) });
+instrument(policy, { attemptSpans: false });
+// @ts-expect-error the policy's own fetch option is the one wrapped: instrument takes none
+instrument(policy, { fetch: (input: RequestInfo | URL, init?: RequestInit) => fetch(input, init) });
 // @ts-expect-error a policy is required
 instrument();
 // @ts-expect-error attemptSpans is a boolean
