@@ -64,3 +64,20 @@ test("in a page with instrumentation-fetch, by default its spans are the attempt
   assert.deepEqual(children.map((c) => c.attributes["http.request.resend_count"]), [undefined, 1]);
   assert.deepEqual(traceparents("/busy-once/web-b"), children.map((c) => `00-${c.traceId}-${c.spanId}-01`));
 });
+
+test("in a page, a fetch started offline waits for the network, and that wait is an offline event on its span", async () => {
+  await page.context().setOffline(true);
+  try {
+    await page.evaluate(() => globalThis.startOffline());
+    await new Promise((r) => setTimeout(r, 400));
+  } finally {
+    await page.context().setOffline(false);
+  }
+  const { answer, op, children } = await run("offline");
+  assert.equal(answer, "ok");
+  assert.equal(children.length, 1, "one request, once back online");
+  const wait = op.events.find((e) => e.attributes["saferetry.wait.cause"] === "offline");
+  assert.ok(wait, JSON.stringify(op.events));
+  assert.equal(wait.attributes["saferetry.attempt"], 1);
+  assert.ok(wait.attributes["saferetry.wait_ms"] >= 300, `waited ${wait.attributes["saferetry.wait_ms"]} ms offline`);
+});

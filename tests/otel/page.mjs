@@ -66,6 +66,17 @@ const CASES = {
   },
 };
 
+// The offline case's fetch starts while the page is offline (the Node side
+// takes it offline and back through the DevTools protocol); `runCase("offline")`
+// awaits it. Attempt spans of its own: instrumentation-fetch's `disable()`
+// (the "instrumented-fetch" case) leaves its wrapper, passing through, in
+// the global `fetch`, where `attemptSpans: "auto"` still sees it.
+let offline;
+globalThis.startOffline = () => {
+  offline = policy("offline", { attemptSpans: true }).fetch("/ok?offline").then((r) => r.text());
+};
+CASES.offline = () => offline;
+
 const plain = (s) => ({
   name: s.name,
   kind: s.kind,
