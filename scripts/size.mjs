@@ -22,6 +22,8 @@
 //    - redis: what `import { redisBudget } from "saferetry/redis"` makes
 //      Node (Deno, Bun) read at import, unbundled, as for node (a service
 //      also imports "saferetry" for `RetryPolicy`: the node entry's bytes);
+//    - otel: the page with `instrument` from "saferetry/otel" (without
+//      @opentelemetry/api, which the app brings for its SDK);
 //    and ky's page (`kyBytes`: `ky.create()`, bundled as the page is).
 //
 // `node scripts/size.mjs [--json] [--before DIR] [--now DIR] [--write-before DIR]`
@@ -48,6 +50,7 @@ const parts = [
   ["glue, outbox", ["src/saferetry_outbox.js"]],
   ["glue, redis", ["src/saferetry_redis.js"]],
   ["entry + core", ["src/node.js", "src/load.js", "src/core.js", "src/executor.js", "src/body.js", "src/hops.js", "src/packed.js", "src/tabs.js"]],
+  ["otel", ["src/otel.js"]],
   ["authority loaders", ["src/authority.js", "src/authority-lazy.js", "src/authority-node.js", "src/authority-workerd.js"]],
   ["redis entry", ["src/redis.js"]],
   ["outbox", ["src/outbox.js", "src/outbox-web.js", "src/outbox-node.js", "src/outbox-workerd.js", "src/outbox-rules.js", "src/outbox-rules-node.js", "src/outbox-rules-workerd.js", "src/outbox-stores/memory.js", "src/outbox-stores/file.js", "src/outbox-stores/indexeddb.js", "src/outbox-stores/durable.js"]],
@@ -98,6 +101,13 @@ const ENTRIES = {
   outbox: {
     platform: "browser",
     code: 'import { RetryPolicy, outbox } from "saferetry";\nglobalThis.box = await outbox(new RetryPolicy(), "orders", { ttl: 86400000 });\n',
+  },
+  // saferetry/otel (README "Observability") on the page entry, without
+  // @opentelemetry/api (the app's own, shared with its SDK): what the
+  // instrumentation adds. Every entry above imports nothing of it.
+  otel: {
+    platform: "browser", requires: "./otel", external: ["@opentelemetry/api"],
+    code: 'import { RetryPolicy } from "saferetry";\nimport { instrument } from "saferetry/otel";\nglobalThis.policy = new RetryPolicy();\ninstrument(globalThis.policy);\n',
   },
 };
 const KY = { platform: "browser", code: 'import ky from "ky";\nglobalThis.client = ky.create({ retry: 2 });\n' };
@@ -151,7 +161,7 @@ async function measureEntry(pkg, name, spec, esbuild, work) {
   const out = await esbuild.build({
     entryPoints: [path.join(dir, "app.mjs")], absWorkingDir: dir, bundle: true, format: "esm", minify: true,
     platform: spec.platform, conditions: spec.conditions ?? [], write: false, outdir: path.join(dir, "dist"),
-    external: ["cloudflare:workers", "*.wasm"], nodePaths: [path.join(REPO, "node_modules")], logLevel: "silent",
+    external: ["cloudflare:workers", "*.wasm", ...(spec.external ?? [])], nodePaths: [path.join(REPO, "node_modules")], logLevel: "silent",
   });
   const text = out.outputFiles.map((f) => f.text).join("\n");
   return tally(pkg, Buffer.from(text), wasmRefs(text));
@@ -179,7 +189,12 @@ async function measure(pkg, specs) {
   const work = mkdtempSync(path.join(tmpdir(), "saferetry-size-"));
   try {
     const result = {};
-    for (const [name, spec] of specs) result[name] = await measureEntry(pkg, name, spec, esbuild, work);
+    const exported = JSON.parse(readFileSync(path.join(pkg, "package.json"), "utf8")).exports;
+    for (const [name, spec] of specs) {
+      // An entry a package (an older one, measured as "before") does not export is not measured.
+      if (spec.requires && !(spec.requires in exported)) continue;
+      result[name] = await measureEntry(pkg, name, spec, esbuild, work);
+    }
     return result;
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -39,6 +39,7 @@ declare -A TIER_TOOLS=(
   [browser-errors]="chromium chromedriver firefox-esr geckodriver WebKitWebDriver Xvfb"
   [fleet-browsers]="chromium chromedriver firefox-esr geckodriver WebKitWebDriver Xvfb"
   [leaks-node]="" [leaks-chromium]="chromium" [demo]="chromium"
+  [otel]="esbuild wrangler workerd chromium"
   [outbox]="wrangler workerd chromium chromedriver firefox-esr geckodriver WebKitWebDriver Xvfb"
 )
 

@@ -472,29 +472,31 @@ const driven = (out) => (out instanceof Outcome ? out : drive(out));
 /** Options plus the budgets every call through it shares. */
 export class RetryPolicy {
   #policy;
+  #fetch;
 
   constructor(options) {
     assertLoaded();
     this.#policy = new Policy(options, glue);
+    this.#fetch = options?.fetch;
   }
 
   /** Like `fetch`: resolves with the final Response. An own property bound
    * to this policy, so SDKs can take it unbound (`fetch: policy.fetch`) and
    * call it with any `this`, and installable as the global `fetch`. */
-  fetch = Object.assign(
-    (input, init) => {
-      if (reentered(input, init)) return HOST(input, init);
-      try {
-        const out = this.#policy.execute(...callOf(input, init), undefined, globalTransport());
-        // An operation that ended inside the call (its signal had aborted)
-        // settles now, as `fetch`'s promise would.
-        return out instanceof Outcome ? Promise.resolve(settle(out)) : drive(out).then(settle);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    },
-    { [MARK]: HOST },
-  );
+  fetch = Object.assign((input, init) => this[Symbol.for("saferetry.observed")](input, init), { [MARK]: HOST });
+
+  /** `fetch` whose `observe` receives every state, as `run`'s (js/src/otel.js; not public API). */
+  [Symbol.for("saferetry.observed")](input, init, observe) {
+    if (reentered(input, init)) return HOST(input, init);
+    try {
+      const out = this.#policy.execute(...callOf(input, init), observe, globalTransport());
+      // An operation that ended inside the call (its signal had aborted)
+      // settles now, as `fetch`'s promise would.
+      return out instanceof Outcome ? Promise.resolve(settle(out)) : drive(out).then(settle);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
 
   /** The operation as a UI store; `result` never rejects. */
   run(input, init) {
@@ -526,6 +528,11 @@ export class RetryPolicy {
   /** The whole-operation bound, for an outbox's write-ahead (js/src/outbox.js; not public API). */
   get [Symbol.for("saferetry.totalMs")]() {
     return this.#policy.totalMs;
+  }
+
+  /** The `fetch` option the policy was built with (js/src/otel.js; not public API). */
+  get [Symbol.for("saferetry.transport")]() {
+    return this.#fetch;
   }
 }
 
