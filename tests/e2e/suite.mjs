@@ -990,7 +990,10 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.ok(ours, 'held back (the runtime applies backpressure to the network)');
   });
 
-  add('In auto the caller\'s signal aborts a handed-over chunked document: the next read rejects with the reason, also for the part read inside the attempt; past it, with the host\'s error', async () => {
+  // Which error: the host's own, as fetch's read gives it (the reason in Node and
+  // Chromium, an AbortError of the host's in workerd and WebKit) — the fidelity
+  // tier compares it with fetch's side by side.
+  add('In auto the caller\'s signal aborts a handed-over chunked document: the next read rejects, also for the part read inside the attempt', async () => {
     for (const readFirst of [0, 1, 2 << 20]) { // bytes read before the abort
       const id = rid();
       const ac = new AbortController();
@@ -1005,8 +1008,7 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
       }
       ac.abort(reason);
       const next = await Promise.race([reader.read().then(() => 'resolved', (e) => e), sleep(2000).then(() => 'hung')]);
-      if (readFirst < 1 << 20) assert.equal(next, reason, `the next read rejected with the caller's reason (read first: ${readFirst})`);
-      else assert.ok(next !== 'resolved' && next !== 'hung', `the next read rejected (past what was read inside the attempt), got ${String(next)}`);
+      assert.ok(next !== 'resolved' && next !== 'hung', `the next read rejected (read first: ${readFirst}), got ${String(next)}`);
     }
   });
 
