@@ -12,11 +12,10 @@
 import { existsSync } from 'node:fs';
 import { RetryPolicy, reportOf } from '../../js/src/node.js';
 import { redisBudget } from '../../js/src/redis.js';
+import { operate, sleep } from './operate.mjs';
 
 const spec = JSON.parse(process.argv[2]);
 const { mode, name, url, n = 1, durationMs = 60_000, concurrency = 1, options = {}, pauseMs = 0, holdMs = 0, skewMs = 0, stopFile } = spec;
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const bump = (o, k) => { o[k] = (o[k] ?? 0) + 1; };
 if (skewMs) {
   // A clock skewMs ahead of the others' (and of Redis's).
   const now = Date.now.bind(Date);
@@ -62,30 +61,8 @@ const sample = setInterval(() => {
     out.modes.push(m);
   }
 }, 50);
-const loop = async () => {
-  // Bounded by n operations and durationMs.
-  while (out.ops < n && Date.now() - start < durationMs && !(stopFile && existsSync(stopFile))) {
-    out.ops += 1;
-    const s = Date.now();
-    let report;
-    try {
-      const res = await policy.fetch(url);
-      await res.body?.cancel();
-      bump(out.statuses, res.status);
-      report = reportOf(res);
-    } catch (e) {
-      if (e?.name !== 'RetryError') { out.other.push(String(e?.stack ?? e)); continue; }
-      report = e.report;
-      bump(out.statuses, e.reason);
-      if (e.reason === 'queue-exceeds-budget') await sleep(10); // refused at once: do not spin
-    }
-    bump(out.reasons, report?.reason);
-    bump(out.budgets, report?.budget);
-    out.maxOpMs = Math.max(out.maxOpMs, Date.now() - s);
-    if (pauseMs) await sleep(pauseMs);
-  }
-};
-await Promise.all(Array.from({ length: concurrency }, loop));
+// Bounded by n operations, durationMs and the stop file.
+await operate(policy, reportOf, out, { url, n, durationMs, concurrency, pauseMs, start, stop: () => Boolean(stopFile && existsSync(stopFile)) });
 out.elapsedMs = Date.now() - start;
 if (holdMs) {
   // Wait (bounded) until the policy holds a grant, say so, and stay alive to be killed.

@@ -12,6 +12,7 @@
 // whose grant never answers in time). Glue only: the policy decides.
 import { DurableObject, env as moduleEnv } from 'cloudflare:workers';
 import { RetryBudget, RetryPolicy, durableBudget, reportOf } from 'saferetry/cloudflare';
+import { bump, operate, sleep } from './operate.mjs';
 
 export { RetryBudget };
 
@@ -33,8 +34,6 @@ export class SlowBudget extends RetryBudget {
 }
 
 const json = (body, status = 200) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const bump = (o, k) => { o[k] = (o[k] ?? 0) + 1; };
 
 function sharedFor(mode, name, env) {
   switch (mode) {
@@ -64,29 +63,7 @@ async function run(spec, env) {
   const modeAtStart = policy.stats().shared?.mode ?? null;
   const out = { ops: 0, reasons: {}, budgets: {}, statuses: {}, other: [], maxOpMs: 0, warmedMs, modeAtStart };
   const start = Date.now();
-  const loop = async () => {
-    // Bounded by n operations and durationMs.
-    while (out.ops < n && Date.now() - start < durationMs) {
-      out.ops += 1;
-      const s = Date.now();
-      let report;
-      try {
-        const res = await policy.fetch(url);
-        bump(out.statuses, res.status);
-        report = reportOf(res);
-      } catch (e) {
-        if (e?.name !== 'RetryError') { out.other.push(String(e?.stack ?? e)); continue; }
-        report = e.report;
-        bump(out.statuses, e.reason);
-        if (e.reason === 'queue-exceeds-budget') await sleep(10); // refused at once: do not spin
-      }
-      bump(out.reasons, report?.reason);
-      bump(out.budgets, report?.budget);
-      out.maxOpMs = Math.max(out.maxOpMs, Date.now() - s);
-      if (pauseMs) await sleep(pauseMs);
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, loop));
+  await operate(policy, reportOf, out, { url, n, durationMs, concurrency, pauseMs, start });
   out.elapsedMs = Date.now() - start;
   out.stats = policy.stats();
   return out;

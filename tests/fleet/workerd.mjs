@@ -24,7 +24,7 @@
 //             R = 50 and R = 100: starts in the first second and in any 1 s
 // Prints each case's figures and PASS/FAIL lines, then "N passed, M failed".
 // Every process started here is killed at the end; every wait is bounded.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -354,6 +354,9 @@ runMain('fleet-workerd', async () => {
   const server = await startFaultServer(OUT);
   note(`fault server ${server.url}`);
   const buildDir = path.join(OUT, 'build');
+  // The Worker's operations loop is the Redis tier's too: copied beside it.
+  mkdirSync(buildDir, { recursive: true });
+  copyFileSync(path.join(HERE, 'operate.mjs'), path.join(buildDir, 'operate.mjs'));
   wranglerWorker({
     dir: buildDir, source: readFileSync(path.join(HERE, 'worker.mjs'), 'utf8'), packageDir: process.env.FLEET_PACKAGE_DIR || path.join(REPO, 'js'),
     compatibilityDate: COMPAT_DATE, wranglerJsonc: WRANGLER_JSONC,
