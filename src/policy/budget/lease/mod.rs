@@ -226,6 +226,12 @@ pub struct LeaseRequest {
     /// credited the same way.
     #[serde(serialize_with = "ms")]
     pub refunded_total: u64,
+    /// Every token this client ever spent on a retry, a running total
+    /// credited the same way (0 from a client that does not say): what
+    /// the authority counts as no longer held, so that what it gives back
+    /// for a client gone silent is only what that client had not spent.
+    #[serde(serialize_with = "ms")]
+    pub spent_total: u64,
     /// Start slots wanted.
     pub want_slots: u32,
     /// The quota and rate this client's policy asks for (an offer: see
