@@ -337,13 +337,13 @@ async function killedCheck(ctx, k) {
   await k.keep();
   const after = await stateOf(ctx.redis, k.name);
   const deadAfter = after.holders.find((h) => h.client === k.dead.client);
-  console.log(`killed: the instance held ${k.held.tokensHeld} tokens and ${k.held.slotsHeld} slots when killed (the authority believed ${k.dead.holding} tokens, ${k.dead.spent} spent in all); another client's share of the 5/s schedule: ${k.now.slots} slots a grant while the dead one counted, ${later.slots} once its grant expired; level ${k.level} at the kill, ${state.level} after the other client's two grants of 20, ${after.level} once the dead one was silent two ttls (${after.stats.tokensReclaimed} tokens given back)`);
+  console.log(`killed: the instance held ${k.held.tokensHeld} tokens and ${k.held.slotsHeld} slots when killed (the authority believed ${k.dead.holding} tokens, ${k.dead.spent} spent in all); another client's share of the 5/s schedule: ${k.now.slots} slots a grant while the dead one counted, ${later.slots} once its grant expired; level ${k.level} at the kill, ${state.level} after the other client's two grants (${k.now.tokens} + ${later.tokens} tokens), ${after.level} once the dead one was silent two ttls (${after.stats.tokensReclaimed} tokens given back)`);
   check('killed: the killed instance held a lease (tokens) when it was killed', k.held.tokensHeld > 0 && k.dead.holding > 0, JSON.stringify(k.held));
   check('killed: its lease expires back — once its ttl passed, another client gets the whole schedule, not a share',
     dead?.lastSeq === k.dead.lastSeq && later.slots > k.now.slots && later.slots >= 5, `${later.slots} > ${k.now.slots}; the dead client still known (the state kept): ${dead !== undefined}`);
   check('killed: the tokens it held and had not spent come back to the bucket, once, two ttls after it was last heard',
-    after.level === state.level + k.dead.holding && after.stats.tokensReclaimed === k.dead.holding && deadAfter?.holding === 0 && deadAfter?.reclaimed === k.dead.holding,
-    `level ${after.level} === ${state.level} + ${k.dead.holding}; reclaimed ${after.stats.tokensReclaimed}; holder ${JSON.stringify(deadAfter)}`);
+    after.level === k.level - k.now.tokens - later.tokens + k.dead.holding && after.stats.tokensReclaimed === k.dead.holding && deadAfter?.holding === 0 && deadAfter?.reclaimed === k.dead.holding,
+    `level ${after.level} === ${k.level} at the kill - ${k.now.tokens} - ${later.tokens} granted to another + ${k.dead.holding}; reclaimed ${after.stats.tokensReclaimed}; holder ${JSON.stringify(deadAfter)}`);
 }
 
 async function malformed(ctx) {
