@@ -26,8 +26,9 @@ pub struct AuthorityConfig {
     /// At most this many tokens, and this many slots, per grant.
     pub max_tokens: u32,
     pub max_slots: u32,
-    /// A client silent this long (and at least two `ttl_ms`) is forgotten:
-    /// its later returns credit nothing.
+    /// A client silent this long (and at least two `ttl_ms`, when what it
+    /// held goes back to the bucket) is forgotten: its later returns credit
+    /// nothing. Silence is counted as `forget` says.
     pub forget_ms: u64,
 }
 
