@@ -84,8 +84,8 @@ const OPS = 250;
 const DRAINED = 100; // operations per policy after which the quota is empty
 console.log(`\n## Fleet amplification: ${K} policies × ${OPS} operations against a server failing everything\n`);
 console.log("(default quota: 500 tokens, 5 a retry; maxAttempts 3)\n");
-console.log(`| budgets | requests | per operation | per operation after the first ${DRAINED} |`);
-console.log("|---|---:|---:|---:|");
+console.log(`| budgets | requests | per operation | per operation after the first ${DRAINED} | authority round trips / operation |`);
+console.log("|---|---:|---:|---:|---:|");
 for (const sharedBudget of [false, true]) {
   const policies = policiesOf(K, {}, sharedBudget);
   starts.length = 0;
@@ -96,7 +96,9 @@ for (const sharedBudget of [false, true]) {
   const retries = policies.reduce((sum, p) => sum + p.stats().retries, 0);
   const label = sharedBudget ? "one shared authority" : "per policy";
   const after = ((total - drained) / (K * (OPS - DRAINED))).toFixed(3);
-  console.log(`| ${label} | ${total} (${retries} retries) | ${(total / (K * OPS)).toFixed(3)} | ${after} |`);
+  const trips = policies.reduce((sum, p) => sum + (p.stats().shared?.roundTrips ?? 0), 0);
+  const perOp = sharedBudget ? `${(trips / (K * OPS)).toFixed(3)} (${trips})` : "—";
+  console.log(`| ${label} | ${total} (${retries} retries) | ${(total / (K * OPS)).toFixed(3)} | ${after} | ${perOp} |`);
 }
 
 const R = 100;

@@ -99,6 +99,8 @@ export interface LeaseRequest {
   holdingTokens: number;
   returnedTotal: number;
   refundedTotal: number;
+  /** Every token this client spent, a running total (absent: 0). What the authority gives back for a client silent two ttls is what it held and had not reported spent. */
+  spentTotal?: number;
   wantSlots: number;
   /** The policy's quota and rate, offered: the authority keeps the strictest offered within a grant's lifetime (README "One budget name, one budget"). */
   config: FleetConfig;
@@ -169,6 +171,8 @@ export interface AuthorityStats {
   tokensGranted: number;
   tokensCredited: number;
   tokensRefunded: number;
+  /** Tokens given back for clients silent two ttls (killed): what they held and had not reported spent. */
+  tokensReclaimed: number;
   slotsGranted: number;
   /** Requests that offered a quota or a rate other than the one in force. */
   differingConfigs: number;

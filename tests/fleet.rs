@@ -40,6 +40,9 @@ struct Scenario {
     away: Option<(u64, u64)>,
     /// Every request reaches the authority twice.
     duplicate: bool,
+    /// The first `n` clients are killed at `ms` (SIGKILL: nothing more
+    /// sent, nothing received, their operations end there).
+    killed: Option<(usize, u64)>,
     authority: AuthorityConfig,
     client: ClientConfig,
 }
@@ -66,6 +69,7 @@ impl Scenario {
             delay_ms: 5,
             away: None,
             duplicate: false,
+            killed: None,
             authority: AuthorityConfig::default(),
             client: ClientConfig::default(),
         }
@@ -165,6 +169,10 @@ struct Outcome {
     requests: u64,
     tokens_spent: u64,
     tokens_expired: u64,
+    /// Tokens the killed clients held when killed, and spent without the
+    /// authority hearing of it (after the last request of theirs it read).
+    killed_held: u64,
+    killed_unreported: u64,
 }
 
 impl Outcome {
@@ -202,19 +210,37 @@ fn simulate(s: &Scenario, budgets: &mut Budgets) -> Outcome {
     let mut to_authority: BTreeMap<u64, Vec<LeaseRequest>> = BTreeMap::new();
     let mut to_clients: BTreeMap<u64, Vec<Grant>> = BTreeMap::new();
     let end_ms = s.run_ms + s.total_ms + s.attempt_ms + 2_000;
+    let dead = |c: usize, t: u64| s.killed.is_some_and(|(n, at)| c < n && t >= at);
+    // The spends each client reported in the requests the authority read.
+    let mut reported = vec![0u64; s.k];
     for t in 0..end_ms {
         let now = EPOCH_MS + t;
         if let Budgets::Leased { authority, clients } = budgets {
             for req in to_authority.remove(&t).unwrap_or_default() {
                 if !s.away(t) {
                     let grant = authority.grant(&req, now);
+                    let r = &mut reported[req.client as usize - 1];
+                    *r = (*r).max(req.spent_total);
                     to_clients.entry(t + s.delay_ms).or_default().push(grant);
                 }
             }
             for grant in to_clients.remove(&t).unwrap_or_default() {
-                clients[grant.client as usize - 1].on_grant(&grant, now);
+                if !dead(grant.client as usize - 1, t) {
+                    clients[grant.client as usize - 1].on_grant(&grant, now);
+                }
             }
-            for c in clients.iter() {
+            if s.killed.is_some_and(|(_, at)| at == t) {
+                for (c, st) in clients
+                    .iter()
+                    .enumerate()
+                    .filter(|&(c, _)| dead(c, t))
+                    .filter_map(|(c, x)| Some((c, x.stats()?)))
+                {
+                    out.killed_held += u64::from(st.tokens_held);
+                    out.killed_unreported += st.tokens_spent - reported[c];
+                }
+            }
+            for (_, c) in clients.iter().enumerate().filter(|&(i, _)| !dead(i, t)) {
                 if let Some(req) = c.pending_request(now) {
                     // Sent after this millisecond's deliveries: arrives at the next at the soonest.
                     let at = t + s.delay_ms.max(1);
@@ -229,7 +255,7 @@ fn simulate(s: &Scenario, budgets: &mut Budgets) -> Outcome {
             }
         }
         if t < s.run_ms {
-            for c in 0..s.k {
+            for c in (0..s.k).filter(|&c| !dead(c, t)) {
                 if (t + c as u64 * 7) % s.every_ms == 0 {
                     ops.push(Op { client: c, arrived: t, attempt: 0, last_cost: None, ended: None });
                     events.entry(t).or_default().push((ops.len() - 1, Ev::Decide));
@@ -240,6 +266,10 @@ fn simulate(s: &Scenario, budgets: &mut Budgets) -> Outcome {
         while let Some(due) = events.remove(&t) {
             for (i, ev) in due {
                 let op = &mut ops[i];
+                if dead(op.client, t) {
+                    op.ended = op.ended.or(Some(t));
+                    continue;
+                }
                 let state = budgets.state(op.client);
                 let deadline = op.arrived + s.total_ms;
                 match ev {
@@ -909,6 +939,42 @@ fn a_leased_client_whose_refill_is_late_queues_for_it_instead_of_spending_past_i
 }
 
 /// A message delay, and maybe a time the authority is away: `(from, length)`.
+#[test]
+fn a_client_killed_holding_tokens_gives_back_what_it_had_not_spent_and_the_fleet_spends_one_bucket_plus_what_it_spent_unheard(
+) {
+    let mut s = Scenario::new(4);
+    s.fails = always;
+    s.every_ms = 50;
+    s.run_ms = 20_000;
+    s.authority.ttl_ms = 2_000;
+    s.killed = Some((1, 300));
+    let capacity = u64::from(s.authority.quota.unwrap().capacity);
+    let mut b = Budgets::leased(&s);
+    let out = simulate(&s, &mut b);
+    let a = authority(&b);
+    let st = a.stats();
+    println!(
+        "outage, 4 clients, one killed at 0.3 s holding {} tokens ({} spent unheard): {} reclaimed, fleet spent {} of a \
+         bucket of {capacity}, {} left; {} round trips for {} ops ({:.3} per op)",
+        out.killed_held,
+        out.killed_unreported,
+        st.tokens_reclaimed,
+        out.tokens_spent,
+        a.quota_level().unwrap_or(0),
+        out.round_trips,
+        out.ops,
+        out.round_trips_per_op()
+    );
+    assert!(out.killed_held > 0, "it held tokens when killed");
+    assert!(st.tokens_reclaimed >= out.killed_held, "what it held came back");
+    assert!(out.tokens_spent <= capacity + out.killed_unreported);
+    assert_eq!(
+        out.tokens_spent + u64::from(a.quota_level().unwrap_or(0)),
+        capacity + out.killed_unreported,
+        "nothing lost"
+    );
+}
+
 fn link() -> impl Strategy<Value = (u64, Option<(u64, u64)>)> {
     (0u64..60, proptest::option::of((0u64..3_000, 0u64..3_000)))
 }
@@ -942,25 +1008,34 @@ proptest! {
     }
 
     #[test]
-    fn any_fleet_in_an_outage_spends_at_most_the_quota(
+    fn any_fleet_in_an_outage_spends_at_most_the_quota_plus_what_its_killed_clients_spent_unheard(
         k in 1usize..8,
         capacity in 0u32..300,
         tokens in 0u32..40,
         (delay_ms, away) in link(),
         duplicate: bool,
+        killed in 0usize..3,
+        kill_ms in 0u64..4_000,
     ) {
         let mut s = Scenario::short(k, 30, delay_ms, away);
         s.fails = always;
         s.duplicate = duplicate;
+        s.killed = Some((killed.min(k), kill_ms));
         s.authority.ttl_ms = 1_000;
         s.authority.quota = Some(QuotaConfig { capacity, ..QuotaConfig::default() });
         s.client.tokens = tokens;
         s.client.low_tokens = tokens / 2;
         let mut b = Budgets::leased(&s);
         let out = simulate(&s, &mut b);
-        prop_assert!(out.tokens_spent <= u64::from(capacity), "{} > {capacity}", out.tokens_spent);
+        // A killed client's tokens come back once its silence shows it
+        // gone; those it spent without the authority hearing are credited
+        // too: the bound's only slack, at most what it held.
+        let bound = u64::from(capacity) + out.killed_unreported;
+        prop_assert!(out.tokens_spent <= bound, "{} > {capacity} + {}", out.tokens_spent, out.killed_unreported);
+        prop_assert!(out.killed_unreported <= killed as u64 * u64::from(tokens));
         let a = authority(&b).stats();
         prop_assert!(a.tokens_credited <= out.tokens_expired);
+        prop_assert!(a.tokens_credited + a.tokens_reclaimed <= a.tokens_granted);
         prop_assert_eq!(out.unfinished, 0);
     }
 
@@ -1078,6 +1153,7 @@ proptest! {
                 holding_tokens: y,
                 returned_total: u64::from(z),
                 refunded_total: u64::from(w % 3),
+                spent_total: u64::from(x % 11),
                 want_slots: x % 100,
                 config: match w % 3 {
                     0 => FleetConfig::default(),
@@ -1101,6 +1177,6 @@ proptest! {
             c.on_unreachable(t2);
         }
         let st = a.stats();
-        prop_assert!(st.tokens_credited <= st.tokens_granted);
+        prop_assert!(st.tokens_credited + st.tokens_reclaimed <= st.tokens_granted);
     }
 }

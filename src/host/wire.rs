@@ -112,6 +112,8 @@ pub fn request(js: &JsValue) -> Result<LeaseRequest, Malformed> {
         holding_tokens: f.small("holdingTokens")?,
         returned_total: f.int("returnedTotal")?,
         refunded_total: f.int("refundedTotal")?,
+        // Absent from a client of an older version: nothing reported spent.
+        spent_total: f.maybe("spentTotal", |_| f.int("spentTotal"))?.unwrap_or(0),
         want_slots: f.small("wantSlots")?,
         config: config(&get(js, "config"), "request.config")?,
     })
@@ -181,12 +183,15 @@ pub fn state(js: &JsValue) -> Result<AuthorityState, Malformed> {
         level: f.maybe("level", |_| f.small("level"))?,
         schedule_ms: f.maybe("scheduleMs", |_| f.int("scheduleMs"))?,
         holders,
+        // Absent from a state kept by an older version: as if just resumed.
+        resumed_ms: f.maybe("resumedMs", |_| f.int("resumedMs"))?.unwrap_or(0),
         stats: AuthorityStats {
             requests: s.int("requests")?,
             duplicates: s.int("duplicates")?,
             tokens_granted: s.int("tokensGranted")?,
             tokens_credited: s.int("tokensCredited")?,
             tokens_refunded: s.int("tokensRefunded")?,
+            tokens_reclaimed: s.maybe("tokensReclaimed", |_| s.int("tokensReclaimed"))?.unwrap_or(0),
             slots_granted: s.int("slotsGranted")?,
             // Absent from a state kept by an older version: none counted.
             differing_configs: s.maybe("differingConfigs", |_| s.int("differingConfigs"))?.unwrap_or(0),
@@ -204,6 +209,9 @@ fn holder(js: &JsValue) -> Result<HolderState, Malformed> {
         holding: f.small("holding")?,
         returned: f.int("returned")?,
         refunded: f.int("refunded")?,
+        // Absent from a state kept by an older version: none known.
+        spent: f.maybe("spent", |_| f.int("spent"))?.unwrap_or(0),
+        reclaimed: f.maybe("reclaimed", |_| f.small("reclaimed"))?.unwrap_or(0),
         seen_ms: f.int("seenMs")?,
         // Absent from a state kept by an older version: no offer known.
         config: f.maybe("config", |c| config(c, "state.holders[].config"))?.unwrap_or_default(),

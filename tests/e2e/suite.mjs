@@ -1439,6 +1439,8 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
       config: { quota: { capacity: 30, retryCost: 5, timeoutCost: 10, successRefund: 1 }, rate: null } };
     assert.match(assert.throws(() => a.grant({ ...good, seq: -1 }), TypeError).message, /request\.seq/);
     assert.match(assert.throws(() => a.grant({ ...good, config: 1 }), TypeError).message, /request\.config/);
+    assert.match(assert.throws(() => a.grant({ ...good, spentTotal: 'x' }), TypeError).message, /request\.spentTotal/);
+    assert.match(assert.throws(() => a.restore({ ...a.state(), holders: [{ client: 1, lastSeq: 1, holding: 0, returned: 0, refunded: 0, seenMs: 0, spent: -1 }] }), TypeError).message, /state\.holders\[\]\.spent/);
     assert.match(assert.throws(() => a.grant(good, Number.NaN), RangeError).message, /nowMs/);
     assert.match(assert.throws(() => a.restore({ holders: 'x' }), TypeError).message, /state/);
     const g = a.grant(good);
@@ -1447,6 +1449,13 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     b.restore(JSON.parse(JSON.stringify(a.state())));
     assert.equal(b.quotaLevel, 10, 'a restored authority keeps the level');
     assert.equal(b.grant(good).duplicate, true, 'and the clients it has answered');
+    // A state kept before spends were reported (no spent, reclaimed, resumedMs, tokensReclaimed) still restores.
+    const old = JSON.parse(JSON.stringify(a.state()));
+    delete old.resumedMs; delete old.stats.tokensReclaimed;
+    for (const h of old.holders) { delete h.spent; delete h.reclaimed; }
+    const c = new BudgetAuthority();
+    c.restore(old);
+    assert.equal([c.quotaLevel, c.stats().tokensReclaimed, c.grant(good).duplicate].join(), '10,0,true', 'an older state restores');
   });
 
   add('Two policies sharing a rate of 5 per second start 10 requests over at least a second', async () => {

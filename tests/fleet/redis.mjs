@@ -310,22 +310,40 @@ async function killedStart(ctx) {
   const dead = state.holders[0];
   // Another client, right away: the schedule's horizon (5 + 1 starts) is shared by two clients heard within a ttl.
   const budget = ctx.redisBudget(ctx.redis, name);
-  const ask = (client, seq) => budget.exchange({ client, seq, wantTokens: 20, holdingTokens: 0, returnedTotal: 0, refundedTotal: 0, wantSlots: 32, config: { quota: state.config.quota, rate: state.config.rate } });
+  let seq = 0;
+  const exchange = (wantTokens, wantSlots) => budget.exchange({ client: 7, seq: ++seq, wantTokens, holdingTokens: 0, returnedTotal: 0, refundedTotal: 0, wantSlots, config: { quota: state.config.quota, rate: state.config.rate } });
+  const ask = () => exchange(20, 32);
   await sleep(1200); // past the dead one's reserved slots
-  const now = await ask(7, 1);
-  return { name, held, dead, killedAt, now, ask, level: state.level };
+  const now = await ask();
+  // The authority counts a client's silence only while it hears from
+  // someone: client 7 asks for nothing every 2 s until the check, so the
+  // dead one's silence counts from its last request.
+  const keep = () => exchange(0, 0);
+  const keeping = setInterval(() => { keep().catch(() => {}); }, 2000);
+  return { name, held, dead, killedAt, now, ask, keep, keeping, level: state.level };
 }
 
 async function killedCheck(ctx, k) {
   const left = k.dead.seenMs + TTL_MS + 1200 - Date.now();
   if (left > 0) { note(`killed: waiting ${left} ms for the dead instance's grant to expire`); await sleep(left); }
-  const later = await k.ask(7, 2);
+  const later = await k.ask();
   const state = await stateOf(ctx.redis, k.name);
   const dead = state.holders.find((h) => h.client === k.dead.client);
-  console.log(`killed: the instance held ${k.held.tokensHeld} tokens and ${k.held.slotsHeld} slots when killed (the authority believed ${k.dead.holding} tokens); another client's share of the 5/s schedule: ${k.now.slots} slots a grant while the dead one counted, ${later.slots} once its grant expired; level ${k.level} at the kill, ${state.level} after the other client's two grants of 20 (the tokens the dead one held are not returned: the authority cannot tell those it spent)`);
+  // Its tokens: given back once it has been silent two ttls (the keep-alives
+  // carry the authority's clock past that), what it held and had not spent.
+  const back = k.dead.seenMs + 2 * TTL_MS + 1500 - Date.now();
+  if (back > 0) { note(`killed: waiting ${back} ms for the dead instance's tokens to come back`); await sleep(back); }
+  clearInterval(k.keeping);
+  await k.keep();
+  const after = await stateOf(ctx.redis, k.name);
+  const deadAfter = after.holders.find((h) => h.client === k.dead.client);
+  console.log(`killed: the instance held ${k.held.tokensHeld} tokens and ${k.held.slotsHeld} slots when killed (the authority believed ${k.dead.holding} tokens, ${k.dead.spent} spent in all); another client's share of the 5/s schedule: ${k.now.slots} slots a grant while the dead one counted, ${later.slots} once its grant expired; level ${k.level} at the kill, ${state.level} after the other client's two grants (${k.now.tokens} + ${later.tokens} tokens), ${after.level} once the dead one was silent two ttls (${after.stats.tokensReclaimed} tokens given back)`);
   check('killed: the killed instance held a lease (tokens) when it was killed', k.held.tokensHeld > 0 && k.dead.holding > 0, JSON.stringify(k.held));
   check('killed: its lease expires back — once its ttl passed, another client gets the whole schedule, not a share',
     dead?.lastSeq === k.dead.lastSeq && later.slots > k.now.slots && later.slots >= 5, `${later.slots} > ${k.now.slots}; the dead client still known (the state kept): ${dead !== undefined}`);
+  check('killed: the tokens it held and had not spent come back to the bucket, once, two ttls after it was last heard',
+    after.level === k.level - k.now.tokens - later.tokens + k.dead.holding && after.stats.tokensReclaimed === k.dead.holding && deadAfter?.holding === 0 && deadAfter?.reclaimed === k.dead.holding,
+    `level ${after.level} === ${k.level} at the kill - ${k.now.tokens} - ${later.tokens} granted to another + ${k.dead.holding}; reclaimed ${after.stats.tokensReclaimed}; holder ${JSON.stringify(deadAfter)}`);
 }
 
 async function malformed(ctx) {

@@ -26,8 +26,9 @@ pub struct AuthorityConfig {
     /// At most this many tokens, and this many slots, per grant.
     pub max_tokens: u32,
     pub max_slots: u32,
-    /// A client silent this long (and at least two `ttl_ms`) is forgotten:
-    /// its later returns credit nothing.
+    /// A client silent this long (and at least two `ttl_ms`, when what it
+    /// held goes back to the bucket) is forgotten: its later returns credit
+    /// nothing. Silence is counted as `forget` says.
     pub forget_ms: u64,
 }
 
@@ -70,6 +71,11 @@ pub struct AuthorityStats {
     pub tokens_credited: u64,
     #[serde(serialize_with = "ms")]
     pub tokens_refunded: u64,
+    /// Tokens given back for clients silent two `ttl_ms` (a killed
+    /// instance's unspent tokens). Those a late request takes again count
+    /// as granted again.
+    #[serde(serialize_with = "ms")]
+    pub tokens_reclaimed: u64,
     #[serde(serialize_with = "ms")]
     pub slots_granted: u64,
     /// Requests whose policy offered a quota or a rate other than the one
@@ -89,6 +95,8 @@ pub struct Authority {
     /// Sorted by client id (a fleet is small; a sorted `Vec` is a fraction
     /// of a `BTreeMap`'s code in wasm).
     holders: Vec<HolderState>,
+    /// The first request after a ttl without any (see `forget`).
+    resumed_ms: u64,
     stats: AuthorityStats,
 }
 
@@ -99,6 +107,7 @@ impl Authority {
             quota: config.quota.map(Quota::new),
             rate: config.rate.map(Rate::new),
             holders: Vec::new(),
+            resumed_ms: 0,
             stats: AuthorityStats::default(),
         }
     }
@@ -121,6 +130,11 @@ impl Authority {
                     holding: 0,
                     returned: req.returned_total,
                     refunded: req.refunded_total,
+                    spent: req.spent_total,
+                    // Tokens it claims to hold are covered by nothing here
+                    // (a client forgotten since: they may have been given
+                    // back): taken from the bucket again, as far as it can.
+                    reclaimed: req.holding_tokens,
                     seen_ms: now_ms,
                     config: FleetConfig::default(),
                 };
@@ -142,12 +156,24 @@ impl Authority {
         let returned = req.returned_total.saturating_sub(holder.returned);
         let credit = u32::try_from(returned).unwrap_or(u32::MAX).min(holder.holding);
         let refund = u32::try_from(req.refunded_total.saturating_sub(holder.refunded)).unwrap_or(u32::MAX);
+        let spent = u32::try_from(req.spent_total.saturating_sub(holder.spent)).unwrap_or(u32::MAX);
         holder.returned = holder.returned.max(req.returned_total);
         holder.refunded = holder.refunded.max(req.refunded_total);
-        holder.holding = holder.holding.saturating_sub(credit).min(req.holding_tokens);
+        holder.spent = holder.spent.max(req.spent_total);
+        holder.holding = holder.holding.saturating_sub(credit).saturating_sub(spent).min(req.holding_tokens);
+        // Tokens given back when this client went silent that it still
+        // claims (a request that was long on its way): the grant renews
+        // them, so they are taken from the bucket again, as far as it has
+        // them, and never handed out twice.
+        let retake = req.holding_tokens.saturating_sub(holder.holding).min(core::mem::take(&mut holder.reclaimed));
         if let Some(q) = &self.quota {
             q.on_success(Some(credit));
             q.on_success(Some(refund));
+            let retaken = retake.min(q.level());
+            if q.try_spend(retaken) {
+                holder.holding = holder.holding.saturating_add(retaken);
+                self.stats.tokens_granted = self.stats.tokens_granted.saturating_add(u64::from(retaken));
+            }
             let n = req.want_tokens.min(self.config.max_tokens).min(q.level());
             if q.try_spend(n) {
                 grant.tokens = n;
@@ -253,6 +279,7 @@ impl Authority {
             level: self.quota_level(),
             schedule_ms: self.rate.as_ref().map(Rate::schedule_ms),
             holders: self.holders.clone(),
+            resumed_ms: self.resumed_ms,
             stats: self.stats,
         }
     }
@@ -279,17 +306,45 @@ impl Authority {
                 Err(at) => a.holders.insert(at, *h),
             }
         }
+        a.resumed_ms = state.resumed_ms;
         a.stats = state.stats;
         a
     }
 
-    /// Forgets clients silent for `forget_ms`: whatever they held has
-    /// expired long ago. A late message from one is then treated as new and
-    /// credits nothing (it holds nothing here), so memory stays bounded by
-    /// the clients heard from in the last `forget_ms`.
+    /// Gives back the tokens of clients silent for two `ttl_ms`, once: a
+    /// killed instance's grant expired a ttl ago (the margin covers a
+    /// clock a little behind, a retry paid at the time seen before its
+    /// attempt, an answer late on its way), so what it held and had not
+    /// reported spent can no longer be spent, and goes back to the bucket.
+    /// Only spends made after its last request arrived are credited too
+    /// (the bound in the module's docs). Silence is counted only while the
+    /// authority hears from someone: after a ttl without any request (the
+    /// authority was away, or the fleet idle) it counts from the first
+    /// request, so clients cut off with it, which spent what they held
+    /// and could not say, have two ttls to say it. Then forgets clients silent for
+    /// `forget_ms` (at least those two ttls): a late message from one is
+    /// treated as new and credits nothing (it holds nothing here), so
+    /// memory stays bounded by the clients heard from in the last
+    /// `forget_ms`.
     fn forget(&mut self, now_ms: u64) {
-        let keep_ms = self.config.forget_ms.max(self.config.ttl_ms.saturating_mul(2));
-        self.holders.retain(|h| now_ms.saturating_sub(h.seen_ms) < keep_ms);
+        let ttl = self.config.ttl_ms;
+        let last_ms = self.holders.iter().map(|h| h.seen_ms).max();
+        if last_ms.is_none_or(|last| now_ms.saturating_sub(last) >= ttl) {
+            self.resumed_ms = now_ms;
+        }
+        let silent_ms = ttl.saturating_mul(2);
+        let since = self.resumed_ms;
+        let silent = |h: &HolderState| now_ms.saturating_sub(h.seen_ms.max(since)) >= silent_ms;
+        for h in self.holders.iter_mut().filter(|h| h.holding > 0 && silent(h)) {
+            let back = core::mem::take(&mut h.holding);
+            h.reclaimed = h.reclaimed.saturating_add(back);
+            if let Some(q) = &self.quota {
+                q.on_success(Some(back));
+            }
+            self.stats.tokens_reclaimed = self.stats.tokens_reclaimed.saturating_add(u64::from(back));
+        }
+        let keep_ms = self.config.forget_ms.max(silent_ms);
+        self.holders.retain(|h| now_ms.saturating_sub(h.seen_ms.max(since)) < keep_ms);
     }
 }
 
@@ -381,8 +436,76 @@ mod tests {
         assert_eq!(Authority::restore(config, &unkept).quota_level(), Some(30));
     }
 
+    fn silent_pair() -> Authority {
+        let mut a = Authority::new(AuthorityConfig {
+            quota: Some(QuotaConfig { capacity: 30, ..QuotaConfig::default() }),
+            ttl_ms: 100,
+            ..AuthorityConfig::default()
+        });
+        a.grant(&LeaseRequest { want_tokens: 20, ..ask(1, 1) }, 0);
+        let spent = LeaseRequest { spent_total: 5, holding_tokens: 15, ..ask(1, 2) };
+        a.grant(&spent, 50);
+        assert_eq!(a.quota_level(), Some(10));
+        a
+    }
+
+    /// Client 2 asks every 50 ms from `from` to `to`, its sequence from `seq`.
+    fn others(a: &mut Authority, seq: u64, from: u64, to: u64) {
+        for (n, t) in (from..=to).step_by(50).enumerate() {
+            a.grant(&ask(2, seq + n as u64), t);
+        }
+    }
+
     #[test]
-    fn a_silent_client_is_forgotten_and_its_late_return_credits_nothing() {
+    fn a_silent_holders_unspent_tokens_come_back_once_two_ttls_after_it_was_last_heard() {
+        let mut a = silent_pair();
+        others(&mut a, 1, 100, 200);
+        a.grant(&ask(2, 10), 249);
+        assert_eq!(a.quota_level(), Some(10), "a ttl past its grant's expiry, not sooner");
+        a.grant(&ask(2, 11), 250);
+        assert_eq!(a.quota_level(), Some(25), "the 20 it took, less the 5 it reported spent");
+        others(&mut a, 12, 300, 900);
+        assert_eq!(a.quota_level(), Some(25), "once");
+        assert_eq!(a.stats().tokens_reclaimed, 15);
+    }
+
+    #[test]
+    fn after_a_ttl_without_any_request_silences_count_from_the_first_one_so_clients_cut_off_can_say_what_they_spent() {
+        let mut a = silent_pair();
+        // Nobody heard from 50 to 400 (the authority was away).
+        others(&mut a, 1, 400, 550);
+        assert_eq!(a.quota_level(), Some(10), "client 1 had until 600 to be heard");
+        a.grant(&LeaseRequest { spent_total: 20, ..ask(1, 3) }, 580);
+        others(&mut a, 5, 600, 900);
+        assert_eq!((a.quota_level(), a.stats().tokens_reclaimed), (Some(10), 0), "it spent them all");
+        let mut b = silent_pair();
+        others(&mut b, 1, 400, 600);
+        assert_eq!(b.quota_level(), Some(25), "not heard by then: given back");
+    }
+
+    #[test]
+    fn a_late_message_from_a_client_whose_tokens_came_back_gets_nothing_twice() {
+        let mut a = silent_pair();
+        others(&mut a, 1, 100, 250);
+        // Its tokens expired where it runs: it returns them. Nothing more.
+        let returns = LeaseRequest { returned_total: 15, spent_total: 5, ..ask(1, 3) };
+        a.grant(&returns, 260);
+        assert_eq!((a.quota_level(), a.stats().tokens_credited), (Some(25), 0));
+        assert!(a.grant(&LeaseRequest { holding_tokens: 15, ..ask(1, 2) }, 261).duplicate);
+        let mut b = silent_pair();
+        others(&mut b, 1, 100, 250);
+        // A request sent before its tokens expired, arriving after they came
+        // back: the grant renews them, so they are taken again.
+        let late = LeaseRequest { holding_tokens: 15, spent_total: 5, ..ask(1, 3) };
+        b.grant(&late, 260);
+        assert_eq!(b.quota_level(), Some(10));
+        assert_eq!((b.stats().tokens_reclaimed, b.stats().tokens_granted), (15, 35), "taken again: granted again");
+        b.grant(&LeaseRequest { returned_total: 15, spent_total: 5, ..ask(1, 4) }, 270);
+        assert_eq!(b.quota_level(), Some(25), "returned once, as any holding");
+    }
+
+    #[test]
+    fn a_silent_client_is_forgotten_after_its_tokens_came_back_and_its_late_messages_gain_nothing() {
         let mut a = Authority::new(AuthorityConfig {
             quota: Some(QuotaConfig { capacity: 10, ..QuotaConfig::default() }),
             ttl_ms: 100,
@@ -390,9 +513,11 @@ mod tests {
             ..AuthorityConfig::default()
         });
         a.grant(&LeaseRequest { want_tokens: 10, ..ask(1, 1) }, 0);
-        a.grant(&ask(2, 1), 200);
+        others(&mut a, 1, 50, 200);
+        assert_eq!(a.quota_level(), Some(10), "given back as it was forgotten");
         a.grant(&LeaseRequest { returned_total: 10, ..ask(1, 2) }, 200);
-        assert_eq!(a.quota_level(), Some(0));
-        assert_eq!(a.stats().tokens_credited, 0);
+        assert_eq!((a.quota_level(), a.stats().tokens_credited), (Some(10), 0), "a late return credits nothing");
+        a.grant(&LeaseRequest { holding_tokens: 10, ..ask(3, 5) }, 200);
+        assert_eq!(a.quota_level(), Some(0), "an unknown client claiming tokens takes them from the bucket");
     }
 }

@@ -162,6 +162,7 @@ struct Sent {
     want_tokens: u32,
     want_slots: u32,
     returned: u64,
+    spent: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -195,6 +196,12 @@ struct State {
     /// `returned_total` as the authority last acknowledged: a return not
     /// yet acknowledged is a reason to ask.
     returned_acked: u64,
+    /// Tokens of the authority's this client ever spent, and as the
+    /// authority last acknowledged: a spend not yet acknowledged is a
+    /// reason to ask soon (what the authority gives back for a client gone
+    /// silent is what it knows unspent).
+    spent_total: u64,
+    spent_acked: u64,
     slots: Slots,
     debt: u32,
     last_start: Option<(u64, StartKind)>,
@@ -247,6 +254,8 @@ impl LeasedClient {
                 returned_total: 0,
                 refunded_total: 0,
                 returned_acked: 0,
+                spent_total: 0,
+                spent_acked: 0,
                 slots: Slots::default(),
                 debt: 0,
                 last_start: None,
@@ -385,7 +394,11 @@ impl State {
 
     fn pending_request(&mut self, now_ms: u64) -> Option<LeaseRequest> {
         self.observe(now_ms);
-        if self.sent.is_some() || self.now_ms < self.next_ask_ms {
+        // A spend not yet reported goes out as soon as nothing is in
+        // flight while leased, even before `next_ask_ms` (a short answer's
+        // pause): each spend makes at most one request; cut off, it waits.
+        let report = self.spent_total > self.spent_acked && self.stats.mode == Mode::Leased;
+        if self.sent.is_some() || (self.now_ms < self.next_ask_ms && !report) {
             return None;
         }
         let c = self.config;
@@ -402,7 +415,8 @@ impl State {
         let due = (want_tokens > 0 && self.tokens < c.low_tokens)
             || (want_slots > 0 && (held <= c.low_slots || self.debt > 0))
             || renew
-            || self.returned_total > self.returned_acked;
+            || self.returned_total > self.returned_acked
+            || report;
         due.then(|| self.request(self.now_ms, want_tokens, want_slots))
     }
 
@@ -414,6 +428,7 @@ impl State {
             want_tokens,
             want_slots,
             returned: self.returned_total,
+            spent: self.spent_total,
         });
         self.active = false;
         self.stats.requests = self.stats.requests.saturating_add(1);
@@ -424,6 +439,7 @@ impl State {
             holding_tokens: self.tokens,
             returned_total: self.returned_total,
             refunded_total: self.refunded_total,
+            spent_total: self.spent_total,
             want_slots,
             config: self.config.offer,
         }
@@ -438,6 +454,7 @@ impl State {
         };
         self.sent = None;
         self.returned_acked = sent.returned;
+        self.spent_acked = sent.spent;
         self.stats.mode = Mode::Leased;
         self.alone = false;
         self.stats.round_trips = self.stats.round_trips.saturating_add(1);
@@ -540,7 +557,10 @@ impl State {
         self.observe(self.now_ms);
         self.active = true;
         match self.tokens.checked_sub(cost) {
-            Some(rest) => self.tokens = rest,
+            Some(rest) => {
+                self.tokens = rest;
+                self.spent_total = self.spent_total.saturating_add(u64::from(cost));
+            }
             // No authority can run: the budget of its own.
             None => {
                 let own = self.own.as_ref().filter(|_| self.alone)?;

@@ -86,6 +86,20 @@
 //!   older per-client `seq`) grants nothing. Only tokens granted in an
 //!   answer that never arrives (or arrives after the client gave up on it)
 //!   are lost to the bucket: a conservative loss that successes refill.
+//! - **Killed clients.** A client reports its spends (`spent_total`, a
+//!   running total credited like `returned_total`) and, leased, asks as soon
+//!   as none is in flight after a spend. The authority keeps per client the
+//!   tokens granted and not heard spent or returned; a client unheard for
+//!   two `ttl_ms` (counted only while the authority hears from someone:
+//!   after a `ttl_ms` without any request, from the next one) is taken for
+//!   dead and that remainder goes back to the bucket, once. The grant had
+//!   expired a `ttl_ms` before; the second is margin for skew, a retry paid
+//!   at the time seen before its attempt, a late answer. A request still
+//!   claiming tokens given back takes them from the bucket again (as far as
+//!   it has them). So in an outage the fleet spends at most the capacity
+//!   plus, per client killed (or cut off alone for two `ttl_ms`), the
+//!   tokens it spent and the authority never heard of: those of its last
+//!   request's round trip, at most what it held (`tests/fleet.rs`).
 //!
 //! # One budget
 //!
@@ -226,6 +240,12 @@ pub struct LeaseRequest {
     /// credited the same way.
     #[serde(serialize_with = "ms")]
     pub refunded_total: u64,
+    /// Every token this client ever spent on a retry, a running total
+    /// credited the same way (0 from a client that does not say): what
+    /// the authority counts as no longer held, so that what it gives back
+    /// for a client gone silent is only what that client had not spent.
+    #[serde(serialize_with = "ms")]
+    pub spent_total: u64,
     /// Start slots wanted.
     pub want_slots: u32,
     /// The quota and rate this client's policy asks for (an offer: see

@@ -24,6 +24,10 @@ pub struct AuthorityState {
     #[serde(serialize_with = "opt_ms")]
     pub schedule_ms: Option<u64>,
     pub holders: Vec<HolderState>,
+    /// Epoch ms of the first request after a ttl without any: silences are
+    /// counted from then (see `Authority::grant`).
+    #[serde(serialize_with = "ms")]
+    pub resumed_ms: u64,
     pub stats: AuthorityStats,
 }
 
@@ -43,6 +47,12 @@ pub struct HolderState {
     pub returned: u64,
     #[serde(serialize_with = "ms")]
     pub refunded: u64,
+    #[serde(serialize_with = "ms")]
+    pub spent: u64,
+    /// Tokens given back to the bucket when the client went silent (see
+    /// `Authority::grant`), not yet taken again: a late request still
+    /// claiming them takes them from the bucket again.
+    pub reclaimed: u32,
     #[serde(serialize_with = "ms")]
     pub seen_ms: u64,
     /// The quota and rate its latest request offered.
