@@ -3,9 +3,8 @@
 // and to a UI store.
 import { Outcome, Policy } from "./saferetry.js";
 import { drive, exchange } from "./executor.js";
-import { chunk, joined, reader, readAll, whole } from "./body.js";
-import { follow } from "./hops.js";
-import { packed } from "./packed.js";
+import * as attempts from "./attempts.js";
+import { readAll } from "./body.js";
 import { abortBefore, prepare, read } from "./request.js";
 
 import { assertLoaded } from "./load.js";
@@ -85,8 +84,8 @@ function reentered(input, init) {
 /** The wasm side answers an `Outcome` (src/host/outcome.rs): the response
  * and cause taken from it, its data built as a plain object, once. */
 function outcomeOf(out) {
-  const response = out.takeResponse();
-  const cause = out.takeCause();
+  const response = attempts.handed(out.takeResponse());
+  const cause = attempts.thrown(out.takeCause());
   const outcome = out.data();
   out.free();
   if (response) outcome.response = response;
@@ -118,53 +117,8 @@ export function reportOf(response) {
   return report;
 }
 
-// The signal `fetch` follows (ours joined with the caller's), held for as
-// long as the response or its body lives. WebKit collects an
-// `AbortSignal.any` signal that nothing else references even while a fetch
-// follows it, and the caller's abort then no longer reaches a body handed
-// over after our controller was dropped: the body kept streaming and its
-// connection stayed open (tests/streams, the abort case).
-const heldSignals = new WeakMap();
-function holdSignal(response, signal) {
-  if (typeof response !== "object" || response === null) return response;
-  heldSignals.set(response, signal);
-  const body = response.body;
-  if (typeof body === "object" && body !== null) heldSignals.set(body, signal);
-  return response;
-}
-
-const READS = ["arrayBuffer", "blob", "bytes", "formData", "json", "text"];
-
-/** A buffered response when the caller passed a signal: like `fetch`'s,
- * reading its body once that signal has aborted fails (the wasm side says
- * with what: `abortError`, else the reason). Checked when read — by the
- * body stream's `pull` and by the read methods, which still disturb the
- * body as a failed read does — so no listener of ours outlives the call. */
-function bufferedResponse(bytes, init, signal, abortError) {
-  const failure = () => (abortError ? new DOMException("The operation was aborted.", "AbortError") : signal.reason);
-  const source = {
-    pull(controller) {
-      if (signal.aborted) return controller.error(failure());
-      controller.enqueue(new Uint8Array(bytes));
-      controller.close();
-    },
-  };
-  const response = new Response(new ReadableStream(source, { highWaterMark: 0 }), init);
-  for (const name of READS) {
-    const read = Response.prototype[name];
-    if (!read) continue;
-    const value = function () {
-      if (!signal.aborted) return read.call(this);
-      read.call(this).catch(() => {});
-      return Promise.reject(failure());
-    };
-    Object.defineProperty(response, name, { value, writable: true, configurable: true });
-  }
-  return response;
-}
-
 function settle(out) {
-  const response = out.takeResponse();
+  const response = attempts.handed(out.takeResponse());
   if (response) {
     reports.set(response, out);
     return response;
@@ -253,100 +207,16 @@ function callOf(input, init) {
   return [input, own, retry, signal, url ?? "", method, redirect, mode, flags, requestMethod, followed];
 }
 
-function define(target, key, value) {
-  Object.defineProperty(target, key, { value });
-}
-
-// The headers the wasm side reads of every response, and on a throttling
-// status, in the order src/host/glue.rs `Facts::read` takes them.
-const FACT_HEADERS = ["content-length", "content-type", "content-encoding", "retry-after", "retry-after-ms"];
-const RATE_HEADERS = [
-  "ratelimit",
-  "x-ratelimit-remaining",
-  "x-rate-limit-remaining",
-  "x-ratelimit-reset",
-  "x-rate-limit-reset",
-  "x-ratelimit-reset-after",
-];
-
 const glue = {
   callOf,
   prepare,
   abortBefore,
 
-  /** Status, type, whether there is a body, then each header the wasm side reads. */
-  facts(response, rateLimit) {
-    const headers = response.headers;
-    let out = packed(response.status) + packed(response.type) + (response.body ? "1:1" : "-");
-    for (const name of rateLimit ? RATE_HEADERS : FACT_HEADERS) out += packed(headers.get(name));
-    return out;
-  },
+  // An attempt's steps, its objects held by number (js/src/attempts.js).
+  ...attempts,
 
-  /** A thrown value's name, message, whether it has a cause, code, then
-   * the cause's code, syscall and message (src/host/transport.rs `ErrorFields`). */
-  errorFacts(error) {
-    const cause = read(error, "cause");
-    let out = packed(stringOf(read(error, "name"))) + packed(stringOf(read(error, "message")));
-    out += cause === undefined ? "-" : "1:1";
-    for (const v of [read(error, "code"), read(cause, "code"), read(cause, "syscall"), read(cause, "message")]) {
-      out += packed(stringOf(v));
-    }
-    return out;
-  },
-
-  /** `fetch(input, init)` under the attempt's controller (joined with the
-   * caller's signal where the host can); a non-promise answer adopted. */
-  send(fetch, input, init, controller, caller) {
-    let joined;
-    if (controller) {
-      let signal = controller.signal;
-      if (caller) {
-        try {
-          signal = joined = AbortSignal.any([signal, caller]);
-        } catch {
-          // No `AbortSignal.any` here: ours alone.
-        }
-      }
-      init.signal = signal;
-    }
-    const answer = fetch(input, init);
-    const settled = answer instanceof Promise ? answer : Promise.resolve(answer);
-    return joined ? settled.then((response) => holdSignal(response, joined)) : settled;
-  },
-
-  /** As `send`, each hop with `redirect: "manual"`, following the redirects
-   * the chain follows (js/src/hops.js). */
-  follow(fetch, input, init, controller, caller, chain, again) {
-    const hop = (i, n) => {
-      n.redirect = "manual";
-      return glue.send(fetch, i, n, controller, caller);
-    };
-    return follow(chain, hop, input, init, again);
-  },
-
-  /** `response` again around `body`; `abort` 1 or 2: see `bufferedResponse`.
-   * Status text, URL, `redirected` and type as the host's (a constructed
-   * Response would lose the last three; Deno would take the standard
-   * status text if `response` itself were the init). */
-  rebuild(response, body, signal, abort) {
-    const init = { status: response.status, statusText: response.statusText, headers: response.headers };
-    const rebuilt = abort ? bufferedResponse(body, init, signal, abort === 1) : new Response(body, init);
-    define(rebuilt, "url", response.url);
-    define(rebuilt, "redirected", response.redirected);
-    define(rebuilt, "type", response.type);
-    return rebuilt;
-  },
-
-  // Body reads (js/src/body.js).
+  // A replay copy's read (src/host/replay.rs; js/src/body.js).
   readAll,
-  reader,
-  chunk,
-  whole,
-
-  /** `response` again around the chunks `r` read, then the rest of its body. */
-  handOver(response, r, signal) {
-    return this.rebuild(response, joined(r, signal, heldSignals.has(response)), undefined, 0);
-  },
 
   onLine() {
     const online = globalThis.navigator?.onLine;

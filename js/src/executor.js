@@ -1,16 +1,18 @@
 // The executor of the engine's machines (src/host/machine.rs, io.rs). A
 // machine runs one operation and decides everything in it; after each event
 // it lists the work to do next, and this file performs it — awaits a
-// promise, sets or clears a timer, listens to the caller's signal and to
-// `online`, wakes a machine a released permit woke — then reports what
-// happened, until the machine answers its output. It branches on nothing
-// but the kind of work.
+// promise or an attempt's step (js/src/attempts.js), sets or clears a
+// timer, listens to the caller's signal and to `online`, wakes a machine a
+// released permit woke — then reports what happened, until the machine
+// answers its output. It branches on nothing but the kind of work.
+import { pending } from "./attempts.js";
 
 const AWAIT = 0;
 const SET_TIMER = 1;
 const CLEAR_TIMER = 2;
 const WAKE = 3;
 const ONLINE = 4;
+const AWAIT_HELD = 5;
 
 // The machines running, by id: how to report a wake-up to each.
 const running = new Map();
@@ -65,6 +67,12 @@ export function drive(m) {
           // Adopted as `await` would (a thenable, a `then` that throws).
           const promise = m.promise();
           new Promise((r) => r(promise)).then(
+            (v) => report(() => m.onSettled(at, true, v)),
+            (e) => report(() => m.onSettled(at, false, e)),
+          );
+        } else if (kind === AWAIT_HELD) {
+          // The step in progress of what js/src/attempts.js holds as `arg`.
+          pending(arg).then(
             (v) => report(() => m.onSettled(at, true, v)),
             (e) => report(() => m.onSettled(at, false, e)),
           );

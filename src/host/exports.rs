@@ -16,8 +16,8 @@ use super::bind::{get, get_string, math_random};
 use super::clock::HostClock;
 use super::convert::to_js;
 use super::fleet::{Fleet, Leased};
-use super::glue::Glue;
-use super::io::awaited;
+use super::glue::{self, Glue, Held};
+use super::io::step;
 use super::machine::Machine;
 use super::options::{self, Hooks};
 use super::outcome::Outcome;
@@ -25,7 +25,7 @@ use super::poll;
 use super::props::Init;
 use super::replay;
 use super::request::{prepare, Given, Prepared, Unprepared};
-use super::transport::{FetchTransport, Received};
+use super::transport::{ErrorFields, FetchTransport, Received, StepFailure};
 use crate::packed::Fields;
 use crate::engine::{self, race, Budget, Call, Clock, Either, Finished, Slept};
 use crate::policy::budget::concurrency::Gate;
@@ -100,6 +100,7 @@ impl Policy {
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue, glue: Glue) -> Result<Policy, JsValue> {
         let (options, mut hooks) = options::read(&Options::default(), &Hooks::default(), &options, false)?;
+        glue::install(&glue);
         let fleet = hooks.shared.take().map(|exchange| Fleet::new(&options, exchange, &glue));
         let state: Box<dyn SharedState> = match &fleet {
             Some(fleet) => Box::new(Leased(fleet.clone())),
@@ -230,11 +231,15 @@ impl Policy {
             };
             // The caller's `status` hook may be async: it is raced against
             // the polling budget and the cancel like everything else.
-            let hook = poll::status_request(&shared.glue, &spec, &response.body.response, &init);
+            let submitted_response = shared.glue.response_of(response.body.id());
+            let hook = poll::status_request(&shared.glue, &spec, &submitted_response, &init);
             let found = race(hook, ctx.clock.sleep(spec.schedule.budget_ms)).await;
             let status = match found {
                 Either::Left(Ok(prepared)) => prepared,
-                Either::Left(Err(e)) => return ctx.end(submitted.report, Reason::TaskFailed, Some(e)),
+                Either::Left(Err(e)) => {
+                    let e = Held::hold(&shared.glue, &e);
+                    return ctx.end(submitted.report, Reason::TaskFailed, Some(e));
+                }
                 Either::Right(Slept::Elapsed) => return ctx.end(submitted.report, Reason::Deadline, None),
                 Either::Right(Slept::Cancelled) => {
                     return ctx.end(submitted.report, Reason::Cancelled, None);
@@ -242,7 +247,7 @@ impl Policy {
             };
             let transport = ctx.transport(status);
             let budget = ctx.budget();
-            let judge = poll::JsJudge(spec.verdict.clone());
+            let judge = poll::JsJudge(spec.verdict.clone(), shared.glue.clone().unchecked_into());
             let (random, observe) = (&mut ctx.random, &mut ctx.observe);
             let finished = engine::poll::poll(
                 ctx.options,
@@ -322,7 +327,7 @@ impl<'a> Ctx<'a> {
 
     /// Runs the request. When polling follows (`last` false), a success is
     /// not shown as the end: the operation goes on.
-    async fn submit(&mut self, mut prepared: Prepared, last: bool) -> Finished<Received, JsValue> {
+    async fn submit(&mut self, mut prepared: Prepared, last: bool) -> Finished<Received, Held> {
         // Before the first attempt, under its timer and the caller's cancel;
         // a body that is not there by then is a stream: sent once.
         if replay::needed(&prepared) {
@@ -354,26 +359,33 @@ impl<'a> Ctx<'a> {
     /// the outcome (a rejection as `refused`, the host's error its cause).
     async fn pass_through(&mut self, input: &JsValue, init: &Init) -> JsValue {
         let start = self.clock.now_ms();
-        let answer = match self.shared.glue.send(&self.fetch, input, init, None, None) {
-            Ok(promise) => awaited(promise).await,
-            Err(e) => Err(e),
+        let glue = &self.shared.glue;
+        let id = glue.attempt(&self.fetch, input, init, None, false, false, None, None);
+        let answer = match id < 0.0 {
+            true => {
+                let held = Held::new(-id as u32);
+                let facts = glue.error_facts_of(held.id());
+                Err((held, ErrorFields::read(Fields(&facts)).name))
+            }
+            false => match step(id as u32).await {
+                Ok(status) => Ok((id as u32, status.as_f64().filter(|s| *s >= 0.0))),
+                Err(e) => Err((Held::new(id as u32), StepFailure::parse(&e).name())),
+            },
         };
         let mut report = Report::new();
         let mut record =
             AttemptRecord { duration_ms: self.clock.now_ms().saturating_sub(start), ..Default::default() };
         let (response, cause) = match answer {
-            Ok(response) => {
-                record.status = response.dyn_ref::<web_sys::Response>().map(web_sys::Response::status);
+            Ok((id, status)) => {
+                record.status = status.map(|s| s as u16);
                 report.streamed = Some(true);
                 report.handed_over_ms = Some(0);
-                (Some(response), None)
+                (Some(id), None)
             }
-            Err(e) => {
-                let facts = self.shared.glue.error_facts(&e);
-                let name = Fields(&facts).next().flatten().map_or_else(|| String::from("Error"), String::from);
+            Err((held, name)) => {
                 record.error = Some(ErrorInfo { stage: Stage::NotSent, code: String::from("refused"), name });
                 report.reason = Reason::Refused;
-                (None, Some(e))
+                (None, Some(held))
             }
         };
         report.elapsed_ms = record.duration_ms;
@@ -384,7 +396,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Ends an operation before polling began, showing its terminal state.
-    fn end(&mut self, mut report: Report, reason: Reason, cause: Option<JsValue>) -> JsValue {
+    fn end(&mut self, mut report: Report, reason: Reason, cause: Option<Held>) -> JsValue {
         report.reason = reason;
         let phase = Phase::terminal(reason, None, Safety::Idempotent, None);
         (self.observe)(phase);
@@ -394,16 +406,16 @@ impl<'a> Ctx<'a> {
     /// The outcome, as `[data, response?, cause?]`: the data as a plain
     /// object, the last response, and the cause (for a cancel, the caller's
     /// own abort reason).
-    fn outcome(&self, mut finished: Finished<Received, JsValue>) -> JsValue {
+    fn outcome(&self, mut finished: Finished<Received, Held>) -> JsValue {
         let body = finished.response.as_ref().map(|a| &a.body);
         finished.report.streamed = body.map(Received::streamed);
         finished.report.handed_over_ms = body.and_then(Received::handed_over_ms);
         finished.report.budget = self.shared.fleet.as_ref().and_then(|f| f.mode());
         let cause = match (finished.phase, &self.clock.signal) {
-            (Phase::Cancelled, Some(signal)) => Some(signal.reason()),
+            (Phase::Cancelled, Some(signal)) => Some(Held::hold(&self.shared.glue, &signal.reason())),
             _ => finished.cause,
         };
-        let response = finished.response.map(|a| a.body.hand_over().into());
+        let response = finished.response.map(|a| a.body.hand_over());
         Outcome::new(finished.phase, finished.report, response, cause).into()
     }
 }

@@ -31,10 +31,13 @@ use crate::policy::limits::timer_ms;
 
 /// Work for the executor, as `(kind, id, arg)`: await promise `id` (the
 /// next of [`Io::next_promise`]), set timer `id` of `arg` ms, clear timer
-/// `id`.
+/// `id`; await, as wait `id`, the step in progress of what the executor
+/// holds as `arg` (js/src/attempts.js `pending`: an attempt's send or body
+/// read, answered with plain values).
 pub const AWAIT: u32 = 0;
 pub const SET_TIMER: u32 = 1;
 pub const CLEAR_TIMER: u32 = 2;
+pub const AWAIT_HELD: u32 = 5;
 
 /// How a promise settled, or (for a timer) that it fired.
 type Answer = Result<JsValue, JsValue>;
@@ -123,12 +126,20 @@ impl Io {
 /// unsettled (the attempt's timer won), its answer is ignored.
 pub struct Awaited {
     promise: Option<Promise>,
+    /// Or the id of what the executor holds, whose step is awaited.
+    held: u32,
     armed: Option<(Rc<Io>, u32)>,
 }
 
 /// Awaits `promise` through the executor.
 pub fn awaited(promise: Promise) -> Awaited {
-    Awaited { promise: Some(promise), armed: None }
+    Awaited { promise: Some(promise), held: 0, armed: None }
+}
+
+/// Awaits the step in progress of what the executor holds as `id`: the
+/// machine hands over no promise, only the number.
+pub fn step(id: u32) -> Awaited {
+    Awaited { promise: None, held: id, armed: None }
 }
 
 impl Future for Awaited {
@@ -147,8 +158,13 @@ impl Future for Awaited {
             return Poll::Ready(Err(JsValue::from_str("saferetry: awaited outside an operation")));
         };
         let id = io.wait();
-        io.push(AWAIT, id, 0);
-        io.promises.borrow_mut().push_back(self.promise.take().map_or(JsValue::UNDEFINED, Into::into));
+        match self.promise.take() {
+            Some(promise) => {
+                io.push(AWAIT, id, 0);
+                io.promises.borrow_mut().push_back(promise.into());
+            }
+            None => io.push(AWAIT_HELD, id, self.held),
+        }
         self.armed = Some((io, id));
         Poll::Pending
     }

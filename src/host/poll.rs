@@ -100,11 +100,14 @@ pub fn read(js: &JsValue) -> Result<Spec, OptionError> {
 pub async fn status_request(
     glue: &Glue,
     spec: &Spec,
-    submitted: &Response,
+    submitted: &JsValue,
     init: &JsValue,
 ) -> Result<Prepared, JsValue> {
     let target = match spec.status.dyn_ref::<Function>() {
-        Some(f) => settle(f.call1(&JsValue::UNDEFINED, &submitted.clone()?.into())?).await?,
+        Some(f) => {
+            let copy = submitted.unchecked_ref::<Response>().clone()?;
+            settle(f.call1(&JsValue::UNDEFINED, &copy.into())?).await?
+        }
         None => spec.status.clone(),
     };
     let poll_init: Init = Object::new().unchecked_into();
@@ -117,14 +120,15 @@ pub async fn status_request(
 /// The caller's `verdict(response)` (sync or async); without one, the
 /// status decides. A throwing hook or an unknown answer is `fatal`: a poll
 /// loop must never spin on a verdict nobody can read.
-pub struct JsJudge(pub Option<Function>);
+pub struct JsJudge(pub Option<Function>, pub Glue);
 
 impl Judge<Received> for JsJudge {
     async fn judge(&self, answer: &Answer<Received>) -> PollVerdict {
         let Some(f) = &self.0 else {
             return default_verdict(answer.status);
         };
-        let Ok(copy) = answer.body.response.clone() else {
+        let response = self.1.response_of(answer.body.id());
+        let Ok(copy) = response.unchecked_ref::<Response>().clone() else {
             return PollVerdict::Fatal;
         };
         let said = match f.call1(&JsValue::UNDEFINED, &copy.into()) {
