@@ -1,6 +1,8 @@
-// The attempts the machine runs (src/host/transport.rs), held here by
-// number: each attempt's AbortController, its response and body, and the
-// values thrown at it. The machine holds only the numbers. It asks for one
+// The calls and attempts the machine runs (src/host/request.rs,
+// transport.rs), held here by number: each call's input, our copy of its
+// `init` and the signal `fetch` follows; each attempt's AbortController,
+// its response and body; the values thrown at them. The machine holds only
+// the numbers. It asks for one
 // step at a time — send, read the body whole or a chunk, rebuild, hand
 // over, let go — and each function here performs that step and answers
 // plain values: ids, lengths, facts packed into a string (src/packed.rs).
@@ -15,9 +17,10 @@ import { read } from "./request.js";
 const held = new Map();
 let last = 0;
 
-// Each id names a record: an attempt's (`controller`, `caller`,
-// `response`, `bytes`, `reader`, `pending`, and `error` once a step
-// failed), or a thrown value's alone (`error`).
+// Each id names a record: a call's (`input`, `init`, `caller`, and a
+// replay copy's `bytes`, `pending`), an attempt's (`controller`,
+// `caller`, `response`, `bytes`, `reader`, `pending`), either with `error`
+// once a step failed; or a thrown value's alone (`error`).
 function holding(record) {
   do last = last >= 0xffffffff ? 1 : last + 1;
   while (held.has(last));
@@ -32,6 +35,64 @@ function taken(id) {
   const record = held.get(id);
   held.delete(id);
   return record;
+}
+
+/** Holds a call (js/src/core.js `callOf`): its input, our copy of its
+ * `init`, the signal `fetch` would follow. */
+export const call = (input, init, caller) => holding({ input, init, caller });
+
+/** Call `id`'s record, for js/src/request.js's steps. */
+export const callRecord = (id) => held.get(id);
+
+/** Whether call `id`'s signal has aborted. */
+export const aborted = (id) => held.get(id)?.caller?.aborted === true;
+
+/** Call `id`'s signal (the executor listens to it). */
+export const signalOf = (id) => held.get(id)?.caller;
+
+/** Holds the reason call `id`'s signal aborted with: its id. */
+export const reason = (id) => hold(held.get(id)?.caller?.reason);
+
+/** One header of call `id`'s request (of its Request with `isRequest`, else of
+ * its `init.headers`, in any form `fetch` takes); none when unreadable. */
+export function requestHeader(id, isRequest, name) {
+  const { input, init } = held.get(id);
+  try {
+    const headers = isRequest ? input.headers : init.headers === undefined ? undefined : new Headers(init.headers);
+    return headers?.get(name) ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Reads a copy of call `id`'s Request body: its step resolves with the
+ * length, or −1 once more than `max` bytes arrived (`whole`: read it all
+ * with `arrayBuffer()`, where the host shows no body stream). */
+export function replayCopy(id, max, all) {
+  const c = held.get(id);
+  step(c, () => {
+    const copy = c.input.clone();
+    const read = all ? copy.arrayBuffer() : readAll(copy, max);
+    return read.then((buffer) => {
+      if (buffer === null) return -1;
+      c.bytes = buffer;
+      return buffer.byteLength;
+    });
+  });
+}
+
+/** Call `id` sends the bytes its copy read from now on (a Request of its
+ * own around them); false when the Request constructor refused. */
+export function replayKeep(id) {
+  const c = held.get(id);
+  try {
+    c.input = new Request(c.input, { body: c.bytes });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    c.bytes = undefined;
+  }
 }
 
 /** The promise of attempt `id`'s step in progress. */
@@ -133,15 +194,19 @@ function send(fetch, input, init, controller, caller) {
   return joinedSignal ? settled.then((response) => holdSignal(response, joinedSignal)) : settled;
 }
 
-/** Starts an attempt: `fetch(input, init)` — a clone of `input` with
- * `clone` — under an AbortController of its own (`controlled`; none for a
- * call passed through as it is), joined with `caller`; with `chain`, every
- * redirect that chain follows, hop by hop (js/src/hops.js; `again`: the
- * Request a 307/308 reads the body again from). Answers the attempt's id,
- * whose step resolves with the response's facts (only its status, or −1
- * for an answer that is not a Response, when not `controlled`) — or minus
- * the thrown value's id when starting threw. */
-export function attempt(fetch, input, init, caller, clone, controlled, chain, again) {
+/** Starts an attempt of call `id`: `fetch(input, init)` — a clone of
+ * `input` with `clone` — under an AbortController of its own (`controlled`;
+ * none for a call passed through as it is), joined with the call's signal;
+ * with `chain`, every redirect that chain follows, hop by hop
+ * (js/src/hops.js; `again`: a 307/308 reads the body again from the call's
+ * Request). Answers the attempt's id, whose step resolves with the
+ * response's facts (only its status, or −1 for an answer that is not a
+ * Response, when not `controlled`) — or minus the thrown value's id when
+ * starting threw. */
+export function attempt(fetch, id, clone, controlled, chain, again) {
+  const c = held.get(id);
+  let { input } = c;
+  const { init, caller } = c;
   const a = { caller };
   let sent;
   try {
@@ -152,7 +217,7 @@ export function attempt(fetch, input, init, caller, clone, controlled, chain, ag
         n.redirect = "manual";
         return send(fetch, i, n, a.controller, caller);
       };
-      sent = follow(chain, hop, input, init, again);
+      sent = follow(chain, hop, input, init, again ? c.input : undefined);
     } else {
       sent = send(fetch, input, init, a.controller, caller);
     }

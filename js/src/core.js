@@ -4,7 +4,6 @@
 import { Outcome, Policy } from "./saferetry.js";
 import { drive, exchange } from "./executor.js";
 import * as attempts from "./attempts.js";
-import { readAll } from "./body.js";
 import { abortBefore, prepare, read } from "./request.js";
 
 import { assertLoaded } from "./load.js";
@@ -148,19 +147,20 @@ const STREAMED = 2;
 const FAKE_REQUEST = 4;
 const FAKE_SIGNAL = 8;
 const HEADERS = 16;
-const NO_SIGNAL = 32;
 const ABORTED = 64;
 const OWN_KEYS = 128;
 const BODY_STREAM = 256;
 const BODY_UNKNOWN = 512;
+const SIGNAL = 1024;
 
 /** What the wasm side reads of a call's `input` and `init` (src/host/request.rs
- * `Given`): `[input, own, retry, signal, url, method, redirect, mode, flags,
- * requestMethod, followed]` (flags: src/host/request.rs; `followed`: the
- * signal `fetch` would follow, `init.signal` or the Request's own).
- * `own` is our copy of `init` (a getter that throws rejects the call, as in
- * `fetch`), without `retry` when that is an object: `retry` is ours only as
- * an object (wrappers such as ofetch pass their own `retry: <number |
+ * `Given`): `[call, retry, url, method, redirect, mode, flags,
+ * requestMethod]` — `call`: the id js/src/attempts.js holds the call by
+ * (the input, our copy of `init`, the signal `fetch` would follow:
+ * `init.signal`, else the Request's own); flags: src/host/request.rs.
+ * Our copy of `init` (a getter that throws rejects the call, as in
+ * `fetch`) is without `retry` when that is an object: `retry` is ours only
+ * as an object (wrappers such as ofetch pass their own `retry: <number |
  * boolean>` through to `fetch`). A Request's getters are read through
  * `catch`: one that only looks like a Request throws on every getter. */
 function callOf(input, init) {
@@ -177,7 +177,6 @@ function callOf(input, init) {
   const signal = own.signal instanceof AbortSignal ? own.signal : undefined;
   let flags = own.body instanceof ReadableStream ? STREAMED : 0;
   if (own.headers !== undefined) flags |= HEADERS;
-  if (own.signal === null) flags |= NO_SIGNAL;
   if (Object.keys(own).length > 0) flags |= OWN_KEYS;
   let url;
   let requestMethod;
@@ -199,24 +198,43 @@ function callOf(input, init) {
       flags |= FAKE_SIGNAL;
     }
   }
-  const followed = own.signal === null ? undefined : (signal ?? (request && read(request, "signal")));
-  if (!(flags & FAKE_SIGNAL) && followed instanceof AbortSignal && followed.aborted) flags |= ABORTED;
+  let followed = own.signal === null ? undefined : (signal ?? (request && read(request, "signal")));
+  if (!(followed instanceof AbortSignal)) followed = undefined;
+  else flags |= SIGNAL;
+  if (!(flags & FAKE_SIGNAL) && followed?.aborted) flags |= ABORTED;
   const method = stringOf(own.method) ?? requestMethod;
   const redirect = stringOf(own.redirect) ?? (request && stringOf(read(request, "redirect")));
   const mode = stringOf(own.mode) ?? (request && stringOf(read(request, "mode")));
-  return [input, own, retry, signal, url ?? "", method, redirect, mode, flags, requestMethod, followed];
+  const call = attempts.call(input, own, followed);
+  return [call, retry, url ?? "", method, redirect, mode, flags, requestMethod];
 }
 
 const glue = {
   callOf,
-  prepare,
-  abortBefore,
+  // The steps js/src/request.js takes on a call held by js/src/attempts.js.
+  prepare: (id, ...steps) => prepare(attempts.callRecord(id), ...steps),
+  abortBefore: (id, isRequest) => abortBefore(attempts.callRecord(id), isRequest),
 
-  // An attempt's steps, its objects held by number (js/src/attempts.js).
-  ...attempts,
-
-  // A replay copy's read (src/host/replay.rs; js/src/body.js).
-  readAll,
+  // A call's and an attempt's steps, their objects held by number
+  // (js/src/attempts.js).
+  attempt: attempts.attempt,
+  rateFacts: attempts.rateFacts,
+  bytes: attempts.bytes,
+  upTo: attempts.upTo,
+  next: attempts.next,
+  head: attempts.head,
+  header: attempts.header,
+  rebuild: attempts.rebuild,
+  handOver: attempts.handOver,
+  end: attempts.end,
+  hold: attempts.hold,
+  errorFactsOf: attempts.errorFactsOf,
+  responseOf: attempts.responseOf,
+  aborted: attempts.aborted,
+  reason: attempts.reason,
+  requestHeader: attempts.requestHeader,
+  replayCopy: attempts.replayCopy,
+  replayKeep: attempts.replayKeep,
 
   onLine() {
     const online = globalThis.navigator?.onLine;

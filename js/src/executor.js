@@ -5,7 +5,7 @@
 // timer, listens to the caller's signal and to `online`, wakes a machine a
 // released permit woke — then reports what happened, until the machine
 // answers its output. It branches on nothing but the kind of work.
-import { pending } from "./attempts.js";
+import { pending, signalOf } from "./attempts.js";
 
 const AWAIT = 0;
 const SET_TIMER = 1;
@@ -26,7 +26,7 @@ export function drive(m) {
   }
   return new Promise((resolve, reject) => {
     const id = m.id;
-    const signal = m.signal;
+    const signal = signalOf(m.call);
     const timers = new Map();
     let done = false;
     let online;

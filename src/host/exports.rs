@@ -22,7 +22,6 @@ use super::machine::Machine;
 use super::options::{self, Hooks};
 use super::outcome::Outcome;
 use super::poll;
-use super::props::Init;
 use super::replay;
 use super::request::{prepare, Given, Prepared, Unprepared};
 use super::transport::{ErrorFields, FetchTransport, Received, StepFailure};
@@ -45,12 +44,8 @@ use crate::policy::state::{Phase, WaitWhy};
 /// (js/src/executor.js), or — when the operation ended in that first poll
 /// (its signal had aborted) and the host's `fetch` settles such a call at
 /// once — its output itself.
-fn start(
-    runtime: Runtime,
-    signal: Option<web_sys::AbortSignal>,
-    future: impl Future<Output = JsValue> + 'static,
-) -> JsValue {
-    let machine = Machine::start(future, signal);
+fn start(runtime: Runtime, call: u32, future: impl Future<Output = JsValue> + 'static) -> JsValue {
+    let machine = Machine::start(future, call);
     match machine.ended() {
         Some(output) if fetch_settles_at_once(runtime) => output,
         _ => machine.into(),
@@ -159,45 +154,45 @@ impl Policy {
     #[allow(clippy::too_many_arguments)]
     pub fn execute(
         &self,
-        input: JsValue,
-        own: Init,
+        call: u32,
         retry: Option<Object>,
-        signal: Option<web_sys::AbortSignal>,
         url: String,
         method: Option<String>,
         redirect: Option<String>,
         mode: Option<String>,
         flags: u32,
         request_method: Option<String>,
-        followed: Option<web_sys::AbortSignal>,
         observe: Option<Function>,
         fetch: Function,
     ) -> Result<JsValue, JsValue> {
+        // The call's owner: the operation's until it ends.
+        let owner = Held::new(call);
         let shared = self.shared.clone();
-        let given = Given { input, own, signal, followed, url, method, request_method, redirect, mode, flags };
+        let given = Given { call, url, method, request_method, redirect, mode, flags };
         let (options, hooks) = per_call(&shared, retry)?;
         let fetch = hooks.fetch.clone().unwrap_or(fetch);
         // Straight to `fetch`, once: a URL that is not HTTP(S), or a
         // request whose Request the constructor refused (`fetch` says why).
-        let (input, own, signal) = match is_http(&given.url) {
-            false => (given.input, given.own, given.signal),
-            true => match prepare(&shared.glue, given, &hooks.idempotency_key) {
+        if is_http(&given.url) {
+            match prepare(&shared.glue, given, &hooks.idempotency_key) {
                 Ok(prepared) => {
-                    let signal = prepared.signal.clone();
-                    return Ok(start(shared.runtime, signal, async move {
-                        let mut ctx = Ctx::new(&shared, &options, &hooks, observe, prepared.signal.clone(), fetch);
+                    let listened = prepared.listened();
+                    return Ok(start(shared.runtime, listened, async move {
+                        let mut ctx = Ctx::new(&shared, &options, &hooks, observe, listened, fetch);
                         let finished = ctx.submit(prepared, true).await;
-                        ctx.outcome(finished)
+                        let outcome = ctx.outcome(finished);
+                        drop(owner);
+                        outcome
                     }));
                 }
-                Err(Unprepared { to_host: Some((input, own)), .. }) => (input, own, None),
+                Err(Unprepared { to_host: true, .. }) => {}
                 Err(Unprepared { error, .. }) => return Err(error),
-            },
-        };
+            }
+        }
         // `fetch` follows the caller's signal itself: nothing to listen to.
-        Ok(start(shared.runtime, None, async move {
-            let mut ctx = Ctx::new(&shared, &options, &hooks, observe, signal, fetch);
-            ctx.pass_through(&input, &own).await
+        Ok(start(shared.runtime, 0, async move {
+            let mut ctx = Ctx::new(&shared, &options, &hooks, observe, 0, fetch);
+            ctx.pass_through(owner).await
         }))
     }
 
@@ -214,16 +209,18 @@ impl Policy {
         observe: Option<Function>,
         fetch: Function,
     ) -> Result<JsValue, JsValue> {
-        let retry = Some(call.get(2)).filter(|r| !r.is_undefined()).map(JsCast::unchecked_into);
-        let given = Given::from_array(&call);
+        let retry = Some(call.get(1)).filter(|r| !r.is_undefined()).map(JsCast::unchecked_into);
+        let (given, owner) = Given::from_array(&call);
         let shared = self.shared.clone();
         let (options, hooks) = per_call(&shared, retry)?;
         let fetch = hooks.fetch.clone().unwrap_or(fetch);
         let spec = poll::read(&spec)?;
         let prepared = prepare(&shared.glue, given, &hooks.idempotency_key).map_err(|u| u.error)?;
-        let signal = prepared.signal.clone();
-        Ok(start(shared.runtime, signal, async move {
-            let mut ctx = Ctx::new(&shared, &options, &hooks, observe, prepared.signal.clone(), fetch);
+        let listened = prepared.listened();
+        Ok(start(shared.runtime, listened, async move {
+            // The calls' owners: the operation's until it ends.
+            let _owner = owner;
+            let mut ctx = Ctx::new(&shared, &options, &hooks, observe, listened, fetch);
             let submitted = ctx.submit(prepared, false).await;
             let Some(response) = submitted.response.as_ref().filter(|_| submitted.phase == Phase::Succeeded)
             else {
@@ -234,8 +231,8 @@ impl Policy {
             let submitted_response = shared.glue.response_of(response.body.id());
             let hook = poll::status_request(&shared.glue, &spec, &submitted_response, &init);
             let found = race(hook, ctx.clock.sleep(spec.schedule.budget_ms)).await;
-            let status = match found {
-                Either::Left(Ok(prepared)) => prepared,
+            let (status, _status_owner) = match found {
+                Either::Left(Ok(found)) => found,
                 Either::Left(Err(e)) => {
                     let e = Held::hold(&shared.glue, &e);
                     return ctx.end(submitted.report, Reason::TaskFailed, Some(e));
@@ -292,7 +289,7 @@ impl<'a> Ctx<'a> {
         options: &'a Options,
         hooks: &'a Hooks,
         observe: Option<Function>,
-        signal: Option<web_sys::AbortSignal>,
+        call: u32,
         fetch: Function,
     ) -> Ctx<'a> {
         let random = Box::new(move || match &hooks.random {
@@ -300,7 +297,7 @@ impl<'a> Ctx<'a> {
             None => math_random(),
         });
         let observe = Box::new(move |p: Phase| notify(&p, observe.as_ref(), hooks.on_retry.as_ref()));
-        let clock = HostClock { signal, glue: shared.glue.clone().unchecked_into() };
+        let clock = HostClock { call, glue: shared.glue.clone().unchecked_into() };
         Ctx { shared, fetch, options, not_before: hooks.not_before, clock, random, observe }
     }
 
@@ -357,10 +354,11 @@ impl<'a> Ctx<'a> {
     /// A URL the retry rules do not apply to: `fetch(input, init)` once,
     /// with the caller's own signal, and whatever it answers or throws is
     /// the outcome (a rejection as `refused`, the host's error its cause).
-    async fn pass_through(&mut self, input: &JsValue, init: &Init) -> JsValue {
+    async fn pass_through(&mut self, call: Held) -> JsValue {
         let start = self.clock.now_ms();
         let glue = &self.shared.glue;
-        let id = glue.attempt(&self.fetch, input, init, None, false, false, None, None);
+        let id = glue.attempt(&self.fetch, call.id(), false, false, None, false);
+        drop(call);
         let answer = match id < 0.0 {
             true => {
                 let held = Held::new(-id as u32);
@@ -411,8 +409,8 @@ impl<'a> Ctx<'a> {
         finished.report.streamed = body.map(Received::streamed);
         finished.report.handed_over_ms = body.and_then(Received::handed_over_ms);
         finished.report.budget = self.shared.fleet.as_ref().and_then(|f| f.mode());
-        let cause = match (finished.phase, &self.clock.signal) {
-            (Phase::Cancelled, Some(signal)) => Some(Held::hold(&self.shared.glue, &signal.reason())),
+        let cause = match (finished.phase, self.clock.call) {
+            (Phase::Cancelled, call @ 1..) => Some(Held::new(self.shared.glue.reason(call))),
             _ => finished.cause,
         };
         let response = finished.response.map(|a| a.body.hand_over());

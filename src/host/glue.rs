@@ -10,11 +10,10 @@ use alloc::vec::Vec;
 use core::cell::RefCell;
 use js_sys::{Array, Function, Promise};
 use wasm_bindgen::prelude::*;
-use web_sys::{AbortSignal, Request};
 
 use super::hops::Chain;
-
 use super::props::Init;
+
 use crate::packed::Fields;
 use crate::policy::rate_limit::FloorHeaders;
 
@@ -23,28 +22,50 @@ extern "C" {
     /// The object core.js hands to `Policy`'s constructor.
     pub type Glue;
 
-    /// `attempt(fetch, input, init, caller, clone, controlled, chain,
-    /// again)` (js/src/attempts.js): starts an attempt the executor holds
-    /// — its `AbortController` (`controlled`), the `fetch` (of a clone of
-    /// `input` with `clone`), with `chain` every redirect hop
-    /// (js/src/hops.js; `again`: the `Request` a 307/308 reads the body
-    /// again from) — and answers its id, whose step (`super::io::held`)
-    /// resolves with the response's facts ([`Facts::parse`]) or rejects
-    /// with its failure ([`super::transport`]); or minus the id of what
-    /// starting threw.
-    #[allow(clippy::too_many_arguments)]
+    /// `attempt(fetch, call, clone, controlled, chain, again)`
+    /// (js/src/attempts.js): starts an attempt of `call` the executor
+    /// holds — its `AbortController` (`controlled`), the `fetch` (of a
+    /// clone of the call's input with `clone`), with `chain` every redirect
+    /// hop (js/src/hops.js; `again`: a 307/308 reads the body again from
+    /// the call's `Request`) — and answers its id, whose step
+    /// (`super::io::step`) resolves with the response's facts
+    /// ([`Facts::parse`]) or rejects with its failure
+    /// (`super::transport::StepFailure`); or minus the id of what starting
+    /// threw.
     #[wasm_bindgen(method, structural)]
     pub fn attempt(
         this: &Glue,
         fetch: &Function,
-        input: &JsValue,
-        init: &Init,
-        caller: Option<AbortSignal>,
+        call: u32,
         clone: bool,
         controlled: bool,
         chain: Option<Chain>,
-        again: Option<Request>,
+        again: bool,
     ) -> f64;
+
+    /// `aborted(call)`: whether the call's signal has aborted.
+    #[wasm_bindgen(method, structural)]
+    fn aborted(this: &Glue, call: u32) -> bool;
+
+    /// `reason(call)`: holds the reason the call's signal aborted with.
+    #[wasm_bindgen(method, structural)]
+    pub fn reason(this: &Glue, call: u32) -> u32;
+
+    /// `requestHeader(call, isRequest, name)`: one header of the call's
+    /// request (its `Request`'s, else its `init.headers`').
+    #[wasm_bindgen(method, structural, js_name = requestHeader)]
+    pub fn request_header(this: &Glue, call: u32, is_request: bool, name: &str) -> Option<String>;
+
+    /// `replayCopy(call, max, all)`: reads a copy of the call's `Request`
+    /// body (`all`: whole, with `arrayBuffer()`); its step resolves with
+    /// the length, or −1 once more than `max` bytes arrived.
+    #[wasm_bindgen(method, structural, js_name = replayCopy)]
+    pub fn replay_copy(this: &Glue, call: u32, max: f64, all: bool);
+
+    /// `replayKeep(call)`: the call sends the bytes its copy read from now
+    /// on; false when the `Request` constructor refused them.
+    #[wasm_bindgen(method, structural, js_name = replayKeep)]
+    pub fn replay_keep(this: &Glue, call: u32) -> bool;
 
     /// `rateFacts(id)`: the rate-limit headers of attempt `id`'s response
     /// (in [`Facts::parse`]'s order), or `!` and the failure of reading them.
@@ -106,16 +127,16 @@ extern "C" {
     #[wasm_bindgen(method, structural, js_name = responseOf)]
     pub fn response_of(this: &Glue, id: u32) -> JsValue;
 
-    /// `prepare(input, own, isRequest, headers, key, fate, fold, url)`
-    /// (js/src/request.js): the steps `request::prepare` decided, taken;
-    /// answers `[input, init, hasKey, integrity, crossOrigin, refused]`.
-    /// Throws what `Headers` throws for a key it refuses.
+    /// `prepare(call, isRequest, headers, key, fate, fold, url)`
+    /// (js/src/request.js): the steps `request::prepare` decided, taken on
+    /// the call the executor holds; answers `[hasKey, integrity,
+    /// crossOrigin, refused, body]`. Throws what `Headers` throws for a key
+    /// it refuses.
     #[allow(clippy::too_many_arguments)]
     #[wasm_bindgen(catch, method, structural)]
     pub fn prepare(
         this: &Glue,
-        input: &JsValue,
-        own: &Init,
+        call: u32,
         is_request: bool,
         headers: u8,
         key: Option<&str>,
@@ -124,28 +145,16 @@ extern "C" {
         url: &str,
     ) -> Result<Array, JsValue>;
 
-    /// `abortBefore(input, own, signal, isRequest)` (js/src/request.js):
-    /// the Request of a call whose signal had aborted, its body cancelled
-    /// with the reason; throws what the Request constructor throws.
+    /// `abortBefore(call, isRequest)` (js/src/request.js): the call of a
+    /// signal that had aborted sends its Request, its body cancelled with
+    /// the reason; throws what the Request constructor throws.
     #[wasm_bindgen(catch, method, structural, js_name = abortBefore)]
-    pub fn abort_before(
-        this: &Glue,
-        input: &JsValue,
-        own: &Init,
-        signal: &AbortSignal,
-        is_request: bool,
-    ) -> Result<Request, JsValue>;
+    pub fn abort_before(this: &Glue, call: u32, is_request: bool) -> Result<(), JsValue>;
 
     /// `callOf(input, init)`: what `request::Given` holds, as an array (a
     /// poll's status request; `execute` gets the same as its arguments).
     #[wasm_bindgen(method, structural, js_name = callOf)]
     pub fn call_of(this: &Glue, input: &JsValue, init: &Init) -> Array;
-
-    /// `readAll(source, max)`: the bytes of a `Response`'s or a `Request`'s
-    /// body (an `ArrayBuffer`), or `null` as soon as more than `max` bytes
-    /// arrived (js/src/body.js).
-    #[wasm_bindgen(method, structural, js_name = readAll)]
-    pub fn read_all(this: &Glue, source: &JsValue, max: f64) -> Promise;
 
     /// `exchange(lease, exchange, shared, request, seq, ms, now)`: the
     /// executor calls `exchange` as `shared`'s method with `request` (`now`:
@@ -195,6 +204,11 @@ pub fn install(glue: &Glue) {
 pub const CANCEL: u8 = 1;
 pub const ABORT: u8 = 2;
 pub const KEEP: u8 = 4;
+
+/// Whether call `id`'s signal has aborted (0: a call without one).
+pub fn aborted(id: u32) -> bool {
+    id != 0 && GLUE.with(|g| g.borrow().as_ref().is_some_and(|glue| glue.aborted(id)))
+}
 
 /// Ends what the executor holds as `id` (see `end`).
 pub fn end(id: u32, how: u8) {

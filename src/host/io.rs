@@ -24,8 +24,8 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 use js_sys::Promise;
 use wasm_bindgen::JsValue;
-use web_sys::AbortSignal;
 
+use super::glue::aborted;
 use crate::engine::Slept;
 use crate::policy::limits::timer_ms;
 
@@ -178,20 +178,20 @@ impl Drop for Awaited {
     }
 }
 
-/// A wait of `ms` that the caller's `signal` ends at once (`Cancelled`),
+/// A wait of `ms` that the abort of call `call`'s signal ends at once (`Cancelled`; 0: no call),
 /// and with `online` also the host's `online` event (`Elapsed`). A wait of
 /// 0 sets no timer; a timer is cleared when its sleep is dropped. Every
 /// delay is clamped to 2^31−1 ms, which `setTimeout` would otherwise treat
 /// as 0.
 pub struct Sleep {
     ms: u64,
-    signal: Option<AbortSignal>,
+    call: u32,
     online: bool,
     armed: Option<(Rc<Io>, u32)>,
 }
 
-pub fn sleep(ms: u64, signal: Option<AbortSignal>, online: bool) -> Sleep {
-    Sleep { ms, signal, online, armed: None }
+pub fn sleep(ms: u64, call: u32, online: bool) -> Sleep {
+    Sleep { ms, call, online, armed: None }
 }
 
 impl Sleep {
@@ -211,7 +211,7 @@ impl Future for Sleep {
     type Output = Slept;
 
     fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Slept> {
-        if self.signal.as_ref().is_some_and(AbortSignal::aborted) {
+        if aborted(self.call) {
             self.disarm();
             return Poll::Ready(Slept::Cancelled);
         }

@@ -10,7 +10,7 @@ use web_sys::Response;
 use super::bind::get;
 use super::caller::list;
 use super::io::awaited;
-use super::glue::Glue;
+use super::glue::{Glue, Held};
 use super::options::Key;
 use super::props::Init;
 use super::request::{prepare, Given, Prepared};
@@ -96,13 +96,14 @@ pub fn read(js: &JsValue) -> Result<Spec, OptionError> {
 
 /// The status request: the spec's URL or `Request`, or what its function
 /// returns for (a clone of) the submit's response. A URL is queried with
-/// the submit's headers (authorization usually applies to both).
+/// the submit's headers (authorization usually applies to both). With it,
+/// the owner of the call the executor holds for it.
 pub async fn status_request(
     glue: &Glue,
     spec: &Spec,
     submitted: &JsValue,
     init: &JsValue,
-) -> Result<Prepared, JsValue> {
+) -> Result<(Prepared, Held), JsValue> {
     let target = match spec.status.dyn_ref::<Function>() {
         Some(f) => {
             let copy = submitted.unchecked_ref::<Response>().clone()?;
@@ -114,7 +115,8 @@ pub async fn status_request(
     poll_init.set_method("GET");
     poll_init.set_headers(&get(init, "headers"));
     poll_init.set_signal(&get(init, "signal"));
-    prepare(glue, Given::from_array(&glue.call_of(&target, &poll_init)), &Key::None).map_err(|u| u.error)
+    let (given, owner) = Given::from_array(&glue.call_of(&target, &poll_init));
+    prepare(glue, given, &Key::None).map(|p| (p, owner)).map_err(|u| u.error)
 }
 
 /// The caller's `verdict(response)` (sync or async); without one, the

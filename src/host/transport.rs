@@ -221,7 +221,7 @@ impl FetchTransport {
     /// `fetch` rejected: how far the request got, by the runtime's rules.
     pub(super) fn fetch_failed(&self, id: u32, f: StepFailure) -> Failed<Held> {
         let url = match self.runtime {
-            Runtime::Deno => self.prepared.url(),
+            Runtime::Deno => self.prepared.url.clone(),
             _ => String::new(),
         };
         let fate = &self.prepared.fate;
@@ -237,9 +237,8 @@ impl FetchTransport {
     /// sent once); hop by hop where `policy::redirect` says we follow.
     fn start(&self, chain: Option<Chain>) -> Result<Attempt, Failed<Held>> {
         let p = &self.prepared;
-        let again = p.request().filter(|_| p.replayable).cloned();
-        let clone = p.is_request && p.replayable;
-        let id = self.glue.attempt(&self.fetch, &p.input, &p.init, p.signal.clone(), clone, true, chain, again);
+        let again = p.is_request && p.replayable;
+        let id = self.glue.attempt(&self.fetch, p.call, again, true, chain, again);
         match id < 0.0 {
             true => Err(not_sent(Held::new(-id as u32))),
             false => Ok(Attempt(id as u32)),
@@ -374,7 +373,7 @@ impl FetchTransport {
     /// (`policy::runtime::body_abort`); it is checked when read, so no
     /// listener outlives the call.
     fn rebuild(&self, id: u32, length: u32) {
-        let abort = match self.prepared.signal.as_ref().map(|_| body_abort(self.runtime, length == 0)) {
+        let abort = match self.prepared.signal.then(|| body_abort(self.runtime, length == 0)) {
             Some(BodyAbort::AbortError) => 1,
             Some(BodyAbort::Reason) => 2,
             Some(BodyAbort::Unaffected) | None => 0,
@@ -394,7 +393,7 @@ impl Transport for FetchTransport {
     fn snippet(&self, body: &Received) -> Option<String> {
         let length = body.buffered?;
         let head = self.glue.head(body.id, length.min(SNIPPET_READ_BYTES as u32));
-        let mut secrets = self.prepared.secrets();
+        let mut secrets = self.prepared.secrets(&self.glue);
         if let Some(cookies) = self.glue.header(body.id, "set-cookie") {
             secrets_of(&cookies, &mut secrets);
         }
