@@ -203,7 +203,7 @@ pub fn prepare(glue: &Glue, given: Given, key: &Key) -> Result<Prepared, Unprepa
     }
     let key = match key {
         Key::Given(k) => Some(k.clone()),
-        Key::Generate => Some(random_uuid().map_err(|_| {
+        Key::Generate => Some(random_uuid().ok_or_else(|| {
             js_sys::TypeError::new("saferetry: `idempotencyKey: true` needs crypto.randomUUID (a secure context); pass a string key")
         })?),
         Key::None => None,
