@@ -4,11 +4,10 @@
 import { Outcome, Policy } from "./saferetry.js";
 import { drive, exchange } from "./executor.js";
 import { chunk, joined, reader, readAll, whole } from "./body.js";
-import { follow } from "./hops.js";
 import { packed } from "./packed.js";
 import { abortBefore, prepare, read } from "./request.js";
 
-import { assertLoaded } from "./load.js";
+import { assertLoaded, follower } from "./load.js";
 
 // Response (or the host's own error, for a refused request) -> the report
 // of the operation that produced it, or, until someone reads it, the wasm
@@ -315,13 +314,13 @@ const glue = {
   },
 
   /** As `send`, each hop with `redirect: "manual"`, following the redirects
-   * the chain follows (js/src/hops.js). */
+   * the chain follows (js/src/hops.js, from the entry: js/src/load.js). */
   follow(fetch, input, init, controller, caller, chain, again) {
     const hop = (i, n) => {
       n.redirect = "manual";
       return glue.send(fetch, i, n, controller, caller);
     };
-    return follow(chain, hop, input, init, again);
+    return follower()(chain, hop, input, init, again);
   },
 
   /** `response` again around `body`; `abort` 1 or 2: see `bufferedResponse`.

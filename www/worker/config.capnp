@@ -18,7 +18,7 @@ const config :Workerd.Config = (
 
 # workerd resolves `import ... from "saferetry"` in "worker/worker.js" as the
 # module named "worker/saferetry", and that module's own relative imports
-# ("./core.js", "./executor.js", "./body.js", "./hops.js", "./packed.js", "./request.js", "./load.js", "./tabs.js", "./saferetry.js", "./saferetry_bg.wasm", and the
+# ("./core.js", "./executor.js", "./body.js", "./hops.js" (the entry's: a browser's entry has none), "./packed.js", "./request.js", "./load.js", "./tabs.js", "./saferetry.js", "./saferetry_bg.wasm", and the
 # fleet authority's "./authority-workerd.js", "./authority-lazy.js", "./saferetry_authority.js",
 # "./saferetry_authority_bg.wasm", instantiated only at a first `new BudgetAuthority()` or outbox;
 # the outbox's "./outbox-workerd.js", "./outbox.js", "./outbox-stores/memory.js") against
