@@ -79,7 +79,7 @@ export function parse(bytes) {
         if (flags === 2) u32();
         if (flags !== 1) while (bytes[at++] !== 0x0b); // the offset expression
         const len = u32();
-        data.push(len);
+        data.push(bytes.subarray(at, at + len));
         at += len;
       }
     }
@@ -185,7 +185,13 @@ export function profile(bytes, { depth = 2 } = {}) {
     functions: functions.sort((a, b) => b.size - a.size),
     groups: byBytes(groups),
     crates: byBytes(crates),
-    data: { segments: data.length, bytes: data.reduce((s, n) => s + n, 0), largest: Math.max(0, ...data) },
+    data: {
+      segments: data.length,
+      bytes: data.reduce((s, d) => s + d.length, 0),
+      largest: Math.max(0, ...data.map((d) => d.length)),
+      // Runs of 4+ printable ASCII: messages, option names, header names, source paths.
+      text: data.reduce((s, d) => s + (Buffer.from(d).toString("latin1").match(/[\x20-\x7e]{4,}/g) ?? []).join("").length, 0),
+    },
   };
 }
 
@@ -193,7 +199,7 @@ function report(p, top) {
   const pct = (n) => `${((n / p.code) * 100).toFixed(1).padStart(5)} %`;
   const row = (size, name, share = true) => `${String(size).padStart(8)}  ${share ? pct(size) : "       "}  ${name}`;
   const out = [];
-  out.push(`module ${p.total} bytes; code ${p.code} bytes in ${p.functions.length} functions; data ${p.data.bytes} bytes in ${p.data.segments} segments (largest ${p.data.largest})`);
+  out.push(`module ${p.total} bytes; code ${p.code} bytes in ${p.functions.length} functions; data ${p.data.bytes} bytes in ${p.data.segments} segments (largest ${p.data.largest}; text ${p.data.text})`);
   out.push("", "sections (bytes):", ...p.sections.map((s) => row(s.size, s.label, false)));
   out.push("", "code by crate (bytes, share of code):", ...p.crates.map((c) => row(c.size, c.name)));
   out.push("", `code by module path, top ${top}:`, ...p.groups.slice(0, top).map((g) => row(g.size, g.name)));
@@ -216,5 +222,5 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     console.error(`wasm-profile: ${file} has no name section (a shipped, stripped module): build one with \`NAMES=1 scripts/build.sh\``);
     process.exit(1);
   }
-  console.log(report(p, top));
+  console.log(`${path.relative(process.cwd(), file)}: ${report(p, top)}`);
 }
