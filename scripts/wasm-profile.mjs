@@ -6,6 +6,9 @@
 //   NAMES=1 scripts/build.sh && node scripts/wasm-profile.mjs
 //   NAMES=1 LEAN=1 scripts/build.sh && node scripts/wasm-profile.mjs target/lean/names/saferetry_bg.wasm
 //   node scripts/wasm-profile.mjs [FILE.wasm] [--top N] [--depth N]
+//   node scripts/wasm-profile.mjs BEFORE.wasm --diff AFTER.wasm
+//     (a change's effect, function by function: where bytes went, e.g. a
+//     helper LTO now inlines into its one caller instead of dropping it)
 //
 // The file must keep its name section: `NAMES=1 scripts/build.sh` builds the
 // default module as the shipped one is built (same cargo flags, wasm-bindgen
@@ -195,6 +198,27 @@ export function profile(bytes, { depth = 2 } = {}) {
   };
 }
 
+/** The functions whose bytes differ between two profiles, largest change first. */
+function diff(a, b, top) {
+  const sizes = (p) => {
+    const m = new Map();
+    for (const f of p.functions) m.set(f.name, (m.get(f.name) ?? 0) + f.size);
+    return m;
+  };
+  const [x, y] = [sizes(a), sizes(b)];
+  const rows = [...new Set([...x.keys(), ...y.keys()])]
+    .map((name) => ({ name, change: (y.get(name) ?? 0) - (x.get(name) ?? 0) }))
+    .filter((r) => r.change !== 0)
+    .sort((r, s) => Math.abs(s.change) - Math.abs(r.change));
+  const sign = (n) => (n > 0 ? `+${n}` : String(n));
+  return [
+    `code ${a.code} -> ${b.code} (${sign(b.code - a.code)}); data ${a.data.bytes} -> ${b.data.bytes} (${sign(b.data.bytes - a.data.bytes)})`,
+    "",
+    `functions that changed, top ${top} (bytes):`,
+    ...rows.slice(0, top).map((r) => `${sign(r.change).padStart(8)}  ${r.name}`),
+  ].join("\n");
+}
+
 function report(p, top) {
   const pct = (n) => `${((n / p.code) * 100).toFixed(1).padStart(5)} %`;
   const row = (size, name, share = true) => `${String(size).padStart(8)}  ${share ? pct(size) : "       "}  ${name}`;
@@ -212,15 +236,19 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const option = (flag, fallback) => (args.includes(flag) ? Number(args.splice(args.indexOf(flag), 2)[1]) : fallback);
   const top = option("--top", 30);
   const depth = option("--depth", 2);
+  const against = args.includes("--diff") ? path.resolve(args.splice(args.indexOf("--diff"), 2)[1]) : null;
   const file = path.resolve(args[0] ?? path.join(REPO, "target/names/saferetry_bg.wasm"));
   if (!existsSync(file)) {
     console.error(`wasm-profile: ${file} is not there: build it with \`NAMES=1 scripts/build.sh\``);
     process.exit(1);
   }
-  const p = profile(readFileSync(file), { depth });
-  if (!p.named) {
-    console.error(`wasm-profile: ${file} has no name section (a shipped, stripped module): build one with \`NAMES=1 scripts/build.sh\``);
+  const read = (f) => {
+    const p = profile(readFileSync(f), { depth });
+    if (p.named) return p;
+    console.error(`wasm-profile: ${f} has no name section (a shipped, stripped module): build one with \`NAMES=1 scripts/build.sh\``);
     process.exit(1);
-  }
-  console.log(`${path.relative(process.cwd(), file)}: ${report(p, top)}`);
+  };
+  const p = read(file);
+  if (against) console.log(diff(p, read(against), top));
+  else console.log(`${path.relative(process.cwd(), file)}: ${report(p, top)}`);
 }
