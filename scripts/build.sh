@@ -12,6 +12,10 @@
 #                             gzip less for a page, BENCHMARKS.md "Lean
 #                             build"); falls back to stable, saying so, when
 #                             that toolchain cannot be installed.
+#   NAMES=1 scripts/build.sh  only the default module, with its function
+#                             names kept (wasm-opt -g), into target/names/
+#                             (or LEAN=1's target/lean/names/), for
+#                             scripts/wasm-profile.mjs; js/ is left as it is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -57,9 +61,16 @@ module() { # <out-name> [cargo flags]   (into $out, default js/src)
   wasm-bindgen --target web --no-typescript --out-dir "$dir" --out-name "$name" \
     "$target/wasm32-unknown-unknown/release/saferetry.wasm"
   # Other wasm-opt passes and flags were measured and do not pay (BENCHMARKS.md "Lean build").
-  node_modules/.bin/wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue --strip-debug --strip-producers \
+  node_modules/.bin/wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue "${strip[@]}" --strip-producers \
     -o "$dir/${name}_bg.wasm" "$dir/${name}_bg.wasm"
 }
+strip=(--strip-debug)
+if [ "${NAMES:-}" = 1 ]; then
+  strip=(-g) # the name section stays; the code is the shipped module's
+  out=$target/names module saferetry
+  echo "build: $target/names/saferetry_bg.wasm (node scripts/wasm-profile.mjs)"
+  exit 0
+fi
 rm -rf js/pkg js/src/saferetry.js js/src/saferetry_bg.wasm js/src/saferetry_authority.js js/src/saferetry_authority_bg.wasm js/src/saferetry_outbox.js js/src/saferetry_outbox_bg.wasm js/src/saferetry_redis.js js/src/saferetry_redis_bg.wasm
 module saferetry
 module saferetry_authority --features authority

@@ -10,7 +10,7 @@
 // the executor awaits (js/src/executor.js). What any answer means — too
 // large, retry, hand over — is decided in Rust.
 import { chunk, joined, reader, readAll, whole } from "./body.js";
-import { follow } from "./hops.js";
+import { follower } from "./load.js";
 import { packed } from "./packed.js";
 import { read } from "./request.js";
 
@@ -198,7 +198,7 @@ function send(fetch, input, init, controller, caller) {
  * `input` with `clone` — under an AbortController of its own (`controlled`;
  * none for a call passed through as it is), joined with the call's signal;
  * with `chain`, every redirect that chain follows, hop by hop
- * (js/src/hops.js; `again`: a 307/308 reads the body again from the call's
+ * (js/src/hops.js, from the entry: js/src/load.js; `again`: a 307/308 reads the body again from the call's
  * Request). Answers the attempt's id, whose step resolves with the
  * response's facts (only its status, or −1 for an answer that is not a
  * Response, when not `controlled`) — or minus the thrown value's id when
@@ -217,7 +217,7 @@ export function attempt(fetch, id, clone, controlled, chain, again) {
         n.redirect = "manual";
         return send(fetch, i, n, a.controller, caller);
       };
-      sent = follow(chain, hop, input, init, again ? c.input : undefined);
+      sent = follower()(chain, hop, input, init, again ? c.input : undefined);
     } else {
       sent = send(fetch, input, init, a.controller, caller);
     }

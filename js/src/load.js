@@ -4,10 +4,23 @@
 // initialisation says so instead of failing deep inside the glue.
 const BUNDLING = 'see "Install and bundle" in saferetry\'s README';
 let ready = false;
+let hops; // hops.js's `follow`: a browser's `fetch` follows redirects itself (src/policy/redirect.rs)
 
-/** Called by the runtime's entry once the wasm module is instantiated. */
-export function loaded() {
+/** Called by the runtime's entry once the wasm module is instantiated,
+ * with hops.js's `follow` outside browsers. */
+export function loaded(follow) {
   ready = true;
+  hops ??= follow;
+}
+
+/** hops.js's `follow`; without one, the attempt fails before sending. */
+export function follower() {
+  return hops ?? noHops;
+}
+
+function noHops(chain) {
+  chain.free();
+  throw new Error(`saferetry: this entry cannot follow redirects hop by hop (the browser entry, src/web.js, loaded outside a browser?); ${BUNDLING}`);
 }
 
 /** The error an entry throws when the wasm file cannot be loaded. It names

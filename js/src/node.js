@@ -2,6 +2,7 @@
 // Declared in package.json `sideEffects` so that no bundler drops this.
 import { readFileSync } from "node:fs";
 import { initSync } from "./saferetry.js";
+import { follow } from "./hops.js";
 import { loaded, loadFailed } from "./load.js";
 
 const wasm = new URL("./saferetry_bg.wasm", import.meta.url);
@@ -10,7 +11,7 @@ try {
 } catch (error) {
   throw loadFailed(wasm, error);
 }
-loaded();
+loaded(follow);
 
 export * from "./core.js";
 /** The fleet's authority (README "Fleet budgets"): a module of its own, instantiated at its first `new`. */

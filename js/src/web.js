@@ -10,7 +10,7 @@ try {
 } catch (error) {
   throw loadFailed(wasm, error);
 }
-loaded();
+loaded(); // no js/src/hops.js: the browser's `fetch` follows redirects
 
 export * from "./core.js";
 /** The fleet's authority (README "Fleet budgets"): a module of its own, which a bundler leaves out of a build that does not use it. */

@@ -3,10 +3,11 @@
 // no bundler drops this.
 import wasm from "./saferetry_bg.wasm";
 import { initSync } from "./saferetry.js";
+import { follow } from "./hops.js";
 import { loaded } from "./load.js";
 
 initSync({ module: wasm });
-loaded();
+loaded(follow);
 
 export * from "./core.js";
 /** The fleet's authority (README "Fleet budgets"): a module of its own, instantiated at its first `new`. */

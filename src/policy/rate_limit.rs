@@ -130,10 +130,10 @@ impl FloorHeaders {
 /// A non-negative decimal integer, spaces and tabs around it allowed.
 fn integer(value: &str) -> Option<u64> {
     let value = value.trim_matches([' ', '\t']);
-    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+    if value.is_empty() {
         return None;
     }
-    value.bytes().try_fold(0u64, |acc, b| acc.checked_mul(10)?.checked_add(u64::from(b.saturating_sub(b'0'))))
+    retry_after::decimal(value)
 }
 
 /// Non-negative decimal seconds (`1.234`) in milliseconds, rounded up.

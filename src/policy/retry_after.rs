@@ -106,7 +106,7 @@ fn digit(b: u8) -> Option<u8> {
 }
 
 /// A run of ASCII digits as a number; `None` for anything else or beyond u64.
-fn decimal(digits: &str) -> Option<u64> {
+pub(super) fn decimal(digits: &str) -> Option<u64> {
     digits.bytes().try_fold(0u64, |acc, b| acc.checked_mul(10)?.checked_add(u64::from(digit(b)?)))
 }
 

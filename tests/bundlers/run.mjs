@@ -281,6 +281,24 @@ try { new RetryPolicy(); console.log(JSON.stringify({ error: "constructed" })); 
   return /never initialised/.test(r?.message ?? '') && r.message.includes('Install and bundle') ? null : `got ${JSON.stringify(r)}`;
 }
 
+/** js/src/hops.js (saferetry following redirects hop by hop) is in a Node
+ * and a Worker bundle and not in a page's: a browser's `fetch` follows
+ * redirects, and only the runtime entries that need hops.js import it. */
+async function runFollowerBundled(ctx) {
+  const MARK = 'a 307/308 redirect needs the request body again'; // hops.js's own message
+  const outputs = { 'esbuild-browser': 'dist/main.js', 'esbuild-node': 'dist/main.mjs', 'esbuild-workerd': 'dist/main.js' };
+  const carried = {};
+  for (const [target, file] of Object.entries(outputs)) {
+    const dir = path.join(ctx.root, `${target}-follower`);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    await BUILDS[target]({ ...ctx, style: 'named' }, dir);
+    carried[target] = readFileSync(path.join(dir, file), 'utf8').includes(MARK);
+  }
+  const want = { 'esbuild-browser': false, 'esbuild-node': true, 'esbuild-workerd': true };
+  return JSON.stringify(carried) === JSON.stringify(want) ? null : `hops.js in the bundle: got ${JSON.stringify(carried)}, want ${JSON.stringify(want)}`;
+}
+
 async function main() {
   const [dirArg, filter] = process.argv.slice(2);
   if (!dirArg) {
@@ -303,6 +321,7 @@ async function main() {
   cases.push(['esbuild-node without the wasm file: the import names the file', () => runMissingWasm(ctx, 'esbuild-node')]);
   cases.push(['esbuild-browser without the wasm file: the import names the file', () => runMissingWasm(ctx, 'esbuild-browser')]);
   cases.push(['the core without its runtime entry says it was never initialised', () => runCoreWithoutEntry(ctx)]);
+  cases.push(['a page bundle leaves out the redirect follower (hops.js), which Node and Worker bundles carry', () => runFollowerBundled(ctx)]);
   let passed = 0, failed = 0;
   try {
     for (const [name, fn] of cases.filter(([n]) => !filter || n.includes(filter))) {

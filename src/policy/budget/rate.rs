@@ -72,7 +72,7 @@ impl Rate {
         let now = u128::from(now_ms).saturating_mul(scale);
         let tat = self.tat.get().max(now);
         let allowed = tat.saturating_sub(self.tolerance()).max(now);
-        let start_ms = u64::try_from(allowed.div_ceil(scale)).map_err(|_| u64::MAX)?;
+        let start_ms = u64::try_from(div_ceil(allowed, self.config.requests)).map_err(|_| u64::MAX)?;
         if start_ms > now_ms && start_ms >= latest_ms {
             return Err(start_ms);
         }
@@ -84,7 +84,7 @@ impl Rate {
     /// The schedule as epoch ms: the theoretical arrival time of the next
     /// start, rounded up (a restored schedule is never earlier).
     pub fn schedule_ms(&self) -> u64 {
-        u64::try_from(self.tat.get().div_ceil(self.scale())).unwrap_or(u64::MAX)
+        u64::try_from(div_ceil(self.tat.get(), self.config.requests)).unwrap_or(u64::MAX)
     }
 
     /// Back to a saved schedule (a restarted authority, or one whose rate
@@ -104,9 +104,36 @@ impl Rate {
     }
 }
 
+/// `n ÷ max(d, 1)`, rounded up: `u128::div_ceil(n, scale)`, by long
+/// division in 32-bit limbs on u64 (a u128 divisor pulls in a 1 KB
+/// software division).
+fn div_ceil(n: u128, d: u32) -> u128 {
+    let d = u64::from(d.max(1));
+    let (mut q, mut r) = (0u128, 0u64);
+    for shift in [96, 64, 32, 0] {
+        let limb = u64::try_from((n >> shift) & 0xffff_ffff).unwrap_or(0);
+        // r < d ≤ 2³², so this fits.
+        let part = (r << 32) | limb;
+        q = (q << 32) | u128::from(part.checked_div(d).unwrap_or(0));
+        r = part.checked_rem(d).unwrap_or(0);
+    }
+    q.saturating_add(u128::from(r > 0))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_limb_division_rounds_up_as_wide_division_does() {
+        let ns = [0, 1, 2, 999, 1000, 1001, u128::from(u32::MAX), u128::from(u64::MAX), 1 << 96, (1 << 96) - 1, u128::MAX - 1, u128::MAX];
+        let ds = [0, 1, 2, 3, 7, 1000, 1 << 31, u32::MAX - 1, u32::MAX];
+        for n in ns.into_iter().chain(ns.iter().map(|n| n.wrapping_mul(0x9e37_79b9_7f4a_7c15))) {
+            for d in ds {
+                assert_eq!(div_ceil(n, d), n.div_ceil(u128::from(d.max(1))), "{n} / {d}");
+            }
+        }
+    }
 
     #[test]
     fn ninety_per_minute_spaces_starts_two_thirds_of_a_second_apart() {

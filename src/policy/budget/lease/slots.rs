@@ -22,11 +22,14 @@ struct Run {
 }
 
 impl Run {
+    /// `first + ⌈span × i / gaps⌉`, saturating, in u64: `span = q × gaps + r`
+    /// with `r × i < 2⁶⁴` (u128 division would add 1 KB of wasm).
     fn time_of(&self, i: u32) -> u64 {
         let Some(gaps) = self.count.checked_sub(1).filter(|&g| g > 0) else { return self.first_ms };
-        let span = u128::from(self.last_ms.saturating_sub(self.first_ms));
-        let offset = span.saturating_mul(u128::from(i)).div_ceil(u128::from(gaps));
-        self.first_ms.saturating_add(u64::try_from(offset).unwrap_or(u64::MAX))
+        let (span, gaps, i) = (self.last_ms.saturating_sub(self.first_ms), u64::from(gaps), u64::from(i));
+        let (q, r) = (span.checked_div(gaps).unwrap_or(0), span.checked_rem(gaps).unwrap_or(0));
+        let offset = q.saturating_mul(i).saturating_add(r.saturating_mul(i).div_ceil(gaps));
+        self.first_ms.saturating_add(offset)
     }
 
     fn left(&self) -> u32 {
@@ -157,6 +160,28 @@ mod tests {
         assert_eq!(s.take(0, 5000), Some(Ok(1000)));
         assert!(s.untake(1000) && !s.untake(1000));
         assert_eq!(s.held(), 1);
+    }
+
+    #[test]
+    fn a_slot_time_is_the_rounded_up_share_of_the_span_exactly_as_in_wide_arithmetic() {
+        let wide = |r: &Run, i: u32| {
+            let gaps = u128::from(r.count.saturating_sub(1).max(1));
+            let span = u128::from(r.last_ms.saturating_sub(r.first_ms));
+            let offset = if r.count < 2 { 0 } else { (span * u128::from(i)).div_ceil(gaps) };
+            r.first_ms.saturating_add(u64::try_from(offset).unwrap_or(u64::MAX))
+        };
+        let spans = [0, 1, 2, 99, 100, 1001, u64::from(u32::MAX), u64::MAX / 3, u64::MAX - 1, u64::MAX];
+        let counts = [0, 1, 2, 3, 4, 7, 1000, u32::MAX - 1, u32::MAX];
+        for first_ms in [0, 5, u64::MAX - 10] {
+            for span in spans {
+                for count in counts {
+                    let r = Run { first_ms, last_ms: first_ms.saturating_add(span), count, usable: 0, used: 0, expires_ms: 0 };
+                    for i in [0, 1, 2, count / 2, count.saturating_sub(1), count, u32::MAX] {
+                        assert_eq!(r.time_of(i), wide(&r, i), "first {first_ms}, span {span}, count {count}, slot {i}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
