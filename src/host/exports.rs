@@ -205,10 +205,15 @@ impl Policy {
     /// `request::Given`); `spec` says how to find and judge the task;
     /// `init` is the caller's own (its headers and signal go to the status
     /// request). Same promise contract as `execute`.
+    /// `status` and `verdict`: the spec's, as js/src/core.js read them for
+    /// the executor, which calls them (`super::poll`).
+    #[allow(clippy::too_many_arguments)]
     pub fn poll(
         &self,
         init: JsValue,
         spec: JsValue,
+        status: JsValue,
+        verdict: JsValue,
         call: Array,
         observe: Option<Function>,
         fetch: Function,
@@ -218,7 +223,7 @@ impl Policy {
         let shared = self.shared.clone();
         let (options, hooks) = per_call(&shared, retry)?;
         let fetch = hooks.fetch.clone().unwrap_or(fetch);
-        let spec = poll::read(&spec)?;
+        let spec = poll::read(&spec, status, &verdict)?;
         let prepared = prepare(&shared.glue, given, &hooks.idempotency_key).map_err(|u| u.error)?;
         let signal = prepared.signal.clone();
         Ok(start(shared.runtime, signal, async move {
@@ -242,7 +247,7 @@ impl Policy {
             };
             let transport = ctx.transport(status);
             let budget = ctx.budget();
-            let judge = poll::JsJudge(spec.verdict.clone());
+            let judge = poll::JsJudge(spec.verdict);
             let (random, observe) = (&mut ctx.random, &mut ctx.observe);
             let finished = engine::poll::poll(
                 ctx.options,

@@ -35,6 +35,11 @@ use crate::policy::limits::timer_ms;
 pub const AWAIT: u32 = 0;
 pub const SET_TIMER: u32 = 1;
 pub const CLEAR_TIMER: u32 = 2;
+/// Call the caller's hook number `arg` (the executor's list for this
+/// operation) with a clone of the next value of [`Io::next_promise`]; how
+/// it returned or threw is reported as a settled promise `id` would be.
+/// (Kinds 3 and 4 are `super::machine`'s.)
+pub const CALL: u32 = 5;
 
 /// How a promise settled, or (for a timer) that it fired.
 type Answer = Result<JsValue, JsValue>;
@@ -122,13 +127,22 @@ impl Io {
 /// a thenable as `await` would) and reports how it settled. Dropped
 /// unsettled (the attempt's timer won), its answer is ignored.
 pub struct Awaited {
-    promise: Option<Promise>,
+    promise: Option<JsValue>,
+    /// The work: `(AWAIT, 0)`, or `(CALL, hook)`.
+    work: (u32, u32),
     armed: Option<(Rc<Io>, u32)>,
 }
 
 /// Awaits `promise` through the executor.
 pub fn awaited(promise: Promise) -> Awaited {
-    Awaited { promise: Some(promise), armed: None }
+    Awaited { promise: Some(promise.into()), work: (AWAIT, 0), armed: None }
+}
+
+/// The executor calls the caller's hook number `hook` with a clone of
+/// `with`: what it returned (`Ok`, as it is: a promise is not awaited) or
+/// threw (`Err`).
+pub fn called(hook: u32, with: JsValue) -> Awaited {
+    Awaited { promise: Some(with), work: (CALL, hook), armed: None }
 }
 
 impl Future for Awaited {
@@ -147,8 +161,8 @@ impl Future for Awaited {
             return Poll::Ready(Err(JsValue::from_str("saferetry: awaited outside an operation")));
         };
         let id = io.wait();
-        io.push(AWAIT, id, 0);
-        io.promises.borrow_mut().push_back(self.promise.take().map_or(JsValue::UNDEFINED, Into::into));
+        io.push(self.work.0, id, self.work.1);
+        io.promises.borrow_mut().push_back(self.promise.take().unwrap_or(JsValue::UNDEFINED));
         self.armed = Some((io, id));
         Poll::Pending
     }

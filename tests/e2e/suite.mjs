@@ -828,6 +828,17 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.equal(stateOf(broken.getSnapshot()), 'failed', 'the store shows the end');
   });
 
+  add('An async status hook is awaited for the status URL, and one that never answers ends the poll at its budget (try-later deadline)', async () => {
+    const id = rid();
+    const found = await pollTask(id, { status: async (submitted) => new URL(submitted.headers.get('location'), base), phases: [{ everyMs: 50 }] }).result;
+    assert.equal(found.kind, 'succeeded', 'the URL its promise resolved to was polled');
+    assert.equal((await settledCount(id)).requests, 2, 'one submit, one poll');
+    const t0 = Date.now();
+    const silent = await pollTask(rid(), { status: () => new Promise(() => {}), budgetMs: 500 }).result;
+    assert.equal(`${silent.kind} ${silent.reason}`, 'try-later deadline', 'a silent status hook');
+    assert.ok(Date.now() - t0 < 3000, `ended after ${Date.now() - t0} ms`);
+  });
+
   // ---- CORS: hidden Retry-After (browsers only) -------------------------------
   const browsersOnly = only(BROWSERS, 'only browsers hide non-exposed headers of cross-origin responses');
   add('A cross-origin 503 whose Retry-After is not exposed is reported as retryAfterHidden and uses the throttling backoff', async () => {
