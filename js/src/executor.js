@@ -1,8 +1,7 @@
 // The executor of the engine's machines (src/host/machine.rs, io.rs). A
 // machine runs one operation and decides everything in it; after each event
 // it lists the work to do next, and this file performs it — awaits a
-// promise, sets or clears a timer, calls one of the caller's hooks (or its
-// `observe` or `onRetry` with a state), listens
+// promise, sets or clears a timer, calls one of the caller's hooks, listens
 // to the caller's signal and to `online`, wakes a machine a released permit
 // woke — then reports what happened, until the machine answers its output.
 // It branches on nothing but the kind of work.
@@ -13,7 +12,6 @@ const CLEAR_TIMER = 2;
 const WAKE = 3;
 const ONLINE = 4;
 const CALL = 5;
-const NOTIFY = 6;
 
 // The machines running, by id: how to report a wake-up to each.
 const running = new Map();
@@ -21,6 +19,11 @@ const running = new Map();
 /** Drives machine `m` to its end; resolves with its output. `hooks`: the
  * caller's functions the machine may ask to call, by number. */
 export function drive(m, hooks) {
+  const ended = m.output();
+  if (ended !== undefined) {
+    m.free();
+    return Promise.resolve(ended);
+  }
   return new Promise((resolve, reject) => {
     const id = m.id;
     const signal = m.signal;
@@ -97,14 +100,6 @@ export function drive(m, hooks) {
             answer = error;
           }
           called.push(() => m.onSettled(at, ok, answer));
-        } else if (kind === NOTIFY) {
-          const callback = m.promise();
-          const value = m.promise();
-          try {
-            callback(value);
-          } catch {
-            // A throwing callback does not disturb the operation.
-          }
         } else if (kind === ONLINE && arg === 1) {
           online = () => report(() => m.onOnline());
           globalThis.addEventListener?.("online", online);
@@ -118,10 +113,6 @@ export function drive(m, hooks) {
     // An abort may come from inside the machine's own step (a callback it
     // called cancelled the operation): reported after that step.
     const onAbort = () => queueMicrotask(() => report(() => m.onEvent()));
-    // Ended in its first poll (its signal had aborted): the states it
-    // left to tell are told first.
-    const ended = m.output();
-    if (ended !== undefined) return finish(ended);
     running.set(id, () => report(() => m.onEvent()));
     signal?.addEventListener("abort", onAbort);
     perform();

@@ -17,7 +17,7 @@ use super::clock::HostClock;
 use super::convert::to_js;
 use super::fleet::{Fleet, Leased};
 use super::glue::Glue;
-use super::io::{self, awaited};
+use super::io::awaited;
 use super::machine::Machine;
 use super::options::{self, Hooks};
 use super::outcome::Outcome;
@@ -43,8 +43,8 @@ use crate::policy::state::{Phase, WaitWhy};
 /// (a caller that aborts right after the call, or a test counting requests,
 /// sees that one). The answer is the machine, which the executor drives
 /// (js/src/executor.js), or — when the operation ended in that first poll
-/// (its signal had aborted), left no callback to call, and the host's
-/// `fetch` settles such a call at once — its output itself.
+/// (its signal had aborted) and the host's `fetch` settles such a call at
+/// once — its output itself.
 fn start(
     runtime: Runtime,
     signal: Option<web_sys::AbortSignal>,
@@ -413,12 +413,11 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// Tells the subscriber, and `onRetry` before each retry: work for the
-/// executor (`io::notify`), which calls them once this poll ends. A
-/// throwing callback does not disturb the operation.
+/// Tells the subscriber, and `onRetry` before each retry. A throwing
+/// callback does not disturb the operation.
 fn notify(p: &Phase, observe: Option<&Function>, on_retry: Option<&Function>) {
     if let Some(f) = observe {
-        io::notify(f, to_js(p));
+        let _ = f.call1(&JsValue::UNDEFINED, &to_js(p));
     }
     // Only waits before a retry: not rate/queue/offline/poll waits, nor the
     // carried-over Retry-After before the first attempt.
@@ -428,7 +427,7 @@ fn notify(p: &Phase, observe: Option<&Function>, on_retry: Option<&Function>) {
             return;
         }
         let info = RetryInfo { attempt: *attempt, wait_ms: *wait_ms, reason: *why };
-        io::notify(f, to_js(&info));
+        let _ = f.call1(&JsValue::UNDEFINED, &to_js(&info));
     }
 }
 

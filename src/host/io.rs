@@ -22,7 +22,7 @@ use core::cell::{Cell, RefCell};
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
-use js_sys::{Function, Promise};
+use js_sys::Promise;
 use wasm_bindgen::JsValue;
 use web_sys::AbortSignal;
 
@@ -40,9 +40,6 @@ pub const CLEAR_TIMER: u32 = 2;
 /// it returned or threw is reported as a settled promise `id` would be.
 /// (Kinds 3 and 4 are `super::machine`'s.)
 pub const CALL: u32 = 5;
-/// Call the next value of [`Io::next_promise`] (a caller's `observe` or
-/// `onRetry`) with the one after it, ignoring what it returns or throws.
-pub const NOTIFY: u32 = 6;
 
 /// How a promise settled, or (for a timer) that it fired.
 type Answer = Result<JsValue, JsValue>;
@@ -92,11 +89,6 @@ impl Io {
         core::mem::take(&mut *self.work.borrow_mut())
     }
 
-    /// Whether there is no work to read.
-    pub fn idle(&self) -> bool {
-        self.work.borrow().is_empty()
-    }
-
     /// The promise of the next await in that work.
     pub fn next_promise(&self) -> JsValue {
         self.promises.borrow_mut().pop_front().unwrap_or(JsValue::UNDEFINED)
@@ -128,15 +120,6 @@ impl Io {
         let mut waits = self.waits.borrow_mut();
         let at = waits.iter().position(|(i, _)| *i == id)?;
         waits.swap_remove(at).1
-    }
-}
-
-/// Has the executor call `f(value)` after this poll, in order with the
-/// rest of its work (the operation being polled does not wait for it).
-pub fn notify(f: &Function, value: JsValue) {
-    if let Some(io) = current() {
-        io.push(NOTIFY, 0, 0);
-        io.promises.borrow_mut().extend([f.into(), value]);
     }
 }
 

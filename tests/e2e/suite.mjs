@@ -1256,6 +1256,24 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.equal((await settledCount(id, 600)).requests, 1, 'server requests after the planned wait (400 ms) passed');
   });
 
+  add('A subscriber is told each state before the request it announces goes to fetch: a cancel at a retry\'s "requesting" reaches that fetch\'s signal, and nothing more is sent', async () => {
+    const id = rid();
+    const seen = [];
+    const fetchOption = (input, init) => {
+      seen.push(`fetch, aborted ${init.signal.aborted}`);
+      return globalThis.fetch(input, init);
+    };
+    const op = policy({ fetch: fetchOption, baseMs: 1, capMs: 1 }).run(seqUrl(id, ['503', '200']));
+    op.subscribe((s) => {
+      seen.push(`${stateOf(s)} ${s.attempt ?? ''}`.trim());
+      if (stateOf(s) === 'requesting' && s.attempt === 2) op.cancel('stop');
+    });
+    const out = await op.result;
+    assert.equal(out.kind, 'cancelled', 'outcome.kind');
+    assert.equal(seen, ['fetch, aborted false', 'waiting 2', 'requesting 2', 'fetch, aborted true', 'cancelled'], 'in this order');
+    assert.equal((await settledCount(id)).requests, 1, 'server requests');
+  });
+
   add('op.retryNow() during a backoff wait sends the next attempt at once', async () => {
     const id = rid();
     const op = policy({ baseMs: 4000, capMs: 4000, totalMs: 8000 }).run(seqUrl(id, ['503', '200']));
