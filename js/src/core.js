@@ -508,10 +508,11 @@ export class RetryPolicy {
    * `{ status, verdict?, phases?, budgetMs? }`. Returns an operation like `run`. */
   poll(input, init, spec) {
     return new Operation((i, observe) => {
-      // The hooks are the executor's: read here, checked in Rust
-      // (src/host/poll.rs: `STATUS` 0, `VERDICT` 1).
+      // The hooks are the executor's: read here (a getter that throws
+      // reads as missing), checked in Rust (src/host/poll.rs: `STATUS` 0,
+      // `VERDICT` 1).
       const call = callOf(input, i);
-      const hooks = isObject(spec) ? [spec.status, spec.verdict] : [];
+      const hooks = [read(spec, "status"), read(spec, "verdict")];
       const out = this.#policy.poll(i, spec, hooks[0], hooks[1], call, observe, globalTransport());
       return driven(out, hooks);
     }, input, init);

@@ -839,6 +839,28 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.ok(Date.now() - t0 < 3000, `ended after ${Date.now() - t0} ms`);
   });
 
+  add('policy.poll throws a TypeError naming the field for a spec that is not an object, has no status (or a status getter that throws) or a verdict that is not a function, and sends nothing', async () => {
+    const id = rid();
+    const url = seqUrl(id, ['200']);
+    const p = policy();
+    const specs = {
+      'not an object': [42, /`poll`/],
+      'no status': [{}, /`poll\.status`/],
+      'a status getter that throws': [{ get status() { throw new Error('boom'); } }, /`poll\.status`/],
+      'a verdict that is a word': [{ status: url, verdict: 'done' }, /`poll\.verdict`/],
+    };
+    for (const [label, [spec, field]] of Object.entries(specs)) {
+      let error;
+      try {
+        p.poll(url, { method: 'POST' }, spec);
+      } catch (e) {
+        error = e;
+      }
+      assert.ok(error instanceof TypeError && field.test(error.message), `${label}: ${error}`);
+    }
+    assert.equal((await settledCount(id, 100)).requests, 0, 'nothing was sent');
+  });
+
   // ---- CORS: hidden Retry-After (browsers only) -------------------------------
   const browsersOnly = only(BROWSERS, 'only browsers hide non-exposed headers of cross-origin responses');
   add('A cross-origin 503 whose Retry-After is not exposed is reported as retryAfterHidden and uses the throttling backoff', async () => {
