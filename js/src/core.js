@@ -354,8 +354,9 @@ class Operation {
   }
 }
 
-/** An operation's `Outcome`, or the machine that will answer it. */
-const driven = (out) => (out instanceof Outcome ? out : drive(out));
+/** An operation's `Outcome`, or the machine that will answer it (with
+ * `hooks` to call, by number). */
+const driven = (out, hooks) => (out instanceof Outcome ? out : drive(out, hooks));
 
 /** Options plus the budgets every call through it shares. */
 export class RetryPolicy {
@@ -394,7 +395,15 @@ export class RetryPolicy {
   /** Submit-then-poll: the submit is never repeated; `spec` is
    * `{ status, verdict?, phases?, budgetMs? }`. Returns an operation like `run`. */
   poll(input, init, spec) {
-    return new Operation((i, observe) => driven(this.#policy.poll(i, spec, callOf(input, i), observe, globalTransport())), input, init);
+    return new Operation((i, observe) => {
+      // The hooks are the executor's: read here (a getter that throws
+      // reads as missing), checked in Rust (src/host/poll.rs: `STATUS` 0,
+      // `VERDICT` 1).
+      const call = callOf(input, i);
+      const hooks = [read(spec, "status"), read(spec, "verdict")];
+      const out = this.#policy.poll(i, spec, hooks[0], hooks[1], call, observe, globalTransport());
+      return driven(out, hooks);
+    }, input, init);
   }
 
   /** Counters over every call so far: operations, attempts histogram (1..4, 5+), retries, exhausted, quota level, queued, in flight. */

@@ -2,9 +2,10 @@
 // machine runs one operation and decides everything in it; after each event
 // it lists the work to do next, and this file performs it — awaits a
 // promise or an attempt's step (js/src/attempts.js), sets or clears a
-// timer, listens to the caller's signal and to `online`, wakes a machine a
-// released permit woke — then reports what happened, until the machine
-// answers its output. It branches on nothing but the kind of work.
+// timer, calls one of the caller's hooks, listens to the caller's signal and
+// to `online`, wakes a machine a released permit woke — then reports what
+// happened, until the machine answers its output. It branches on nothing
+// but the kind of work.
 import { pending, signalOf } from "./attempts.js";
 
 const AWAIT = 0;
@@ -12,13 +13,15 @@ const SET_TIMER = 1;
 const CLEAR_TIMER = 2;
 const WAKE = 3;
 const ONLINE = 4;
-const AWAIT_HELD = 5;
+const CALL = 5;
+const AWAIT_HELD = 6;
 
 // The machines running, by id: how to report a wake-up to each.
 const running = new Map();
 
-/** Drives machine `m` to its end; resolves with its output. */
-export function drive(m) {
+/** Drives machine `m` to its end; resolves with its output. `hooks`: the
+ * caller's functions the machine may ask to call, by number. */
+export function drive(m, hooks) {
   const ended = m.output();
   if (ended !== undefined) {
     m.free();
@@ -59,6 +62,9 @@ export function drive(m) {
       });
     const perform = () => {
       const work = m.work();
+      // What the hooks called here answered: reported once this work is
+      // all performed (a report performs the next work).
+      const called = [];
       for (let i = 0; i < work.length; i += 3) {
         const kind = work[i];
         const at = work[i + 1];
@@ -88,6 +94,21 @@ export function drive(m) {
         } else if (kind === WAKE) {
           const wake = running.get(at);
           if (wake) queueMicrotask(wake);
+        } else if (kind === CALL) {
+          // With a clone of the value (the hook may read its body); a
+          // throw is reported as such. What it returned — a promise
+          // included — is the machine's to read.
+          const value = m.promise();
+          const hook = hooks[arg];
+          let ok = true;
+          let answer;
+          try {
+            answer = hook(value.clone());
+          } catch (error) {
+            ok = false;
+            answer = error;
+          }
+          called.push(() => m.onSettled(at, ok, answer));
         } else if (kind === ONLINE && arg === 1) {
           online = () => report(() => m.onOnline());
           globalThis.addEventListener?.("online", online);
@@ -96,6 +117,7 @@ export function drive(m) {
           online = undefined;
         }
       }
+      for (const answered of called) report(answered);
     };
     // An abort may come from inside the machine's own step (a callback it
     // called cancelled the operation): reported after that step.

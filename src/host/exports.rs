@@ -201,10 +201,15 @@ impl Policy {
     /// `request::Given`); `spec` says how to find and judge the task;
     /// `init` is the caller's own (its headers and signal go to the status
     /// request). Same promise contract as `execute`.
+    /// `status` and `verdict`: the spec's, as js/src/core.js read them for
+    /// the executor, which calls them (`super::poll`).
+    #[allow(clippy::too_many_arguments)]
     pub fn poll(
         &self,
         init: JsValue,
         spec: JsValue,
+        status: JsValue,
+        verdict: JsValue,
         call: Array,
         observe: Option<Function>,
         fetch: Function,
@@ -214,7 +219,7 @@ impl Policy {
         let shared = self.shared.clone();
         let (options, hooks) = per_call(&shared, retry)?;
         let fetch = hooks.fetch.clone().unwrap_or(fetch);
-        let spec = poll::read(&spec)?;
+        let spec = poll::read(&spec, status, &verdict)?;
         let prepared = prepare(&shared.glue, given, &hooks.idempotency_key).map_err(|u| u.error)?;
         let listened = prepared.listened();
         Ok(start(shared.runtime, listened, async move {
@@ -244,7 +249,7 @@ impl Policy {
             };
             let transport = ctx.transport(status);
             let budget = ctx.budget();
-            let judge = poll::JsJudge(spec.verdict.clone(), shared.glue.clone().unchecked_into());
+            let judge = poll::JsJudge(spec.verdict, shared.glue.clone().unchecked_into());
             let (random, observe) = (&mut ctx.random, &mut ctx.observe);
             let finished = engine::poll::poll(
                 ctx.options,

@@ -37,7 +37,12 @@ use crate::policy::limits::timer_ms;
 pub const AWAIT: u32 = 0;
 pub const SET_TIMER: u32 = 1;
 pub const CLEAR_TIMER: u32 = 2;
-pub const AWAIT_HELD: u32 = 5;
+/// Call the caller's hook number `arg` (the executor's list for this
+/// operation) with a clone of the next value of [`Io::next_promise`]; how
+/// it returned or threw is reported as a settled promise `id` would be.
+/// (Kinds 3 and 4 are `super::machine`'s.)
+pub const CALL: u32 = 5;
+pub const AWAIT_HELD: u32 = 6;
 
 /// How a promise settled, or (for a timer) that it fired.
 type Answer = Result<JsValue, JsValue>;
@@ -125,21 +130,31 @@ impl Io {
 /// a thenable as `await` would) and reports how it settled. Dropped
 /// unsettled (the attempt's timer won), its answer is ignored.
 pub struct Awaited {
-    promise: Option<Promise>,
-    /// Or the id of what the executor holds, whose step is awaited.
-    held: u32,
+    /// The value the work names, when it names one (the next of
+    /// [`Io::next_promise`]): the promise to await, the hook's argument.
+    value: Option<JsValue>,
+    /// The work: `(AWAIT, 0)`, `(CALL, hook)` or `(AWAIT_HELD, id)`: the
+    /// step in progress of what the executor holds as `id`.
+    work: (u32, u32),
     armed: Option<(Rc<Io>, u32)>,
 }
 
 /// Awaits `promise` through the executor.
 pub fn awaited(promise: Promise) -> Awaited {
-    Awaited { promise: Some(promise), held: 0, armed: None }
+    Awaited { value: Some(promise.into()), work: (AWAIT, 0), armed: None }
+}
+
+/// The executor calls the caller's hook number `hook` with a clone of
+/// `with`: what it returned (`Ok`, as it is: a promise is not awaited) or
+/// threw (`Err`).
+pub fn called(hook: u32, with: JsValue) -> Awaited {
+    Awaited { value: Some(with), work: (CALL, hook), armed: None }
 }
 
 /// Awaits the step in progress of what the executor holds as `id`: the
 /// machine hands over no promise, only the number.
 pub fn step(id: u32) -> Awaited {
-    Awaited { promise: None, held: id, armed: None }
+    Awaited { value: None, work: (AWAIT_HELD, id), armed: None }
 }
 
 impl Future for Awaited {
@@ -158,12 +173,9 @@ impl Future for Awaited {
             return Poll::Ready(Err(JsValue::from_str("saferetry: awaited outside an operation")));
         };
         let id = io.wait();
-        match self.promise.take() {
-            Some(promise) => {
-                io.push(AWAIT, id, 0);
-                io.promises.borrow_mut().push_back(promise.into());
-            }
-            None => io.push(AWAIT_HELD, id, self.held),
+        io.push(self.work.0, id, self.work.1);
+        if let Some(value) = self.value.take() {
+            io.promises.borrow_mut().push_back(value);
         }
         self.armed = Some((io, id));
         Poll::Pending

@@ -142,13 +142,15 @@ impl Machine {
         work
     }
 
-    /// The promise of the next await in the last `work` (one per call: an
-    /// externref each, not a vector to free).
+    /// The promise of the next await in the last `work`, or the value the
+    /// next hook call is given (one per call: an externref each, not a
+    /// vector to free).
     pub fn promise(&self) -> JsValue {
         self.io.next_promise()
     }
 
-    /// Promise `id` settled (`ok`: fulfilled) with `value`.
+    /// Promise `id` settled (`ok`: fulfilled) with `value`; or hook call
+    /// `id` returned (`ok`) or threw `value`.
     #[wasm_bindgen(js_name = onSettled)]
     pub fn on_settled(&mut self, id: u32, ok: bool, value: JsValue) -> JsValue {
         self.io.answer(id, if ok { Ok(value) } else { Err(value) });
@@ -182,7 +184,7 @@ impl Machine {
 // natively; the whole, in every runtime, by the e2e tiers.
 #[cfg(test)]
 mod tests {
-    use super::super::io::{awaited, sleep, AWAIT, CLEAR_TIMER, SET_TIMER};
+    use super::super::io::{awaited, called, sleep, AWAIT, CALL, CLEAR_TIMER, SET_TIMER};
     use super::*;
     use crate::engine::{race, Either, Slept};
     use crate::policy::budget::concurrency::Gate;
@@ -203,6 +205,19 @@ mod tests {
         assert!(m.on_settled(work[1] + 1, true, JsValue::from(9)).is_undefined(), "another answer is not this one");
         assert_eq!(m.on_settled(work[1], true, JsValue::from(7)), JsValue::from(7));
         assert!(m.work().is_empty());
+    }
+
+    #[wasm_bindgen_test]
+    fn a_hook_call_is_work_naming_the_hook_and_its_value_and_what_it_returned_or_threw_resumes_the_operation() {
+        for ok in [true, false] {
+            let run = async { JsValue::from(called(1, JsValue::from(5)).await == Ok(JsValue::from(7))) };
+            let mut m = Machine::start(run, None);
+            let work = m.work();
+            assert_eq!(work, [CALL, work[1], 1], "call hook 1");
+            assert_eq!(m.promise(), JsValue::from(5), "with this value");
+            assert!(m.on_settled(work[1] + 1, true, JsValue::NULL).is_undefined(), "another answer is not this one");
+            assert_eq!(m.on_settled(work[1], ok, JsValue::from(7)), JsValue::from(ok), "returned, or threw");
+        }
     }
 
     #[wasm_bindgen_test]
