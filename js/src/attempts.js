@@ -227,7 +227,7 @@ export function attempt(fetch, id, clone, controlled, chain, again) {
   } catch (error) {
     return -hold(error);
   }
-  a.pending = sent.then(
+  a.pending = settled(sent.then(
     (response) => {
       a.response = response;
       if (!controlled) return response instanceof Response ? response.status : -1;
@@ -240,7 +240,7 @@ export function attempt(fetch, id, clone, controlled, chain, again) {
     (error) => {
       throw failure(a, REJECTED, error);
     },
-  );
+  ));
   return holding(a);
 }
 
@@ -256,6 +256,14 @@ export function rateFacts(id) {
   }
 }
 
+/** A step's promise, its failure handled even when nobody awaits it: the
+ * machine may let go of a step in the step that started it (a cancel, a
+ * timer), and the executor then has nothing to report it to. */
+function settled(promise) {
+  promise.catch(() => {});
+  return promise;
+}
+
 /** A body step of attempt `a`: its promise, failing as a read fails. */
 function step(a, run) {
   let promise;
@@ -264,9 +272,11 @@ function step(a, run) {
   } catch (error) {
     promise = Promise.reject(error);
   }
-  a.pending = promise.catch((error) => {
-    throw failure(a, READ, error);
-  });
+  a.pending = settled(
+    promise.catch((error) => {
+      throw failure(a, READ, error);
+    }),
+  );
 }
 
 /** Reads attempt `id`'s body with `arrayBuffer()`; resolves with its length. */

@@ -77,8 +77,10 @@ export function drive(m, hooks) {
             (e) => report(() => m.onSettled(at, false, e)),
           );
         } else if (kind === AWAIT_HELD) {
-          // The step in progress of what js/src/attempts.js holds as `arg`.
-          pending(arg).then(
+          // The step in progress of what js/src/attempts.js holds as `arg`
+          // (none once the machine let go of it in the same step: a wait
+          // it dropped, whose answer it would ignore).
+          pending(arg)?.then(
             (v) => report(() => m.onSettled(at, true, v)),
             (e) => report(() => m.onSettled(at, false, e)),
           );

@@ -211,7 +211,7 @@ mod tests {
     fn a_hook_call_is_work_naming_the_hook_and_its_value_and_what_it_returned_or_threw_resumes_the_operation() {
         for ok in [true, false] {
             let run = async { JsValue::from(called(1, JsValue::from(5)).await == Ok(JsValue::from(7))) };
-            let mut m = Machine::start(run, None);
+            let mut m = Machine::start(run, 0);
             let work = m.work();
             assert_eq!(work, [CALL, work[1], 1], "call hook 1");
             assert_eq!(m.promise(), JsValue::from(5), "with this value");
