@@ -1,9 +1,13 @@
-//! The glue's helpers (core.js `glue`), each one crossing from wasm into JS
-//! where reading or building the same thing from here took one crossing per
-//! property (BENCHMARKS.md "Crossings"): a response's status, type and the
-//! headers the policy reads; the attempt's `fetch` under its signal; the
-//! rebuilt `Response`. They only move data: what the values mean, and what
-//! to do about them, is decided here and in `policy`.
+//! The executor's helpers (core.js `glue`, most of them js/src/attempts.js),
+//! each one crossing from wasm into JS where reading or building the same
+//! thing from here took one crossing per property (BENCHMARKS.md
+//! "Crossings"). The objects they act on stay in JavaScript, named by
+//! number: a call (its input, `init` copy and signal), an attempt (its
+//! `AbortController`, response, body), a thrown value ([`Held`]). A helper
+//! performs one step on them and answers plain values — the response's
+//! status, type and the headers the policy reads packed in one string
+//! ([`Facts`]), a length, a failure's fields. What the values mean, and
+//! what to do about them, is decided here and in `policy`.
 
 use alloc::string::String;
 use alloc::vec::Vec;

@@ -30,7 +30,6 @@ const worker :Workerd.Worker = (
     (name = "worker/core.js", esModule = embed "../../js/src/core.js"),
     (name = "worker/executor.js", esModule = embed "../../js/src/executor.js"),
     (name = "worker/attempts.js", esModule = embed "../../js/src/attempts.js"),
-    (name = "worker/attempts.js", esModule = embed "../../js/src/attempts.js"),
     (name = "worker/body.js", esModule = embed "../../js/src/body.js"),
     (name = "worker/hops.js", esModule = embed "../../js/src/hops.js"),
     (name = "worker/packed.js", esModule = embed "../../js/src/packed.js"),
