@@ -3,11 +3,10 @@
 // and to a UI store.
 import { Outcome, Policy } from "./saferetry.js";
 import { drive, exchange } from "./executor.js";
-import { chunk, joined, reader, readAll, whole } from "./body.js";
-import { packed } from "./packed.js";
+import * as attempts from "./attempts.js";
 import { abortBefore, prepare, read } from "./request.js";
 
-import { assertLoaded, follower } from "./load.js";
+import { assertLoaded } from "./load.js";
 
 // Response (or the host's own error, for a refused request) -> the report
 // of the operation that produced it, or, until someone reads it, the wasm
@@ -84,8 +83,8 @@ function reentered(input, init) {
 /** The wasm side answers an `Outcome` (src/host/outcome.rs): the response
  * and cause taken from it, its data built as a plain object, once. */
 function outcomeOf(out) {
-  const response = out.takeResponse();
-  const cause = out.takeCause();
+  const response = attempts.handed(out.takeResponse());
+  const cause = attempts.thrown(out.takeCause());
   const outcome = out.data();
   out.free();
   if (response) outcome.response = response;
@@ -117,53 +116,8 @@ export function reportOf(response) {
   return report;
 }
 
-// The signal `fetch` follows (ours joined with the caller's), held for as
-// long as the response or its body lives. WebKit collects an
-// `AbortSignal.any` signal that nothing else references even while a fetch
-// follows it, and the caller's abort then no longer reaches a body handed
-// over after our controller was dropped: the body kept streaming and its
-// connection stayed open (tests/streams, the abort case).
-const heldSignals = new WeakMap();
-function holdSignal(response, signal) {
-  if (typeof response !== "object" || response === null) return response;
-  heldSignals.set(response, signal);
-  const body = response.body;
-  if (typeof body === "object" && body !== null) heldSignals.set(body, signal);
-  return response;
-}
-
-const READS = ["arrayBuffer", "blob", "bytes", "formData", "json", "text"];
-
-/** A buffered response when the caller passed a signal: like `fetch`'s,
- * reading its body once that signal has aborted fails (the wasm side says
- * with what: `abortError`, else the reason). Checked when read — by the
- * body stream's `pull` and by the read methods, which still disturb the
- * body as a failed read does — so no listener of ours outlives the call. */
-function bufferedResponse(bytes, init, signal, abortError) {
-  const failure = () => (abortError ? new DOMException("The operation was aborted.", "AbortError") : signal.reason);
-  const source = {
-    pull(controller) {
-      if (signal.aborted) return controller.error(failure());
-      controller.enqueue(new Uint8Array(bytes));
-      controller.close();
-    },
-  };
-  const response = new Response(new ReadableStream(source, { highWaterMark: 0 }), init);
-  for (const name of READS) {
-    const read = Response.prototype[name];
-    if (!read) continue;
-    const value = function () {
-      if (!signal.aborted) return read.call(this);
-      read.call(this).catch(() => {});
-      return Promise.reject(failure());
-    };
-    Object.defineProperty(response, name, { value, writable: true, configurable: true });
-  }
-  return response;
-}
-
 function settle(out) {
-  const response = out.takeResponse();
+  const response = attempts.handed(out.takeResponse());
   if (response) {
     reports.set(response, out);
     return response;
@@ -193,19 +147,20 @@ const STREAMED = 2;
 const FAKE_REQUEST = 4;
 const FAKE_SIGNAL = 8;
 const HEADERS = 16;
-const NO_SIGNAL = 32;
 const ABORTED = 64;
 const OWN_KEYS = 128;
 const BODY_STREAM = 256;
 const BODY_UNKNOWN = 512;
+const SIGNAL = 1024;
 
 /** What the wasm side reads of a call's `input` and `init` (src/host/request.rs
- * `Given`): `[input, own, retry, signal, url, method, redirect, mode, flags,
- * requestMethod, followed]` (flags: src/host/request.rs; `followed`: the
- * signal `fetch` would follow, `init.signal` or the Request's own).
- * `own` is our copy of `init` (a getter that throws rejects the call, as in
- * `fetch`), without `retry` when that is an object: `retry` is ours only as
- * an object (wrappers such as ofetch pass their own `retry: <number |
+ * `Given`): `[call, retry, url, method, redirect, mode, flags,
+ * requestMethod]` — `call`: the id js/src/attempts.js holds the call by
+ * (the input, our copy of `init`, the signal `fetch` would follow:
+ * `init.signal`, else the Request's own); flags: src/host/request.rs.
+ * Our copy of `init` (a getter that throws rejects the call, as in
+ * `fetch`) is without `retry` when that is an object: `retry` is ours only
+ * as an object (wrappers such as ofetch pass their own `retry: <number |
  * boolean>` through to `fetch`). A Request's getters are read through
  * `catch`: one that only looks like a Request throws on every getter. */
 function callOf(input, init) {
@@ -222,7 +177,6 @@ function callOf(input, init) {
   const signal = own.signal instanceof AbortSignal ? own.signal : undefined;
   let flags = own.body instanceof ReadableStream ? STREAMED : 0;
   if (own.headers !== undefined) flags |= HEADERS;
-  if (own.signal === null) flags |= NO_SIGNAL;
   if (Object.keys(own).length > 0) flags |= OWN_KEYS;
   let url;
   let requestMethod;
@@ -244,108 +198,43 @@ function callOf(input, init) {
       flags |= FAKE_SIGNAL;
     }
   }
-  const followed = own.signal === null ? undefined : (signal ?? (request && read(request, "signal")));
-  if (!(flags & FAKE_SIGNAL) && followed instanceof AbortSignal && followed.aborted) flags |= ABORTED;
+  let followed = own.signal === null ? undefined : (signal ?? (request && read(request, "signal")));
+  if (!(followed instanceof AbortSignal)) followed = undefined;
+  else flags |= SIGNAL;
+  if (!(flags & FAKE_SIGNAL) && followed?.aborted) flags |= ABORTED;
   const method = stringOf(own.method) ?? requestMethod;
   const redirect = stringOf(own.redirect) ?? (request && stringOf(read(request, "redirect")));
   const mode = stringOf(own.mode) ?? (request && stringOf(read(request, "mode")));
-  return [input, own, retry, signal, url ?? "", method, redirect, mode, flags, requestMethod, followed];
+  const call = attempts.call(input, own, followed);
+  return [call, retry, url ?? "", method, redirect, mode, flags, requestMethod];
 }
-
-function define(target, key, value) {
-  Object.defineProperty(target, key, { value });
-}
-
-// The headers the wasm side reads of every response, and on a throttling
-// status, in the order src/host/glue.rs `Facts::read` takes them.
-const FACT_HEADERS = ["content-length", "content-type", "content-encoding", "retry-after", "retry-after-ms"];
-const RATE_HEADERS = [
-  "ratelimit",
-  "x-ratelimit-remaining",
-  "x-rate-limit-remaining",
-  "x-ratelimit-reset",
-  "x-rate-limit-reset",
-  "x-ratelimit-reset-after",
-];
 
 const glue = {
   callOf,
-  prepare,
-  abortBefore,
+  // The steps js/src/request.js takes on a call held by js/src/attempts.js.
+  prepare: (id, ...steps) => prepare(attempts.callRecord(id), ...steps),
+  abortBefore: (id, isRequest) => abortBefore(attempts.callRecord(id), isRequest),
 
-  /** Status, type, whether there is a body, then each header the wasm side reads. */
-  facts(response, rateLimit) {
-    const headers = response.headers;
-    let out = packed(response.status) + packed(response.type) + (response.body ? "1:1" : "-");
-    for (const name of rateLimit ? RATE_HEADERS : FACT_HEADERS) out += packed(headers.get(name));
-    return out;
-  },
-
-  /** A thrown value's name, message, whether it has a cause, code, then
-   * the cause's code, syscall and message (src/host/transport.rs `ErrorFields`). */
-  errorFacts(error) {
-    const cause = read(error, "cause");
-    let out = packed(stringOf(read(error, "name"))) + packed(stringOf(read(error, "message")));
-    out += cause === undefined ? "-" : "1:1";
-    for (const v of [read(error, "code"), read(cause, "code"), read(cause, "syscall"), read(cause, "message")]) {
-      out += packed(stringOf(v));
-    }
-    return out;
-  },
-
-  /** `fetch(input, init)` under the attempt's controller (joined with the
-   * caller's signal where the host can); a non-promise answer adopted. */
-  send(fetch, input, init, controller, caller) {
-    let joined;
-    if (controller) {
-      let signal = controller.signal;
-      if (caller) {
-        try {
-          signal = joined = AbortSignal.any([signal, caller]);
-        } catch {
-          // No `AbortSignal.any` here: ours alone.
-        }
-      }
-      init.signal = signal;
-    }
-    const answer = fetch(input, init);
-    const settled = answer instanceof Promise ? answer : Promise.resolve(answer);
-    return joined ? settled.then((response) => holdSignal(response, joined)) : settled;
-  },
-
-  /** As `send`, each hop with `redirect: "manual"`, following the redirects
-   * the chain follows (js/src/hops.js, from the entry: js/src/load.js). */
-  follow(fetch, input, init, controller, caller, chain, again) {
-    const hop = (i, n) => {
-      n.redirect = "manual";
-      return glue.send(fetch, i, n, controller, caller);
-    };
-    return follower()(chain, hop, input, init, again);
-  },
-
-  /** `response` again around `body`; `abort` 1 or 2: see `bufferedResponse`.
-   * Status text, URL, `redirected` and type as the host's (a constructed
-   * Response would lose the last three; Deno would take the standard
-   * status text if `response` itself were the init). */
-  rebuild(response, body, signal, abort) {
-    const init = { status: response.status, statusText: response.statusText, headers: response.headers };
-    const rebuilt = abort ? bufferedResponse(body, init, signal, abort === 1) : new Response(body, init);
-    define(rebuilt, "url", response.url);
-    define(rebuilt, "redirected", response.redirected);
-    define(rebuilt, "type", response.type);
-    return rebuilt;
-  },
-
-  // Body reads (js/src/body.js).
-  readAll,
-  reader,
-  chunk,
-  whole,
-
-  /** `response` again around the chunks `r` read, then the rest of its body. */
-  handOver(response, r, signal) {
-    return this.rebuild(response, joined(r, signal, heldSignals.has(response)), undefined, 0);
-  },
+  // A call's and an attempt's steps, their objects held by number
+  // (js/src/attempts.js).
+  attempt: attempts.attempt,
+  rateFacts: attempts.rateFacts,
+  bytes: attempts.bytes,
+  upTo: attempts.upTo,
+  next: attempts.next,
+  head: attempts.head,
+  header: attempts.header,
+  rebuild: attempts.rebuild,
+  handOver: attempts.handOver,
+  end: attempts.end,
+  hold: attempts.hold,
+  errorFactsOf: attempts.errorFactsOf,
+  responseOf: attempts.responseOf,
+  aborted: attempts.aborted,
+  reason: attempts.reason,
+  requestHeader: attempts.requestHeader,
+  replayCopy: attempts.replayCopy,
+  replayKeep: attempts.replayKeep,
 
   onLine() {
     const online = globalThis.navigator?.onLine;
@@ -465,8 +354,9 @@ class Operation {
   }
 }
 
-/** An operation's `Outcome`, or the machine that will answer it. */
-const driven = (out) => (out instanceof Outcome ? out : drive(out));
+/** An operation's `Outcome`, or the machine that will answer it (with
+ * `hooks` to call, by number). */
+const driven = (out, hooks) => (out instanceof Outcome ? out : drive(out, hooks));
 
 /** Options plus the budgets every call through it shares. */
 export class RetryPolicy {
@@ -505,7 +395,15 @@ export class RetryPolicy {
   /** Submit-then-poll: the submit is never repeated; `spec` is
    * `{ status, verdict?, phases?, budgetMs? }`. Returns an operation like `run`. */
   poll(input, init, spec) {
-    return new Operation((i, observe) => driven(this.#policy.poll(i, spec, callOf(input, i), observe, globalTransport())), input, init);
+    return new Operation((i, observe) => {
+      // The hooks are the executor's: read here (a getter that throws
+      // reads as missing), checked in Rust (src/host/poll.rs: `STATUS` 0,
+      // `VERDICT` 1).
+      const call = callOf(input, i);
+      const hooks = [read(spec, "status"), read(spec, "verdict")];
+      const out = this.#policy.poll(i, spec, hooks[0], hooks[1], call, observe, globalTransport());
+      return driven(out, hooks);
+    }, input, init);
   }
 
   /** Counters over every call so far: operations, attempts histogram (1..4, 5+), retries, exhausted, quota level, queued, in flight. */

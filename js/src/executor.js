@@ -1,22 +1,27 @@
 // The executor of the engine's machines (src/host/machine.rs, io.rs). A
 // machine runs one operation and decides everything in it; after each event
 // it lists the work to do next, and this file performs it — awaits a
-// promise, sets or clears a timer, listens to the caller's signal and to
-// `online`, wakes a machine a released permit woke — then reports what
+// promise or an attempt's step (js/src/attempts.js), sets or clears a
+// timer, calls one of the caller's hooks, listens to the caller's signal and
+// to `online`, wakes a machine a released permit woke — then reports what
 // happened, until the machine answers its output. It branches on nothing
 // but the kind of work.
+import { pending, signalOf } from "./attempts.js";
 
 const AWAIT = 0;
 const SET_TIMER = 1;
 const CLEAR_TIMER = 2;
 const WAKE = 3;
 const ONLINE = 4;
+const CALL = 5;
+const AWAIT_HELD = 6;
 
 // The machines running, by id: how to report a wake-up to each.
 const running = new Map();
 
-/** Drives machine `m` to its end; resolves with its output. */
-export function drive(m) {
+/** Drives machine `m` to its end; resolves with its output. `hooks`: the
+ * caller's functions the machine may ask to call, by number. */
+export function drive(m, hooks) {
   const ended = m.output();
   if (ended !== undefined) {
     m.free();
@@ -24,7 +29,7 @@ export function drive(m) {
   }
   return new Promise((resolve, reject) => {
     const id = m.id;
-    const signal = m.signal;
+    const signal = signalOf(m.call);
     const timers = new Map();
     let done = false;
     let online;
@@ -57,6 +62,9 @@ export function drive(m) {
       });
     const perform = () => {
       const work = m.work();
+      // What the hooks called here answered: reported once this work is
+      // all performed (a report performs the next work).
+      const called = [];
       for (let i = 0; i < work.length; i += 3) {
         const kind = work[i];
         const at = work[i + 1];
@@ -65,6 +73,14 @@ export function drive(m) {
           // Adopted as `await` would (a thenable, a `then` that throws).
           const promise = m.promise();
           new Promise((r) => r(promise)).then(
+            (v) => report(() => m.onSettled(at, true, v)),
+            (e) => report(() => m.onSettled(at, false, e)),
+          );
+        } else if (kind === AWAIT_HELD) {
+          // The step in progress of what js/src/attempts.js holds as `arg`
+          // (none once the machine let go of it in the same step: a wait
+          // it dropped, whose answer it would ignore).
+          pending(arg)?.then(
             (v) => report(() => m.onSettled(at, true, v)),
             (e) => report(() => m.onSettled(at, false, e)),
           );
@@ -80,6 +96,21 @@ export function drive(m) {
         } else if (kind === WAKE) {
           const wake = running.get(at);
           if (wake) queueMicrotask(wake);
+        } else if (kind === CALL) {
+          // With a clone of the value (the hook may read its body); a
+          // throw is reported as such. What it returned — a promise
+          // included — is the machine's to read.
+          const value = m.promise();
+          const hook = hooks[arg];
+          let ok = true;
+          let answer;
+          try {
+            answer = hook(value.clone());
+          } catch (error) {
+            ok = false;
+            answer = error;
+          }
+          called.push(() => m.onSettled(at, ok, answer));
         } else if (kind === ONLINE && arg === 1) {
           online = () => report(() => m.onOnline());
           globalThis.addEventListener?.("online", online);
@@ -88,6 +119,7 @@ export function drive(m) {
           online = undefined;
         }
       }
+      for (const answered of called) report(answered);
     };
     // An abort may come from inside the machine's own step (a callback it
     // called cancelled the operation): reported after that step.

@@ -29,26 +29,43 @@ function keepReferrer(init, request) {
   if (typeof policy === "string" && init.referrerPolicy === undefined) init.referrerPolicy = policy;
 }
 
-/** A call whose signal had aborted before it (the Fetch standard's "abort
- * the fetch() call"): its Request, built first (an invalid `init` throws
- * the constructor's `TypeError`, not the abort), with its body cancelled at
- * once with the abort's reason; a Request input's body is taken. */
-export function abortBefore(input, own, signal, isRequest) {
-  const built = new Request(input, own);
-  built.body?.cancel(signal.reason);
-  if (isRequest) usedUp(input);
-  return built;
+/** A call (`c`, js/src/attempts.js) whose signal had aborted before it
+ * (the Fetch standard's "abort the fetch() call"): its Request, built
+ * first (an invalid `init` throws the constructor's `TypeError`, not the
+ * abort), with its body cancelled at once with the abort's reason; a
+ * Request input's body is taken. The call sends it, with no `init`. */
+export function abortBefore(c, isRequest) {
+  const built = new Request(c.input, c.init);
+  built.body?.cancel(c.caller.reason);
+  if (isRequest) usedUp(c.input);
+  c.input = built;
+  c.init = {};
 }
 
-/** Each step as Rust asked: `headers` (0: none, 1: a copy of `init.headers`,
- * 2: a copy of the Request's, 3: new ones), `key` (a string to set as `Idempotency-Key`
- * on that copy, which `init` then sends), `fate` (read what says whether
- * the request fails whatever the network does), `fold` (build the Request
- * each attempt clones, taking the caller's body). Answers `[input, init,
- * hasKey, integrity, crossOrigin, refused]`: `refused` is the Request
- * constructor's error (`input` and `init` are then what `fetch` is to be
- * asked with). A key `Headers` refuses throws. */
-export function prepare(input, own, isRequest, headers, key, fate, fold, url) {
+/** A Request's `body` as the machine reads it: 0 none, 1 a stream, 2 not
+ * shown (Firefox's Request has no `body` property). */
+function bodyOf(request) {
+  const body = read(request, "body");
+  return body === undefined ? 2 : body instanceof ReadableStream ? 1 : 0;
+}
+
+/** Each step of call `c` (js/src/attempts.js) as Rust asked: `headers`
+ * (0: none, 1: a copy of `init.headers`, 2: a copy of the Request's, 3:
+ * new ones), `key` (a string to set as `Idempotency-Key` on that copy,
+ * which `init` then sends), `fate` (read what says whether the request
+ * fails whatever the network does), `fold` (build the Request each attempt
+ * clones, taking the caller's body). The call's `input` and `init` are
+ * then what each attempt sends. Answers `[hasKey, integrity, crossOrigin,
+ * refused, body]`: `refused` is the Request constructor's error (the call
+ * is then what `fetch` is to be asked with); `body`, the Request's
+ * (`bodyOf`). A key `Headers` refuses throws. */
+export function prepare(c, isRequest, headers, key, fate, fold, url) {
+  const answer = (...facts) => {
+    c.input = input;
+    c.init = own;
+    return [...facts, isRequest ? bodyOf(input) : 0];
+  };
+  let { input, init: own } = c;
   let sent = isRequest ? input.headers : undefined;
   if (headers) {
     let copy;
@@ -90,12 +107,12 @@ export function prepare(input, own, isRequest, headers, key, fate, fold, url) {
     try {
       built = new Request(input, own);
     } catch (refused) {
-      return [input, own, hasKey, integrity, crossOrigin, refused];
+      return answer(hasKey, integrity, crossOrigin, refused);
     }
     usedUp(input);
     input = built;
     own = {};
   }
   if (isRequest) keepReferrer(own, input);
-  return [input, own, hasKey, integrity, crossOrigin, undefined];
+  return answer(hasKey, integrity, crossOrigin, undefined);
 }

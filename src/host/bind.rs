@@ -13,10 +13,15 @@ extern "C" {
 
     #[wasm_bindgen(js_namespace = Math, js_name = random)]
     pub fn math_random() -> f64;
+}
 
-    /// Missing outside secure contexts (plain http:// pages): caught.
-    #[wasm_bindgen(catch, js_namespace = crypto, js_name = randomUUID)]
-    pub fn random_uuid() -> Result<String, JsValue>;
+/// A key from the host's Web Crypto, `crypto.randomUUID()`, called through
+/// web-sys's binding of `Crypto`; `None` where the host has none (outside
+/// secure contexts: plain http:// pages), checked before the call.
+pub fn random_uuid() -> Option<String> {
+    let crypto = get(&js_sys::global(), "crypto");
+    let present = get(&crypto, "randomUUID").is_function();
+    present.then(|| crypto.unchecked_into::<web_sys::Crypto>().random_uuid())
 }
 
 /// `obj[key]`, `undefined` when it cannot be read.

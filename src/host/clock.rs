@@ -1,18 +1,19 @@
 //! The engine's clock on the host: `Date.now()`, `navigator.onLine`, and
 //! sleeps that are timers of the executor's (`super::io::Sleep`): they end
-//! at once when the caller's `AbortSignal` fires and, waiting for the
-//! network, on `online`.
+//! at once when the caller's `AbortSignal` fires (the call's, as the
+//! executor holds it) and, waiting for the network, on `online`.
 
 use core::future::Future;
-use web_sys::AbortSignal;
 
 use super::bind::date_now;
-use super::glue::Glue;
+use super::glue::{aborted, Glue};
 use super::io::sleep;
 use crate::engine::{Clock, Slept};
 
 pub struct HostClock {
-    pub signal: Option<AbortSignal>,
+    /// The call whose signal cancels the operation (js/src/attempts.js),
+    /// or 0: none.
+    pub call: u32,
     pub glue: Glue,
 }
 
@@ -22,11 +23,11 @@ impl Clock for HostClock {
     }
 
     fn cancelled(&self) -> bool {
-        self.signal.as_ref().is_some_and(AbortSignal::aborted)
+        aborted(self.call)
     }
 
     fn sleep(&self, ms: u64) -> impl Future<Output = Slept> {
-        sleep(ms, self.signal.clone(), false)
+        sleep(ms, self.call, false)
     }
 
     /// `navigator.onLine`, where the runtime has it (browsers, workers);
@@ -36,6 +37,6 @@ impl Clock for HostClock {
     }
 
     fn until_online(&self, ms: u64) -> impl Future<Output = Slept> {
-        sleep(ms, self.signal.clone(), true)
+        sleep(ms, self.call, true)
     }
 }

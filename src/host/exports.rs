@@ -16,16 +16,15 @@ use super::bind::{get, get_string, math_random};
 use super::clock::HostClock;
 use super::convert::to_js;
 use super::fleet::{Fleet, Leased};
-use super::glue::Glue;
-use super::io::awaited;
+use super::glue::{self, Glue, Held};
+use super::io::step;
 use super::machine::Machine;
 use super::options::{self, Hooks};
 use super::outcome::Outcome;
 use super::poll;
-use super::props::Init;
 use super::replay;
 use super::request::{prepare, Given, Prepared, Unprepared};
-use super::transport::{FetchTransport, Received};
+use super::transport::{ErrorFields, FetchTransport, Received, StepFailure};
 use crate::packed::Fields;
 use crate::engine::{self, race, Budget, Call, Clock, Either, Finished, Slept};
 use crate::policy::budget::concurrency::Gate;
@@ -45,12 +44,8 @@ use crate::policy::state::{Phase, WaitWhy};
 /// (js/src/executor.js), or — when the operation ended in that first poll
 /// (its signal had aborted) and the host's `fetch` settles such a call at
 /// once — its output itself.
-fn start(
-    runtime: Runtime,
-    signal: Option<web_sys::AbortSignal>,
-    future: impl Future<Output = JsValue> + 'static,
-) -> JsValue {
-    let machine = Machine::start(future, signal);
+fn start(runtime: Runtime, call: u32, future: impl Future<Output = JsValue> + 'static) -> JsValue {
+    let machine = Machine::start(future, call);
     match machine.ended() {
         Some(output) if fetch_settles_at_once(runtime) => output,
         _ => machine.into(),
@@ -100,6 +95,7 @@ impl Policy {
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue, glue: Glue) -> Result<Policy, JsValue> {
         let (options, mut hooks) = options::read(&Options::default(), &Hooks::default(), &options, false)?;
+        glue::install(&glue);
         let fleet = hooks.shared.take().map(|exchange| Fleet::new(&options, exchange, &glue));
         let state: Box<dyn SharedState> = match &fleet {
             Some(fleet) => Box::new(Leased(fleet.clone())),
@@ -158,45 +154,45 @@ impl Policy {
     #[allow(clippy::too_many_arguments)]
     pub fn execute(
         &self,
-        input: JsValue,
-        own: Init,
+        call: u32,
         retry: Option<Object>,
-        signal: Option<web_sys::AbortSignal>,
         url: String,
         method: Option<String>,
         redirect: Option<String>,
         mode: Option<String>,
         flags: u32,
         request_method: Option<String>,
-        followed: Option<web_sys::AbortSignal>,
         observe: Option<Function>,
         fetch: Function,
     ) -> Result<JsValue, JsValue> {
+        // The call's owner: the operation's until it ends.
+        let owner = Held::new(call);
         let shared = self.shared.clone();
-        let given = Given { input, own, signal, followed, url, method, request_method, redirect, mode, flags };
+        let given = Given { call, url, method, request_method, redirect, mode, flags };
         let (options, hooks) = per_call(&shared, retry)?;
         let fetch = hooks.fetch.clone().unwrap_or(fetch);
         // Straight to `fetch`, once: a URL that is not HTTP(S), or a
         // request whose Request the constructor refused (`fetch` says why).
-        let (input, own, signal) = match is_http(&given.url) {
-            false => (given.input, given.own, given.signal),
-            true => match prepare(&shared.glue, given, &hooks.idempotency_key) {
+        if is_http(&given.url) {
+            match prepare(&shared.glue, given, &hooks.idempotency_key) {
                 Ok(prepared) => {
-                    let signal = prepared.signal.clone();
-                    return Ok(start(shared.runtime, signal, async move {
-                        let mut ctx = Ctx::new(&shared, &options, &hooks, observe, prepared.signal.clone(), fetch);
+                    let listened = prepared.listened();
+                    return Ok(start(shared.runtime, listened, async move {
+                        let mut ctx = Ctx::new(&shared, &options, &hooks, observe, listened, fetch);
                         let finished = ctx.submit(prepared, true).await;
-                        ctx.outcome(finished)
+                        let outcome = ctx.outcome(finished);
+                        drop(owner);
+                        outcome
                     }));
                 }
-                Err(Unprepared { to_host: Some((input, own)), .. }) => (input, own, None),
+                Err(Unprepared { to_host: true, .. }) => {}
                 Err(Unprepared { error, .. }) => return Err(error),
-            },
-        };
+            }
+        }
         // `fetch` follows the caller's signal itself: nothing to listen to.
-        Ok(start(shared.runtime, None, async move {
-            let mut ctx = Ctx::new(&shared, &options, &hooks, observe, signal, fetch);
-            ctx.pass_through(&input, &own).await
+        Ok(start(shared.runtime, 0, async move {
+            let mut ctx = Ctx::new(&shared, &options, &hooks, observe, 0, fetch);
+            ctx.pass_through(owner).await
         }))
     }
 
@@ -205,24 +201,31 @@ impl Policy {
     /// `request::Given`); `spec` says how to find and judge the task;
     /// `init` is the caller's own (its headers and signal go to the status
     /// request). Same promise contract as `execute`.
+    /// `status` and `verdict`: the spec's, as js/src/core.js read them for
+    /// the executor, which calls them (`super::poll`).
+    #[allow(clippy::too_many_arguments)]
     pub fn poll(
         &self,
         init: JsValue,
         spec: JsValue,
+        status: JsValue,
+        verdict: JsValue,
         call: Array,
         observe: Option<Function>,
         fetch: Function,
     ) -> Result<JsValue, JsValue> {
-        let retry = Some(call.get(2)).filter(|r| !r.is_undefined()).map(JsCast::unchecked_into);
-        let given = Given::from_array(&call);
+        let retry = Some(call.get(1)).filter(|r| !r.is_undefined()).map(JsCast::unchecked_into);
+        let (given, owner) = Given::from_array(&call);
         let shared = self.shared.clone();
         let (options, hooks) = per_call(&shared, retry)?;
         let fetch = hooks.fetch.clone().unwrap_or(fetch);
-        let spec = poll::read(&spec)?;
+        let spec = poll::read(&spec, status, &verdict)?;
         let prepared = prepare(&shared.glue, given, &hooks.idempotency_key).map_err(|u| u.error)?;
-        let signal = prepared.signal.clone();
-        Ok(start(shared.runtime, signal, async move {
-            let mut ctx = Ctx::new(&shared, &options, &hooks, observe, prepared.signal.clone(), fetch);
+        let listened = prepared.listened();
+        Ok(start(shared.runtime, listened, async move {
+            // The calls' owners: the operation's until it ends.
+            let _owner = owner;
+            let mut ctx = Ctx::new(&shared, &options, &hooks, observe, listened, fetch);
             let submitted = ctx.submit(prepared, false).await;
             let Some(response) = submitted.response.as_ref().filter(|_| submitted.phase == Phase::Succeeded)
             else {
@@ -230,11 +233,15 @@ impl Policy {
             };
             // The caller's `status` hook may be async: it is raced against
             // the polling budget and the cancel like everything else.
-            let hook = poll::status_request(&shared.glue, &spec, &response.body.response, &init);
+            let submitted_response = shared.glue.response_of(response.body.id());
+            let hook = poll::status_request(&shared.glue, &spec, &submitted_response, &init);
             let found = race(hook, ctx.clock.sleep(spec.schedule.budget_ms)).await;
-            let status = match found {
-                Either::Left(Ok(prepared)) => prepared,
-                Either::Left(Err(e)) => return ctx.end(submitted.report, Reason::TaskFailed, Some(e)),
+            let (status, _status_owner) = match found {
+                Either::Left(Ok(found)) => found,
+                Either::Left(Err(e)) => {
+                    let e = Held::hold(&shared.glue, &e);
+                    return ctx.end(submitted.report, Reason::TaskFailed, Some(e));
+                }
                 Either::Right(Slept::Elapsed) => return ctx.end(submitted.report, Reason::Deadline, None),
                 Either::Right(Slept::Cancelled) => {
                     return ctx.end(submitted.report, Reason::Cancelled, None);
@@ -242,7 +249,7 @@ impl Policy {
             };
             let transport = ctx.transport(status);
             let budget = ctx.budget();
-            let judge = poll::JsJudge(spec.verdict.clone());
+            let judge = poll::JsJudge(spec.verdict, shared.glue.clone().unchecked_into());
             let (random, observe) = (&mut ctx.random, &mut ctx.observe);
             let finished = engine::poll::poll(
                 ctx.options,
@@ -287,7 +294,7 @@ impl<'a> Ctx<'a> {
         options: &'a Options,
         hooks: &'a Hooks,
         observe: Option<Function>,
-        signal: Option<web_sys::AbortSignal>,
+        call: u32,
         fetch: Function,
     ) -> Ctx<'a> {
         let random = Box::new(move || match &hooks.random {
@@ -295,7 +302,7 @@ impl<'a> Ctx<'a> {
             None => math_random(),
         });
         let observe = Box::new(move |p: Phase| notify(&p, observe.as_ref(), hooks.on_retry.as_ref()));
-        let clock = HostClock { signal, glue: shared.glue.clone().unchecked_into() };
+        let clock = HostClock { call, glue: shared.glue.clone().unchecked_into() };
         Ctx { shared, fetch, options, not_before: hooks.not_before, clock, random, observe }
     }
 
@@ -322,7 +329,7 @@ impl<'a> Ctx<'a> {
 
     /// Runs the request. When polling follows (`last` false), a success is
     /// not shown as the end: the operation goes on.
-    async fn submit(&mut self, mut prepared: Prepared, last: bool) -> Finished<Received, JsValue> {
+    async fn submit(&mut self, mut prepared: Prepared, last: bool) -> Finished<Received, Held> {
         // Before the first attempt, under its timer and the caller's cancel;
         // a body that is not there by then is a stream: sent once.
         if replay::needed(&prepared) {
@@ -352,28 +359,36 @@ impl<'a> Ctx<'a> {
     /// A URL the retry rules do not apply to: `fetch(input, init)` once,
     /// with the caller's own signal, and whatever it answers or throws is
     /// the outcome (a rejection as `refused`, the host's error its cause).
-    async fn pass_through(&mut self, input: &JsValue, init: &Init) -> JsValue {
+    async fn pass_through(&mut self, call: Held) -> JsValue {
         let start = self.clock.now_ms();
-        let answer = match self.shared.glue.send(&self.fetch, input, init, None, None) {
-            Ok(promise) => awaited(promise).await,
-            Err(e) => Err(e),
+        let glue = &self.shared.glue;
+        let id = glue.attempt(&self.fetch, call.id(), false, false, None, false);
+        drop(call);
+        let answer = match id < 0.0 {
+            true => {
+                let held = Held::new(-id as u32);
+                let facts = glue.error_facts_of(held.id());
+                Err((held, ErrorFields::read(Fields(&facts)).name))
+            }
+            false => match step(id as u32).await {
+                Ok(status) => Ok((id as u32, status.as_f64().filter(|s| *s >= 0.0))),
+                Err(e) => Err((Held::new(id as u32), StepFailure::parse(&e).name())),
+            },
         };
         let mut report = Report::new();
         let mut record =
             AttemptRecord { duration_ms: self.clock.now_ms().saturating_sub(start), ..Default::default() };
         let (response, cause) = match answer {
-            Ok(response) => {
-                record.status = response.dyn_ref::<web_sys::Response>().map(web_sys::Response::status);
+            Ok((id, status)) => {
+                record.status = status.map(|s| s as u16);
                 report.streamed = Some(true);
                 report.handed_over_ms = Some(0);
-                (Some(response), None)
+                (Some(id), None)
             }
-            Err(e) => {
-                let facts = self.shared.glue.error_facts(&e);
-                let name = Fields(&facts).next().flatten().map_or_else(|| String::from("Error"), String::from);
+            Err((held, name)) => {
                 record.error = Some(ErrorInfo { stage: Stage::NotSent, code: String::from("refused"), name });
                 report.reason = Reason::Refused;
-                (None, Some(e))
+                (None, Some(held))
             }
         };
         report.elapsed_ms = record.duration_ms;
@@ -384,7 +399,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Ends an operation before polling began, showing its terminal state.
-    fn end(&mut self, mut report: Report, reason: Reason, cause: Option<JsValue>) -> JsValue {
+    fn end(&mut self, mut report: Report, reason: Reason, cause: Option<Held>) -> JsValue {
         report.reason = reason;
         let phase = Phase::terminal(reason, None, Safety::Idempotent, None);
         (self.observe)(phase);
@@ -394,16 +409,16 @@ impl<'a> Ctx<'a> {
     /// The outcome, as `[data, response?, cause?]`: the data as a plain
     /// object, the last response, and the cause (for a cancel, the caller's
     /// own abort reason).
-    fn outcome(&self, mut finished: Finished<Received, JsValue>) -> JsValue {
+    fn outcome(&self, mut finished: Finished<Received, Held>) -> JsValue {
         let body = finished.response.as_ref().map(|a| &a.body);
         finished.report.streamed = body.map(Received::streamed);
         finished.report.handed_over_ms = body.and_then(Received::handed_over_ms);
         finished.report.budget = self.shared.fleet.as_ref().and_then(|f| f.mode());
-        let cause = match (finished.phase, &self.clock.signal) {
-            (Phase::Cancelled, Some(signal)) => Some(signal.reason()),
+        let cause = match (finished.phase, self.clock.call) {
+            (Phase::Cancelled, call @ 1..) => Some(Held::new(self.shared.glue.reason(call))),
             _ => finished.cause,
         };
-        let response = finished.response.map(|a| a.body.hand_over().into());
+        let response = finished.response.map(|a| a.body.hand_over());
         Outcome::new(finished.phase, finished.report, response, cause).into()
     }
 }

@@ -1,18 +1,23 @@
-//! The glue's helpers (core.js `glue`), each one crossing from wasm into JS
-//! where reading or building the same thing from here took one crossing per
-//! property (BENCHMARKS.md "Crossings"): a response's status, type and the
-//! headers the policy reads; the attempt's `fetch` under its signal; the
-//! rebuilt `Response`. They only move data: what the values mean, and what
-//! to do about them, is decided here and in `policy`.
+//! The executor's helpers (core.js `glue`, most of them js/src/attempts.js),
+//! each one crossing from wasm into JS where reading or building the same
+//! thing from here took one crossing per property (BENCHMARKS.md
+//! "Crossings"). The objects they act on stay in JavaScript, named by
+//! number: a call (its input, `init` copy and signal), an attempt (its
+//! `AbortController`, response, body), a thrown value ([`Held`]). A helper
+//! performs one step on them and answers plain values — the response's
+//! status, type and the headers the policy reads packed in one string
+//! ([`Facts`]), a length, a failure's fields. What the values mean, and
+//! what to do about them, is decided here and in `policy`.
 
 use alloc::string::String;
+use alloc::vec::Vec;
+use core::cell::RefCell;
 use js_sys::{Array, Function, Promise};
 use wasm_bindgen::prelude::*;
-use web_sys::{AbortController, AbortSignal, Request, Response};
 
 use super::hops::Chain;
-
 use super::props::Init;
+
 use crate::packed::Fields;
 use crate::policy::rate_limit::FloorHeaders;
 
@@ -21,68 +26,121 @@ extern "C" {
     /// The object core.js hands to `Policy`'s constructor.
     pub type Glue;
 
-    /// `facts(response, rateLimit)`: the response's status, type, whether
-    /// it has a body, then the headers of core.js `FACT_HEADERS` (or of
-    /// `RATE_HEADERS`), packed into one string (read by [`Fields`], in
-    /// [`Facts::read`]'s order). Caught: a `fetch` option may answer
-    /// something that is not a `Response`.
-    #[wasm_bindgen(catch, method, structural)]
-    fn facts(this: &Glue, response: &Response, rate_limit: bool) -> Result<String, JsValue>;
-
-    /// `send(fetch, input, init, controller, caller)`: with a controller,
-    /// `init.signal` set to its signal (joined with the caller's, where the
-    /// host has `AbortSignal.any`); then `fetch(input, init)`, a
-    /// non-promise answer (a thenable, a value) adopted as `await` would.
-    #[wasm_bindgen(catch, method, structural)]
-    pub fn send(
+    /// `attempt(fetch, call, clone, controlled, chain, again)`
+    /// (js/src/attempts.js): starts an attempt of `call` the executor
+    /// holds — its `AbortController` (`controlled`), the `fetch` (of a
+    /// clone of the call's input with `clone`), with `chain` every redirect
+    /// hop (js/src/hops.js; `again`: a 307/308 reads the body again from
+    /// the call's `Request`) — and answers its id, whose step
+    /// (`super::io::step`) resolves with the response's facts
+    /// ([`Facts::parse`]) or rejects with its failure
+    /// (`super::transport::StepFailure`); or minus the id of what starting
+    /// threw.
+    #[wasm_bindgen(method, structural)]
+    pub fn attempt(
         this: &Glue,
         fetch: &Function,
-        input: &JsValue,
-        init: &Init,
-        controller: Option<AbortController>,
-        caller: Option<AbortSignal>,
-    ) -> Result<Promise, JsValue>;
+        call: u32,
+        clone: bool,
+        controlled: bool,
+        chain: Option<Chain>,
+        again: bool,
+    ) -> f64;
 
-    /// `follow(fetch, input, init, controller, caller, chain, again)`: as
-    /// `send`, with `redirect: "manual"`, then every redirect the chain
-    /// follows (js/src/hops.js); `again`: the `Request` a 307/308 reads the
-    /// body again from. Resolves with the final response.
-    #[wasm_bindgen(catch, method, structural)]
-    pub fn follow(
-        this: &Glue,
-        fetch: &Function,
-        input: &JsValue,
-        init: &Init,
-        controller: &AbortController,
-        caller: Option<AbortSignal>,
-        chain: Chain,
-        again: Option<&Request>,
-    ) -> Result<Promise, JsValue>;
+    /// `aborted(call)`: whether the call's signal has aborted.
+    #[wasm_bindgen(method, structural)]
+    fn aborted(this: &Glue, call: u32) -> bool;
 
-    /// `rebuild(response, body, signal, abort)`: a `Response` around `body`
-    /// (bytes or a stream) with `response`'s status, status text, headers,
-    /// URL, `redirected` and type; with `abort` 1 or 2, reading its body
-    /// once `signal` aborted fails (1: with an `AbortError`, 2: with the
-    /// signal's reason; see `policy::runtime::body_abort`).
-    #[wasm_bindgen(catch, method, structural)]
-    pub fn rebuild(
-        this: &Glue,
-        response: &Response,
-        body: &JsValue,
-        signal: Option<AbortSignal>,
-        abort: u8,
-    ) -> Result<Response, JsValue>;
+    /// `reason(call)`: holds the reason the call's signal aborted with.
+    #[wasm_bindgen(method, structural)]
+    pub fn reason(this: &Glue, call: u32) -> u32;
 
-    /// `prepare(input, own, isRequest, headers, key, fate, fold, url)`
-    /// (js/src/request.js): the steps `request::prepare` decided, taken;
-    /// answers `[input, init, hasKey, integrity, crossOrigin, refused]`.
-    /// Throws what `Headers` throws for a key it refuses.
+    /// `requestHeader(call, isRequest, name)`: one header of the call's
+    /// request (its `Request`'s, else its `init.headers`').
+    #[wasm_bindgen(method, structural, js_name = requestHeader)]
+    pub fn request_header(this: &Glue, call: u32, is_request: bool, name: &str) -> Option<String>;
+
+    /// `replayCopy(call, max, all)`: reads a copy of the call's `Request`
+    /// body (`all`: whole, with `arrayBuffer()`); its step resolves with
+    /// the length, or −1 once more than `max` bytes arrived.
+    #[wasm_bindgen(method, structural, js_name = replayCopy)]
+    pub fn replay_copy(this: &Glue, call: u32, max: f64, all: bool);
+
+    /// `replayKeep(call)`: the call sends the bytes its copy read from now
+    /// on; false when the `Request` constructor refused them.
+    #[wasm_bindgen(method, structural, js_name = replayKeep)]
+    pub fn replay_keep(this: &Glue, call: u32) -> bool;
+
+    /// `rateFacts(id)`: the rate-limit headers of attempt `id`'s response
+    /// (in [`Facts::parse`]'s order), or `!` and the failure of reading them.
+    #[wasm_bindgen(method, structural, js_name = rateFacts)]
+    fn rate_facts(this: &Glue, id: u32) -> String;
+
+    /// `bytes(id)`: reads attempt `id`'s body with `arrayBuffer()`; its
+    /// step resolves with the length.
+    #[wasm_bindgen(method, structural)]
+    pub fn bytes(this: &Glue, id: u32);
+
+    /// `upTo(id, max)`: reads attempt `id`'s body as it streams; its step
+    /// resolves with the length, or −1 once more than `max` bytes arrived.
+    #[wasm_bindgen(method, structural, js_name = upTo)]
+    pub fn up_to(this: &Glue, id: u32, max: f64);
+
+    /// `next(id)`: reads attempt `id`'s next chunk, kept; its step
+    /// resolves with the chunk's length, or −1 at the end.
+    #[wasm_bindgen(method, structural)]
+    pub fn next(this: &Glue, id: u32);
+
+    /// `head(id, n)`: the first `n` bytes of attempt `id`'s body, copied.
+    #[wasm_bindgen(method, structural)]
+    pub fn head(this: &Glue, id: u32, n: u32) -> Vec<u8>;
+
+    /// `header(id, name)`: a header of attempt `id`'s response.
+    #[wasm_bindgen(method, structural)]
+    pub fn header(this: &Glue, id: u32, name: &str) -> Option<String>;
+
+    /// `rebuild(id, abort)`: attempt `id`'s response again around the
+    /// bytes read, with its status, status text, headers, URL,
+    /// `redirected` and type; with `abort` 1 or 2, reading that body once
+    /// the caller's signal aborted fails (1: with an `AbortError`, 2: with
+    /// the signal's reason; see `policy::runtime::body_abort`).
+    #[wasm_bindgen(method, structural)]
+    pub fn rebuild(this: &Glue, id: u32, abort: u8);
+
+    /// `handOver(id)`: attempt `id`'s response again around the chunks
+    /// read, then the rest of its body, pulled as the caller reads; `""`,
+    /// or the failure of building it.
+    #[wasm_bindgen(method, structural, js_name = handOver)]
+    pub fn hand_over(this: &Glue, id: u32) -> String;
+
+    /// `end(id, how)`: ends what `id` holds (`how`: [`CANCEL`], [`ABORT`],
+    /// [`KEEP`]).
+    #[wasm_bindgen(method, structural)]
+    fn end(this: &Glue, id: u32, how: u8);
+
+    /// `hold(value)`: holds a thrown value (or a reason) for the machine.
+    #[wasm_bindgen(method, structural)]
+    fn hold(this: &Glue, value: &JsValue) -> u32;
+
+    /// `errorFactsOf(id)`: the facts of the value `id` holds, as a step's
+    /// failure packs them (after its first field).
+    #[wasm_bindgen(method, structural, js_name = errorFactsOf)]
+    pub fn error_facts_of(this: &Glue, id: u32) -> String;
+
+    /// `responseOf(id)`: attempt `id`'s response, for a poll's hooks.
+    #[wasm_bindgen(method, structural, js_name = responseOf)]
+    pub fn response_of(this: &Glue, id: u32) -> JsValue;
+
+    /// `prepare(call, isRequest, headers, key, fate, fold, url)`
+    /// (js/src/request.js): the steps `request::prepare` decided, taken on
+    /// the call the executor holds; answers `[hasKey, integrity,
+    /// crossOrigin, refused, body]`. Throws what `Headers` throws for a key
+    /// it refuses.
     #[allow(clippy::too_many_arguments)]
     #[wasm_bindgen(catch, method, structural)]
     pub fn prepare(
         this: &Glue,
-        input: &JsValue,
-        own: &Init,
+        call: u32,
         is_request: bool,
         headers: u8,
         key: Option<&str>,
@@ -91,58 +149,16 @@ extern "C" {
         url: &str,
     ) -> Result<Array, JsValue>;
 
-    /// `abortBefore(input, own, signal, isRequest)` (js/src/request.js):
-    /// the Request of a call whose signal had aborted, its body cancelled
-    /// with the reason; throws what the Request constructor throws.
+    /// `abortBefore(call, isRequest)` (js/src/request.js): the call of a
+    /// signal that had aborted sends its Request, its body cancelled with
+    /// the reason; throws what the Request constructor throws.
     #[wasm_bindgen(catch, method, structural, js_name = abortBefore)]
-    pub fn abort_before(
-        this: &Glue,
-        input: &JsValue,
-        own: &Init,
-        signal: &AbortSignal,
-        is_request: bool,
-    ) -> Result<Request, JsValue>;
+    pub fn abort_before(this: &Glue, call: u32, is_request: bool) -> Result<(), JsValue>;
 
     /// `callOf(input, init)`: what `request::Given` holds, as an array (a
     /// poll's status request; `execute` gets the same as its arguments).
     #[wasm_bindgen(method, structural, js_name = callOf)]
     pub fn call_of(this: &Glue, input: &JsValue, init: &Init) -> Array;
-
-    /// `readAll(source, max)`: the bytes of a `Response`'s or a `Request`'s
-    /// body (an `ArrayBuffer`), or `null` as soon as more than `max` bytes
-    /// arrived (js/src/body.js).
-    #[wasm_bindgen(method, structural, js_name = readAll)]
-    pub fn read_all(this: &Glue, source: &JsValue, max: f64) -> Promise;
-
-    /// `reader(response)`: a reader of the body that keeps the chunks it read.
-    #[wasm_bindgen(method, structural)]
-    pub fn reader(this: &Glue, response: &Response) -> JsValue;
-
-    /// `chunk(reader)`: the next chunk, kept; resolves to its length in
-    /// bytes, or -1 at the end.
-    #[wasm_bindgen(method, structural)]
-    pub fn chunk(this: &Glue, reader: &JsValue) -> Promise;
-
-    /// `whole(reader)`: the chunks read, as one `ArrayBuffer`.
-    #[wasm_bindgen(method, structural)]
-    pub fn whole(this: &Glue, reader: &JsValue) -> js_sys::ArrayBuffer;
-
-    /// `handOver(response, reader, signal)`: `response` again around the
-    /// chunks read, then the rest of its body, pulled as the caller reads.
-    #[wasm_bindgen(catch, method, structural, js_name = handOver)]
-    pub fn hand_over(
-        this: &Glue,
-        response: &Response,
-        reader: &JsValue,
-        signal: Option<AbortSignal>,
-    ) -> Result<Response, JsValue>;
-
-    /// `errorFacts(error)`: what classification reads of a thrown value,
-    /// packed: its `name`, `message`, whether it has a `cause` (`1`), its
-    /// `code`, then the cause's `code`, `syscall` and `message` (each only
-    /// when a string; a getter that throws counts as absent).
-    #[wasm_bindgen(method, structural, js_name = errorFacts)]
-    pub fn error_facts(this: &Glue, error: &JsValue) -> String;
 
     /// `exchange(lease, exchange, shared, request, seq, ms, now)`: the
     /// executor calls `exchange` as `shared`'s method with `request` (`now`:
@@ -173,6 +189,75 @@ extern "C" {
     pub fn on_line(this: &Glue) -> Option<bool>;
 }
 
+thread_local! {
+    /// The glue, for what is ended on drop ([`Held`]): one object, core.js's.
+    static GLUE: RefCell<Option<Glue>> = const { RefCell::new(None) };
+}
+
+/// Keeps `glue` for [`Held`]'s drop (every `Policy` is given the same one).
+pub fn install(glue: &Glue) {
+    GLUE.with(|g| {
+        if g.borrow().is_none() {
+            *g.borrow_mut() = Some(JsValue::clone(glue).unchecked_into());
+        }
+    });
+}
+
+/// `end`'s bits: cancel a body nobody read, abort the attempt, keep the
+/// record (its failure is still ours).
+pub const CANCEL: u8 = 1;
+pub const ABORT: u8 = 2;
+pub const KEEP: u8 = 4;
+
+/// Whether call `id`'s signal has aborted (0: a call without one).
+pub fn aborted(id: u32) -> bool {
+    id != 0 && GLUE.with(|g| g.borrow().as_ref().is_some_and(|glue| glue.aborted(id)))
+}
+
+/// Ends what the executor holds as `id` (see `end`).
+pub fn end(id: u32, how: u8) {
+    GLUE.with(|g| {
+        if let Some(glue) = &*g.borrow() {
+            glue.end(id, how);
+        }
+    });
+}
+
+/// A value the executor holds for the machine (js/src/attempts.js): an
+/// attempt whose step failed, or a thrown value. The machine has only its
+/// number; dropped, the executor lets go of it.
+#[derive(Debug)]
+pub struct Held(u32);
+
+impl Held {
+    /// What `id` holds, from here on the machine's to end.
+    pub fn new(id: u32) -> Held {
+        Held(id)
+    }
+
+    /// Holds `value` (a hook's error, a cancel's reason).
+    pub fn hold(glue: &Glue, value: &JsValue) -> Held {
+        Held(glue.hold(value))
+    }
+
+    pub fn id(&self) -> u32 {
+        self.0
+    }
+
+    /// Its id, for the caller (who takes it: not ended here).
+    pub fn take(self) -> u32 {
+        let id = self.0;
+        core::mem::forget(self);
+        id
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        end(self.0, 0);
+    }
+}
+
 /// What one attempt reads of a response, in one crossing.
 pub struct Facts {
     pub status: u16,
@@ -186,17 +271,11 @@ pub struct Facts {
 }
 
 impl Facts {
-    /// Reads `response`; the rate-limit headers only on a throttling status
-    /// (every other response pays one crossing, not two). The fields come
-    /// as core.js `glue.facts` packs them: status, type, has a body, then
-    /// `content-length`, `content-type`, `content-encoding`,
-    /// `retry-after`, `retry-after-ms`; or, for the rate limit, the same
-    /// three and `ratelimit`, `x-ratelimit-remaining`,
-    /// `x-rate-limit-remaining`, `x-ratelimit-reset`,
-    /// `x-rate-limit-reset`, `x-ratelimit-reset-after`.
-    pub fn read(glue: &Glue, response: &Response) -> Result<Facts, JsValue> {
-        let packed = glue.facts(response, false)?;
-        let mut f = Fields(&packed);
+    /// The facts js/src/attempts.js packs as an attempt's step resolves:
+    /// status, type, has a body, then `content-length`, `content-type`,
+    /// `content-encoding`, `retry-after`, `retry-after-ms`.
+    pub fn parse(packed: &str) -> Facts {
+        let mut f = Fields(packed);
         let mut next = || f.next().flatten().map(String::from);
         let status = next().and_then(|s| s.parse().ok()).unwrap_or(0);
         let kind = next();
@@ -204,21 +283,34 @@ impl Facts {
         let content_length = next();
         let content_type = next();
         let content_encoding = next().is_some();
-        let mut floor_headers =
-            FloorHeaders { retry_after: next(), retry_after_ms: next(), ..FloorHeaders::default() };
-        if crate::policy::rate_limit::throttling(status) {
-            let packed = glue.facts(response, true)?;
-            let mut f = Fields(&packed).skip(3);
-            let mut next = || f.next().flatten().map(String::from);
-            let h = &mut floor_headers;
-            h.ratelimit = next();
-            let (remaining, other_remaining) = (next(), next());
-            h.remaining = remaining.or(other_remaining);
-            let (reset, other_reset) = (next(), next());
-            h.reset = reset.or(other_reset);
-            h.reset_after = next();
+        let floor_headers = FloorHeaders { retry_after: next(), retry_after_ms: next(), ..FloorHeaders::default() };
+        Facts { status, kind, has_body, content_length, content_type, content_encoding, floor_headers }
+    }
+
+    /// On a throttling status, the rate-limit headers too, in `rateFacts`'
+    /// order (the same three first, then `ratelimit`,
+    /// `x-ratelimit-remaining`, `x-rate-limit-remaining`,
+    /// `x-ratelimit-reset`, `x-rate-limit-reset`,
+    /// `x-ratelimit-reset-after`): every other response pays one crossing,
+    /// not two. `Err`: the failure of reading them, packed.
+    pub fn rate_limit(&mut self, glue: &Glue, id: u32) -> Result<(), String> {
+        if !crate::policy::rate_limit::throttling(self.status) {
+            return Ok(());
         }
-        Ok(Facts { status, kind, has_body, content_length, content_type, content_encoding, floor_headers })
+        let packed = glue.rate_facts(id);
+        if let Some(failure) = packed.strip_prefix('!') {
+            return Err(String::from(failure));
+        }
+        let mut f = Fields(&packed).skip(3);
+        let mut next = || f.next().flatten().map(String::from);
+        let h = &mut self.floor_headers;
+        h.ratelimit = next();
+        let (remaining, other_remaining) = (next(), next());
+        h.remaining = remaining.or(other_remaining);
+        let (reset, other_reset) = (next(), next());
+        h.reset = reset.or(other_reset);
+        h.reset_after = next();
+        Ok(())
     }
 
     pub fn kind_is(&self, kind: &str) -> bool {

@@ -11,10 +11,9 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 use wasm_bindgen::prelude::*;
-use web_sys::{AbortController, Response};
 
-use super::io::awaited;
-use super::transport::{failed, not_sent, FetchTransport};
+use super::glue::Held;
+use super::transport::{failed as failed_with, not_sent, FetchTransport, StepFailure};
 use crate::engine::Failed;
 use crate::packed::Fields;
 use crate::policy::chain::{self, Body, First, Seen, Stop, Target};
@@ -44,7 +43,7 @@ const UNREPLAYABLE: u8 = 2;
 #[wasm_bindgen]
 pub struct Chain(Rc<Followed>);
 
-struct Followed {
+pub struct Followed {
     chain: RefCell<chain::Chain>,
     /// What failed, once something did: the chain's own stop, or what
     /// hops.js reported.
@@ -124,51 +123,45 @@ impl Chain {
     }
 }
 
-/// `fetch(input, init)`, then every redirect `fetch` would follow, hop by
-/// hop (js/src/hops.js): the final response, `redirected` set when there
-/// was a hop. A redirect `fetch` would refuse (see
-/// `policy::redirect::check_hop`) is a `TypeError` that repeating cannot
-/// change.
-pub async fn fetch_following(
-    t: &FetchTransport,
-    input: JsValue,
-    controller: &AbortController,
-) -> Result<Response, Failed<JsValue>> {
+/// The chain of an attempt that follows redirects hop by hop
+/// (js/src/hops.js performs each hop as the chain says): the handle
+/// hops.js is given, and ours, to classify a failure ([`failed`]). A
+/// redirect `fetch` would refuse (see `policy::redirect::check_hop`) is a
+/// `TypeError` that repeating cannot change.
+pub fn chain(t: &FetchTransport) -> (Chain, Rc<Followed>) {
     let prepared = &t.prepared;
-    let again = prepared.request().filter(|_| prepared.replayable);
     let chain = chain::Chain::new(chain::Request {
         method: prepared.method.clone(),
         same_origin_mode: prepared.same_origin,
         streamed: prepared.streamed,
-        again: again.is_some(),
+        again: prepared.is_request && prepared.replayable,
         cors_type: cross_origin_redirect_is_cors(t.runtime),
     });
     let followed = Rc::new(Followed { chain: RefCell::new(chain), failed: Cell::new(None) });
-    let promise = t
-        .glue
-        .follow(&t.fetch, &input, &prepared.init, controller, prepared.signal.clone(), Chain(followed.clone()), again)
-        .map_err(not_sent)?;
-    let error = match awaited(promise).await {
-        Ok(response) => return Ok(response.unchecked_into()),
-        Err(e) => e,
-    };
+    (Chain(followed.clone()), followed)
+}
+
+/// The chain's `fetch` rejected (attempt `id`, failing with `f`): what
+/// failed, by what the chain last did.
+pub fn failed(t: &FetchTransport, followed: &Followed, id: u32, f: StepFailure) -> Failed<Held> {
+    let error = || Some(Held::new(id));
     let hop = followed.chain.borrow().hops();
-    Err(match followed.failed.get() {
-        Some(Err(Stop::Refused(_))) => failed(Failure::Refused(Stage::MaybeDelivered), "redirect", "TypeError", Some(error)),
-        Some(Err(Stop::Unreplayable) | Ok(AGAIN)) => failed(
+    match followed.failed.get() {
+        Some(Err(Stop::Refused(_))) => failed_with(Failure::Refused(Stage::MaybeDelivered), "redirect", "TypeError", error()),
+        Some(Err(Stop::Unreplayable) | Ok(AGAIN)) => failed_with(
             Failure::Network(Stage::MaybeDelivered),
             "redirect-body-not-replayable",
             "TypeError",
-            Some(error),
+            error(),
         ),
-        Some(Ok(READ)) => t.delivered(error),
-        Some(Ok(THREW)) => on_hop(not_sent(error), hop),
-        None | Some(Ok(_)) => on_hop(t.fetch_failed(error), hop),
-    })
+        Some(Ok(READ)) => t.delivered_by(id, f),
+        Some(Ok(THREW)) => on_hop(not_sent(Held::new(id)), hop),
+        None | Some(Ok(_)) => on_hop(t.fetch_failed(id, f), hop),
+    }
 }
 
 /// A failure on a hop after the first: the request reached a server.
-fn on_hop(mut f: Failed<JsValue>, hop: u32) -> Failed<JsValue> {
+fn on_hop(mut f: Failed<Held>, hop: u32) -> Failed<Held> {
     f.failure = match f.failure {
         Failure::Network(stage) => Failure::Network(stage_on_hop(stage, hop)),
         Failure::Refused(stage) => Failure::Refused(stage_on_hop(stage, hop)),
@@ -176,4 +169,3 @@ fn on_hop(mut f: Failed<JsValue>, hop: u32) -> Failed<JsValue> {
     };
     f
 }
-

@@ -24,17 +24,25 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 use js_sys::Promise;
 use wasm_bindgen::JsValue;
-use web_sys::AbortSignal;
 
+use super::glue::aborted;
 use crate::engine::Slept;
 use crate::policy::limits::timer_ms;
 
 /// Work for the executor, as `(kind, id, arg)`: await promise `id` (the
 /// next of [`Io::next_promise`]), set timer `id` of `arg` ms, clear timer
-/// `id`.
+/// `id`; await, as wait `id`, the step in progress of what the executor
+/// holds as `arg` (js/src/attempts.js `pending`: an attempt's send or body
+/// read, answered with plain values).
 pub const AWAIT: u32 = 0;
 pub const SET_TIMER: u32 = 1;
 pub const CLEAR_TIMER: u32 = 2;
+/// Call the caller's hook number `arg` (the executor's list for this
+/// operation) with a clone of the next value of [`Io::next_promise`]; how
+/// it returned or threw is reported as a settled promise `id` would be.
+/// (Kinds 3 and 4 are `super::machine`'s.)
+pub const CALL: u32 = 5;
+pub const AWAIT_HELD: u32 = 6;
 
 /// How a promise settled, or (for a timer) that it fired.
 type Answer = Result<JsValue, JsValue>;
@@ -122,13 +130,31 @@ impl Io {
 /// a thenable as `await` would) and reports how it settled. Dropped
 /// unsettled (the attempt's timer won), its answer is ignored.
 pub struct Awaited {
-    promise: Option<Promise>,
+    /// The value the work names, when it names one (the next of
+    /// [`Io::next_promise`]): the promise to await, the hook's argument.
+    value: Option<JsValue>,
+    /// The work: `(AWAIT, 0)`, `(CALL, hook)` or `(AWAIT_HELD, id)`: the
+    /// step in progress of what the executor holds as `id`.
+    work: (u32, u32),
     armed: Option<(Rc<Io>, u32)>,
 }
 
 /// Awaits `promise` through the executor.
 pub fn awaited(promise: Promise) -> Awaited {
-    Awaited { promise: Some(promise), armed: None }
+    Awaited { value: Some(promise.into()), work: (AWAIT, 0), armed: None }
+}
+
+/// The executor calls the caller's hook number `hook` with a clone of
+/// `with`: what it returned (`Ok`, as it is: a promise is not awaited) or
+/// threw (`Err`).
+pub fn called(hook: u32, with: JsValue) -> Awaited {
+    Awaited { value: Some(with), work: (CALL, hook), armed: None }
+}
+
+/// Awaits the step in progress of what the executor holds as `id`: the
+/// machine hands over no promise, only the number.
+pub fn step(id: u32) -> Awaited {
+    Awaited { value: None, work: (AWAIT_HELD, id), armed: None }
 }
 
 impl Future for Awaited {
@@ -147,8 +173,10 @@ impl Future for Awaited {
             return Poll::Ready(Err(JsValue::from_str("saferetry: awaited outside an operation")));
         };
         let id = io.wait();
-        io.push(AWAIT, id, 0);
-        io.promises.borrow_mut().push_back(self.promise.take().map_or(JsValue::UNDEFINED, Into::into));
+        io.push(self.work.0, id, self.work.1);
+        if let Some(value) = self.value.take() {
+            io.promises.borrow_mut().push_back(value);
+        }
         self.armed = Some((io, id));
         Poll::Pending
     }
@@ -162,20 +190,20 @@ impl Drop for Awaited {
     }
 }
 
-/// A wait of `ms` that the caller's `signal` ends at once (`Cancelled`),
+/// A wait of `ms` that the abort of call `call`'s signal ends at once (`Cancelled`; 0: no call),
 /// and with `online` also the host's `online` event (`Elapsed`). A wait of
 /// 0 sets no timer; a timer is cleared when its sleep is dropped. Every
 /// delay is clamped to 2^31−1 ms, which `setTimeout` would otherwise treat
 /// as 0.
 pub struct Sleep {
     ms: u64,
-    signal: Option<AbortSignal>,
+    call: u32,
     online: bool,
     armed: Option<(Rc<Io>, u32)>,
 }
 
-pub fn sleep(ms: u64, signal: Option<AbortSignal>, online: bool) -> Sleep {
-    Sleep { ms, signal, online, armed: None }
+pub fn sleep(ms: u64, call: u32, online: bool) -> Sleep {
+    Sleep { ms, call, online, armed: None }
 }
 
 impl Sleep {
@@ -195,7 +223,7 @@ impl Future for Sleep {
     type Output = Slept;
 
     fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Slept> {
-        if self.signal.as_ref().is_some_and(AbortSignal::aborted) {
+        if aborted(self.call) {
             self.disarm();
             return Poll::Ready(Slept::Cancelled);
         }

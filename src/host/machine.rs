@@ -25,7 +25,6 @@ use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 use std::task::Wake;
 use wasm_bindgen::prelude::*;
-use web_sys::AbortSignal;
 
 use super::io::{Io, CURRENT};
 
@@ -61,7 +60,8 @@ pub struct Machine {
     io: Rc<Io>,
     run: Option<Run>,
     output: Option<JsValue>,
-    signal: Option<AbortSignal>,
+    /// The call whose signal the executor listens to (0: none).
+    call: u32,
     waker: Waker,
     /// Whether the executor listens to `online` for this machine.
     listening: Cell<bool>,
@@ -69,9 +69,9 @@ pub struct Machine {
 
 impl Machine {
     /// A machine for `run`, polled once at once (so a `fetch` is called
-    /// before the export that started it returns). `signal`: the caller's,
-    /// which the executor listens to.
-    pub fn start(run: impl Future<Output = JsValue> + 'static, signal: Option<AbortSignal>) -> Machine {
+    /// before the export that started it returns). `call`: the call
+    /// (js/src/attempts.js) whose signal the executor listens to, or 0.
+    pub fn start(run: impl Future<Output = JsValue> + 'static, call: u32) -> Machine {
         let id = NEXT_ID.with(|n| {
             n.set(n.get().wrapping_add(1));
             n.get()
@@ -79,7 +79,7 @@ impl Machine {
         let waker = Waker::from(Arc::new(Woken(id)));
         let listening = Cell::new(false);
         let mut m =
-            Machine { id, io: Rc::default(), run: Some(Box::pin(run)), output: None, signal, waker, listening };
+            Machine { id, io: Rc::default(), run: Some(Box::pin(run)), output: None, call, waker, listening };
         m.step();
         m
     }
@@ -116,10 +116,10 @@ impl Machine {
         self.id
     }
 
-    /// The caller's signal: its `abort` is an event (`onEvent`).
+    /// The call whose signal's `abort` is an event (`onEvent`; 0: none).
     #[wasm_bindgen(getter)]
-    pub fn signal(&self) -> Option<AbortSignal> {
-        self.signal.clone()
+    pub fn call(&self) -> u32 {
+        self.call
     }
 
     /// The operation's output, once it ended (taken once).
@@ -142,13 +142,15 @@ impl Machine {
         work
     }
 
-    /// The promise of the next await in the last `work` (one per call: an
-    /// externref each, not a vector to free).
+    /// The promise of the next await in the last `work`, or the value the
+    /// next hook call is given (one per call: an externref each, not a
+    /// vector to free).
     pub fn promise(&self) -> JsValue {
         self.io.next_promise()
     }
 
-    /// Promise `id` settled (`ok`: fulfilled) with `value`.
+    /// Promise `id` settled (`ok`: fulfilled) with `value`; or hook call
+    /// `id` returned (`ok`) or threw `value`.
     #[wasm_bindgen(js_name = onSettled)]
     pub fn on_settled(&mut self, id: u32, ok: bool, value: JsValue) -> JsValue {
         self.io.answer(id, if ok { Ok(value) } else { Err(value) });
@@ -182,7 +184,7 @@ impl Machine {
 // natively; the whole, in every runtime, by the e2e tiers.
 #[cfg(test)]
 mod tests {
-    use super::super::io::{awaited, sleep, AWAIT, CLEAR_TIMER, SET_TIMER};
+    use super::super::io::{awaited, called, sleep, AWAIT, CALL, CLEAR_TIMER, SET_TIMER};
     use super::*;
     use crate::engine::{race, Either, Slept};
     use crate::policy::budget::concurrency::Gate;
@@ -196,7 +198,7 @@ mod tests {
     #[wasm_bindgen_test]
     fn an_awaited_promise_is_work_for_the_executor_and_only_its_own_answer_resumes_the_operation() {
         let p = promise();
-        let mut m = Machine::start(async move { awaited(p).await.unwrap_or(JsValue::NULL) }, None);
+        let mut m = Machine::start(async move { awaited(p).await.unwrap_or(JsValue::NULL) }, 0);
         let work = m.work();
         assert_eq!((work.len(), work[0], work[2]), (3, AWAIT, 0));
         assert!(m.promise().is_instance_of::<Promise>(), "the promise to await");
@@ -206,8 +208,21 @@ mod tests {
     }
 
     #[wasm_bindgen_test]
+    fn a_hook_call_is_work_naming_the_hook_and_its_value_and_what_it_returned_or_threw_resumes_the_operation() {
+        for ok in [true, false] {
+            let run = async { JsValue::from(called(1, JsValue::from(5)).await == Ok(JsValue::from(7))) };
+            let mut m = Machine::start(run, 0);
+            let work = m.work();
+            assert_eq!(work, [CALL, work[1], 1], "call hook 1");
+            assert_eq!(m.promise(), JsValue::from(5), "with this value");
+            assert!(m.on_settled(work[1] + 1, true, JsValue::NULL).is_undefined(), "another answer is not this one");
+            assert_eq!(m.on_settled(work[1], ok, JsValue::from(7)), JsValue::from(ok), "returned, or threw");
+        }
+    }
+
+    #[wasm_bindgen_test]
     fn a_sleep_sets_one_timer_clamped_to_2_pow_31_minus_1_and_ends_when_that_timer_fires() {
-        let mut m = Machine::start(async { JsValue::from(sleep(u64::MAX, None, false).await == Slept::Elapsed) }, None);
+        let mut m = Machine::start(async { JsValue::from(sleep(u64::MAX, 0, false).await == Slept::Elapsed) }, 0);
         let work = m.work();
         assert_eq!(work, [SET_TIMER, work[1], 2_147_483_647]);
         assert!(m.on_timer(work[1] + 1).is_undefined(), "another timer");
@@ -217,8 +232,8 @@ mod tests {
     #[wasm_bindgen_test]
     fn a_sleep_dropped_before_it_fires_clears_its_timer() {
         let p = promise();
-        let run = async move { JsValue::from(matches!(race(awaited(p), sleep(100, None, false)).await, Either::Left(_))) };
-        let mut m = Machine::start(run, None);
+        let run = async move { JsValue::from(matches!(race(awaited(p), sleep(100, 0, false)).await, Either::Left(_))) };
+        let mut m = Machine::start(run, 0);
         let work = m.work();
         assert_eq!((work[0], work[3], work[5]), (AWAIT, SET_TIMER, 100));
         assert_eq!(m.on_settled(work[1], true, JsValue::NULL), JsValue::TRUE, "the promise won");
@@ -227,7 +242,7 @@ mod tests {
 
     #[wasm_bindgen_test]
     fn an_online_wait_has_the_executor_listen_to_online_until_it_ends() {
-        let mut m = Machine::start(async { JsValue::from(sleep(5000, None, true).await == Slept::Elapsed) }, None);
+        let mut m = Machine::start(async { JsValue::from(sleep(5000, 0, true).await == Slept::Elapsed) }, 0);
         let work = m.work();
         assert_eq!(work[3..], [ONLINE, 0, 1]);
         assert_eq!(m.on_online(), JsValue::TRUE);
@@ -236,14 +251,15 @@ mod tests {
 
     #[wasm_bindgen_test]
     fn the_caller_s_abort_ends_a_sleep_as_cancelled_and_clears_its_timer() {
-        let controller = web_sys::AbortController::new().unwrap_or_else(|_| unreachable!());
-        let signal = controller.signal();
-        let mut m = Machine::start(
-            async move { JsValue::from(sleep(1000, Some(signal), false).await == Slept::Cancelled) },
-            None,
-        );
+        // The executor's side, as far as a sleep asks it: whether call 7's
+        // signal has aborted (js/src/attempts.js `aborted`).
+        let make = js_sys::Function::new_no_args("return { aborted(id) { return id === 7 && this.fired === true; } }");
+        let glue = make.call0(&JsValue::UNDEFINED).unwrap_or_else(|_| unreachable!());
+        super::super::glue::install(glue.unchecked_ref());
+        let mut m = Machine::start(async { JsValue::from(sleep(1000, 7, false).await == Slept::Cancelled) }, 7);
         let work = m.work();
-        controller.abort();
+        assert_eq!(work[0], SET_TIMER, "not aborted yet: a timer");
+        js_sys::Reflect::set(&glue, &JsValue::from_str("fired"), &JsValue::TRUE).unwrap_or_else(|_| unreachable!());
         assert_eq!(m.on_event(), JsValue::TRUE);
         assert_eq!(m.work(), [CLEAR_TIMER, work[1], 0]);
     }
@@ -259,14 +275,14 @@ mod tests {
                 let _ = awaited(p).await;
                 JsValue::from("a")
             },
-            None,
+            0,
         );
         let mut b = Machine::start(
             async move {
                 let _permit = second.acquire().await;
                 JsValue::from("b")
             },
-            None,
+            0,
         );
         assert!(b.ended().is_none(), "b waits for a's permit");
         let work = a.work();

@@ -1,8 +1,11 @@
 //! wasm32 only: translates between JavaScript and the policy.
 //!
-//! Nothing here decides anything: it reads JS values into policy data,
-//! drives `fetch` and timers for the engine, and writes the engine's results
-//! back as JS values.
+//! Nothing here decides anything: it reads what the executor reports into
+//! policy data, asks the executor (js/src/executor.js, js/src/attempts.js)
+//! for the work the engine waits on — a step of an attempt, a timer, a
+//! hook's call — and writes the engine's results back as JS values. The
+//! objects of a call and of its attempts stay in JavaScript: the machine
+//! names them by number (`glue::Held`).
 //!
 //! One crate, three wasm modules (DESIGN §3, "Pay for what you use"): the
 //! default build exports the policy, the engine, the host and the leased

@@ -8,6 +8,7 @@
 use wasm_bindgen::prelude::*;
 
 use super::convert;
+use super::glue::{end, Held};
 use crate::policy::report::Report;
 use crate::policy::state::Phase;
 
@@ -15,30 +16,41 @@ use crate::policy::state::Phase;
 pub struct Outcome {
     phase: Phase,
     report: Report,
-    response: Option<JsValue>,
-    cause: Option<JsValue>,
+    /// The attempt whose response the caller gets, as the executor holds it.
+    response: Option<u32>,
+    cause: Option<Held>,
 }
 
 impl Outcome {
-    pub fn new(phase: Phase, report: Report, response: Option<JsValue>, cause: Option<JsValue>) -> Outcome {
+    pub fn new(phase: Phase, report: Report, response: Option<u32>, cause: Option<Held>) -> Outcome {
         Outcome { phase, report, response, cause }
+    }
+}
+
+impl Drop for Outcome {
+    fn drop(&mut self) {
+        if let Some(id) = self.response.take() {
+            end(id, 0);
+        }
     }
 }
 
 #[wasm_bindgen]
 impl Outcome {
-    /// The last response, handed over once: kept here it would keep the
-    /// response alive as long as this outcome (which a `WeakMap` keyed by
-    /// that response holds until someone reads its report).
+    /// The last response, handed over once, as the id the executor holds
+    /// it by (js/src/attempts.js `handed`; 0: none): kept here it would
+    /// keep the response alive as long as this outcome (which a `WeakMap`
+    /// keyed by that response holds until someone reads its report).
     #[wasm_bindgen(js_name = takeResponse)]
-    pub fn take_response(&mut self) -> JsValue {
-        self.response.take().unwrap_or(JsValue::UNDEFINED)
+    pub fn take_response(&mut self) -> u32 {
+        self.response.take().unwrap_or(0)
     }
 
-    /// The cause (the host's error, a cancel's reason), handed over once.
+    /// The cause (the host's error, a cancel's reason), handed over once,
+    /// as its id (js/src/attempts.js `thrown`; 0: none).
     #[wasm_bindgen(js_name = takeCause)]
-    pub fn take_cause(&mut self) -> JsValue {
-        self.cause.take().unwrap_or(JsValue::UNDEFINED)
+    pub fn take_cause(&mut self) -> u32 {
+        self.cause.take().map_or(0, Held::take)
     }
 
     /// `{ kind, reason, message, retryAt?, notBefore?, report }`, built now.

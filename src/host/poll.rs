@@ -1,16 +1,22 @@
 //! The host side of submit-then-poll: reads the poll spec, finds the status
 //! request from the submit's response, and asks the caller's `verdict`
 //! hook about each poll.
+//!
+//! The hooks themselves are the executor's (js/src/core.js reads them off
+//! the spec and hands them to `drive`): here they are work
+//! (`super::io::called`) — "call hook [`STATUS`] with the submit's
+//! response", "call hook [`VERDICT`] with this poll's" — and what they
+//! answered comes back as an event. What an answer means stays here and in
+//! `policy::poll`.
 
 use alloc::vec::Vec;
-use js_sys::{Function, Object, Promise};
+use js_sys::{Object, Promise};
 use wasm_bindgen::{JsCast, JsValue};
-use web_sys::Response;
 
 use super::bind::get;
 use super::caller::list;
-use super::io::awaited;
-use super::glue::Glue;
+use super::io::{awaited, called};
+use super::glue::{Glue, Held};
 use super::options::Key;
 use super::props::Init;
 use super::request::{prepare, Given, Prepared};
@@ -21,11 +27,17 @@ use crate::policy::limits::MAX_TIMER_MS;
 use crate::policy::options::{integer_in, ErrorKind, OptionError};
 use crate::policy::poll::{default_verdict, PollPhase, PollSchedule, PollVerdict};
 
+/// The executor's hooks for a poll, by number (js/src/core.js `poll`).
+pub const STATUS: u32 = 0;
+pub const VERDICT: u32 = 1;
+
 pub struct Spec {
     pub schedule: PollSchedule,
-    /// A URL, a `Request`, or a function of the submit's `Response`.
-    pub status: JsValue,
-    pub verdict: Option<Function>,
+    /// The status request's URL or `Request`; `None` when the status hook
+    /// finds it from the submit's `Response`.
+    pub target: Option<JsValue>,
+    /// Whether the caller gave a `verdict` hook.
+    pub verdict: bool,
 }
 
 const fn error(field: &'static str, expected: &'static str, kind: ErrorKind) -> OptionError {
@@ -34,12 +46,12 @@ const fn error(field: &'static str, expected: &'static str, kind: ErrorKind) -> 
 
 const SPEC: OptionError =
     error("poll", "an object { status, verdict?, phases?, budgetMs? }", ErrorKind::Type);
-const STATUS: OptionError = error(
+const STATUS_ERROR: OptionError = error(
     "poll.status",
     "a URL, a Request, or a function of the submit's Response returning one",
     ErrorKind::Type,
 );
-const VERDICT: OptionError =
+const VERDICT_ERROR: OptionError =
     error("poll.verdict", "a function returning 'done' | 'pending' | 'transient' | 'fatal'", ErrorKind::Type);
 const PHASES: OptionError = error(
     "poll.phases",
@@ -57,18 +69,20 @@ fn ms_in_range(v: &JsValue, e: OptionError) -> Result<Option<u64>, OptionError> 
     integer_in(n, 1, MAX_TIMER_MS).map(Some).ok_or(OptionError { kind: ErrorKind::Range, ..e })
 }
 
-pub fn read(js: &JsValue) -> Result<Spec, OptionError> {
+/// Reads the spec `js`, whose `status` and `verdict` js/src/core.js read
+/// (in that order, before the rest) for the executor.
+pub fn read(js: &JsValue, status: JsValue, verdict: &JsValue) -> Result<Spec, OptionError> {
     if !js.is_object() {
         return Err(SPEC);
     }
-    let status = get(js, "status");
     if status.is_undefined() || status.is_null() {
-        return Err(STATUS);
+        return Err(STATUS_ERROR);
     }
-    let verdict = match get(js, "verdict") {
-        v if v.is_undefined() => None,
-        v => Some(v.dyn_into::<Function>().map_err(|_| VERDICT)?),
-    };
+    let target = (!status.is_function()).then_some(status);
+    if !verdict.is_undefined() && !verdict.is_function() {
+        return Err(VERDICT_ERROR);
+    }
+    let verdict = !verdict.is_undefined();
     let mut schedule = PollSchedule::default();
     if let Some(budget) = ms_in_range(&get(js, "budgetMs"), BUDGET)? {
         schedule.budget_ms = budget;
@@ -91,43 +105,46 @@ pub fn read(js: &JsValue) -> Result<Spec, OptionError> {
         }
         schedule.phases = out;
     }
-    Ok(Spec { schedule, status, verdict })
+    Ok(Spec { schedule, target, verdict })
 }
 
-/// The status request: the spec's URL or `Request`, or what its function
+/// The status request: the spec's URL or `Request`, or what its hook
 /// returns for (a clone of) the submit's response. A URL is queried with
-/// the submit's headers (authorization usually applies to both).
+/// the submit's headers (authorization usually applies to both). With it,
+/// the owner of the call the executor holds for it.
 pub async fn status_request(
     glue: &Glue,
     spec: &Spec,
-    submitted: &Response,
+    submitted: &JsValue,
     init: &JsValue,
-) -> Result<Prepared, JsValue> {
-    let target = match spec.status.dyn_ref::<Function>() {
-        Some(f) => settle(f.call1(&JsValue::UNDEFINED, &submitted.clone()?.into())?).await?,
-        None => spec.status.clone(),
+
+) -> Result<(Prepared, Held), JsValue> {
+    let target = match &spec.target {
+        Some(target) => target.clone(),
+        None => settle(called(STATUS, submitted.clone()).await?).await?,
     };
     let poll_init: Init = Object::new().unchecked_into();
     poll_init.set_method("GET");
     poll_init.set_headers(&get(init, "headers"));
     poll_init.set_signal(&get(init, "signal"));
-    prepare(glue, Given::from_array(&glue.call_of(&target, &poll_init)), &Key::None).map_err(|u| u.error)
+    let (given, owner) = Given::from_array(&glue.call_of(&target, &poll_init));
+    prepare(glue, given, &Key::None).map(|p| (p, owner)).map_err(|u| u.error)
 }
 
-/// The caller's `verdict(response)` (sync or async); without one, the
-/// status decides. A throwing hook or an unknown answer is `fatal`: a poll
-/// loop must never spin on a verdict nobody can read.
-pub struct JsJudge(pub Option<Function>);
+/// The caller's `verdict(response)` (sync or async), when it gave one
+/// (`true`); without one, the status decides. A throwing hook (or a
+/// response that cannot be cloned for it) or an unknown answer is `fatal`:
+/// a poll loop must never spin on a verdict nobody can read. The response
+/// is read from the executor by number (`Glue::response_of`).
+pub struct JsJudge(pub bool, pub Glue);
 
 impl Judge<Received> for JsJudge {
     async fn judge(&self, answer: &Answer<Received>) -> PollVerdict {
-        let Some(f) = &self.0 else {
+        if !self.0 {
             return default_verdict(answer.status);
-        };
-        let Ok(copy) = answer.body.response.clone() else {
-            return PollVerdict::Fatal;
-        };
-        let said = match f.call1(&JsValue::UNDEFINED, &copy.into()) {
+        }
+        let response = self.1.response_of(answer.body.id());
+        let said = match called(VERDICT, response).await {
             Ok(v) => settle(v).await.ok(),
             Err(_) => None,
         };

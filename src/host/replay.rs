@@ -11,78 +11,32 @@
 //! is the caller's own value (string, buffer, Blob, FormData), which `fetch`
 //! reads anew for each attempt.
 
-use js_sys::{Array, ArrayBuffer, Function, Object, Reflect};
-use wasm_bindgen::{JsCast, JsValue};
-use super::io::awaited;
-use web_sys::{ReadableStream, Request};
-
-use super::bind::get;
+use super::glue::Glue;
+use super::io::step;
+use super::request::{Body, Prepared};
 use crate::policy::limits::REPLAY_BYTES;
 
-use super::request::Prepared;
-use super::glue::Glue;
-
-/// A `Request`'s body as the host shows it.
-enum Body {
-    None,
-    Stream,
-    /// Firefox's `Request` has no `body` property: only a method that
-    /// carries one says there may be a body.
-    Hidden,
-}
-
-fn body_of(request: &Request) -> Body {
-    match get(request, "body") {
-        v if v.is_undefined() && !matches!(request.method().as_str(), "GET" | "HEAD") => Body::Hidden,
-        v if v.is_instance_of::<ReadableStream>() => Body::Stream,
-        _ => Body::None,
-    }
-}
-
-/// Whether `request` has (or, in Firefox, may have) a body.
-fn has_body(request: &Request) -> bool {
-    !matches!(body_of(request), Body::None)
-}
-
-fn construct_request(input: &JsValue, init: &JsValue) -> Result<Request, JsValue> {
-    let ctor: Function = get(&js_sys::global(), "Request").dyn_into()?;
-    Reflect::construct(&ctor, &Array::of2(input, init))?.dyn_into()
-}
-
-/// Whether `prepared` keeps a `Request` body for a re-send.
+/// Whether `prepared` keeps a `Request` body for a re-send: a `Request`
+/// whose body is a stream or, where the host shows none (Firefox), whose
+/// method carries one.
 pub fn needed(prepared: &Prepared) -> bool {
-    prepared.replayable && prepared.request().is_some_and(has_body)
+    let hidden = prepared.body == Body::Hidden && !matches!(prepared.method.as_str(), "GET" | "HEAD");
+    prepared.replayable && prepared.is_request && (prepared.body == Body::Stream || hidden)
 }
 
-/// Bounds what `prepared` keeps for a re-send (see the module docs).
+/// Bounds what `prepared` keeps for a re-send (see the module docs): a copy
+/// is read up to the bound (without streams, as Firefox, read whole and
+/// then bounded), and a body that ends there is what the call sends from
+/// now on; otherwise it is sent once.
 pub async fn bound(prepared: &mut Prepared, glue: &Glue) {
-    let Some(request) = prepared.request().filter(|_| needed(prepared)) else {
+    if !needed(prepared) {
         return;
-    };
-    let bytes = match request.clone().map(|copy| (body_of(&copy), copy)) {
-        // Read a copy up to the bound (`null`: longer).
-        Ok((Body::Stream, copy)) => match awaited(glue.read_all(copy.as_ref(), REPLAY_BYTES as f64)).await {
-            Ok(read) => read.dyn_into::<ArrayBuffer>().ok(),
-            Err(_) => None,
-        },
-        // Without streams (Firefox) the whole copy is read, then bounded.
-        Ok((Body::Hidden, _)) => match request.clone().and_then(|copy| copy.array_buffer()) {
-            Ok(promise) => awaited(promise)
-                .await
-                .ok()
-                .map(ArrayBuffer::unchecked_from_js)
-                .filter(|b| u64::from(b.byte_length()) <= REPLAY_BYTES),
-            Err(_) => None,
-        },
-        _ => None,
-    };
-    let kept = bytes.and_then(|bytes| {
-        let init = Object::new();
-        let _ = js_sys::Reflect::set(&init, &JsValue::from_str("body"), &bytes);
-        construct_request(request.as_ref(), &init).ok()
-    });
-    match kept {
-        Some(with_bytes) => prepared.input = with_bytes.into(),
-        None => prepared.replayable = false,
+    }
+    let call = prepared.call;
+    glue.replay_copy(call, REPLAY_BYTES as f64, prepared.body == Body::Hidden);
+    let length = step(call).await.ok().and_then(|n| n.as_f64()).filter(|n| *n >= 0.0);
+    let kept = length.is_some_and(|n| n as u64 <= REPLAY_BYTES) && glue.replay_keep(call);
+    if !kept {
+        prepared.replayable = false;
     }
 }

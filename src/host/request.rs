@@ -7,24 +7,27 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use js_sys::{Array, Object};
-use wasm_bindgen::{JsCast, JsValue};
-use web_sys::{AbortSignal, Headers, Request};
+use js_sys::Array;
+use wasm_bindgen::JsValue;
 
-use super::bind::{get_string, random_uuid};
-use super::glue::Glue;
+use super::bind::random_uuid;
+use super::glue::{Glue, Held};
 use super::options::Key;
-use super::props::Init;
 use crate::policy::classify::{normalize_method, Safety};
 use crate::policy::report::{secrets_of, CREDENTIAL_HEADERS};
 
 pub struct Prepared {
-    /// A URL (string or `URL`) or a `Request`.
-    pub input: JsValue,
-    /// `input` is a `Request`.
+    /// The call as the executor holds it (js/src/attempts.js): its input
+    /// (a URL or a `Request`), our copy of the caller's init (each attempt
+    /// sets its own `signal`), the signal `fetch` follows. Held for the
+    /// whole operation by its future ([`Given::call`]'s owner).
+    pub call: u32,
+    /// The input is a `Request`.
     pub is_request: bool,
-    /// Our copy of the caller's init; each attempt sets its own `signal`.
-    pub init: Init,
+    /// The `Request`'s body, as the host shows it.
+    pub body: Body,
+    /// The URL as the caller gave it.
+    pub url: String,
     pub safety: Safety,
     /// The method, normalised as `fetch` does.
     pub method: String,
@@ -32,7 +35,8 @@ pub struct Prepared {
     pub replayable: bool,
     /// The body is a caller's `ReadableStream`.
     pub streamed: bool,
-    pub signal: Option<AbortSignal>,
+    /// The call has a signal `fetch` follows (the caller's).
+    pub signal: bool,
     /// The caller's `redirect` (`init`'s, else the Request's).
     pub redirect: Option<String>,
     /// `mode: "same-origin"`: a redirect to another origin is refused.
@@ -41,6 +45,16 @@ pub struct Prepared {
     /// (`policy::runtime::doomed`): its mode, whether it carries integrity
     /// metadata, whether its URL is of another origin than the caller's.
     pub fate: Fate,
+}
+
+/// A `Request`'s body as the host shows it (js/src/request.js `bodyOf`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Body {
+    None,
+    Stream,
+    /// Firefox's `Request` has no `body` property: only a method that
+    /// carries one says there may be a body.
+    Hidden,
 }
 
 #[derive(Default)]
@@ -60,15 +74,11 @@ fn fate_needed(mode: Option<&str>) -> bool {
 /// in one pass there instead of a crossing per property here. It reads
 /// and copies; what is refused, and why, is decided in [`prepare`].
 pub struct Given {
-    /// A URL (string or `URL`) or a `Request`.
-    pub input: JsValue,
-    /// Our copy of the caller's `init`, without our `retry` options.
-    pub own: Init,
-    /// `init.signal`, when it is an `AbortSignal`.
-    pub signal: Option<AbortSignal>,
-    /// The signal `fetch` would follow: `init.signal`, else the
-    /// `Request`'s own (none when `init.signal` is `null`).
-    pub followed: Option<AbortSignal>,
+    /// The call as the executor holds it: the input, our copy of the
+    /// caller's `init` (without our `retry` options), the signal `fetch`
+    /// would follow (`init.signal`, else the `Request`'s own; none when
+    /// `init.signal` is `null`). Its owner ([`Held`]) is the operation's.
+    pub call: u32,
     /// The URL as the caller gave it (a string, a `URL`'s `href`, a
     /// `Request`'s `url`); empty when it is none of these.
     pub url: String,
@@ -80,8 +90,8 @@ pub struct Given {
     pub redirect: Option<String>,
     pub mode: Option<String>,
     /// [`REQUEST`], [`STREAMED`], [`FAKE_REQUEST`], [`FAKE_SIGNAL`],
-    /// [`HEADERS`], [`NO_SIGNAL`], [`ABORTED`], [`OWN_KEYS`],
-    /// [`BODY_STREAM`], [`BODY_UNKNOWN`].
+    /// [`HEADERS`], [`ABORTED`], [`OWN_KEYS`],
+    /// [`BODY_STREAM`], [`BODY_UNKNOWN`], [`SIGNAL`].
     pub flags: u32,
 }
 
@@ -96,8 +106,6 @@ pub const FAKE_REQUEST: u32 = 4;
 pub const FAKE_SIGNAL: u32 = 8;
 /// `init.headers` is not `undefined`.
 pub const HEADERS: u32 = 16;
-/// `init.signal` is `null`: a `Request` input's own signal is dropped.
-pub const NO_SIGNAL: u32 = 32;
 /// The signal `fetch` would follow had aborted before the call.
 pub const ABORTED: u32 = 64;
 /// Our copy of `init` has properties of its own.
@@ -106,23 +114,25 @@ pub const OWN_KEYS: u32 = 128;
 pub const BODY_STREAM: u32 = 256;
 /// The `Request` has no `body` property (Firefox).
 pub const BODY_UNKNOWN: u32 = 512;
+/// The call has a signal `fetch` would follow.
+pub const SIGNAL: u32 = 1024;
 
 impl Given {
     /// The glue's `callOf(input, init)` answer, read element by element
-    /// (a poll's submit and status request: once each per operation).
-    pub fn from_array(a: &Array) -> Given {
-        Given {
-            input: a.get(0),
-            own: a.get(1).unchecked_into(),
-            signal: a.get(3).dyn_into().ok(),
-            url: a.get(4).as_string().unwrap_or_default(),
-            method: a.get(5).as_string(),
-            redirect: a.get(6).as_string(),
-            mode: a.get(7).as_string(),
-            flags: a.get(8).as_f64().map_or(0, |f| f as u32),
-            request_method: a.get(9).as_string(),
-            followed: a.get(10).dyn_into().ok(),
-        }
+    /// (a poll's submit and status request: once each per operation),
+    /// and the owner of the call it holds.
+    pub fn from_array(a: &Array) -> (Given, Held) {
+        let call = a.get(0).as_f64().map_or(0, |f| f as u32);
+        let given = Given {
+            call,
+            url: a.get(2).as_string().unwrap_or_default(),
+            method: a.get(3).as_string(),
+            redirect: a.get(4).as_string(),
+            mode: a.get(5).as_string(),
+            flags: a.get(6).as_f64().map_or(0, |f| f as u32),
+            request_method: a.get(7).as_string(),
+        };
+        (given, Held::new(call))
     }
 
     /// Whether the `Request` has (or, where the host hides it, may have)
@@ -135,16 +145,16 @@ impl Given {
 
 /// Why a call has nothing to send: an error of ours (`to_host` `None`),
 /// or the Request constructor's, where `fetch` itself must be asked, once,
-/// with `to_host` (the input and our `init`): it throws the same error in
-/// its own words (a browser names `fetch`, not the constructor).
+/// with the call as the glue left it (`to_host`): it throws the same
+/// error in its own words (a browser names `fetch`, not the constructor).
 pub struct Unprepared {
     pub error: JsValue,
-    pub to_host: Option<(JsValue, Init)>,
+    pub to_host: bool,
 }
 
 impl<E: Into<JsValue>> From<E> for Unprepared {
     fn from(error: E) -> Unprepared {
-        Unprepared { error: error.into(), to_host: None }
+        Unprepared { error: error.into(), to_host: false }
     }
 }
 
@@ -154,7 +164,7 @@ impl<E: Into<JsValue>> From<E> for Unprepared {
 pub fn prepare(glue: &Glue, given: Given, key: &Key) -> Result<Prepared, Unprepared> {
     let is_request = given.flags & REQUEST != 0;
     let has_body = is_request && given.request_body();
-    let Given { input, own, url, method, redirect, mode, flags, followed, .. } = given;
+    let Given { call, url, method, redirect, mode, flags, .. } = given;
     // A stream body goes as the caller sent it: without `duplex: "half"`
     // `fetch` refuses it, and so do we (the rejection is the host's).
     let streamed = flags & STREAMED != 0;
@@ -166,21 +176,23 @@ pub fn prepare(glue: &Glue, given: Given, key: &Key) -> Result<Prepared, Unprepa
             js_sys::TypeError::new("saferetry: `signal` looks like an AbortSignal but is not one").into()
         );
     }
-    // `init.signal: null` drops a Request's own signal, as in `fetch`.
-    let signal = followed.filter(|_| flags & NO_SIGNAL == 0);
+    // `init.signal: null` drops a Request's own signal, as in `fetch`
+    // (core.js `callOf` holds none then).
+    let signal = flags & SIGNAL != 0;
     // `init.method` wins over a Request's own, as in `fetch(request, init)`.
     let method = String::from(normalize_method(method.as_deref().unwrap_or("GET")));
-    if let Some(aborted) = signal.as_ref().filter(|_| flags & ABORTED != 0) {
+    if signal && flags & ABORTED != 0 {
         // Nothing is sent: the engine ends the call with the reason.
-        let request = glue
-            .abort_before(&input, &own, aborted, is_request)
-            .map_err(|error| Unprepared { error, to_host: Some((input, own)) })?;
+        if let Err(error) = glue.abort_before(call, is_request) {
+            return Err(Unprepared { error, to_host: true });
+        }
         return Ok(Prepared {
             safety: Safety::of(&method, false),
             method,
-            input: request.into(),
+            call,
             is_request: true,
-            init: Object::new().unchecked_into(),
+            body: Body::None,
+            url,
             replayable: false,
             streamed,
             signal,
@@ -191,7 +203,7 @@ pub fn prepare(glue: &Glue, given: Given, key: &Key) -> Result<Prepared, Unprepa
     }
     let key = match key {
         Key::Given(k) => Some(k.clone()),
-        Key::Generate => Some(random_uuid().map_err(|_| {
+        Key::Generate => Some(random_uuid().ok_or_else(|| {
             js_sys::TypeError::new("saferetry: `idempotencyKey: true` needs crypto.randomUUID (a secure context); pass a string key")
         })?),
         Key::None => None,
@@ -217,25 +229,33 @@ pub fn prepare(glue: &Glue, given: Given, key: &Key) -> Result<Prepared, Unprepa
     let fold = is_request && (flags & OWN_KEYS != 0 || key.is_some() || has_body);
     if !is_request && headers == NONE && !fate {
         // Nothing to copy, read or build: the caller's values go as they are.
-        let fate = Fate::default();
+        let (fate, body) = (Fate::default(), Body::None);
         let safety = Safety::of(&method, false);
-        return Ok(Prepared { input, is_request, init: own, safety, method, replayable: !streamed, streamed, signal, redirect, same_origin, fate });
+        return Ok(Prepared { call, is_request, body, url, safety, method, replayable: !streamed, streamed, signal, redirect, same_origin, fate });
     }
-    let ready = glue.prepare(&input, &own, is_request, headers, key.as_deref(), fate, fold, &url)?;
-    let (input, own) = (ready.get(0), ready.get(1).unchecked_into());
-    let refused = ready.get(5);
+    let ready = match glue.prepare(call, is_request, headers, key.as_deref(), fate, fold, &url) {
+        Ok(ready) => ready,
+        Err(error) => return Err(Unprepared { error, to_host: false }),
+    };
+    let refused = ready.get(3);
     if !refused.is_undefined() {
-        return Err(Unprepared { error: refused, to_host: Some((input, own)) });
+        return Err(Unprepared { error: refused, to_host: true });
     }
-    let has_key = ready.get(2).is_truthy();
+    let has_key = ready.get(0).is_truthy();
     let fate = match fate {
-        true => Fate { mode, integrity: ready.get(3).is_truthy(), cross_origin: ready.get(4).as_bool() },
+        true => Fate { mode, integrity: ready.get(1).is_truthy(), cross_origin: ready.get(2).as_bool() },
         false => Fate::default(),
     };
+    let body = match ready.get(4).as_f64() {
+        Some(1.0) => Body::Stream,
+        Some(2.0) => Body::Hidden,
+        _ => Body::None,
+    };
     Ok(Prepared {
-        input,
+        call,
         is_request,
-        init: own,
+        body,
+        url,
         safety: Safety::of(&method, has_key),
         method,
         replayable: !streamed,
@@ -254,39 +274,24 @@ const COPY_INIT: u8 = 1;
 const COPY_REQUEST: u8 = 2;
 const NEW: u8 = 3;
 
-/// `init.headers` in any form `fetch` takes (a `Headers`, a record, pairs)
-/// as a fresh `Headers`; `None` when there are none or they are invalid.
-pub fn headers_of(init_headers: &JsValue) -> Option<Headers> {
-    if init_headers.is_undefined() {
-        return None;
-    }
-    Headers::new_with_headers(init_headers.unchecked_ref()).ok()
-}
-
 impl Prepared {
-    /// The input, when it is a `Request`.
-    pub fn request(&self) -> Option<&Request> {
-        self.is_request.then(|| self.input.unchecked_ref())
-    }
-
-    /// The request's URL, for matching it inside an error message.
-    pub fn url(&self) -> String {
-        match self.request() {
-            Some(r) => r.url(),
-            None => get_string(&self.input, "href").or_else(|| self.input.as_string()).unwrap_or_default(),
+    /// The call whose signal the operation follows (the executor listens
+    /// to it), or 0: none.
+    pub fn listened(&self) -> u32 {
+        if self.signal {
+            self.call
+        } else {
+            0
         }
     }
 
-    /// The credential values to scrub from a body snippet (computed only
-    /// when a snippet is made).
-    pub fn secrets(&self) -> Vec<String> {
-        let headers = match self.request() {
-            Some(r) => Some(r.headers()),
-            None => headers_of(&self.init.headers()),
-        };
+    /// The credential values to scrub from a body snippet (read only when
+    /// a snippet is made): the request's headers the executor reads
+    /// (js/src/attempts.js `requestHeader`).
+    pub fn secrets(&self, glue: &Glue) -> Vec<String> {
         let mut out = Vec::new();
         for name in CREDENTIAL_HEADERS {
-            if let Some(Ok(Some(value))) = headers.as_ref().map(|h| h.get(name)) {
+            if let Some(value) = glue.request_header(self.call, self.is_request, name) {
                 secrets_of(&value, &mut out);
             }
         }

@@ -1,29 +1,28 @@
-//! One attempt on the host: `fetch` under the attempt's own
-//! `AbortController`, then the body as `policy::body` decides — read inside
-//! the attempt under the same signal and a `Response` rebuilt with the
-//! original status, status text, headers, URL and `redirected`; or the
-//! host's own `Response` handed over as soon as its headers arrived, its
-//! body still streaming. Dropping an attempt aborts it: the engine drops the
-//! loser of the race against our timers and the caller's signal, so the
-//! request and its body read stop at once, whichever fired. `fetch` gets
-//! `AbortSignal.any([ours, caller's])`, so a streamed body keeps following
-//! the caller's signal after the hand-over with no listener of ours.
-//! What is read of the response, the `fetch` call and the rebuilt
-//! `Response` each take one crossing into the glue (`super::glue`).
+//! One attempt on the host, as steps the executor performs and holds
+//! (js/src/attempts.js): `fetch` under the attempt's own `AbortController`,
+//! then the body as `policy::body` decides — read inside the attempt under
+//! the same signal and a `Response` rebuilt with the original status,
+//! status text, headers, URL and `redirected`; or the host's own `Response`
+//! handed over as soon as its headers arrived, its body still streaming.
+//! The machine holds the attempt's number only, never its objects: each
+//! step answers plain values (the response's facts, a length, a failure's
+//! facts), and what they mean is decided here and in `policy`.
+//!
+//! Dropping an attempt aborts it: the engine drops the loser of the race
+//! against our timers and the caller's signal, so the request and its body
+//! read stop at once, whichever fired. `fetch` gets `AbortSignal.any([ours,
+//! caller's])`, so a streamed body keeps following the caller's signal
+//! after the hand-over with no listener of ours.
 
 use alloc::string::String;
-use js_sys::{ArrayBuffer, Uint8Array};
-use wasm_bindgen::{JsCast, JsValue};
-use super::io::awaited;
-use web_sys::{AbortController, ReadableStream, Response};
 
 use super::bind::date_now;
-use super::glue::{Facts, Glue};
-use crate::packed::Fields;
-use super::hops::fetch_following;
-use super::props::Init;
+use super::glue::{end, Facts, Glue, Held, ABORT, CANCEL, KEEP};
+use super::hops::{self, Chain};
+use super::io::step;
 use super::request::Prepared;
 use crate::engine::{Answer, Failed, Transport};
+use crate::packed::Fields;
 use crate::policy::body::{handling, Handling, Inside, ResponseBody};
 use crate::policy::classify::{Failure, Stage};
 use crate::policy::redirect::{follower, Follower};
@@ -31,6 +30,7 @@ use crate::policy::report::{secrets_of, snippet, SNIPPET_READ_BYTES};
 use crate::policy::runtime::{
     body_abort, doomed, fetch_failure, short_body_is_cut, BodyAbort, ErrorShape, Runtime, Sent,
 };
+use wasm_bindgen::JsValue;
 
 pub struct FetchTransport {
     /// The `fetch` to call: the policy's `fetch` option, else the global
@@ -43,31 +43,25 @@ pub struct FetchTransport {
     pub response_body: ResponseBody,
 }
 
-/// A response ready for the caller: rebuilt around its buffered body, or
-/// the host's own with its body still streaming.
+/// A response ready for the caller, held by the executor as attempt `id`:
+/// rebuilt around its buffered body, or the host's own with its body still
+/// streaming. Dropped (the operation retries), a body nobody has read is
+/// cancelled, not drained.
 pub struct Received {
-    pub response: Response,
-    pub bytes: Option<ArrayBuffer>,
-    /// A body nobody has read yet: cancelled (not drained) if this response
-    /// is dropped because the operation retries.
-    unread: Option<ReadableStream>,
+    id: u32,
+    /// The buffered body's length.
+    buffered: Option<u32>,
+    /// The body streams to whoever reads it (none read it yet).
+    unread: bool,
     /// For a streamed body: how long after the headers it was handed over
     /// (0 at the headers; later when `auto` read some of it first).
     after_headers_ms: u64,
 }
 
 impl Received {
-    fn buffered(response: Response, bytes: Option<ArrayBuffer>) -> Received {
-        Received { response, bytes, unread: None, after_headers_ms: 0 }
-    }
-
-    fn streaming(response: Response, body: Option<ReadableStream>, after_headers_ms: u64) -> Received {
-        Received { response, bytes: None, unread: body, after_headers_ms }
-    }
-
     /// Whether the caller gets the body as it streams.
     pub fn streamed(&self) -> bool {
-        self.bytes.is_none() && self.unread.is_some()
+        self.buffered.is_none() && self.unread
     }
 
     /// For a streamed body, how long after the headers it was handed over.
@@ -75,48 +69,96 @@ impl Received {
         self.streamed().then_some(self.after_headers_ms)
     }
 
-    /// The response for the caller; its body is theirs from here on.
-    pub fn hand_over(mut self) -> Response {
-        self.unread = None;
-        Clone::clone(&self.response)
+    /// The attempt the executor holds (for a poll's hooks).
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// The response for the caller (the executor's `handed`): its body is
+    /// theirs from here on.
+    pub fn hand_over(self) -> u32 {
+        let id = self.id;
+        core::mem::forget(self);
+        id
     }
 }
 
 impl Drop for Received {
     fn drop(&mut self) {
-        // A stream someone is reading (a poll hook) is locked: leave it.
-        if let Some(body) = self.unread.take().filter(|b| !b.locked()) {
-            let _ = body.cancel();
-        }
+        end(self.id, if self.unread { CANCEL } else { 0 });
     }
 }
 
-/// Aborts the attempt unless it completed.
-struct AbortOnDrop(Option<AbortController>);
+/// An attempt in progress, aborted and let go if dropped before it ended.
+struct Attempt(u32);
 
-impl Drop for AbortOnDrop {
+impl Attempt {
+    /// The attempt's response is ready: it is the [`Received`]'s now.
+    fn received(self, buffered: Option<u32>, unread: bool, after_headers_ms: u64) -> Received {
+        let id = self.0;
+        core::mem::forget(self);
+        Received { id, buffered, unread, after_headers_ms }
+    }
+
+    /// The attempt failed: aborted, and kept while the value that failed
+    /// it is held as its own.
+    fn failed(self, failure: Failed<Held>) -> Failed<Held> {
+        let id = self.0;
+        core::mem::forget(self);
+        let kept = failure.error.as_ref().is_some_and(|e| e.id() == id);
+        end(id, if kept { ABORT | KEEP } else { ABORT });
+        failure
+    }
+}
+
+impl Drop for Attempt {
     fn drop(&mut self) {
-        if let Some(c) = self.0.take() {
-            c.abort();
-        }
+        end(self.0, ABORT);
     }
 }
 
-type Outcome = Result<Answer<Received>, Failed<JsValue>>;
+type Outcome = Result<Answer<Received>, Failed<Held>>;
 
-pub(super) fn failed(failure: Failure, code: &str, name: &str, error: Option<JsValue>) -> Failed<JsValue> {
+pub(super) fn failed(failure: Failure, code: &str, name: &str, error: Option<Held>) -> Failed<Held> {
     Failed { failure, code: String::from(code), name: String::from(name), error }
 }
 
 /// The request could not even be handed to `fetch`.
-pub(super) fn not_sent(e: JsValue) -> Failed<JsValue> {
+pub(super) fn not_sent(e: Held) -> Failed<Held> {
     failed(Failure::Network(Stage::NotSent), "setup", "TypeError", Some(e))
 }
 
-/// The fields of a JS error that classification and reports read, as the
-/// glue's `errorFacts` packs them (one crossing).
-struct ErrorFields {
-    name: String,
+/// Where a step failed, first in its failure (js/src/attempts.js): `fetch`
+/// rejected, or reading the response or its body failed. (0: starting the
+/// attempt threw, answered at once, not as a step.)
+pub(super) const REJECTED: u8 = 1;
+
+/// A step's failure as js/src/attempts.js packs it: where, then the fields
+/// of the thrown value that classification and reports read (its `name`,
+/// `message`, whether it has a `cause`, its `code`, the cause's `code`,
+/// `syscall` and `message`). The value itself stays with the attempt.
+pub(super) struct StepFailure {
+    pub at: u8,
+    fields: ErrorFields,
+}
+
+impl StepFailure {
+    pub fn parse(value: &JsValue) -> StepFailure {
+        let packed = value.as_string().unwrap_or_default();
+        let mut f = Fields(&packed);
+        let at = f.next().flatten().and_then(|s| s.parse().ok()).unwrap_or(REJECTED);
+        StepFailure { at, fields: ErrorFields::read(f) }
+    }
+
+    /// The thrown value's `name`.
+    pub fn name(self) -> String {
+        self.fields.name
+    }
+}
+
+/// The fields of a JS error that classification and reports read.
+pub(super) struct ErrorFields {
+    pub name: String,
     message: Option<String>,
     has_cause: bool,
     code: Option<String>,
@@ -126,9 +168,7 @@ struct ErrorFields {
 }
 
 impl ErrorFields {
-    fn of(glue: &Glue, e: &JsValue) -> ErrorFields {
-        let packed = glue.error_facts(e);
-        let mut f = Fields(&packed);
+    pub fn read(mut f: Fields<'_>) -> ErrorFields {
         let mut next = || f.next().flatten().map(String::from);
         ErrorFields {
             name: next().unwrap_or_else(|| String::from("Error")),
@@ -153,13 +193,13 @@ impl ErrorFields {
         }
     }
 
-    fn failed(self, failure: Failure, e: JsValue) -> Failed<JsValue> {
+    fn failed(self, failure: Failure, error: Held) -> Failed<Held> {
         let code = String::from(self.shape().best_code());
-        Failed { failure, code, name: self.name, error: Some(e) }
+        Failed { failure, code, name: self.name, error: Some(error) }
     }
 }
 
-fn too_large() -> Failed<JsValue> {
+fn too_large() -> Failed<Held> {
     failed(Failure::BodyTooLarge, "body-too-large", "RangeError", None)
 }
 
@@ -169,54 +209,68 @@ fn null_body(status: u16) -> bool {
 }
 
 impl FetchTransport {
-    /// `fetch(input, init)` under `controller`'s signal, joined with the
-    /// caller's (the glue's `send`): a streamed body handed over keeps
-    /// following the caller's signal, and we keep no listener for it.
-    fn dispatch(&self, input: &JsValue, init: &Init, controller: &AbortController) -> Result<js_sys::Promise, JsValue> {
-        let caller = self.prepared.signal.clone();
-        self.glue.send(&self.fetch, input, init, Some(controller.clone()), caller)
-    }
-
     /// A failure after the response started: the request was delivered.
-    pub(super) fn delivered(&self, e: JsValue) -> Failed<JsValue> {
-        ErrorFields::of(&self.glue, &e).failed(Failure::Network(Stage::MaybeDelivered), e)
+    pub(super) fn delivered(&self, id: u32, e: &JsValue) -> Failed<Held> {
+        self.delivered_by(id, StepFailure::parse(e))
     }
 
-    pub(super) fn fetch_failed(&self, e: JsValue) -> Failed<JsValue> {
-        let fields = ErrorFields::of(&self.glue, &e);
+    pub(super) fn delivered_by(&self, id: u32, f: StepFailure) -> Failed<Held> {
+        f.fields.failed(Failure::Network(Stage::MaybeDelivered), Held::new(id))
+    }
+
+    /// `fetch` rejected: how far the request got, by the runtime's rules.
+    pub(super) fn fetch_failed(&self, id: u32, f: StepFailure) -> Failed<Held> {
         let url = match self.runtime {
-            Runtime::Deno => self.prepared.url(),
+            Runtime::Deno => self.prepared.url.clone(),
             _ => String::new(),
         };
         let fate = &self.prepared.fate;
         let doomed = doomed(self.runtime, fate.mode.as_deref(), fate.integrity, fate.cross_origin);
         let sent = Sent { url: &url, body_streamed: self.prepared.streamed, doomed };
-        let failure = fetch_failure(self.runtime, &fields.shape(), sent);
-        fields.failed(failure, e)
+        let failure = fetch_failure(self.runtime, &f.fields.shape(), sent);
+        f.fields.failed(failure, Held::new(id))
     }
 
-    /// The input for one attempt: a clone of a `Request` while its body may
-    /// be needed again; otherwise the input itself (a URL, whose `init`
-    /// body is replayable, or a one-shot stream sent once).
-    fn input_for_attempt(&self) -> Result<JsValue, JsValue> {
-        match self.prepared.request() {
-            // Cloned whenever it may be needed again, without asking
-            // `.body` (Firefox's Request has no such property).
-            Some(r) if self.prepared.replayable => r.clone().map(Into::into),
-            _ => Ok(self.prepared.input.clone()),
+    /// Starts the attempt (js/src/attempts.js `attempt`): a clone of a
+    /// `Request` while its body may be needed again, otherwise the input
+    /// itself (a URL, whose `init` body is replayable, or a one-shot stream
+    /// sent once); hop by hop where `policy::redirect` says we follow.
+    fn start(&self, chain: Option<Chain>) -> Result<Attempt, Failed<Held>> {
+        let p = &self.prepared;
+        let again = p.is_request && p.replayable;
+        let id = self.glue.attempt(&self.fetch, p.call, again, true, chain, again);
+        match id < 0.0 {
+            true => Err(not_sent(Held::new(-id as u32))),
+            false => Ok(Attempt(id as u32)),
         }
     }
 
-    async fn attempt(&self, controller: &AbortController) -> Outcome {
-        let input = self.input_for_attempt().map_err(not_sent)?;
-        let response = match follower(self.runtime, self.prepared.redirect.as_deref()) {
-            Follower::Us => fetch_following(self, input, controller).await?,
-            Follower::Host => {
-                let promise = self.dispatch(&input, &self.prepared.init, controller).map_err(not_sent)?;
-                awaited(promise).await.map_err(|e| self.fetch_failed(e))?.unchecked_into()
+    async fn attempt(&self) -> Outcome {
+        let (chain, followed) = match follower(self.runtime, self.prepared.redirect.as_deref()) {
+            Follower::Us => {
+                let (chain, followed) = hops::chain(self);
+                (Some(chain), Some(followed))
+            }
+            Follower::Host => (None, None),
+        };
+        let attempt = self.start(chain)?;
+        let id = attempt.0;
+        let mut facts = match step(id).await {
+            Ok(facts) => Facts::parse(&facts.as_string().unwrap_or_default()),
+            Err(e) => {
+                let f = StepFailure::parse(&e);
+                let failure = match (f.at, &followed) {
+                    (REJECTED, Some(followed)) => hops::failed(self, followed, id, f),
+                    (REJECTED, None) => self.fetch_failed(id, f),
+                    _ => self.delivered_by(id, f),
+                };
+                return Err(attempt.failed(failure));
             }
         };
-        let facts = Facts::read(&self.glue, &response).map_err(|e| self.delivered(e))?;
+        if let Err(e) = facts.rate_limit(&self.glue, id) {
+            let failure = self.delivered(id, &JsValue::from(e));
+            return Err(attempt.failed(failure));
+        }
         let status = facts.status;
         let cross_origin = facts.kind_is("cors");
         let declared = facts.content_length.as_deref().and_then(|v| v.trim().parse::<u64>().ok());
@@ -227,17 +281,26 @@ impl FetchTransport {
         // Opaque responses (manual redirects, no-cors) have no readable body.
         let opaque = facts.kind_is("opaqueredirect") || facts.kind_is("opaque");
         let body = match (opaque || !facts.has_body, handling) {
-            (true, _) => Received::buffered(response, None),
-            (false, Handling::Stream) => {
-                let stream = response.body();
-                Received::streaming(response, stream, 0)
-            }
+            (true, _) => attempt.received(None, false, 0),
+            (false, Handling::Stream) => attempt.received(None, true, 0),
             (false, Handling::Buffer) => {
                 let encoded = cross_origin || facts.content_encoding;
-                let bytes = self.read_body(&response, declared, encoded).await?;
-                Received::buffered(self.rebuild(response, &bytes), Some(bytes))
+                match self.read_body(id, declared, encoded).await {
+                    Ok(length) => {
+                        self.rebuild(id, length);
+                        attempt.received(Some(length), false, 0)
+                    }
+                    Err(failure) => return Err(attempt.failed(failure)),
+                }
             }
-            (false, Handling::BufferUpTo(inside)) => self.read_up_to(response, inside).await?,
+            (false, Handling::BufferUpTo(inside)) => match self.read_up_to(id, inside).await {
+                Ok(Ok(length)) => {
+                    self.rebuild(id, length);
+                    attempt.received(Some(length), false, 0)
+                }
+                Ok(Err(since)) => attempt.received(None, true, since),
+                Err(failure) => return Err(attempt.failed(failure)),
+            },
         };
         Ok(Answer { status, floor_headers: facts.floor_headers, cross_origin, body })
     }
@@ -245,112 +308,95 @@ impl FetchTransport {
     /// Reads the whole body, refusing more than `maxBodyBytes`: at once from
     /// `Content-Length` when it describes the body, else while streaming. A
     /// cross-origin response hides `Content-Encoding` unless exposed, so its
-    /// `Content-Length` may count compressed bytes: it is streamed.
-    async fn read_body(
-        &self,
-        response: &Response,
-        declared: Option<u64>,
-        encoded: bool,
-    ) -> Result<ArrayBuffer, Failed<JsValue>> {
+    /// `Content-Length` may count compressed bytes: it is streamed. Answers
+    /// the body's length (the bytes stay with the attempt).
+    async fn read_body(&self, id: u32, declared: Option<u64>, encoded: bool) -> Result<u32, Failed<Held>> {
         let max = self.max_body_bytes;
         if let (Some(len), false) = (declared, encoded) {
             if len > max {
                 return Err(too_large());
             }
-            let promise = response.array_buffer().map_err(|e| self.delivered(e))?;
-            let buffer: ArrayBuffer = awaited(promise).await.map_err(|e| self.delivered(e))?.unchecked_into();
-            let got = u64::from(buffer.byte_length());
-            if got < len && short_body_is_cut(self.runtime) {
+            self.glue.bytes(id);
+            let got = self.length(id).await?;
+            if u64::from(got) < len && short_body_is_cut(self.runtime) {
                 // WebKit resolves a body cut short by a clean close: the
                 // connection broke after the request was delivered.
                 let short = JsValue::from_str("the body ended before its Content-Length");
-                return Err(failed(
-                    Failure::Network(Stage::MaybeDelivered),
-                    "body-truncated",
-                    "TypeError",
-                    Some(short),
-                ));
+                let short = Held::hold(&self.glue, &short);
+                return Err(failed(Failure::Network(Stage::MaybeDelivered), "body-truncated", "TypeError", Some(short)));
             }
-            return if got > max { Err(too_large()) } else { Ok(buffer) };
+            return if u64::from(got) > max { Err(too_large()) } else { Ok(got) };
         }
-        // Read while streaming (`null`: more than `max` arrived).
-        let read = awaited(self.glue.read_all(response.as_ref(), max as f64)).await.map_err(|e| self.delivered(e))?;
-        read.dyn_into::<ArrayBuffer>().map_err(|_| too_large())
+        // Read while streaming (−1: more than `max` arrived).
+        self.glue.up_to(id, max as f64);
+        let read = step(id).await.map_err(|e| self.delivered(id, &e))?;
+        read.as_f64().filter(|n| *n >= 0.0).map(|n| n as u32).ok_or_else(too_large)
+    }
+
+    /// The length a body step of attempt `id` resolved with.
+    async fn length(&self, id: u32) -> Result<u32, Failed<Held>> {
+        let read = step(id).await.map_err(|e| self.delivered(id, &e))?;
+        Ok(read.as_f64().unwrap_or(0.0) as u32)
     }
 
     /// `auto` for a chunked document: read inside the attempt, a chunk per
     /// event, while it arrives as a document does (`policy::body::Inside`).
-    /// A body that ends meanwhile is buffered; one still arriving is handed
-    /// over as what was read followed by the rest (js/src/body.js
-    /// `joined`): the network is read once, and the chunks read are handed
-    /// out as they are (not copied).
-    async fn read_up_to(&self, response: Response, inside: Inside) -> Result<Received, Failed<JsValue>> {
+    /// A body that ends meanwhile is buffered (`Ok(length)`); one still
+    /// arriving is handed over (`Err(ms after the headers)`) as what was
+    /// read followed by the rest (js/src/body.js `joined`): the network is
+    /// read once, and the chunks read are handed out as they are (not
+    /// copied).
+    async fn read_up_to(&self, id: u32, inside: Inside) -> Result<Result<u32, u64>, Failed<Held>> {
         let headers_at = date_now();
-        let reader = self.glue.reader(&response);
         let mut total: u64 = 0;
         loop {
-            let read = awaited(self.glue.chunk(&reader)).await.map_err(|e| self.delivered(e))?;
+            self.glue.next(id);
+            let read = step(id).await.map_err(|e| self.delivered(id, &e))?;
             let Some(len) = read.as_f64().filter(|n| *n >= 0.0) else {
-                let bytes = self.glue.whole(&reader);
-                return Ok(Received::buffered(self.rebuild(response, &bytes), Some(bytes)));
+                return Ok(Ok(total as u32));
             };
             total = total.saturating_add(len as u64);
             let since = inside.ms.map_or(0, |_| (date_now() - headers_at).max(0.0) as u64);
             if !inside.read_on(total, since) {
-                let rebuilt = self.glue.hand_over(&response, &reader, self.prepared.signal.clone());
-                let rebuilt = rebuilt.map_err(|e| self.delivered(e))?;
-                let body = rebuilt.body();
-                return Ok(Received::streaming(rebuilt, body, since));
+                let failure = self.glue.hand_over(id);
+                if !failure.is_empty() {
+                    return Err(self.delivered(id, &JsValue::from(failure)));
+                }
+                return Ok(Err(since));
             }
         }
     }
-}
 
-impl FetchTransport {
-    /// The host's response again around its buffered `bytes` (the glue's
-    /// `rebuild`). With a caller signal, reading that body once the signal
-    /// has aborted fails as `fetch`'s body does
+    /// The attempt's response again around its buffered body of `length`
+    /// bytes (the glue's `rebuild`). With a caller signal, reading that
+    /// body once the signal has aborted fails as `fetch`'s body does
     /// (`policy::runtime::body_abort`); it is checked when read, so no
     /// listener outlives the call.
-    fn rebuild(&self, response: Response, bytes: &ArrayBuffer) -> Response {
-        let signal = self.prepared.signal.clone();
-        let abort = match signal.as_ref().map(|_| body_abort(self.runtime, bytes.byte_length() == 0)) {
+    fn rebuild(&self, id: u32, length: u32) {
+        let abort = match self.prepared.signal.then(|| body_abort(self.runtime, length == 0)) {
             Some(BodyAbort::AbortError) => 1,
             Some(BodyAbort::Reason) => 2,
             Some(BodyAbort::Unaffected) | None => 0,
         };
-        self.glue.rebuild(&response, bytes, signal, abort).unwrap_or(response)
+        self.glue.rebuild(id, abort);
     }
 }
 
 impl Transport for FetchTransport {
     type Body = Received;
-    type Error = JsValue;
+    type Error = Held;
 
     async fn send(&self, _attempt: u32) -> Outcome {
-        let controller = match AbortController::new() {
-            Ok(c) => c,
-            Err(e) => return Err(failed(Failure::Network(Stage::NotSent), "setup", "TypeError", Some(e))),
-        };
-        let mut guard = AbortOnDrop(Some(Clone::clone(&controller)));
-        let outcome = self.attempt(&controller).await;
-        if outcome.is_ok() {
-            guard.0 = None;
-        }
-        outcome
+        self.attempt().await
     }
 
     fn snippet(&self, body: &Received) -> Option<String> {
-        let bytes = body.bytes.as_ref()?;
-        let head = Uint8Array::new_with_byte_offset_and_length(
-            bytes,
-            0,
-            bytes.byte_length().min(SNIPPET_READ_BYTES as u32),
-        );
-        let mut secrets = self.prepared.secrets();
-        if let Ok(Some(cookies)) = body.response.headers().get("set-cookie") {
+        let length = body.buffered?;
+        let head = self.glue.head(body.id, length.min(SNIPPET_READ_BYTES as u32));
+        let mut secrets = self.prepared.secrets(&self.glue);
+        if let Some(cookies) = self.glue.header(body.id, "set-cookie") {
             secrets_of(&cookies, &mut secrets);
         }
-        snippet(&head.to_vec(), &secrets)
+        snippet(&head, &secrets)
     }
 }

@@ -828,6 +828,39 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.equal(stateOf(broken.getSnapshot()), 'failed', 'the store shows the end');
   });
 
+  add('An async status hook is awaited for the status URL, and one that never answers ends the poll at its budget (try-later deadline)', async () => {
+    const id = rid();
+    const found = await pollTask(id, { status: async (submitted) => new URL(submitted.headers.get('location'), base), phases: [{ everyMs: 50 }] }).result;
+    assert.equal(found.kind, 'succeeded', 'the URL its promise resolved to was polled');
+    assert.equal((await settledCount(id)).requests, 2, 'one submit, one poll');
+    const t0 = Date.now();
+    const silent = await pollTask(rid(), { status: () => new Promise(() => {}), budgetMs: 500 }).result;
+    assert.equal(`${silent.kind} ${silent.reason}`, 'try-later deadline', 'a silent status hook');
+    assert.ok(Date.now() - t0 < 3000, `ended after ${Date.now() - t0} ms`);
+  });
+
+  add('policy.poll throws a TypeError naming the field for a spec that is not an object, has no status (or a status getter that throws) or a verdict that is not a function, and sends nothing', async () => {
+    const id = rid();
+    const url = seqUrl(id, ['200']);
+    const p = policy();
+    const specs = {
+      'not an object': [42, /`poll`/],
+      'no status': [{}, /`poll\.status`/],
+      'a status getter that throws': [{ get status() { throw new Error('boom'); } }, /`poll\.status`/],
+      'a verdict that is a word': [{ status: url, verdict: 'done' }, /`poll\.verdict`/],
+    };
+    for (const [label, [spec, field]] of Object.entries(specs)) {
+      let error;
+      try {
+        p.poll(url, { method: 'POST' }, spec);
+      } catch (e) {
+        error = e;
+      }
+      assert.ok(error instanceof TypeError && field.test(error.message), `${label}: ${error}`);
+    }
+    assert.equal((await settledCount(id, 100)).requests, 0, 'nothing was sent');
+  });
+
   // ---- CORS: hidden Retry-After (browsers only) -------------------------------
   const browsersOnly = only(BROWSERS, 'only browsers hide non-exposed headers of cross-origin responses');
   add('A cross-origin 503 whose Retry-After is not exposed is reported as retryAfterHidden and uses the throttling backoff', async () => {
@@ -1243,6 +1276,24 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.equal(out.kind, 'cancelled', 'outcome.kind');
     assert.equal(stateOf(op.getSnapshot()), 'cancelled', 'final snapshot');
     assert.equal((await settledCount(id, 600)).requests, 1, 'server requests after the planned wait (400 ms) passed');
+  });
+
+  add('A subscriber is told each state before the request it announces goes to fetch: a cancel at a retry\'s "requesting" reaches that fetch\'s signal, and nothing more is sent', async () => {
+    const id = rid();
+    const seen = [];
+    const fetchOption = (input, init) => {
+      seen.push(`fetch, aborted ${init.signal.aborted}`);
+      return globalThis.fetch(input, init);
+    };
+    const op = policy({ fetch: fetchOption, baseMs: 1, capMs: 1 }).run(seqUrl(id, ['503', '200']));
+    op.subscribe((s) => {
+      seen.push(`${stateOf(s)} ${s.attempt ?? ''}`.trim());
+      if (stateOf(s) === 'requesting' && s.attempt === 2) op.cancel('stop');
+    });
+    const out = await op.result;
+    assert.equal(out.kind, 'cancelled', 'outcome.kind');
+    assert.equal(seen, ['fetch, aborted false', 'waiting 2', 'requesting 2', 'fetch, aborted true', 'cancelled'], 'in this order');
+    assert.equal((await settledCount(id)).requests, 1, 'server requests');
   });
 
   add('op.retryNow() during a backoff wait sends the next attempt at once', async () => {

@@ -88,6 +88,7 @@ try {
   server = await startServerChild();
   const saferetry = await import('../../js/src/node.js');
   const { initSync } = await import('../../js/src/saferetry.js');
+  const { heldCount } = await import('../../js/src/attempts.js');
   const MiB = 1024 * 1024;
   const env = {
     runtime: `node ${process.version}`,
@@ -101,6 +102,7 @@ try {
       { name: 'external', unit: 'bytes', bound: 64 * 1024, calibrated: false, read: () => process.memoryUsage().external },
     ],
     wasmExports: () => initSync(), // already initialised: returns the exports
+    held: heldCount,
     abortListenerCount: (signal) => getEventListeners(signal, 'abort').length,
     errors,
     log: (line) => console.log(`# ${line}`),

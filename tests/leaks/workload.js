@@ -387,6 +387,12 @@ export async function runLeakSuite({ saferetry, tracker, env, bases, total = 10_
     }
   }
   figures.runMs = Date.now() - t;
+  // What the executor holds for the machines by number (js/src/attempts.js):
+  // each call, attempt and thrown value is let go when its operation ends.
+  if (env.held) {
+    figures.held = env.held();
+    check('the executor holds nothing of an operation once it ended (js/src/attempts.js)', figures.held === 0, `${figures.held} records held after ${total} operations`);
+  }
   figures.timersAtSettle = tracker.outstanding();
   await tracker.sleep(50);
   figures.timersAfterPause = tracker.outstanding();
