@@ -317,7 +317,7 @@ impl FetchTransport {
                 return Err(too_large());
             }
             self.glue.bytes(id);
-            let got = self.length(id).await?;
+            let got = self.read_step(id).await?.unwrap_or(0);
             if u64::from(got) < len && short_body_is_cut(self.runtime) {
                 // WebKit resolves a body cut short by a clean close: the
                 // connection broke after the request was delivered.
@@ -329,14 +329,15 @@ impl FetchTransport {
         }
         // Read while streaming (−1: more than `max` arrived).
         self.glue.up_to(id, max as f64);
-        let read = step(id).await.map_err(|e| self.delivered(id, &e))?;
-        read.as_f64().filter(|n| *n >= 0.0).map(|n| n as u32).ok_or_else(too_large)
+        self.read_step(id).await?.ok_or_else(too_large)
     }
 
-    /// The length a body step of attempt `id` resolved with.
-    async fn length(&self, id: u32) -> Result<u32, Failed<Held>> {
+    /// The length a body step of attempt `id` resolved with (`None`: −1,
+    /// more than the bound arrived, or the end of the chunks); a failure
+    /// after the response started is maybe-delivered.
+    async fn read_step(&self, id: u32) -> Result<Option<u32>, Failed<Held>> {
         let read = step(id).await.map_err(|e| self.delivered(id, &e))?;
-        Ok(read.as_f64().unwrap_or(0.0) as u32)
+        Ok(read.as_f64().filter(|n| *n >= 0.0).map(|n| n as u32))
     }
 
     /// `auto` for a chunked document: read inside the attempt, a chunk per
@@ -351,11 +352,10 @@ impl FetchTransport {
         let mut total: u64 = 0;
         loop {
             self.glue.next(id);
-            let read = step(id).await.map_err(|e| self.delivered(id, &e))?;
-            let Some(len) = read.as_f64().filter(|n| *n >= 0.0) else {
+            let Some(len) = self.read_step(id).await? else {
                 return Ok(Ok(total as u32));
             };
-            total = total.saturating_add(len as u64);
+            total = total.saturating_add(u64::from(len));
             let since = inside.ms.map_or(0, |_| (date_now() - headers_at).max(0.0) as u64);
             if !inside.read_on(total, since) {
                 let failure = self.glue.hand_over(id);
