@@ -6,7 +6,7 @@
 // to `online`, wakes a machine a released permit woke — then reports what
 // happened, until the machine answers its output. It branches on nothing
 // but the kind of work.
-import { pending, signalOf } from "./attempts.js";
+import { invoke, pending, signalOf } from "./attempts.js";
 
 const AWAIT = 0;
 const SET_TIMER = 1;
@@ -130,8 +130,9 @@ export function drive(m, hooks) {
   });
 }
 
-/** A shared budget's exchange (src/host/fleet.rs): calls `exchange` as
- * `shared`'s method with `request` — at once with `now` (a release as the
+/** A shared budget's exchange (src/host/fleet.rs): calls the `exchange`
+ * js/src/attempts.js holds as `id` (`shared`'s method) with `request` — at
+ * once with `now` (a release as the
  * page leaves), else in a microtask, off the path of the operation whose
  * budget call made it due — adopts the answer as `await` would (a
  * thenable, a `then` that throws), and reports to `lease` whichever comes
@@ -139,7 +140,7 @@ export function drive(m, hooks) {
  * the policy's. Resolves once it reported. (In workerd an exchange begun
  * by a request that has ended may never settle, nor its timer fire: the
  * policy gives up on it by its own clock.) */
-export function exchange(lease, exchange, shared, request, seq, ms, now) {
+export function exchange(lease, id, request, seq, ms, now) {
   return new Promise((resolve) => {
     let timer;
     let done = false;
@@ -152,7 +153,7 @@ export function exchange(lease, exchange, shared, request, seq, ms, now) {
     };
     const send = () => {
       timer = setTimeout(() => report(() => lease.onTimer(seq)), ms);
-      new Promise((r) => r(exchange.call(shared, request))).then(
+      new Promise((r) => r(invoke(id, request))).then(
         (v) => report(() => lease.onExchange(seq, true, v)),
         (e) => report(() => lease.onExchange(seq, false, e)),
       );
