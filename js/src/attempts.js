@@ -21,9 +21,9 @@ let last = 0;
 // and a replay copy's `bytes`, `pending`), an attempt's (`controller`,
 // `caller`, `response`, `bytes`, `reader`, `pending`), either with `error`
 // once a step failed; a thrown value's alone (`error`); or one of the
-// caller's functions (`fn`: an option's `random`, `onRetry` or `fetch`, a
-// subscriber; a shared budget's `exchange` and `attach`, called on
-// `self`).
+// caller's values (`value`: an option's `random`, `onRetry` or `fetch`, a
+// subscriber, a shared budget's `exchange` and `attach`, called on `self`;
+// a poll's `init` and status target, what a poll's hook answered).
 function holding(record) {
   do last = last >= 0xffffffff ? 1 : last + 1;
   while (held.has(last));
@@ -43,14 +43,26 @@ function taken(id) {
   return record;
 }
 
-/** Holds one of the caller's functions for the machine, to be called on
- * `self` (or none): its id. */
-export const keep = (fn, self) => holding({ fn, self });
+/** Holds one of the caller's values for the machine (a function: to be
+ * called on `self`, or none): its id. */
+export const keep = (value, self) => holding({ value, self });
+
+/** The caller's value `id` holds. */
+export const valueOf = (id) => held.get(id)?.value;
+
+/** Whether the value `id` holds is a `Promise` (a poll hook's answer). */
+export const isPromise = (id) => valueOf(id) instanceof Promise;
+
+/** The value `id` holds, when it is a string. */
+export function text(id) {
+  const value = valueOf(id);
+  return typeof value === "string" ? value : undefined;
+}
 
 /** Calls the function `id` holds with `value`, as the machine asks: what
  * it returns or throws is the machine's to read. */
 export function invoke(id, value) {
-  const { fn, self } = held.get(id);
+  const { value: fn, self } = held.get(id);
   return fn.call(self, value);
 }
 
@@ -224,7 +236,7 @@ function send(fetch, input, init, controller, caller) {
  * starting threw. */
 export function attempt(fetchId, id, clone, controlled, chain, again) {
   const c = held.get(id);
-  const fetch = fetchId ? held.get(fetchId).fn : c.fetch;
+  const fetch = fetchId ? valueOf(fetchId) : c.fetch;
   let { input } = c;
   const { init, caller } = c;
   const a = { caller };

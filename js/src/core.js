@@ -211,7 +211,6 @@ function callOf(input, init) {
 }
 
 const glue = {
-  callOf,
   // The steps js/src/request.js takes on a call held by js/src/attempts.js.
   prepare: (id, ...steps) => prepare(attempts.callRecord(id), ...steps),
   abortBefore: (id, isRequest) => abortBefore(attempts.callRecord(id), isRequest),
@@ -232,7 +231,14 @@ const glue = {
   keep: attempts.keep,
   invoke: attempts.invoke,
   errorFactsOf: attempts.errorFactsOf,
-  responseOf: attempts.responseOf,
+  isPromise: attempts.isPromise,
+  text: attempts.text,
+  /** A poll's status request: `callOf` of the target held as `target`,
+   * with `method` and the headers and signal of the `init` held as `init`. */
+  statusCall(target, init, method) {
+    const { headers, signal } = attempts.valueOf(init);
+    return callOf(attempts.valueOf(target), { method, headers, signal });
+  },
   aborted: attempts.aborted,
   reason: attempts.reason,
   requestHeader: attempts.requestHeader,
@@ -405,7 +411,7 @@ export class RetryPolicy {
       // `VERDICT` 1).
       const call = callOf(input, i);
       const hooks = [read(spec, "status"), read(spec, "verdict")];
-      const out = this.#policy.poll(i, spec, hooks[0], hooks[1], call, subscriber(observe));
+      const out = this.#policy.poll(attempts.keep(i), spec, hooks[0], hooks[1], call, subscriber(observe));
       return driven(out, hooks);
     }, input, init);
   }

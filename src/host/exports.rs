@@ -199,21 +199,21 @@ impl Policy {
     /// Submit-then-poll: the request is the submit (non-idempotent rules,
     /// never repeated), as the glue's `callOf` read it (an array here:
     /// `request::Given`); `spec` says how to find and judge the task;
-    /// `init` is the caller's own (its headers and signal go to the status
-    /// request). Same promise contract as `execute`.
+    /// `init` names the caller's own, held by the executor (its headers and
+    /// signal go to the status request). Same promise contract as `execute`.
     /// `status` and `verdict`: the spec's, as js/src/core.js read them for
     /// the executor, which calls them (`super::poll`).
     #[allow(clippy::too_many_arguments)]
     pub fn poll(
         &self,
-        init: JsValue,
+        init: u32,
         spec: JsValue,
         status: JsValue,
         verdict: JsValue,
         call: Array,
         observe: u32,
     ) -> Result<JsValue, JsValue> {
-        let observe = subscriber(observe);
+        let (init, observe) = (Held::new(init), subscriber(observe));
         let retry = Some(call.get(1)).filter(|r| !r.is_undefined()).map(JsCast::unchecked_into);
         let (given, owner) = Given::from_array(&call);
         let shared = self.shared.clone();
@@ -232,15 +232,11 @@ impl Policy {
             };
             // The caller's `status` hook may be async: it is raced against
             // the polling budget and the cancel like everything else.
-            let submitted_response = shared.glue.response_of(response.body.id());
-            let hook = poll::status_request(&shared.glue, &spec, &submitted_response, &init);
+            let hook = poll::status_request(&shared.glue, &spec, response.body.id(), &init);
             let found = race(hook, ctx.clock.sleep(spec.schedule.budget_ms)).await;
             let (status, _status_owner) = match found {
                 Either::Left(Ok(found)) => found,
-                Either::Left(Err(e)) => {
-                    let e = Held::hold(&shared.glue, &e);
-                    return ctx.end(submitted.report, Reason::TaskFailed, Some(e));
-                }
+                Either::Left(Err(e)) => return ctx.end(submitted.report, Reason::TaskFailed, Some(e)),
                 Either::Right(Slept::Elapsed) => return ctx.end(submitted.report, Reason::Deadline, None),
                 Either::Right(Slept::Cancelled) => {
                     return ctx.end(submitted.report, Reason::Cancelled, None);

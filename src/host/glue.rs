@@ -16,7 +16,6 @@ use js_sys::{Array, Promise};
 use wasm_bindgen::prelude::*;
 
 use super::hops::Chain;
-use super::props::Init;
 
 use crate::packed::Fields;
 use crate::policy::rate_limit::FloorHeaders;
@@ -141,9 +140,19 @@ extern "C" {
     #[wasm_bindgen(method, structural, js_name = errorFactsOf)]
     pub fn error_facts_of(this: &Glue, id: u32) -> String;
 
-    /// `responseOf(id)`: attempt `id`'s response, for a poll's hooks.
-    #[wasm_bindgen(method, structural, js_name = responseOf)]
-    pub fn response_of(this: &Glue, id: u32) -> JsValue;
+    /// `isPromise(id)`: whether the value held as `id` is a `Promise`.
+    #[wasm_bindgen(method, structural, js_name = isPromise)]
+    pub fn is_promise(this: &Glue, id: u32) -> bool;
+
+    /// `text(id)`: the value held as `id` when it is a string.
+    #[wasm_bindgen(method, structural)]
+    pub fn text(this: &Glue, id: u32) -> Option<String>;
+
+    /// `statusCall(target, init, method)`: `callOf` of the value held as
+    /// `target` with an `init` of `method` and the headers and signal of
+    /// the `init` held as `init` (a poll's status request).
+    #[wasm_bindgen(method, structural, js_name = statusCall)]
+    pub fn status_call(this: &Glue, target: u32, init: u32, method: &str) -> Array;
 
     /// `prepare(call, isRequest, headers, key, fate, fold, url)`
     /// (js/src/request.js): the steps `request::prepare` decided, taken on
@@ -168,11 +177,6 @@ extern "C" {
     /// the reason; throws what the Request constructor throws.
     #[wasm_bindgen(catch, method, structural, js_name = abortBefore)]
     pub fn abort_before(this: &Glue, call: u32, is_request: bool) -> Result<(), JsValue>;
-
-    /// `callOf(input, init)`: what `request::Given` holds, as an array (a
-    /// poll's status request; `execute` gets the same as its arguments).
-    #[wasm_bindgen(method, structural, js_name = callOf)]
-    pub fn call_of(this: &Glue, input: &JsValue, init: &Init) -> Array;
 
     /// `exchange(lease, exchange, request, seq, ms, now)`: the executor
     /// calls the `exchange` it holds as `shared`'s method with `request` (`now`:
