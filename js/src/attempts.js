@@ -24,8 +24,10 @@ let last = 0;
 // caller's values (`value`: an option's `random`, `onRetry` or `fetch`, a
 // subscriber, a shared budget's `exchange` and `attach`, called on `self`;
 // a poll's `init` and status target, what a poll's hook answered).
+// Ids below 2^31 are given here; the machine gives its attempts' from
+// 2^31 (src/host/glue.rs `reserve`).
 function holding(record) {
-  do last = last >= 0xffffffff ? 1 : last + 1;
+  do last = last >= 0x7fffffff ? 1 : last + 1;
   while (held.has(last));
   held.set(last, record);
   return last;
@@ -224,24 +226,25 @@ function send(fetch, input, init, controller, caller) {
   return joinedSignal ? settled.then((response) => holdSignal(response, joinedSignal)) : settled;
 }
 
-/** Starts an attempt of call `id`: `fetch(input, init)` (the function
- * held as `fetch`, else the call's own: 0) — a clone of
- * `input` with `clone` — under an AbortController of its own (`controlled`;
- * none for a call passed through as it is), joined with the call's signal;
- * with `chain`, every redirect that chain follows, hop by hop
- * (js/src/hops.js, from the entry: js/src/load.js; `again`: a 307/308 reads the body again from the call's
- * Request). Answers the attempt's id, whose step resolves with the
- * response's facts (only its status, or −1 for an answer that is not a
- * Response, when not `controlled`) — or minus the thrown value's id when
- * starting threw. */
-export function attempt(fetchId, id, clone, controlled, chain, again) {
-  const c = held.get(id);
-  const fetch = fetchId ? valueOf(fetchId) : c.fetch;
-  let { input } = c;
-  const { init, caller } = c;
-  const a = { caller };
+/** Starts attempt `id` (the machine's number) of call `callId`:
+ * `fetch(input, init)` (the function held as `fetchId`, else the call's
+ * own: 0) — of a clone of `input` with `clone`, whose Request a 307/308
+ * reads the body again from — under an AbortController of its own
+ * (`controlled`; none for a call passed through as it is), joined with the
+ * call's signal; with `chain`, every redirect that chain follows, hop by
+ * hop (js/src/hops.js, from the entry: js/src/load.js). Its step resolves
+ * with the response's facts (only its status, or −1 for an answer that is
+ * not a Response, when not `controlled`), or fails where it failed: a
+ * start that threw sent nothing. */
+export function attempt(id, fetchId, callId, clone, controlled, chain) {
+  const c = held.get(callId);
+  const a = { caller: c.caller };
+  held.set(id, a);
   let sent;
   try {
+    const fetch = fetchId ? valueOf(fetchId) : c.fetch;
+    let { input } = c;
+    const { init, caller } = c;
     if (controlled) a.controller = new AbortController();
     if (clone) input = input.clone();
     if (chain) {
@@ -249,12 +252,13 @@ export function attempt(fetchId, id, clone, controlled, chain, again) {
         n.redirect = "manual";
         return send(fetch, i, n, a.controller, caller);
       };
-      sent = follower()(chain, hop, input, init, again ? c.input : undefined);
+      sent = follower()(chain, hop, input, init, clone ? c.input : undefined);
     } else {
       sent = send(fetch, input, init, a.controller, caller);
     }
   } catch (error) {
-    return -hold(error);
+    a.pending = settled(Promise.reject(failure(a, THREW, error)));
+    return;
   }
   a.pending = settled(sent.then(
     (response) => {
@@ -270,7 +274,6 @@ export function attempt(fetchId, id, clone, controlled, chain, again) {
       throw failure(a, REJECTED, error);
     },
   ));
-  return holding(a);
 }
 
 /** The rate-limit headers of attempt `id`'s response (a throttling

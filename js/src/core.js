@@ -214,11 +214,7 @@ const glue = {
 
   // A call's and an attempt's steps, their objects held by number
   // (js/src/attempts.js).
-  attempt: attempts.attempt,
   rateFacts: attempts.rateFacts,
-  bytes: attempts.bytes,
-  upTo: attempts.upTo,
-  next: attempts.next,
   head: attempts.head,
   header: attempts.header,
   rebuild: attempts.rebuild,

@@ -1,12 +1,13 @@
 // The executor of the engine's machines (src/host/machine.rs, io.rs). A
 // machine runs one operation and decides everything in it; after each event
-// it lists the work to do next, and this file performs it — awaits a
+// it lists the work to do next, and this file performs it — starts an
+// attempt (js/src/attempts.js `attempt`: the `fetch`) or a body read, awaits a
 // promise or an attempt's step (js/src/attempts.js), sets or clears a
 // timer, calls one of the caller's hooks, listens to the caller's signal and
 // to `online`, wakes a machine a released permit woke — then reports what
 // happened, until the machine answers its output. It branches on nothing
 // but the kind of work.
-import { hold, invoke, keep, pending, responseOf, signalOf, valueOf } from "./attempts.js";
+import { attempt, bytes, hold, invoke, keep, next, pending, responseOf, signalOf, upTo, valueOf } from "./attempts.js";
 
 const AWAIT = 0;
 const SET_TIMER = 1;
@@ -16,6 +17,15 @@ const ONLINE = 4;
 const STATUS_HOOK = 5;
 const AWAIT_HELD = 6;
 const VERDICT_HOOK = 7;
+// Start an attempt, with these bits added to the kind.
+const FETCH = 8;
+const CLONE = 1;
+const CONTROLLED = 2;
+const CHAIN = 4;
+// Read an attempt's body: whole, up to a bound, its next chunk.
+const READ_WHOLE = 16;
+const READ_UP_TO = 17;
+const READ_NEXT = 18;
 
 // The machines running, by id: how to report a wake-up to each.
 const running = new Map();
@@ -66,11 +76,20 @@ export function drive(m, hooks) {
       // What the hooks called here answered: reported once this work is
       // all performed (a report performs the next work).
       const called = [];
-      for (let i = 0; i < work.length; i += 3) {
+      for (let i = 0; i < work.length; i += 4) {
         const kind = work[i];
         const at = work[i + 1];
         const arg = work[i + 2];
-        if (kind === AWAIT) {
+        const more = work[i + 3];
+        if (kind === READ_WHOLE) bytes(at);
+        else if (kind === READ_UP_TO) upTo(at, more * 2 ** 32 + arg);
+        else if (kind === READ_NEXT) next(at);
+        else if (kind >= FETCH) {
+          // Attempt `at` of call `arg` with the `fetch` held as `more`;
+          // its step is the machine's next work to await.
+          const bits = kind - FETCH;
+          attempt(at, more, arg, bits & CLONE, bits & CONTROLLED, bits & CHAIN ? m.chain(at) : undefined);
+        } else if (kind === AWAIT) {
           // The value held as `arg`, adopted as `await` would (a thenable,
           // a `then` that throws); what it settled with is held in turn.
           new Promise((r) => r(valueOf(arg))).then(

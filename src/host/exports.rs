@@ -24,8 +24,7 @@ use super::outcome::Outcome;
 use super::poll;
 use super::replay;
 use super::request::{prepare, Given, Prepared, Unprepared};
-use super::transport::{ErrorFields, FetchTransport, Received, StepFailure};
-use crate::packed::Fields;
+use super::transport::{Attempt, FetchTransport, Received, StepFailure};
 use crate::engine::{self, race, Budget, Call, Clock, Either, Finished, Slept};
 use crate::policy::budget::concurrency::Gate;
 use crate::policy::budget::{InMemory, SharedState, Stats};
@@ -364,20 +363,14 @@ impl<'a> Ctx<'a> {
     /// the outcome (a rejection as `refused`, the host's error its cause).
     async fn pass_through(&mut self, call: Held) -> JsValue {
         let start = self.clock.now_ms();
-        let glue = &self.shared.glue;
-        let id = glue.attempt(self.fetch, call.id(), false, false, None, false);
-        drop(call);
-        let answer = match id < 0.0 {
-            true => {
-                let held = Held::new(-id as u32);
-                let facts = glue.error_facts_of(held.id());
-                Err((held, ErrorFields::read(Fields(&facts)).name))
-            }
-            false => match step(id as u32).await {
-                Ok(status) => Ok((id as u32, status.as_f64().filter(|s| *s >= 0.0))),
-                Err(e) => Err((Held::new(id as u32), StepFailure::parse(&e).name())),
-            },
+        // Under no controller of ours, the input as it is.
+        let attempt = Attempt::start(call.id(), self.fetch, 0, None);
+        let answer = match step(attempt.id()).await {
+            Ok(status) => Ok((attempt.kept().take(), status.as_f64().filter(|s| *s >= 0.0))),
+            Err(e) => Err((attempt.kept(), StepFailure::parse(&e).name())),
         };
+        // The call's objects went to `fetch` (its start read them).
+        drop(call);
         let mut report = Report::new();
         let mut record =
             AttemptRecord { duration_ms: self.clock.now_ms().saturating_sub(start), ..Default::default() };

@@ -15,7 +15,6 @@ use core::cell::RefCell;
 use js_sys::{Array, Promise};
 use wasm_bindgen::prelude::*;
 
-use super::hops::Chain;
 
 use crate::packed::Fields;
 use crate::policy::rate_limit::FloorHeaders;
@@ -24,29 +23,6 @@ use crate::policy::rate_limit::FloorHeaders;
 extern "C" {
     /// The object core.js hands to `Policy`'s constructor.
     pub type Glue;
-
-    /// `attempt(fetch, call, clone, controlled, chain, again)`
-    /// (js/src/attempts.js): starts an attempt of `call` the executor
-    /// holds — its `AbortController` (`controlled`), the `fetch` (the
-    /// function the executor holds as `fetch`, the `fetch` option; 0: the
-    /// one core.js resolved for the call) of a clone of the call's input
-    /// with `clone`, with `chain` every redirect
-    /// hop (js/src/hops.js; `again`: a 307/308 reads the body again from
-    /// the call's `Request`) — and answers its id, whose step
-    /// (`super::io::step`) resolves with the response's facts
-    /// ([`Facts::parse`]) or rejects with its failure
-    /// (`super::transport::StepFailure`); or minus the id of what starting
-    /// threw.
-    #[wasm_bindgen(method, structural)]
-    pub fn attempt(
-        this: &Glue,
-        fetch: u32,
-        call: u32,
-        clone: bool,
-        controlled: bool,
-        chain: Option<Chain>,
-        again: bool,
-    ) -> f64;
 
     /// `aborted(call)`: whether the call's signal has aborted.
     #[wasm_bindgen(method, structural)]
@@ -76,21 +52,6 @@ extern "C" {
     /// (in [`Facts::parse`]'s order), or `!` and the failure of reading them.
     #[wasm_bindgen(method, structural, js_name = rateFacts)]
     fn rate_facts(this: &Glue, id: u32) -> String;
-
-    /// `bytes(id)`: reads attempt `id`'s body with `arrayBuffer()`; its
-    /// step resolves with the length.
-    #[wasm_bindgen(method, structural)]
-    pub fn bytes(this: &Glue, id: u32);
-
-    /// `upTo(id, max)`: reads attempt `id`'s body as it streams; its step
-    /// resolves with the length, or −1 once more than `max` bytes arrived.
-    #[wasm_bindgen(method, structural, js_name = upTo)]
-    pub fn up_to(this: &Glue, id: u32, max: f64);
-
-    /// `next(id)`: reads attempt `id`'s next chunk, kept; its step
-    /// resolves with the chunk's length, or −1 at the end.
-    #[wasm_bindgen(method, structural)]
-    pub fn next(this: &Glue, id: u32);
 
     /// `head(id, n)`: the first `n` bytes of attempt `id`'s body, copied.
     #[wasm_bindgen(method, structural)]
@@ -219,6 +180,22 @@ pub fn install(glue: &Glue) {
             *g.borrow_mut() = Some(JsValue::clone(glue).unchecked_into());
         }
     });
+}
+
+thread_local! {
+    /// The next attempt id the machine gives: its own half of the ids
+    /// (js/src/attempts.js gives the other, below 2^31).
+    static NEXT: core::cell::Cell<u32> = const { core::cell::Cell::new(0) };
+}
+
+/// A fresh id for an attempt the machine starts (`super::io::FETCH`): in
+/// 2^31..2^32, apart from the executor's own.
+pub fn reserve() -> u32 {
+    NEXT.with(|n| {
+        let id = n.get().wrapping_add(1) & 0x7fff_ffff;
+        n.set(id);
+        id | 0x8000_0000
+    })
 }
 
 /// `end`'s bits: cancel a body nobody read, abort the attempt, keep the

@@ -27,10 +27,12 @@ use core::task::{Context, Poll};
 use wasm_bindgen::JsValue;
 
 use super::glue::{aborted, Held};
+use super::hops::Chain;
 use crate::engine::Slept;
 use crate::policy::limits::timer_ms;
 
-/// Work for the executor, as `(kind, id, arg)`: await, as wait `id`, the
+/// Work for the executor, as `(kind, id, arg, more)` (`more` 0 unless
+/// said): await, as wait `id`, the
 /// value the executor holds as `arg` (adopted as `await` would: a hook's
 /// promise); set timer `id` of `arg` ms, clear timer `id`; await, as wait
 /// `id`, the step in progress of what the executor holds as `arg`
@@ -47,6 +49,24 @@ pub const CLEAR_TIMER: u32 = 2;
 pub const STATUS_HOOK: u32 = 5;
 pub const VERDICT_HOOK: u32 = 7;
 pub const AWAIT_HELD: u32 = 6;
+/// Start attempt `id` of call `arg` (js/src/attempts.js `attempt`): the
+/// `fetch` the executor holds as `more` (0: the call's own), with the
+/// kind's bits added: [`CLONE`] a clone of the call's `Request` (a 307/308
+/// reads its body again), [`CONTROLLED`] under an `AbortController` of its
+/// own joined with the call's signal, [`CHAIN`] every redirect hop, as the
+/// chain `Machine::chain` gives says. Its step ([`step`]) answers as any
+/// attempt's; a start that threw fails it as thrown.
+pub const FETCH: u32 = 8;
+pub const CLONE: u32 = 1;
+pub const CONTROLLED: u32 = 2;
+pub const CHAIN: u32 = 4;
+/// Read attempt `id`'s body (js/src/attempts.js): whole (`arrayBuffer()`),
+/// while it streams up to `arg + more · 2^32` bytes, or its next chunk.
+/// Its step ([`step`]) answers the length (−1: past the bound, or the end
+/// of the chunks).
+pub const READ_WHOLE: u32 = 16;
+pub const READ_UP_TO: u32 = 17;
+pub const READ_NEXT: u32 = 18;
 
 /// How a step settled (a plain value, or the number of a value the
 /// executor holds), or (for a timer) that it fired.
@@ -57,6 +77,8 @@ pub struct Io {
     next_id: Cell<u32>,
     /// New work since the executor last read it, in order.
     work: RefCell<Vec<u32>>,
+    /// The redirect chains of attempts started and not yet taken.
+    chains: RefCell<Vec<(u32, Chain)>>,
     /// Every wait in progress (an await or a timer), by id, with its answer
     /// once the executor reported it. A report for a wait that is not here
     /// (the loser of a race, dropped) is ignored: nothing it carries (a late
@@ -87,7 +109,36 @@ impl Io {
     }
 
     pub fn push(&self, kind: u32, id: u32, arg: u32) {
-        self.work.borrow_mut().extend([kind, id, arg]);
+        self.push4(kind, id, arg, 0);
+    }
+
+    fn push4(&self, kind: u32, id: u32, arg: u32, more: u32) {
+        self.work.borrow_mut().extend([kind, id, arg, more]);
+    }
+
+    /// The redirect chain of attempt `id`, for the executor (once).
+    pub fn chain(&self, id: u32) -> Option<Chain> {
+        let mut chains = self.chains.borrow_mut();
+        let at = chains.iter().position(|(i, _)| *i == id)?;
+        Some(chains.swap_remove(at).1)
+    }
+
+    /// Attempt `id` is no longer the machine's: its start and reads are
+    /// not performed when the executor has not read them yet, and its
+    /// chain is let go.
+    pub fn unqueue(&self, id: u32) {
+        self.chain(id);
+        let mut work = self.work.borrow_mut();
+        let mut at = 0;
+        while at + 4 <= work.len() {
+            let kind = work[at];
+            let acts = kind & !(CLONE | CONTROLLED | CHAIN) == FETCH || (READ_WHOLE..=READ_NEXT).contains(&kind);
+            if acts && work[at + 1] == id {
+                work.drain(at..at + 4);
+            } else {
+                at += 4;
+            }
+        }
     }
 
     /// The work since last asked, flat (see `Machine::work`).
@@ -156,6 +207,27 @@ pub fn called(hook: u32, response: u32) -> Awaited {
 /// machine hands over no promise, only the number.
 pub fn step(id: u32) -> Awaited {
     Awaited { work: (AWAIT_HELD, id), armed: None }
+}
+
+/// Starts attempt `id` of call `call` through the executor ([`FETCH`]);
+/// `None` outside a machine. The attempt's owner keeps the mailbox, to
+/// take the start back if it is dropped first ([`Io::unqueue`]).
+pub fn fetch(id: u32, call: u32, fetch: u32, bits: u32, chain: Option<Chain>) -> Option<Rc<Io>> {
+    let io = current()?;
+    let bits = bits | chain.as_ref().map_or(0, |_| CHAIN);
+    if let Some(chain) = chain {
+        io.chains.borrow_mut().push((id, chain));
+    }
+    io.push4(FETCH | bits, id, call, fetch);
+    Some(io)
+}
+
+/// Has the executor read attempt `id`'s body ([`READ_WHOLE`],
+/// [`READ_UP_TO`] `max` bytes, [`READ_NEXT`]); its [`step`] answers.
+pub fn read(id: u32, kind: u32, max: u64) {
+    if let Some(io) = current() {
+        io.push4(kind, id, max as u32, (max >> 32) as u32);
+    }
 }
 
 /// What an [`awaited`] or [`called`] answered: the number of the value the

@@ -128,16 +128,16 @@ impl Machine {
         self.output.take().unwrap_or(JsValue::UNDEFINED)
     }
 
-    /// The work since the last event, flat: `[kind, id, arg, …]`
+    /// The work since the last event, flat: `[kind, id, arg, more, …]`
     /// (`super::io`'s kinds, then [`WAKE`] machine `id` and [`ONLINE`]:
     /// listen if `arg` is 1, else stop); empty when there is none. Numbers
     /// only (a typed array, copied out of wasm memory).
     pub fn work(&self) -> Vec<u32> {
         let mut work = self.io.take_work();
-        WOKEN.with(|w| work.extend(w.borrow_mut().drain(..).flat_map(|id| [WAKE, id, 0])));
+        WOKEN.with(|w| work.extend(w.borrow_mut().drain(..).flat_map(|id| [WAKE, id, 0, 0])));
         let online = self.io.wants_online();
         if self.listening.replace(online) != online {
-            work.extend([ONLINE, 0, u32::from(online)]);
+            work.extend([ONLINE, 0, u32::from(online), 0]);
         }
         work
     }
@@ -148,6 +148,12 @@ impl Machine {
     pub fn on_settled(&mut self, id: u32, ok: bool, value: JsValue) -> JsValue {
         self.io.answer(id, if ok { Ok(value) } else { Err(value) });
         self.step()
+    }
+
+    /// The redirect chain a [`super::io::FETCH`] of attempt `id` with the
+    /// `CHAIN` bit starts with (js/src/hops.js follows it).
+    pub fn chain(&self, id: u32) -> Option<super::hops::Chain> {
+        self.io.chain(id)
     }
 
     /// Hook call or await `id` returned or resolved (`ok`), or threw or
@@ -224,7 +230,7 @@ mod tests {
         let run = async { JsValue::from(held(awaited(42).await).map(Held::take).unwrap_or(0)) };
         let mut m = Machine::start(run, 0);
         let work = m.work();
-        assert_eq!((work.len(), work[0], work[2]), (3, AWAIT, 42), "await the value held as 42");
+        assert_eq!((work.len(), work[0], work[2]), (4, AWAIT, 42), "await the value held as 42");
         assert!(m.on_held(work[1] + 1, true, 9).is_undefined(), "another answer is not this one");
         assert_eq!(m.on_held(work[1], true, 7), JsValue::from(7), "resolved with the value held as 7");
         assert!(m.work().is_empty());
@@ -236,7 +242,7 @@ mod tests {
             let run = async { JsValue::from(held(called(VERDICT_HOOK, 5).await).map(Held::take).map_err(Held::take) == Ok(7)) };
             let mut m = Machine::start(run, 0);
             let work = m.work();
-            assert_eq!(work, [VERDICT_HOOK, work[1], 5], "call the verdict hook with attempt 5's response");
+            assert_eq!(work, [VERDICT_HOOK, work[1], 5, 0], "call the verdict hook with attempt 5's response");
             assert!(m.on_held(work[1] + 1, true, 0).is_undefined(), "another answer is not this one");
             assert_eq!(m.on_held(work[1], ok, 7), JsValue::from(ok), "returned, or threw");
         }
@@ -247,8 +253,8 @@ mod tests {
         let run = async { JsValue::from(matches!(race(awaited(3), sleep(100, 0, false)).await, Either::Right(_))) };
         let mut m = Machine::start(run, 0);
         let work = m.work();
-        assert_eq!((work[0], work[3]), (AWAIT, SET_TIMER));
-        assert_eq!(m.on_timer(work[4]), JsValue::TRUE, "the timer won: the await is dropped");
+        assert_eq!((work[0], work[4]), (AWAIT, SET_TIMER));
+        assert_eq!(m.on_timer(work[5]), JsValue::TRUE, "the timer won: the await is dropped");
         assert!(!ended().contains(&11));
         assert!(m.on_held(work[1], true, 11).is_undefined());
         assert!(ended().contains(&11), "the value its late answer holds is let go");
@@ -258,7 +264,7 @@ mod tests {
     fn a_sleep_sets_one_timer_clamped_to_2_pow_31_minus_1_and_ends_when_that_timer_fires() {
         let mut m = Machine::start(async { JsValue::from(sleep(u64::MAX, 0, false).await == Slept::Elapsed) }, 0);
         let work = m.work();
-        assert_eq!(work, [SET_TIMER, work[1], 2_147_483_647]);
+        assert_eq!(work, [SET_TIMER, work[1], 2_147_483_647, 0]);
         assert!(m.on_timer(work[1] + 1).is_undefined(), "another timer");
         assert_eq!(m.on_timer(work[1]), JsValue::TRUE);
     }
@@ -268,18 +274,18 @@ mod tests {
         let run = async { JsValue::from(matches!(race(step(4), sleep(100, 0, false)).await, Either::Left(_))) };
         let mut m = Machine::start(run, 0);
         let work = m.work();
-        assert_eq!((work[0], work[2], work[3], work[5]), (AWAIT_HELD, 4, SET_TIMER, 100));
+        assert_eq!((work[0], work[2], work[4], work[6]), (AWAIT_HELD, 4, SET_TIMER, 100));
         assert_eq!(m.on_settled(work[1], true, JsValue::NULL), JsValue::TRUE, "the step won");
-        assert_eq!(m.work(), [CLEAR_TIMER, work[4], 0]);
+        assert_eq!(m.work(), [CLEAR_TIMER, work[5], 0, 0]);
     }
 
     #[wasm_bindgen_test]
     fn an_online_wait_has_the_executor_listen_to_online_until_it_ends() {
         let mut m = Machine::start(async { JsValue::from(sleep(5000, 0, true).await == Slept::Elapsed) }, 0);
         let work = m.work();
-        assert_eq!(work[3..], [ONLINE, 0, 1]);
+        assert_eq!(work[4..], [ONLINE, 0, 1, 0]);
         assert_eq!(m.on_online(), JsValue::TRUE);
-        assert_eq!(m.work(), [CLEAR_TIMER, work[1], 0, ONLINE, 0, 0]);
+        assert_eq!(m.work(), [CLEAR_TIMER, work[1], 0, 0, ONLINE, 0, 0, 0]);
     }
 
     #[wasm_bindgen_test]
@@ -291,7 +297,7 @@ mod tests {
         let fired = GLUE.with(|g| js_sys::Reflect::set(g, &JsValue::from_str("fired"), &JsValue::TRUE));
         fired.unwrap_or_else(|_| unreachable!());
         assert_eq!(m.on_event(), JsValue::TRUE);
-        assert_eq!(m.work(), [CLEAR_TIMER, work[1], 0]);
+        assert_eq!(m.work(), [CLEAR_TIMER, work[1], 0, 0]);
     }
 
     #[wasm_bindgen_test]
@@ -316,7 +322,7 @@ mod tests {
         assert!(b.ended().is_none(), "b waits for a's permit");
         let work = a.work();
         assert_eq!(a.on_settled(work[1], true, JsValue::NULL), JsValue::from("a"));
-        assert!(a.work().chunks(3).any(|w| w == [WAKE, b.id(), 0]), "the executor is told to wake b");
+        assert!(a.work().chunks(4).any(|w| w == [WAKE, b.id(), 0, 0]), "the executor is told to wake b");
         assert_eq!(b.on_event(), JsValue::from("b"));
     }
 }

@@ -14,12 +14,13 @@
 //! caller's])`, so a streamed body keeps following the caller's signal
 //! after the hand-over with no listener of ours.
 
+use alloc::rc::Rc;
 use alloc::string::String;
 
 use super::bind::date_now;
-use super::glue::{end, Facts, Glue, Held, ABORT, CANCEL, KEEP};
+use super::glue::{end, reserve, Facts, Glue, Held, ABORT, CANCEL, KEEP};
 use super::hops::{self, Chain};
-use super::io::step;
+use super::io::{self, step, Io, CLONE, CONTROLLED, READ_NEXT, READ_UP_TO, READ_WHOLE};
 use super::request::Prepared;
 use crate::engine::{Answer, Failed, Transport};
 use crate::packed::Fields;
@@ -89,31 +90,62 @@ impl Drop for Received {
     }
 }
 
-/// An attempt in progress, aborted and let go if dropped before it ended.
-struct Attempt(u32);
+/// An attempt in progress, aborted and let go if dropped before it ended
+/// (its start taken back if the executor has not read it yet).
+pub(super) struct Attempt {
+    id: u32,
+    io: Option<Rc<Io>>,
+}
 
 impl Attempt {
+    /// Has the executor start attempt `bits` (`super::io::FETCH`'s) of
+    /// call `call` with the `fetch` it holds as `fetch` (0: the call's
+    /// own), and with `chain`, its redirect hops. Its step answers the
+    /// response's facts, or fails where the start failed.
+    pub(super) fn start(call: u32, fetch: u32, bits: u32, chain: Option<Chain>) -> Attempt {
+        let id = reserve();
+        Attempt { id, io: io::fetch(id, call, fetch, bits, chain) }
+    }
+
+    pub(super) fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// The attempt's number, from here on its holder's to end.
+    fn take(mut self) -> u32 {
+        let id = self.id;
+        self.io = None;
+        core::mem::forget(self);
+        id
+    }
+
     /// The attempt's response is ready: it is the [`Received`]'s now.
     fn received(self, buffered: Option<u32>, unread: bool, after_headers_ms: u64) -> Received {
-        let id = self.0;
-        core::mem::forget(self);
-        Received { id, buffered, unread, after_headers_ms }
+        Received { id: self.take(), buffered, unread, after_headers_ms }
     }
 
     /// The attempt failed: aborted, and kept while the value that failed
     /// it is held as its own.
-    fn failed(self, failure: Failed<Held>) -> Failed<Held> {
-        let id = self.0;
-        core::mem::forget(self);
+    pub(super) fn failed(self, failure: Failed<Held>) -> Failed<Held> {
+        let id = self.take();
         let kept = failure.error.as_ref().is_some_and(|e| e.id() == id);
         end(id, if kept { ABORT | KEEP } else { ABORT });
         failure
+    }
+
+    /// The attempt ended as the caller's: what it holds is the caller's
+    /// to take (a pass-through's response), or its failure, held.
+    pub(super) fn kept(self) -> Held {
+        Held::new(self.take())
     }
 }
 
 impl Drop for Attempt {
     fn drop(&mut self) {
-        end(self.0, ABORT);
+        if let Some(io) = &self.io {
+            io.unqueue(self.id);
+        }
+        end(self.id, ABORT);
     }
 }
 
@@ -128,9 +160,10 @@ pub(super) fn not_sent(e: Held) -> Failed<Held> {
     failed(Failure::Network(Stage::NotSent), "setup", "TypeError", Some(e))
 }
 
-/// Where a step failed, first in its failure (js/src/attempts.js): `fetch`
-/// rejected, or reading the response or its body failed. (0: starting the
-/// attempt threw, answered at once, not as a step.)
+/// Where a step failed, first in its failure (js/src/attempts.js):
+/// starting the attempt threw (nothing was sent), `fetch` rejected, or
+/// reading the response or its body failed.
+pub(super) const THREW: u8 = 0;
 pub(super) const REJECTED: u8 = 1;
 
 /// A step's failure as js/src/attempts.js packs it: where, then the fields
@@ -234,14 +267,10 @@ impl FetchTransport {
     /// `Request` while its body may be needed again, otherwise the input
     /// itself (a URL, whose `init` body is replayable, or a one-shot stream
     /// sent once); hop by hop where `policy::redirect` says we follow.
-    fn start(&self, chain: Option<Chain>) -> Result<Attempt, Failed<Held>> {
+    fn start(&self, chain: Option<Chain>) -> Attempt {
         let p = &self.prepared;
-        let again = p.is_request && p.replayable;
-        let id = self.glue.attempt(self.fetch, p.call, again, true, chain, again);
-        match id < 0.0 {
-            true => Err(not_sent(Held::new(-id as u32))),
-            false => Ok(Attempt(id as u32)),
-        }
+        let again = if p.is_request && p.replayable { CLONE } else { 0 };
+        Attempt::start(p.call, self.fetch, CONTROLLED | again, chain)
     }
 
     async fn attempt(&self) -> Outcome {
@@ -252,13 +281,14 @@ impl FetchTransport {
             }
             Follower::Host => (None, None),
         };
-        let attempt = self.start(chain)?;
-        let id = attempt.0;
+        let attempt = self.start(chain);
+        let id = attempt.id();
         let mut facts = match step(id).await {
             Ok(facts) => Facts::parse(&facts.as_string().unwrap_or_default()),
             Err(e) => {
                 let f = StepFailure::parse(&e);
                 let failure = match (f.at, &followed) {
+                    (THREW, _) => not_sent(Held::new(id)),
                     (REJECTED, Some(followed)) => hops::failed(self, followed, id, f),
                     (REJECTED, None) => self.fetch_failed(id, f),
                     _ => self.delivered_by(id, f),
@@ -315,7 +345,7 @@ impl FetchTransport {
             if len > max {
                 return Err(too_large());
             }
-            self.glue.bytes(id);
+            io::read(id, READ_WHOLE, 0);
             let got = self.read_step(id).await?.unwrap_or(0);
             if u64::from(got) < len && short_body_is_cut(self.runtime) {
                 // WebKit resolves a body cut short by a clean close: the
@@ -327,7 +357,7 @@ impl FetchTransport {
             return if u64::from(got) > max { Err(too_large()) } else { Ok(got) };
         }
         // Read while streaming (−1: more than `max` arrived).
-        self.glue.up_to(id, max as f64);
+        io::read(id, READ_UP_TO, max);
         self.read_step(id).await?.ok_or_else(too_large)
     }
 
@@ -350,7 +380,7 @@ impl FetchTransport {
         let headers_at = date_now();
         let mut total: u64 = 0;
         loop {
-            self.glue.next(id);
+            io::read(id, READ_NEXT, 0);
             let Some(len) = self.read_step(id).await? else {
                 return Ok(Ok(total as u32));
             };
