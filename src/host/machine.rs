@@ -196,7 +196,11 @@ impl Machine {
 #[cfg(test)]
 mod tests {
     use super::super::glue::install;
-    use super::super::io::{awaited, called, held, sleep, step, AWAIT, AWAIT_HELD, CLEAR_TIMER, SET_TIMER, VERDICT_HOOK};
+    use super::super::io::{
+        awaited, called, held, sleep, step, AWAIT, AWAIT_HELD, CLEAR_TIMER, CLONE, CONTROLLED, FETCH, SET_TIMER,
+        VERDICT_HOOK,
+    };
+    use super::super::transport::Attempt;
     use super::*;
     use crate::engine::{race, Either, Slept};
     use crate::policy::budget::concurrency::Gate;
@@ -258,6 +262,39 @@ mod tests {
         assert!(!ended().contains(&11));
         assert!(m.on_held(work[1], true, 11).is_undefined());
         assert!(ended().contains(&11), "the value its late answer holds is let go");
+    }
+
+    #[wasm_bindgen_test]
+    fn an_attempt_is_a_fetch_for_the_executor_followed_by_the_wait_for_its_step() {
+        let run = async {
+            let attempt = Attempt::start(3, 9, CONTROLLED | CLONE, None);
+            JsValue::from(step(attempt.id()).await.is_ok())
+        };
+        let mut m = Machine::start(run, 0);
+        let work = m.work();
+        let id = work[1];
+        assert!(id >= 0x8000_0000, "the machine's own half of the ids");
+        assert_eq!(work, [FETCH | CONTROLLED | CLONE, id, 3, 9, AWAIT_HELD, work[5], id, 0], "start, then await");
+        assert!(m.chain(id).is_none(), "no chain without the CHAIN bit");
+        assert_eq!(m.on_settled(work[5], true, JsValue::from("facts")), JsValue::TRUE);
+    }
+
+    #[wasm_bindgen_test]
+    fn an_attempt_dropped_before_the_executor_read_its_start_is_never_started() {
+        let before = ended(); // (the test glue installed first)
+        let run = async {
+            let attempt = Attempt::start(3, 0, CONTROLLED, None);
+            let id = attempt.id();
+            drop(attempt);
+            sleep(100, 0, false).await;
+            JsValue::from(id)
+        };
+        let mut m = Machine::start(run, 0);
+        let work = m.work();
+        assert_eq!(work[0], SET_TIMER, "no start left, only the sleep: {work:?}");
+        assert_eq!(work.len(), 4);
+        let id = m.on_timer(work[1]).as_f64().unwrap_or(0.0) as u32;
+        assert!(!before.contains(&id) && ended().contains(&id), "what it named is let go");
     }
 
     #[wasm_bindgen_test]
