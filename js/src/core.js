@@ -1,7 +1,7 @@
 // The public API over the wasm `Policy`. Glue only: every retry decision is
 // made in Rust (src/policy); this file adapts outcomes to `fetch` semantics
 // and to a UI store.
-import { Outcome, Policy } from "./saferetry.js";
+import { Outcome, Policy } from "./load.js"; // the entry's module: saferetry.js or, in browsers, saferetry_web.js
 import { drive, exchange } from "./executor.js";
 import * as attempts from "./attempts.js";
 import { abortBefore, prepare, read } from "./request.js";

@@ -54,6 +54,10 @@ default_module_only! {
     mod exports;
     mod fleet;
     mod glue;
+    #[cfg(not(feature = "browser"))]
+    mod hops;
+    #[cfg(feature = "browser")]
+    #[path = "nohops.rs"]
     mod hops;
     mod io;
     mod machine;
