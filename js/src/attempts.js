@@ -17,10 +17,13 @@ import { read } from "./request.js";
 const held = new Map();
 let last = 0;
 
-// Each id names a record: a call's (`input`, `init`, `caller`, and a
-// replay copy's `bytes`, `pending`), an attempt's (`controller`,
+// Each id names a record: a call's (`input`, `init`, `caller`, `fetch`,
+// and a replay copy's `bytes`, `pending`), an attempt's (`controller`,
 // `caller`, `response`, `bytes`, `reader`, `pending`), either with `error`
-// once a step failed; or a thrown value's alone (`error`).
+// once a step failed; a thrown value's alone (`error`); or one of the
+// caller's values (`value`: an option's `random`, `onRetry` or `fetch`, a
+// subscriber, a shared budget's `exchange` and `attach`, called on `self`;
+// a poll's `init` and status target, what a poll's hook answered).
 function holding(record) {
   do last = last >= 0xffffffff ? 1 : last + 1;
   while (held.has(last));
@@ -40,9 +43,33 @@ function taken(id) {
   return record;
 }
 
+/** Holds one of the caller's values for the machine (a function: to be
+ * called on `self`, or none): its id. */
+export const keep = (value, self) => holding({ value, self });
+
+/** The caller's value `id` holds. */
+export const valueOf = (id) => held.get(id)?.value;
+
+/** Whether the value `id` holds is a `Promise` (a poll hook's answer). */
+export const isPromise = (id) => valueOf(id) instanceof Promise;
+
+/** The value `id` holds, when it is a string. */
+export function text(id) {
+  const value = valueOf(id);
+  return typeof value === "string" ? value : undefined;
+}
+
+/** Calls the function `id` holds with `value`, as the machine asks: what
+ * it returns or throws is the machine's to read. */
+export function invoke(id, value) {
+  const { value: fn, self } = held.get(id);
+  return fn.call(self, value);
+}
+
 /** Holds a call (js/src/core.js `callOf`): its input, our copy of its
- * `init`, the signal `fetch` would follow. */
-export const call = (input, init, caller) => holding({ input, init, caller });
+ * `init`, the signal `fetch` would follow, the `fetch` it goes to unless
+ * the machine names another. */
+export const call = (input, init, caller, fetch) => holding({ input, init, caller, fetch });
 
 /** Call `id`'s record, for js/src/request.js's steps. */
 export const callRecord = (id) => held.get(id);
@@ -197,7 +224,8 @@ function send(fetch, input, init, controller, caller) {
   return joinedSignal ? settled.then((response) => holdSignal(response, joinedSignal)) : settled;
 }
 
-/** Starts an attempt of call `id`: `fetch(input, init)` — a clone of
+/** Starts an attempt of call `id`: `fetch(input, init)` (the function
+ * held as `fetch`, else the call's own: 0) — a clone of
  * `input` with `clone` — under an AbortController of its own (`controlled`;
  * none for a call passed through as it is), joined with the call's signal;
  * with `chain`, every redirect that chain follows, hop by hop
@@ -206,8 +234,9 @@ function send(fetch, input, init, controller, caller) {
  * response's facts (only its status, or −1 for an answer that is not a
  * Response, when not `controlled`) — or minus the thrown value's id when
  * starting threw. */
-export function attempt(fetch, id, clone, controlled, chain, again) {
+export function attempt(fetchId, id, clone, controlled, chain, again) {
   const c = held.get(id);
+  const fetch = fetchId ? valueOf(fetchId) : c.fetch;
   let { input } = c;
   const { init, caller } = c;
   const a = { caller };

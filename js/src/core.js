@@ -157,7 +157,8 @@ const SIGNAL = 1024;
  * `Given`): `[call, retry, url, method, redirect, mode, flags,
  * requestMethod]` — `call`: the id js/src/attempts.js holds the call by
  * (the input, our copy of `init`, the signal `fetch` would follow:
- * `init.signal`, else the Request's own); flags: src/host/request.rs.
+ * `init.signal`, else the Request's own, and the global `fetch` of the
+ * moment: `globalTransport`); flags: src/host/request.rs.
  * Our copy of `init` (a getter that throws rejects the call, as in
  * `fetch`) is without `retry` when that is an object: `retry` is ours only
  * as an object (wrappers such as ofetch pass their own `retry: <number |
@@ -205,12 +206,11 @@ function callOf(input, init) {
   const method = stringOf(own.method) ?? requestMethod;
   const redirect = stringOf(own.redirect) ?? (request && stringOf(read(request, "redirect")));
   const mode = stringOf(own.mode) ?? (request && stringOf(read(request, "mode")));
-  const call = attempts.call(input, own, followed);
+  const call = attempts.call(input, own, followed, globalTransport());
   return [call, retry, url ?? "", method, redirect, mode, flags, requestMethod];
 }
 
 const glue = {
-  callOf,
   // The steps js/src/request.js takes on a call held by js/src/attempts.js.
   prepare: (id, ...steps) => prepare(attempts.callRecord(id), ...steps),
   abortBefore: (id, isRequest) => abortBefore(attempts.callRecord(id), isRequest),
@@ -228,8 +228,17 @@ const glue = {
   handOver: attempts.handOver,
   end: attempts.end,
   hold: attempts.hold,
+  keep: attempts.keep,
+  invoke: attempts.invoke,
   errorFactsOf: attempts.errorFactsOf,
-  responseOf: attempts.responseOf,
+  isPromise: attempts.isPromise,
+  text: attempts.text,
+  /** A poll's status request: `callOf` of the target held as `target`,
+   * with `method` and the headers and signal of the `init` held as `init`. */
+  statusCall(target, init, method) {
+    const { headers, signal } = attempts.valueOf(init);
+    return callOf(attempts.valueOf(target), { method, headers, signal });
+  },
   aborted: attempts.aborted,
   reason: attempts.reason,
   requestHeader: attempts.requestHeader,
@@ -245,11 +254,9 @@ const glue = {
   // executor, reported to the policy's `Lease`.
   exchange,
 
-  /** `attach`'s release: holds the `Lease`, whose reference to the policy
-   * is weak. */
-  releaseOf(lease) {
-    return () => lease.release();
-  },
+  /** Calls the `shared.attach` held as `id` with its release, which holds
+   * the `Lease` (whose reference to the policy is weak). */
+  attach: (id, lease) => attempts.invoke(id, () => lease.release()),
 };
 
 /** `init.signal`, else a Request's own (`null` drops it, as in `fetch`). */
@@ -354,6 +361,9 @@ class Operation {
   }
 }
 
+/** A subscriber to an operation's states, held for the machine (0: none). */
+const subscriber = (observe) => (observe ? attempts.keep(observe) : 0);
+
 /** An operation's `Outcome`, or the machine that will answer it (with
  * `hooks` to call, by number). */
 const driven = (out, hooks) => (out instanceof Outcome ? out : drive(out, hooks));
@@ -378,7 +388,7 @@ export class RetryPolicy {
   [Symbol.for("saferetry.observed")](input, init, observe) {
     if (reentered(input, init)) return HOST(input, init);
     try {
-      const out = this.#policy.execute(...callOf(input, init), observe, globalTransport());
+      const out = this.#policy.execute(...callOf(input, init), subscriber(observe));
       // An operation that ended inside the call (its signal had aborted)
       // settles now, as `fetch`'s promise would.
       return out instanceof Outcome ? Promise.resolve(settle(out)) : drive(out).then(settle);
@@ -389,7 +399,7 @@ export class RetryPolicy {
 
   /** The operation as a UI store; `result` never rejects. */
   run(input, init) {
-    return new Operation((i, observe) => driven(this.#policy.execute(...callOf(input, i), observe, globalTransport())), input, init);
+    return new Operation((i, observe) => driven(this.#policy.execute(...callOf(input, i), subscriber(observe))), input, init);
   }
 
   /** Submit-then-poll: the submit is never repeated; `spec` is
@@ -401,7 +411,7 @@ export class RetryPolicy {
       // `VERDICT` 1).
       const call = callOf(input, i);
       const hooks = [read(spec, "status"), read(spec, "verdict")];
-      const out = this.#policy.poll(i, spec, hooks[0], hooks[1], call, observe, globalTransport());
+      const out = this.#policy.poll(attempts.keep(i), spec, hooks[0], hooks[1], call, subscriber(observe));
       return driven(out, hooks);
     }, input, init);
   }

@@ -6,21 +6,22 @@
 // to `online`, wakes a machine a released permit woke — then reports what
 // happened, until the machine answers its output. It branches on nothing
 // but the kind of work.
-import { pending, signalOf } from "./attempts.js";
+import { hold, invoke, keep, pending, responseOf, signalOf, valueOf } from "./attempts.js";
 
 const AWAIT = 0;
 const SET_TIMER = 1;
 const CLEAR_TIMER = 2;
 const WAKE = 3;
 const ONLINE = 4;
-const CALL = 5;
+const STATUS_HOOK = 5;
 const AWAIT_HELD = 6;
+const VERDICT_HOOK = 7;
 
 // The machines running, by id: how to report a wake-up to each.
 const running = new Map();
 
-/** Drives machine `m` to its end; resolves with its output. `hooks`: the
- * caller's functions the machine may ask to call, by number. */
+/** Drives machine `m` to its end; resolves with its output. `hooks`: a
+ * poll's `status` and `verdict`, which the machine may ask to call. */
 export function drive(m, hooks) {
   const ended = m.output();
   if (ended !== undefined) {
@@ -70,11 +71,11 @@ export function drive(m, hooks) {
         const at = work[i + 1];
         const arg = work[i + 2];
         if (kind === AWAIT) {
-          // Adopted as `await` would (a thenable, a `then` that throws).
-          const promise = m.promise();
-          new Promise((r) => r(promise)).then(
-            (v) => report(() => m.onSettled(at, true, v)),
-            (e) => report(() => m.onSettled(at, false, e)),
+          // The value held as `arg`, adopted as `await` would (a thenable,
+          // a `then` that throws); what it settled with is held in turn.
+          new Promise((r) => r(valueOf(arg))).then(
+            (v) => report(() => m.onHeld(at, true, keep(v))),
+            (e) => report(() => m.onHeld(at, false, hold(e))),
           );
         } else if (kind === AWAIT_HELD) {
           // The step in progress of what js/src/attempts.js holds as `arg`
@@ -96,21 +97,20 @@ export function drive(m, hooks) {
         } else if (kind === WAKE) {
           const wake = running.get(at);
           if (wake) queueMicrotask(wake);
-        } else if (kind === CALL) {
-          // With a clone of the value (the hook may read its body); a
-          // throw is reported as such. What it returned — a promise
-          // included — is the machine's to read.
-          const value = m.promise();
-          const hook = hooks[arg];
+        } else if (kind === STATUS_HOOK || kind === VERDICT_HOOK) {
+          // With a clone of attempt `arg`'s response (the hook may read its
+          // body); a throw is reported as such. What it returned — a
+          // promise included — is held for the machine to read.
+          const hook = kind === STATUS_HOOK ? hooks[0] : hooks[1];
           let ok = true;
           let answer;
           try {
-            answer = hook(value.clone());
+            answer = hook(responseOf(arg).clone());
           } catch (error) {
             ok = false;
             answer = error;
           }
-          called.push(() => m.onSettled(at, ok, answer));
+          called.push(() => m.onHeld(at, ok, ok ? keep(answer) : hold(answer)));
         } else if (kind === ONLINE && arg === 1) {
           online = () => report(() => m.onOnline());
           globalThis.addEventListener?.("online", online);
@@ -130,8 +130,9 @@ export function drive(m, hooks) {
   });
 }
 
-/** A shared budget's exchange (src/host/fleet.rs): calls `exchange` as
- * `shared`'s method with `request` — at once with `now` (a release as the
+/** A shared budget's exchange (src/host/fleet.rs): calls the `exchange`
+ * js/src/attempts.js holds as `id` (`shared`'s method) with `request` — at
+ * once with `now` (a release as the
  * page leaves), else in a microtask, off the path of the operation whose
  * budget call made it due — adopts the answer as `await` would (a
  * thenable, a `then` that throws), and reports to `lease` whichever comes
@@ -139,7 +140,7 @@ export function drive(m, hooks) {
  * the policy's. Resolves once it reported. (In workerd an exchange begun
  * by a request that has ended may never settle, nor its timer fire: the
  * policy gives up on it by its own clock.) */
-export function exchange(lease, exchange, shared, request, seq, ms, now) {
+export function exchange(lease, id, request, seq, ms, now) {
   return new Promise((resolve) => {
     let timer;
     let done = false;
@@ -152,7 +153,7 @@ export function exchange(lease, exchange, shared, request, seq, ms, now) {
     };
     const send = () => {
       timer = setTimeout(() => report(() => lease.onTimer(seq)), ms);
-      new Promise((r) => r(exchange.call(shared, request))).then(
+      new Promise((r) => r(invoke(id, request))).then(
         (v) => report(() => lease.onExchange(seq, true, v)),
         (e) => report(() => lease.onExchange(seq, false, e)),
       );

@@ -8,7 +8,7 @@ use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::string::String;
 use core::future::Future;
-use js_sys::{Array, Function, Object, Promise, Reflect};
+use js_sys::{Array, Object, Promise, Reflect};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
@@ -16,7 +16,7 @@ use super::bind::{get, get_string, math_random};
 use super::clock::HostClock;
 use super::convert::to_js;
 use super::fleet::{Fleet, Leased};
-use super::glue::{self, Glue, Held};
+use super::glue::{self, invoke, Glue, Held};
 use super::io::step;
 use super::machine::Machine;
 use super::options::{self, Hooks};
@@ -94,8 +94,9 @@ impl Policy {
     /// `glue` is core.js's helpers (`super::glue`).
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue, glue: Glue) -> Result<Policy, JsValue> {
-        let (options, mut hooks) = options::read(&Options::default(), &Hooks::default(), &options, false)?;
+        // First: the options' functions go to the executor to hold.
         glue::install(&glue);
+        let (options, mut hooks) = options::read(&Options::default(), &Hooks::default(), &options, false)?;
         let fleet = hooks.shared.take().map(|exchange| Fleet::new(&options, exchange, &glue));
         let state: Box<dyn SharedState> = match &fleet {
             Some(fleet) => Box::new(Leased(fleet.clone())),
@@ -147,10 +148,11 @@ impl Policy {
     /// or a request `fetch` would refuse; otherwise answers the `Outcome`,
     /// or a promise of it that never rejects. The request comes as the
     /// glue's `callOf(input, init)` read it (`request::Given`: `retry` is
-    /// our options, when `init.retry` was an object). `observe` receives
-    /// every state; `fetch` is the global `fetch` as the glue resolved it
-    /// for this call (the policy's `fetch` option wins). A URL that is not
-    /// HTTP(S) goes to `fetch` once, untouched (`policy::scheme`).
+    /// our options, when `init.retry` was an object). `observe` (0: none)
+    /// names the subscriber the executor holds, told every state. The
+    /// `fetch` is the policy's `fetch` option, else the one core.js
+    /// resolved for the call. A URL that is not HTTP(S) goes to `fetch`
+    /// once, untouched (`policy::scheme`).
     #[allow(clippy::too_many_arguments)]
     pub fn execute(
         &self,
@@ -162,15 +164,13 @@ impl Policy {
         mode: Option<String>,
         flags: u32,
         request_method: Option<String>,
-        observe: Option<Function>,
-        fetch: Function,
+        observe: u32,
     ) -> Result<JsValue, JsValue> {
-        // The call's owner: the operation's until it ends.
-        let owner = Held::new(call);
+        // The call's and the subscriber's owners: the operation's until it ends.
+        let (owner, observe) = (Held::new(call), subscriber(observe));
         let shared = self.shared.clone();
         let given = Given { call, url, method, request_method, redirect, mode, flags };
         let (options, hooks) = per_call(&shared, retry)?;
-        let fetch = hooks.fetch.clone().unwrap_or(fetch);
         // Straight to `fetch`, once: a URL that is not HTTP(S), or a
         // request whose Request the constructor refused (`fetch` says why).
         if is_http(&given.url) {
@@ -178,7 +178,7 @@ impl Policy {
                 Ok(prepared) => {
                     let listened = prepared.listened();
                     return Ok(start(shared.runtime, listened, async move {
-                        let mut ctx = Ctx::new(&shared, &options, &hooks, observe, listened, fetch);
+                        let mut ctx = Ctx::new(&shared, &options, &hooks, observe, listened);
                         let finished = ctx.submit(prepared, true).await;
                         let outcome = ctx.outcome(finished);
                         drop(owner);
@@ -191,7 +191,7 @@ impl Policy {
         }
         // `fetch` follows the caller's signal itself: nothing to listen to.
         Ok(start(shared.runtime, 0, async move {
-            let mut ctx = Ctx::new(&shared, &options, &hooks, observe, 0, fetch);
+            let mut ctx = Ctx::new(&shared, &options, &hooks, observe, 0);
             ctx.pass_through(owner).await
         }))
     }
@@ -199,33 +199,32 @@ impl Policy {
     /// Submit-then-poll: the request is the submit (non-idempotent rules,
     /// never repeated), as the glue's `callOf` read it (an array here:
     /// `request::Given`); `spec` says how to find and judge the task;
-    /// `init` is the caller's own (its headers and signal go to the status
-    /// request). Same promise contract as `execute`.
+    /// `init` names the caller's own, held by the executor (its headers and
+    /// signal go to the status request). Same promise contract as `execute`.
     /// `status` and `verdict`: the spec's, as js/src/core.js read them for
     /// the executor, which calls them (`super::poll`).
     #[allow(clippy::too_many_arguments)]
     pub fn poll(
         &self,
-        init: JsValue,
+        init: u32,
         spec: JsValue,
         status: JsValue,
         verdict: JsValue,
         call: Array,
-        observe: Option<Function>,
-        fetch: Function,
+        observe: u32,
     ) -> Result<JsValue, JsValue> {
+        let (init, observe) = (Held::new(init), subscriber(observe));
         let retry = Some(call.get(1)).filter(|r| !r.is_undefined()).map(JsCast::unchecked_into);
         let (given, owner) = Given::from_array(&call);
         let shared = self.shared.clone();
         let (options, hooks) = per_call(&shared, retry)?;
-        let fetch = hooks.fetch.clone().unwrap_or(fetch);
         let spec = poll::read(&spec, status, &verdict)?;
         let prepared = prepare(&shared.glue, given, &hooks.idempotency_key).map_err(|u| u.error)?;
         let listened = prepared.listened();
         Ok(start(shared.runtime, listened, async move {
             // The calls' owners: the operation's until it ends.
             let _owner = owner;
-            let mut ctx = Ctx::new(&shared, &options, &hooks, observe, listened, fetch);
+            let mut ctx = Ctx::new(&shared, &options, &hooks, observe, listened);
             let submitted = ctx.submit(prepared, false).await;
             let Some(response) = submitted.response.as_ref().filter(|_| submitted.phase == Phase::Succeeded)
             else {
@@ -233,15 +232,11 @@ impl Policy {
             };
             // The caller's `status` hook may be async: it is raced against
             // the polling budget and the cancel like everything else.
-            let submitted_response = shared.glue.response_of(response.body.id());
-            let hook = poll::status_request(&shared.glue, &spec, &submitted_response, &init);
+            let hook = poll::status_request(&shared.glue, &spec, response.body.id(), &init);
             let found = race(hook, ctx.clock.sleep(spec.schedule.budget_ms)).await;
             let (status, _status_owner) = match found {
                 Either::Left(Ok(found)) => found,
-                Either::Left(Err(e)) => {
-                    let e = Held::hold(&shared.glue, &e);
-                    return ctx.end(submitted.report, Reason::TaskFailed, Some(e));
-                }
+                Either::Left(Err(e)) => return ctx.end(submitted.report, Reason::TaskFailed, Some(e)),
                 Either::Right(Slept::Elapsed) => return ctx.end(submitted.report, Reason::Deadline, None),
                 Either::Right(Slept::Cancelled) => {
                     return ctx.end(submitted.report, Reason::Cancelled, None);
@@ -277,10 +272,17 @@ fn per_call(shared: &Shared, retry: Option<Object>) -> Result<(Options, Hooks), 
     }
 }
 
+/// The subscriber the executor holds as `id` (0: none), from here on the
+/// operation's.
+fn subscriber(id: u32) -> Option<Held> {
+    (id != 0).then(|| Held::new(id))
+}
+
 /// One operation's host side: its clock, random source and observer.
 struct Ctx<'a> {
     shared: &'a Shared,
-    fetch: Function,
+    /// The `fetch` option the executor holds (0: the call's own).
+    fetch: u32,
     options: &'a Options,
     not_before: Option<u64>,
     clock: HostClock,
@@ -293,16 +295,17 @@ impl<'a> Ctx<'a> {
         shared: &'a Shared,
         options: &'a Options,
         hooks: &'a Hooks,
-        observe: Option<Function>,
+        observe: Option<Held>,
         call: u32,
-        fetch: Function,
     ) -> Ctx<'a> {
         let random = Box::new(move || match &hooks.random {
-            Some(f) => f.call0(&JsValue::UNDEFINED).ok().and_then(|v| v.as_f64()).unwrap_or(f64::NAN),
+            Some(f) => invoke(f.id(), &JsValue::UNDEFINED).ok().and_then(|v| v.as_f64()).unwrap_or(f64::NAN),
             None => math_random(),
         });
-        let observe = Box::new(move |p: Phase| notify(&p, observe.as_ref(), hooks.on_retry.as_ref()));
+        let on_retry = hooks.on_retry.as_deref();
+        let observe = Box::new(move |p: Phase| notify(&p, observe.as_ref(), on_retry));
         let clock = HostClock { call, glue: shared.glue.clone().unchecked_into() };
+        let fetch = hooks.fetch.as_ref().map_or(0, |f| f.id());
         Ctx { shared, fetch, options, not_before: hooks.not_before, clock, random, observe }
     }
 
@@ -318,7 +321,7 @@ impl<'a> Ctx<'a> {
 
     fn transport(&self, prepared: Prepared) -> FetchTransport {
         FetchTransport {
-            fetch: self.fetch.clone(),
+            fetch: self.fetch,
             glue: self.shared.glue.clone().unchecked_into(),
             prepared,
             runtime: self.shared.runtime,
@@ -362,7 +365,7 @@ impl<'a> Ctx<'a> {
     async fn pass_through(&mut self, call: Held) -> JsValue {
         let start = self.clock.now_ms();
         let glue = &self.shared.glue;
-        let id = glue.attempt(&self.fetch, call.id(), false, false, None, false);
+        let id = glue.attempt(self.fetch, call.id(), false, false, None, false);
         drop(call);
         let answer = match id < 0.0 {
             true => {
@@ -423,11 +426,11 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// Tells the subscriber, and `onRetry` before each retry. A throwing
-/// callback does not disturb the operation.
-fn notify(p: &Phase, observe: Option<&Function>, on_retry: Option<&Function>) {
+/// Tells the subscriber, and `onRetry` before each retry, both held by
+/// the executor. A throwing callback does not disturb the operation.
+fn notify(p: &Phase, observe: Option<&Held>, on_retry: Option<&Held>) {
     if let Some(f) = observe {
-        let _ = f.call1(&JsValue::UNDEFINED, &to_js(p));
+        let _ = invoke(f.id(), &to_js(p));
     }
     // Only waits before a retry: not rate/queue/offline/poll waits, nor the
     // carried-over Retry-After before the first attempt.
@@ -437,7 +440,7 @@ fn notify(p: &Phase, observe: Option<&Function>, on_retry: Option<&Function>) {
             return;
         }
         let info = RetryInfo { attempt: *attempt, wait_ms: *wait_ms, reason: *why };
-        let _ = f.call1(&JsValue::UNDEFINED, &to_js(&info));
+        let _ = invoke(f.id(), &to_js(&info));
     }
 }
 

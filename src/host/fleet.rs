@@ -31,12 +31,12 @@
 use alloc::rc::{Rc, Weak};
 use alloc::string::String;
 use core::cell::RefCell;
-use js_sys::{Function, Promise, Reflect};
+use js_sys::{Promise, Reflect};
 use wasm_bindgen::prelude::*;
 
 use super::bind::{date_now, math_random};
 use super::convert::to_js;
-use super::glue::Glue;
+use super::glue::{Glue, Held};
 use super::wire::{self, Answer};
 use crate::policy::budget::lease::{ClientConfig, LeaseRequest, LeasedClient, Mode};
 use crate::policy::budget::SharedState;
@@ -44,15 +44,15 @@ use crate::policy::limits::timer_ms;
 use crate::policy::options::Options;
 
 /// What `shared` gave: where requests go, and the label `stats()` shows.
+/// Its functions are the executor's to hold and call, as `shared`'s
+/// methods (`super::glue::Held::keep`).
 #[derive(Clone)]
 pub struct Exchange {
-    pub function: Function,
+    pub function: Rc<Held>,
     /// `shared.attach(release)`, when the carrier has it: called once with
     /// a function that gives the policy's held tokens back at once (a tab
     /// budget calls it as its tab leaves).
-    pub attach: Option<Function>,
-    /// The `shared` object itself: `exchange` is called as its method.
-    pub this: JsValue,
+    pub attach: Option<Rc<Held>>,
     pub scope: Option<String>,
 }
 
@@ -123,8 +123,8 @@ impl Fleet {
             unavailable: RefCell::new(None),
         });
         if let Some(attach) = &fleet.exchange.attach {
-            let release = fleet.glue.release_of(&fleet.lease);
-            let _ = attach.call1(&fleet.exchange.this, &release);
+            // A carrier whose `attach` throws still carries requests.
+            let _ = fleet.glue.attach(attach.id(), &fleet.lease);
         }
         fleet
     }
@@ -151,8 +151,7 @@ impl Fleet {
     fn send(&self, request: &LeaseRequest, now: bool) -> Promise {
         self.glue.exchange(
             &self.lease,
-            &self.exchange.function,
-            &self.exchange.this,
+            self.exchange.function.id(),
             &to_js(request),
             request.seq as f64,
             timer_ms(self.answer_timeout_ms) as f64,

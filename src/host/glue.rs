@@ -12,11 +12,10 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::RefCell;
-use js_sys::{Array, Function, Promise};
+use js_sys::{Array, Promise};
 use wasm_bindgen::prelude::*;
 
 use super::hops::Chain;
-use super::props::Init;
 
 use crate::packed::Fields;
 use crate::policy::rate_limit::FloorHeaders;
@@ -28,8 +27,10 @@ extern "C" {
 
     /// `attempt(fetch, call, clone, controlled, chain, again)`
     /// (js/src/attempts.js): starts an attempt of `call` the executor
-    /// holds — its `AbortController` (`controlled`), the `fetch` (of a
-    /// clone of the call's input with `clone`), with `chain` every redirect
+    /// holds — its `AbortController` (`controlled`), the `fetch` (the
+    /// function the executor holds as `fetch`, the `fetch` option; 0: the
+    /// one core.js resolved for the call) of a clone of the call's input
+    /// with `clone`, with `chain` every redirect
     /// hop (js/src/hops.js; `again`: a 307/308 reads the body again from
     /// the call's `Request`) — and answers its id, whose step
     /// (`super::io::step`) resolves with the response's facts
@@ -39,7 +40,7 @@ extern "C" {
     #[wasm_bindgen(method, structural)]
     pub fn attempt(
         this: &Glue,
-        fetch: &Function,
+        fetch: u32,
         call: u32,
         clone: bool,
         controlled: bool,
@@ -122,14 +123,36 @@ extern "C" {
     #[wasm_bindgen(method, structural)]
     fn hold(this: &Glue, value: &JsValue) -> u32;
 
+    /// `keep(f, self)`: holds one of the caller's functions (an option's
+    /// `random`, `onRetry`, `fetch`; a shared budget's `exchange` and
+    /// `attach`, with their object as `self`) for the machine.
+    #[wasm_bindgen(method, structural)]
+    fn keep(this: &Glue, f: &JsValue, self_: &JsValue) -> u32;
+
+    /// `invoke(id, value)`: calls the caller's function the executor holds
+    /// as `id` (`keep`, or a `run`'s subscriber) with `value`, on its
+    /// object if it has one: what it returned, or threw.
+    #[wasm_bindgen(catch, method, structural)]
+    fn invoke(this: &Glue, id: u32, value: &JsValue) -> Result<JsValue, JsValue>;
+
     /// `errorFactsOf(id)`: the facts of the value `id` holds, as a step's
     /// failure packs them (after its first field).
     #[wasm_bindgen(method, structural, js_name = errorFactsOf)]
     pub fn error_facts_of(this: &Glue, id: u32) -> String;
 
-    /// `responseOf(id)`: attempt `id`'s response, for a poll's hooks.
-    #[wasm_bindgen(method, structural, js_name = responseOf)]
-    pub fn response_of(this: &Glue, id: u32) -> JsValue;
+    /// `isPromise(id)`: whether the value held as `id` is a `Promise`.
+    #[wasm_bindgen(method, structural, js_name = isPromise)]
+    pub fn is_promise(this: &Glue, id: u32) -> bool;
+
+    /// `text(id)`: the value held as `id` when it is a string.
+    #[wasm_bindgen(method, structural)]
+    pub fn text(this: &Glue, id: u32) -> Option<String>;
+
+    /// `statusCall(target, init, method)`: `callOf` of the value held as
+    /// `target` with an `init` of `method` and the headers and signal of
+    /// the `init` held as `init` (a poll's status request).
+    #[wasm_bindgen(method, structural, js_name = statusCall)]
+    pub fn status_call(this: &Glue, target: u32, init: u32, method: &str) -> Array;
 
     /// `prepare(call, isRequest, headers, key, fate, fold, url)`
     /// (js/src/request.js): the steps `request::prepare` decided, taken on
@@ -155,13 +178,8 @@ extern "C" {
     #[wasm_bindgen(catch, method, structural, js_name = abortBefore)]
     pub fn abort_before(this: &Glue, call: u32, is_request: bool) -> Result<(), JsValue>;
 
-    /// `callOf(input, init)`: what `request::Given` holds, as an array (a
-    /// poll's status request; `execute` gets the same as its arguments).
-    #[wasm_bindgen(method, structural, js_name = callOf)]
-    pub fn call_of(this: &Glue, input: &JsValue, init: &Init) -> Array;
-
-    /// `exchange(lease, exchange, shared, request, seq, ms, now)`: the
-    /// executor calls `exchange` as `shared`'s method with `request` (`now`:
+    /// `exchange(lease, exchange, request, seq, ms, now)`: the executor
+    /// calls the `exchange` it holds as `shared`'s method with `request` (`now`:
     /// at once, else in a microtask), adopts its answer as `await` would,
     /// and reports to `lease` whichever comes first: how it settled (or the
     /// throw), or a timer of `ms` (js/src/executor.js). Resolves once it
@@ -171,18 +189,18 @@ extern "C" {
     pub fn exchange(
         this: &Glue,
         lease: &JsValue,
-        exchange: &Function,
-        shared: &JsValue,
+        exchange: u32,
         request: &JsValue,
         seq: f64,
         ms: f64,
         now: bool,
     ) -> Promise;
 
-    /// `releaseOf(lease)`: a function that calls `lease.release()`, for
-    /// `shared.attach`.
-    #[wasm_bindgen(method, structural, js_name = releaseOf)]
-    pub fn release_of(this: &Glue, lease: &JsValue) -> Function;
+    /// `attach(id, lease)`: calls the `shared.attach` the executor holds as
+    /// `id` with a function that calls `lease.release()`: what it
+    /// returned, or threw.
+    #[wasm_bindgen(catch, method, structural)]
+    pub fn attach(this: &Glue, id: u32, lease: &JsValue) -> Result<JsValue, JsValue>;
 
     /// `navigator.onLine` when the host has it (a boolean), else nothing.
     #[wasm_bindgen(method, structural, js_name = onLine)]
@@ -214,6 +232,15 @@ pub fn aborted(id: u32) -> bool {
     id != 0 && GLUE.with(|g| g.borrow().as_ref().is_some_and(|glue| glue.aborted(id)))
 }
 
+/// Calls the caller's function the executor holds as `id` with `value`
+/// (see `invoke`): what it returned, or threw.
+pub fn invoke(id: u32, value: &JsValue) -> Result<JsValue, JsValue> {
+    GLUE.with(|g| match &*g.borrow() {
+        Some(glue) => glue.invoke(id, value),
+        None => Err(JsValue::UNDEFINED),
+    })
+}
+
 /// Ends what the executor holds as `id` (see `end`).
 pub fn end(id: u32, how: u8) {
     GLUE.with(|g| {
@@ -238,6 +265,13 @@ impl Held {
     /// Holds `value` (a hook's error, a cancel's reason).
     pub fn hold(glue: &Glue, value: &JsValue) -> Held {
         Held(glue.hold(value))
+    }
+
+    /// Holds one of the caller's functions for [`invoke`], to be called on
+    /// `self_` (or none: `undefined`); the glue is installed (`Policy::new`
+    /// does that first).
+    pub fn keep(f: &JsValue, self_: &JsValue) -> Held {
+        Held(GLUE.with(|g| g.borrow().as_ref().map_or(0, |glue| glue.keep(f, self_))))
     }
 
     pub fn id(&self) -> u32 {

@@ -4,11 +4,14 @@
 //! The engine (`engine::run`, `engine::poll`) is written as async Rust, but
 //! nothing here runs it on a futures executor: [`super::machine::Machine`]
 //! polls it once per event the executor reports, and after each poll the
-//! executor reads the new work off this mailbox — a promise to await (a
-//! `fetch`, a body read, a caller's hook), a timer to set or clear, the
-//! global `online` event to listen to — performs it, and reports back. So
-//! the module holds no futures executor, no timer and no JS callback: every
-//! wait is the executor's, every decision the engine's and the policy's.
+//! executor reads the new work off this mailbox — a step of an attempt to
+//! await (its `fetch`, a body read), a caller's hook to call or what it
+//! returned to await, a timer to set or clear, the global `online` event
+//! to listen to — performs it, and reports back. Work is numbers only:
+//! what it acts on is held by the executor (js/src/attempts.js) and named
+//! by number, and so is a hook's answer. So the module holds no futures
+//! executor, no timer, no JS callback and no JS value: every wait is the
+//! executor's, every decision the engine's and the policy's.
 //!
 //! The futures below find their operation's mailbox in [`CURRENT`], set
 //! while that operation is polled (the machine restores the previous one
@@ -16,32 +19,33 @@
 //! its own).
 
 use alloc::rc::Rc;
-use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
-use js_sys::Promise;
 use wasm_bindgen::JsValue;
 
-use super::glue::aborted;
+use super::glue::{aborted, Held};
 use crate::engine::Slept;
 use crate::policy::limits::timer_ms;
 
-/// Work for the executor, as `(kind, id, arg)`: await promise `id` (the
-/// next of [`Io::next_promise`]), set timer `id` of `arg` ms, clear timer
-/// `id`; await, as wait `id`, the step in progress of what the executor
-/// holds as `arg` (js/src/attempts.js `pending`: an attempt's send or body
-/// read, answered with plain values).
+/// Work for the executor, as `(kind, id, arg)`: await, as wait `id`, the
+/// value the executor holds as `arg` (adopted as `await` would: a hook's
+/// promise); set timer `id` of `arg` ms, clear timer `id`; await, as wait
+/// `id`, the step in progress of what the executor holds as `arg`
+/// (js/src/attempts.js `pending`: an attempt's send or body read,
+/// answered with plain values).
 pub const AWAIT: u32 = 0;
 pub const SET_TIMER: u32 = 1;
 pub const CLEAR_TIMER: u32 = 2;
-/// Call the caller's hook number `arg` (the executor's list for this
-/// operation) with a clone of the next value of [`Io::next_promise`]; how
-/// it returned or threw is reported as a settled promise `id` would be.
-/// (Kinds 3 and 4 are `super::machine`'s.)
-pub const CALL: u32 = 5;
+/// Call a poll's `status` hook, or its `verdict` hook, with a clone of the
+/// response of attempt `arg`, as wait `id`. (Kinds 3 and 4 are
+/// `super::machine`'s.) What the hook returned or threw, like what an
+/// [`AWAIT`] settled with, comes back held by the executor, by number
+/// (`Machine::onHeld`).
+pub const STATUS_HOOK: u32 = 5;
+pub const VERDICT_HOOK: u32 = 7;
 pub const AWAIT_HELD: u32 = 6;
 
 /// How a promise settled, or (for a timer) that it fired.
@@ -53,7 +57,6 @@ pub struct Io {
     /// New work since the executor last read it, and the promises its
     /// awaits name, in order.
     work: RefCell<Vec<u32>>,
-    promises: RefCell<VecDeque<JsValue>>,
     /// Every wait in progress (an await or a timer), by id, with its answer
     /// once the executor reported it. A report for a wait that is not here
     /// (the loser of a race, dropped) is ignored: nothing it carries (a late
@@ -92,20 +95,20 @@ impl Io {
         core::mem::take(&mut *self.work.borrow_mut())
     }
 
-    /// The promise of the next await in that work.
-    pub fn next_promise(&self) -> JsValue {
-        self.promises.borrow_mut().pop_front().unwrap_or(JsValue::UNDEFINED)
-    }
-
     /// Whether a sleep waits for the host to come online.
     pub fn wants_online(&self) -> bool {
         self.online_waits.get() > 0
     }
 
-    /// Wait `id` was answered (a promise settled, a timer fired).
-    pub fn answer(&self, id: u32, result: Answer) {
-        if let Some((_, answer)) = self.waits.borrow_mut().iter_mut().find(|(i, _)| *i == id) {
-            *answer = Some(result);
+    /// Wait `id` was answered (a step settled, a timer fired); false when
+    /// no such wait is in progress (one dropped: its answer is ignored).
+    pub fn answer(&self, id: u32, result: Answer) -> bool {
+        match self.waits.borrow_mut().iter_mut().find(|(i, _)| *i == id) {
+            Some((_, answer)) => {
+                *answer = Some(result);
+                true
+            }
+            None => false,
         }
     }
 
@@ -126,35 +129,41 @@ impl Io {
     }
 }
 
-/// A JS promise as the engine awaits it: the executor awaits it (adopting
-/// a thenable as `await` would) and reports how it settled. Dropped
-/// unsettled (the attempt's timer won), its answer is ignored.
+/// A wait on the executor as the engine awaits it: the executor performs
+/// the work and reports how it ended. Dropped unanswered (the attempt's
+/// timer won), its answer is ignored.
 pub struct Awaited {
-    /// The value the work names, when it names one (the next of
-    /// [`Io::next_promise`]): the promise to await, the hook's argument.
-    value: Option<JsValue>,
-    /// The work: `(AWAIT, 0)`, `(CALL, hook)` or `(AWAIT_HELD, id)`: the
-    /// step in progress of what the executor holds as `id`.
+    /// The work: `(AWAIT, id)`, `(STATUS_HOOK | VERDICT_HOOK, response)` or
+    /// `(AWAIT_HELD, id)`.
     work: (u32, u32),
     armed: Option<(Rc<Io>, u32)>,
 }
 
-/// Awaits `promise` through the executor.
-pub fn awaited(promise: Promise) -> Awaited {
-    Awaited { value: Some(promise.into()), work: (AWAIT, 0), armed: None }
+/// Awaits the value the executor holds as `id` (a hook's answer): how it
+/// settled, held by the executor ([`held`]).
+pub fn awaited(id: u32) -> Awaited {
+    Awaited { work: (AWAIT, id), armed: None }
 }
 
-/// The executor calls the caller's hook number `hook` with a clone of
-/// `with`: what it returned (`Ok`, as it is: a promise is not awaited) or
-/// threw (`Err`).
-pub fn called(hook: u32, with: JsValue) -> Awaited {
-    Awaited { value: Some(with), work: (CALL, hook), armed: None }
+/// The executor calls a poll's hook (`STATUS_HOOK`, `VERDICT_HOOK`) with a
+/// clone of attempt `response`'s response: what it returned (`Ok`, as it
+/// is: a promise is not awaited) or threw (`Err`), held ([`held`]).
+pub fn called(hook: u32, response: u32) -> Awaited {
+    Awaited { work: (hook, response), armed: None }
 }
 
 /// Awaits the step in progress of what the executor holds as `id`: the
 /// machine hands over no promise, only the number.
 pub fn step(id: u32) -> Awaited {
-    Awaited { value: None, work: (AWAIT_HELD, id), armed: None }
+    Awaited { work: (AWAIT_HELD, id), armed: None }
+}
+
+/// What an [`awaited`] or [`called`] answered: the number of the value the
+/// executor holds (what it returned, resolved with, threw or rejected
+/// with), from here on the machine's.
+pub fn held(answer: Answer) -> Result<Held, Held> {
+    let id = |v: JsValue| Held::new(v.as_f64().unwrap_or(0.0) as u32);
+    answer.map(id).map_err(id)
 }
 
 impl Future for Awaited {
@@ -174,9 +183,6 @@ impl Future for Awaited {
         };
         let id = io.wait();
         io.push(self.work.0, id, self.work.1);
-        if let Some(value) = self.value.take() {
-            io.promises.borrow_mut().push_back(value);
-        }
         self.armed = Some((io, id));
         Poll::Pending
     }

@@ -26,6 +26,7 @@ use core::task::{Context, Poll, Waker};
 use std::task::Wake;
 use wasm_bindgen::prelude::*;
 
+use super::glue::Held;
 use super::io::{Io, CURRENT};
 
 thread_local! {
@@ -130,8 +131,7 @@ impl Machine {
     /// The work since the last event, flat: `[kind, id, arg, …]`
     /// (`super::io`'s kinds, then [`WAKE`] machine `id` and [`ONLINE`]:
     /// listen if `arg` is 1, else stop); empty when there is none. Numbers
-    /// only (a typed array, copied out of wasm memory): the promises the
-    /// awaits name come from [`Machine::promise`].
+    /// only (a typed array, copied out of wasm memory).
     pub fn work(&self) -> Vec<u32> {
         let mut work = self.io.take_work();
         WOKEN.with(|w| work.extend(w.borrow_mut().drain(..).flat_map(|id| [WAKE, id, 0])));
@@ -142,18 +142,23 @@ impl Machine {
         work
     }
 
-    /// The promise of the next await in the last `work`, or the value the
-    /// next hook call is given (one per call: an externref each, not a
-    /// vector to free).
-    pub fn promise(&self) -> JsValue {
-        self.io.next_promise()
-    }
-
-    /// Promise `id` settled (`ok`: fulfilled) with `value`; or hook call
-    /// `id` returned (`ok`) or threw `value`.
+    /// The step of wait `id` settled (`ok`: fulfilled) with `value`, a
+    /// plain value (an attempt's facts, a length, a failure's).
     #[wasm_bindgen(js_name = onSettled)]
     pub fn on_settled(&mut self, id: u32, ok: bool, value: JsValue) -> JsValue {
         self.io.answer(id, if ok { Ok(value) } else { Err(value) });
+        self.step()
+    }
+
+    /// Hook call or await `id` returned or resolved (`ok`), or threw or
+    /// rejected, with the value the executor now holds as `value`. A wait
+    /// the machine dropped lets that value go.
+    #[wasm_bindgen(js_name = onHeld)]
+    pub fn on_held(&mut self, id: u32, ok: bool, value: u32) -> JsValue {
+        let answer = if ok { Ok(value.into()) } else { Err(value.into()) };
+        if !self.io.answer(id, answer) {
+            drop(Held::new(value));
+        }
         self.step()
     }
 
@@ -184,40 +189,69 @@ impl Machine {
 // natively; the whole, in every runtime, by the e2e tiers.
 #[cfg(test)]
 mod tests {
-    use super::super::io::{awaited, called, sleep, AWAIT, CALL, CLEAR_TIMER, SET_TIMER};
+    use super::super::glue::install;
+    use super::super::io::{awaited, called, held, sleep, step, AWAIT, AWAIT_HELD, CLEAR_TIMER, SET_TIMER, VERDICT_HOOK};
     use super::*;
     use crate::engine::{race, Either, Slept};
     use crate::policy::budget::concurrency::Gate;
-    use js_sys::Promise;
     use wasm_bindgen_test::wasm_bindgen_test;
 
-    fn promise() -> Promise {
-        Promise::resolve(&JsValue::from(1))
+    thread_local! {
+        /// The executor's side, as far as these machines ask it: whether
+        /// call 7's signal has aborted (`fired`), and what was let go
+        /// (`ended`), as js/src/attempts.js `aborted` and `end`.
+        static GLUE: JsValue = {
+            let make = js_sys::Function::new_no_args(
+                "return { fired: false, ended: [], aborted(id) { return id === 7 && this.fired; }, end(id) { this.ended.push(id); } }",
+            );
+            let glue = make.call0(&JsValue::UNDEFINED).unwrap_or_else(|_| unreachable!());
+            install(glue.unchecked_ref());
+            glue
+        };
+    }
+
+    /// Field `key` of the test glue.
+    fn glue(key: &str) -> JsValue {
+        GLUE.with(|g| js_sys::Reflect::get(g, &JsValue::from_str(key)).unwrap_or_else(|_| unreachable!()))
+    }
+
+    fn ended() -> Vec<u32> {
+        js_sys::Array::from(&glue("ended")).iter().filter_map(|v| v.as_f64()).map(|n| n as u32).collect()
     }
 
     #[wasm_bindgen_test]
-    fn an_awaited_promise_is_work_for_the_executor_and_only_its_own_answer_resumes_the_operation() {
-        let p = promise();
-        let mut m = Machine::start(async move { awaited(p).await.unwrap_or(JsValue::NULL) }, 0);
+    fn an_awaited_value_is_work_naming_it_and_only_its_own_answer_resumes_the_operation_with_what_it_settled_as() {
+        let run = async { JsValue::from(held(awaited(42).await).map(Held::take).unwrap_or(0)) };
+        let mut m = Machine::start(run, 0);
         let work = m.work();
-        assert_eq!((work.len(), work[0], work[2]), (3, AWAIT, 0));
-        assert!(m.promise().is_instance_of::<Promise>(), "the promise to await");
-        assert!(m.on_settled(work[1] + 1, true, JsValue::from(9)).is_undefined(), "another answer is not this one");
-        assert_eq!(m.on_settled(work[1], true, JsValue::from(7)), JsValue::from(7));
+        assert_eq!((work.len(), work[0], work[2]), (3, AWAIT, 42), "await the value held as 42");
+        assert!(m.on_held(work[1] + 1, true, 9).is_undefined(), "another answer is not this one");
+        assert_eq!(m.on_held(work[1], true, 7), JsValue::from(7), "resolved with the value held as 7");
         assert!(m.work().is_empty());
     }
 
     #[wasm_bindgen_test]
-    fn a_hook_call_is_work_naming_the_hook_and_its_value_and_what_it_returned_or_threw_resumes_the_operation() {
+    fn a_hook_call_is_work_naming_the_hook_and_the_response_and_what_it_returned_or_threw_resumes_the_operation() {
         for ok in [true, false] {
-            let run = async { JsValue::from(called(1, JsValue::from(5)).await == Ok(JsValue::from(7))) };
+            let run = async { JsValue::from(held(called(VERDICT_HOOK, 5).await).map(Held::take).map_err(Held::take) == Ok(7)) };
             let mut m = Machine::start(run, 0);
             let work = m.work();
-            assert_eq!(work, [CALL, work[1], 1], "call hook 1");
-            assert_eq!(m.promise(), JsValue::from(5), "with this value");
-            assert!(m.on_settled(work[1] + 1, true, JsValue::NULL).is_undefined(), "another answer is not this one");
-            assert_eq!(m.on_settled(work[1], ok, JsValue::from(7)), JsValue::from(ok), "returned, or threw");
+            assert_eq!(work, [VERDICT_HOOK, work[1], 5], "call the verdict hook with attempt 5's response");
+            assert!(m.on_held(work[1] + 1, true, 0).is_undefined(), "another answer is not this one");
+            assert_eq!(m.on_held(work[1], ok, 7), JsValue::from(ok), "returned, or threw");
         }
+    }
+
+    #[wasm_bindgen_test]
+    fn a_value_held_for_a_wait_the_machine_dropped_is_let_go() {
+        let run = async { JsValue::from(matches!(race(awaited(3), sleep(100, 0, false)).await, Either::Right(_))) };
+        let mut m = Machine::start(run, 0);
+        let work = m.work();
+        assert_eq!((work[0], work[3]), (AWAIT, SET_TIMER));
+        assert_eq!(m.on_timer(work[4]), JsValue::TRUE, "the timer won: the await is dropped");
+        assert!(!ended().contains(&11));
+        assert!(m.on_held(work[1], true, 11).is_undefined());
+        assert!(ended().contains(&11), "the value its late answer holds is let go");
     }
 
     #[wasm_bindgen_test]
@@ -231,12 +265,11 @@ mod tests {
 
     #[wasm_bindgen_test]
     fn a_sleep_dropped_before_it_fires_clears_its_timer() {
-        let p = promise();
-        let run = async move { JsValue::from(matches!(race(awaited(p), sleep(100, 0, false)).await, Either::Left(_))) };
+        let run = async { JsValue::from(matches!(race(step(4), sleep(100, 0, false)).await, Either::Left(_))) };
         let mut m = Machine::start(run, 0);
         let work = m.work();
-        assert_eq!((work[0], work[3], work[5]), (AWAIT, SET_TIMER, 100));
-        assert_eq!(m.on_settled(work[1], true, JsValue::NULL), JsValue::TRUE, "the promise won");
+        assert_eq!((work[0], work[2], work[3], work[5]), (AWAIT_HELD, 4, SET_TIMER, 100));
+        assert_eq!(m.on_settled(work[1], true, JsValue::NULL), JsValue::TRUE, "the step won");
         assert_eq!(m.work(), [CLEAR_TIMER, work[4], 0]);
     }
 
@@ -251,15 +284,12 @@ mod tests {
 
     #[wasm_bindgen_test]
     fn the_caller_s_abort_ends_a_sleep_as_cancelled_and_clears_its_timer() {
-        // The executor's side, as far as a sleep asks it: whether call 7's
-        // signal has aborted (js/src/attempts.js `aborted`).
-        let make = js_sys::Function::new_no_args("return { aborted(id) { return id === 7 && this.fired === true; } }");
-        let glue = make.call0(&JsValue::UNDEFINED).unwrap_or_else(|_| unreachable!());
-        super::super::glue::install(glue.unchecked_ref());
+        assert_eq!(glue("fired"), JsValue::FALSE, "not aborted yet");
         let mut m = Machine::start(async { JsValue::from(sleep(1000, 7, false).await == Slept::Cancelled) }, 7);
         let work = m.work();
         assert_eq!(work[0], SET_TIMER, "not aborted yet: a timer");
-        js_sys::Reflect::set(&glue, &JsValue::from_str("fired"), &JsValue::TRUE).unwrap_or_else(|_| unreachable!());
+        let fired = GLUE.with(|g| js_sys::Reflect::set(g, &JsValue::from_str("fired"), &JsValue::TRUE));
+        fired.unwrap_or_else(|_| unreachable!());
         assert_eq!(m.on_event(), JsValue::TRUE);
         assert_eq!(m.work(), [CLEAR_TIMER, work[1], 0]);
     }
@@ -268,11 +298,10 @@ mod tests {
     fn a_permit_released_by_one_operation_wakes_the_machine_waiting_for_it() {
         let gate = Gate::new(1);
         let (first, second) = (gate.clone(), gate);
-        let p = promise();
         let mut a = Machine::start(
             async move {
                 let _permit = first.acquire().await;
-                let _ = awaited(p).await;
+                let _ = step(1).await;
                 JsValue::from("a")
             },
             0,

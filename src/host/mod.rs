@@ -68,7 +68,6 @@ default_module_only! {
     mod options;
     mod outcome;
     mod poll;
-    mod props;
     mod replay;
     mod request;
     mod transport;

@@ -1,6 +1,7 @@
 //! Reads a JS options object into policy data. Types are checked here
 //! (`TypeError`); ranges in `policy::options` (`RangeError`).
 
+use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use js_sys::Function;
@@ -9,22 +10,25 @@ use wasm_bindgen::{JsCast, JsValue};
 use super::bind::get;
 use super::caller::{list, only_known};
 use super::fleet::Exchange;
+use super::glue::Held;
 use crate::policy::body::ResponseBody;
 use crate::policy::classify::RetryOn;
 use crate::policy::options::{check_status, ErrorKind, Flag, Numeric, OptionError, Options, STATUSES};
 
-/// The options that are JS functions or per-call values.
+/// The options that are JS functions or per-call values. The functions
+/// are the executor's to hold and call (js/src/attempts.js `keep`,
+/// `invoke`): the policy has their numbers.
 #[derive(Clone, Default)]
 pub struct Hooks {
-    pub random: Option<Function>,
-    pub on_retry: Option<Function>,
+    pub random: Option<Rc<Held>>,
+    pub on_retry: Option<Rc<Held>>,
     pub idempotency_key: Key,
     /// Per call: epoch ms before which no request may start.
     pub not_before: Option<u64>,
     /// The policy's shared budget (rule 9), taken by the policy.
     pub shared: Option<Exchange>,
     /// `fetch`: the transport to use instead of the global `fetch`.
-    pub fetch: Option<Function>,
+    pub fetch: Option<Rc<Held>>,
 }
 
 #[derive(Clone, Default, PartialEq, Eq)]
@@ -125,14 +129,12 @@ pub fn read(
     }
     quota(&mut o, &q)?;
     limits(&mut o, js, per_call)?;
-    if let Some(f) = function(&get(js, "random"), RANDOM)? {
-        h.random = Some(f);
-    }
-    if let Some(f) = function(&get(js, "onRetry"), ON_RETRY)? {
-        h.on_retry = Some(f);
-    }
-    if let Some(f) = function(&get(js, "fetch"), FETCH)? {
-        h.fetch = Some(f);
+    for (key, error, hook) in
+        [("random", RANDOM, &mut h.random), ("onRetry", ON_RETRY, &mut h.on_retry), ("fetch", FETCH, &mut h.fetch)]
+    {
+        if let Some(f) = function(&get(js, key), error)? {
+            *hook = Some(Rc::new(Held::keep(&f, &JsValue::UNDEFINED)));
+        }
     }
     let not_before = get(js, "notBefore");
     if !not_before.is_undefined() {
@@ -163,7 +165,10 @@ pub fn read(
         let function = function(&get(&shared, "exchange"), SHARED)?.ok_or(SHARED)?;
         let scope = get(&shared, "scope");
         let scope = if scope.is_undefined() { None } else { Some(scope.as_string().ok_or(SHARED_SCOPE)?) };
-        h.shared = Some(Exchange { function, attach, this: shared, scope });
+        // Held by the executor, each to be called as `shared`'s method.
+        let function = Rc::new(Held::keep(&function, &shared));
+        let attach = attach.map(|f| Rc::new(Held::keep(&f, &shared)));
+        h.shared = Some(Exchange { function, attach, scope });
     }
     Ok((o, h))
 }

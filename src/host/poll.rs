@@ -4,21 +4,20 @@
 //!
 //! The hooks themselves are the executor's (js/src/core.js reads them off
 //! the spec and hands them to `drive`): here they are work
-//! (`super::io::called`) — "call hook [`STATUS`] with the submit's
-//! response", "call hook [`VERDICT`] with this poll's" — and what they
-//! answered comes back as an event. What an answer means stays here and in
-//! `policy::poll`.
+//! (`super::io::called`) — "call the status hook with the submit's
+//! response", "call the verdict hook with this poll's" — and what they
+//! answered comes back as an event, held by the executor: the machine
+//! asks what it is (a promise to await, a word) by number. What an answer
+//! means stays here and in `policy::poll`.
 
 use alloc::vec::Vec;
-use js_sys::{Object, Promise};
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 
 use super::bind::get;
 use super::caller::list;
-use super::io::{awaited, called};
 use super::glue::{Glue, Held};
+use super::io::{awaited, called, held, STATUS_HOOK, VERDICT_HOOK};
 use super::options::Key;
-use super::props::Init;
 use super::request::{prepare, Given, Prepared};
 use super::transport::Received;
 use crate::engine::poll::Judge;
@@ -27,15 +26,11 @@ use crate::policy::limits::MAX_TIMER_MS;
 use crate::policy::options::{integer_in, ErrorKind, OptionError};
 use crate::policy::poll::{default_verdict, PollPhase, PollSchedule, PollVerdict};
 
-/// The executor's hooks for a poll, by number (js/src/core.js `poll`).
-pub const STATUS: u32 = 0;
-pub const VERDICT: u32 = 1;
-
 pub struct Spec {
     pub schedule: PollSchedule,
-    /// The status request's URL or `Request`; `None` when the status hook
-    /// finds it from the submit's `Response`.
-    pub target: Option<JsValue>,
+    /// The status request's URL or `Request`, held by the executor; `None`
+    /// when the status hook finds it from the submit's `Response`.
+    pub target: Option<Held>,
     /// Whether the caller gave a `verdict` hook.
     pub verdict: bool,
 }
@@ -78,10 +73,10 @@ pub fn read(js: &JsValue, status: JsValue, verdict: &JsValue) -> Result<Spec, Op
     if status.is_undefined() || status.is_null() {
         return Err(STATUS_ERROR);
     }
-    let target = (!status.is_function()).then_some(status);
     if !verdict.is_undefined() && !verdict.is_function() {
         return Err(VERDICT_ERROR);
     }
+    let target = (!status.is_function()).then(|| Held::keep(&status, &JsValue::UNDEFINED));
     let verdict = !verdict.is_undefined();
     let mut schedule = PollSchedule::default();
     if let Some(budget) = ms_in_range(&get(js, "budgetMs"), BUDGET)? {
@@ -109,33 +104,33 @@ pub fn read(js: &JsValue, status: JsValue, verdict: &JsValue) -> Result<Spec, Op
 }
 
 /// The status request: the spec's URL or `Request`, or what its hook
-/// returns for (a clone of) the submit's response. A URL is queried with
-/// the submit's headers (authorization usually applies to both). With it,
-/// the owner of the call the executor holds for it.
+/// returns for (a clone of) the response of the submit's attempt
+/// `submitted`. It is a `GET` with the headers and signal of the caller's
+/// `init`, held as `init` (authorization usually applies to both). With it,
+/// the owner of the call the executor holds for it; or what failed, held.
 pub async fn status_request(
     glue: &Glue,
     spec: &Spec,
-    submitted: &JsValue,
-    init: &JsValue,
-
-) -> Result<(Prepared, Held), JsValue> {
+    submitted: u32,
+    init: &Held,
+) -> Result<(Prepared, Held), Held> {
+    let found;
     let target = match &spec.target {
-        Some(target) => target.clone(),
-        None => settle(called(STATUS, submitted.clone()).await?).await?,
+        Some(target) => target,
+        None => {
+            found = settle(glue, held(called(STATUS_HOOK, submitted).await)?).await?;
+            &found
+        }
     };
-    let poll_init: Init = Object::new().unchecked_into();
-    poll_init.set_method("GET");
-    poll_init.set_headers(&get(init, "headers"));
-    poll_init.set_signal(&get(init, "signal"));
-    let (given, owner) = Given::from_array(&glue.call_of(&target, &poll_init));
-    prepare(glue, given, &Key::None).map(|p| (p, owner)).map_err(|u| u.error)
+    let (given, owner) = Given::from_array(&glue.status_call(target.id(), init.id(), "GET"));
+    prepare(glue, given, &Key::None).map(|p| (p, owner)).map_err(|u| Held::hold(glue, &u.error))
 }
 
 /// The caller's `verdict(response)` (sync or async), when it gave one
 /// (`true`); without one, the status decides. A throwing hook (or a
 /// response that cannot be cloned for it) or an unknown answer is `fatal`:
 /// a poll loop must never spin on a verdict nobody can read. The response
-/// is read from the executor by number (`Glue::response_of`).
+/// is the executor's, named by the attempt's number.
 pub struct JsJudge(pub bool, pub Glue);
 
 impl Judge<Received> for JsJudge {
@@ -143,12 +138,12 @@ impl Judge<Received> for JsJudge {
         if !self.0 {
             return default_verdict(answer.status);
         }
-        let response = self.1.response_of(answer.body.id());
-        let said = match called(VERDICT, response).await {
-            Ok(v) => settle(v).await.ok(),
+        let said = match held(called(VERDICT_HOOK, answer.body.id()).await) {
+            Ok(v) => settle(&self.1, v).await.ok(),
             Err(_) => None,
         };
-        said.and_then(|v| v.as_string()).and_then(|s| PollVerdict::parse(&s)).unwrap_or(PollVerdict::Fatal)
+        let word = said.and_then(|v| self.1.text(v.id()));
+        word.and_then(|s| PollVerdict::parse(&s)).unwrap_or(PollVerdict::Fatal)
     }
 }
 
@@ -156,9 +151,9 @@ impl Judge<Received> for JsJudge {
 /// a thenable that is not a `Promise` is an answer, not a promise), through
 /// the operation's executor, which adopts it by a fresh promise of its own
 /// (a `then` that throws becomes a rejection).
-pub async fn settle(value: JsValue) -> Result<JsValue, JsValue> {
-    match value.dyn_into::<Promise>() {
-        Ok(p) => awaited(p).await,
-        Err(v) => Ok(v),
+pub async fn settle(glue: &Glue, value: Held) -> Result<Held, Held> {
+    match glue.is_promise(value.id()) {
+        true => held(awaited(value.id()).await),
+        false => Ok(value),
     }
 }

@@ -33,9 +33,9 @@ use crate::policy::runtime::{
 use wasm_bindgen::JsValue;
 
 pub struct FetchTransport {
-    /// The `fetch` to call: the policy's `fetch` option, else the global
-    /// one as the glue resolved it for this call.
-    pub fetch: js_sys::Function,
+    /// The `fetch` to call: the policy's `fetch` option, held by the
+    /// executor; 0: the global one as core.js resolved it for the call.
+    pub fetch: u32,
     pub glue: Glue,
     pub prepared: Prepared,
     pub runtime: Runtime,
@@ -238,7 +238,7 @@ impl FetchTransport {
     fn start(&self, chain: Option<Chain>) -> Result<Attempt, Failed<Held>> {
         let p = &self.prepared;
         let again = p.is_request && p.replayable;
-        let id = self.glue.attempt(&self.fetch, p.call, again, true, chain, again);
+        let id = self.glue.attempt(self.fetch, p.call, again, true, chain, again);
         match id < 0.0 {
             true => Err(not_sent(Held::new(-id as u32))),
             false => Ok(Attempt(id as u32)),
