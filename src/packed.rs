@@ -34,3 +34,10 @@ impl<'s> Iterator for Fields<'s> {
         Some(Some(value))
     }
 }
+
+impl Fields<'_> {
+    /// The next value, owned; `None` when absent (or past the end).
+    pub fn string(&mut self) -> Option<alloc::string::String> {
+        self.next().flatten().map(alloc::string::String::from)
+    }
+}

@@ -5,7 +5,7 @@
 import { assertLoaded, Outcome, Policy } from "./load.js";
 import { drive, exchange } from "./executor.js";
 import * as attempts from "./attempts.js";
-import { abortBefore, prepare, read } from "./request.js";
+import { abortBefore, bodyOf, prepare, read } from "./request.js";
 
 // Response (or the host's own error, for a refused request) -> the report
 // of the operation that produced it, or, until someone reads it, the wasm
@@ -148,8 +148,7 @@ const FAKE_SIGNAL = 8;
 const HEADERS = 16;
 const ABORTED = 64;
 const OWN_KEYS = 128;
-const BODY_STREAM = 256;
-const BODY_UNKNOWN = 512;
+const BODY_STREAM = 256; // and BODY_UNKNOWN = 512: `bodyOf`'s 1 and 2 times this
 const SIGNAL = 1024;
 
 /** What the wasm side reads of a call's `input` and `init` (src/host/request.rs
@@ -185,9 +184,7 @@ function callOf(input, init) {
     url = stringOf(read(request, "url"));
     requestMethod = stringOf(read(request, "method"));
     if (requestMethod === undefined) flags |= FAKE_REQUEST;
-    const body = read(request, "body");
-    if (body === undefined) flags |= BODY_UNKNOWN;
-    else if (body instanceof ReadableStream) flags |= BODY_STREAM;
+    flags |= bodyOf(request) * BODY_STREAM;
   } else {
     url = typeof input === "string" ? input : stringOf(read(input, "href"));
   }

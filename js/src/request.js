@@ -44,7 +44,7 @@ export function abortBefore(c, isRequest) {
 
 /** A Request's `body` as the machine reads it: 0 none, 1 a stream, 2 not
  * shown (Firefox's Request has no `body` property). */
-function bodyOf(request) {
+export function bodyOf(request) {
   const body = read(request, "body");
   return body === undefined ? 2 : body instanceof ReadableStream ? 1 : 0;
 }

@@ -310,14 +310,14 @@ impl Facts {
     /// `content-encoding`, `retry-after`, `retry-after-ms`.
     pub fn parse(packed: &str) -> Facts {
         let mut f = Fields(packed);
-        let mut next = || f.next().flatten().map(String::from);
-        let status = next().and_then(|s| s.parse().ok()).unwrap_or(0);
-        let kind = next();
-        let has_body = next().as_deref() == Some("1");
-        let content_length = next();
-        let content_type = next();
-        let content_encoding = next().is_some();
-        let floor_headers = FloorHeaders { retry_after: next(), retry_after_ms: next(), ..FloorHeaders::default() };
+        let status = f.string().and_then(|s| s.parse().ok()).unwrap_or(0);
+        let kind = f.string();
+        let has_body = f.string().as_deref() == Some("1");
+        let content_length = f.string();
+        let content_type = f.string();
+        let content_encoding = f.string().is_some();
+        let floor_headers =
+            FloorHeaders { retry_after: f.string(), retry_after_ms: f.string(), ..FloorHeaders::default() };
         Facts { status, kind, has_body, content_length, content_type, content_encoding, floor_headers }
     }
 
@@ -335,15 +335,15 @@ impl Facts {
         if let Some(failure) = packed.strip_prefix('!') {
             return Err(String::from(failure));
         }
-        let mut f = Fields(&packed).skip(3);
-        let mut next = || f.next().flatten().map(String::from);
+        let mut f = Fields(&packed);
+        f.nth(2); // past the three the step's facts had
         let h = &mut self.floor_headers;
-        h.ratelimit = next();
-        let (remaining, other_remaining) = (next(), next());
+        h.ratelimit = f.string();
+        let (remaining, other_remaining) = (f.string(), f.string());
         h.remaining = remaining.or(other_remaining);
-        let (reset, other_reset) = (next(), next());
+        let (reset, other_reset) = (f.string(), f.string());
         h.reset = reset.or(other_reset);
-        h.reset_after = next();
+        h.reset_after = f.string();
         Ok(())
     }
 

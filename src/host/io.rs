@@ -48,14 +48,14 @@ pub const STATUS_HOOK: u32 = 5;
 pub const VERDICT_HOOK: u32 = 7;
 pub const AWAIT_HELD: u32 = 6;
 
-/// How a promise settled, or (for a timer) that it fired.
+/// How a step settled (a plain value, or the number of a value the
+/// executor holds), or (for a timer) that it fired.
 type Answer = Result<JsValue, JsValue>;
 
 #[derive(Default)]
 pub struct Io {
     next_id: Cell<u32>,
-    /// New work since the executor last read it, and the promises its
-    /// awaits name, in order.
+    /// New work since the executor last read it, in order.
     work: RefCell<Vec<u32>>,
     /// Every wait in progress (an await or a timer), by id, with its answer
     /// once the executor reported it. A report for a wait that is not here

@@ -169,15 +169,14 @@ pub(super) struct ErrorFields {
 
 impl ErrorFields {
     pub fn read(mut f: Fields<'_>) -> ErrorFields {
-        let mut next = || f.next().flatten().map(String::from);
         ErrorFields {
-            name: next().unwrap_or_else(|| String::from("Error")),
-            message: next(),
-            has_cause: next().is_some(),
-            code: next(),
-            cause_code: next(),
-            cause_syscall: next(),
-            cause_message: next(),
+            name: f.string().unwrap_or_else(|| String::from("Error")),
+            message: f.string(),
+            has_cause: f.string().is_some(),
+            code: f.string(),
+            cause_code: f.string(),
+            cause_syscall: f.string(),
+            cause_message: f.string(),
         }
     }
 
