@@ -12,9 +12,10 @@
 #                             gzip less for a page, BENCHMARKS.md "Lean
 #                             build"); falls back to stable, saying so, when
 #                             that toolchain cannot be installed.
-#   NAMES=1 scripts/build.sh  only the default module and the browser's, with their function
-#                             names kept (wasm-opt -g), into target/names/
-#                             (or LEAN=1's target/lean/names/), for
+#   NAMES=1 scripts/build.sh  only the default module and the browser's
+#                             (saferetry_web), with their function names
+#                             kept (wasm-opt -g), into target/names/ (or
+#                             LEAN=1's target/lean/names/), for
 #                             scripts/wasm-profile.mjs; js/ is left as it is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
