@@ -19,7 +19,7 @@
 // with BENCH_JSON=<file>, the figures are written there.
 import http from "node:http";
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { brotliCompressSync, constants } from "node:zlib";
 import { fileURLToPath } from "node:url";
@@ -57,7 +57,7 @@ function buildPages() {
   rmSync(OUT, { recursive: true, force: true });
   mkdirSync(OUT, { recursive: true });
   const pkg = path.join(NOW, "src");
-  const wasm = path.join(pkg, "saferetry_bg.wasm");
+  const wasm = path.join(pkg, "saferetry_web_bg.wasm"); // the browser's module (web.js)
   const variants = [];
   const add = (name, files, html) => {
     const dir = path.join(OUT, name);
@@ -79,26 +79,29 @@ function buildPages() {
   const sr = `import { RetryPolicy } from ${JSON.stringify(path.join(pkg, "web.js"))}; window.__client = new RetryPolicy(); window.__ready = ${READY};`;
   dir = add("saferetry bundled", { "main.mjs": sr }, page({ script: "app.js" }));
   esbuild(path.join(dir, "main.mjs"), path.join(dir, "app.js"));
-  copyFileSync(wasm, path.join(dir, "saferetry_bg.wasm"));
+  copyFileSync(wasm, path.join(dir, path.basename(wasm)));
   // … plus the README's preload line, so the wasm downloads while the bundle does.
-  const preload = `<link rel="preload" href="saferetry_bg.wasm" as="fetch" type="application/wasm" crossorigin>\n`;
+  const preloadOf = (file) => `<link rel="preload" href="${file}" as="fetch" type="application/wasm" crossorigin>\n`;
+  const preload = preloadOf(path.basename(wasm));
   dir = add("saferetry bundled + preload", { "main.mjs": sr }, page({ head: preload, script: "app.js" }));
   esbuild(path.join(dir, "main.mjs"), path.join(dir, "app.js"));
-  copyFileSync(wasm, path.join(dir, "saferetry_bg.wasm"));
+  copyFileSync(wasm, path.join(dir, path.basename(wasm)));
   if (BEFORE) {
     const old = `import { RetryPolicy } from ${JSON.stringify(path.join(BEFORE, "src/web.js"))}; window.__client = new RetryPolicy(); window.__ready = ${READY};`;
-    dir = add("before: saferetry bundled + preload", { "main.mjs": old }, page({ head: preload, script: "app.js" }));
+    // A package before the browser's module (issue 26) loads the full one.
+    const oldWasm = ["saferetry_web_bg.wasm", "saferetry_bg.wasm"].find((f) => existsSync(path.join(BEFORE, "src", f)));
+    dir = add("before: saferetry bundled + preload", { "main.mjs": old }, page({ head: preloadOf(oldWasm), script: "app.js" }));
     esbuild(path.join(dir, "main.mjs"), path.join(dir, "app.js"));
-    copyFileSync(path.join(BEFORE, "src/saferetry_bg.wasm"), path.join(dir, "saferetry_bg.wasm"));
+    copyFileSync(path.join(BEFORE, "src", oldWasm), path.join(dir, oldWasm));
   }
   // … with the wasm inlined in the bundle as bytes and compiled synchronously
   // (an experiment, not a shipped entry: one request instead of two).
   dir = add("saferetry bundled, wasm inlined", {
     "main.mjs": `import bytes from ${JSON.stringify(wasm)};
-import { initSync } from ${JSON.stringify(path.join(pkg, "saferetry.js"))};
+import { initSync, Outcome, Policy } from ${JSON.stringify(path.join(pkg, "saferetry_web.js"))};
 import { loaded } from ${JSON.stringify(path.join(pkg, "load.js"))};
 import { RetryPolicy } from ${JSON.stringify(path.join(pkg, "core.js"))};
-initSync({ module: bytes }); loaded();
+initSync({ module: bytes }); loaded({ Outcome, Policy });
 window.__client = new RetryPolicy(); window.__ready = ${READY};`,
   }, page({ script: "app.js" }));
   esbuild(path.join(dir, "main.mjs"), path.join(dir, "app.js"), ["--loader:.wasm=binary"]);
@@ -109,8 +112,8 @@ window.__client = new RetryPolicy(); window.__ready = ${READY};`,
   mkdirSync(path.join(OUT, "saferetry unbundled/pkg"), { recursive: true });
   add("saferetry unbundled", { ...files, "app.js": app }, page({ script: "app.js", importMap: { saferetry: "./pkg/web.js" } }));
   // … with modulepreload for the import chain and preload for the wasm.
-  const hints = ["web.js", "core.js", "executor.js", "attempts.js", "body.js", "packed.js", "request.js", "load.js", "saferetry.js"].map((f) => `<link rel="modulepreload" href="pkg/${f}">\n`).join("")
-    + preload.replace('href="saferetry_bg.wasm"', 'href="pkg/saferetry_bg.wasm"');
+  const hints = ["web.js", "core.js", "executor.js", "attempts.js", "body.js", "packed.js", "request.js", "load.js", "saferetry_web.js"].map((f) => `<link rel="modulepreload" href="pkg/${f}">\n`).join("")
+    + preloadOf(`pkg/${path.basename(wasm)}`);
   mkdirSync(path.join(OUT, "saferetry unbundled + hints/pkg"), { recursive: true });
   add("saferetry unbundled + hints", { ...files, "app.js": app }, page({ head: hints, script: "app.js", importMap: { saferetry: "./pkg/web.js" } }));
   return variants;

@@ -12,9 +12,10 @@
 #                             gzip less for a page, BENCHMARKS.md "Lean
 #                             build"); falls back to stable, saying so, when
 #                             that toolchain cannot be installed.
-#   NAMES=1 scripts/build.sh  only the default module, with its function
-#                             names kept (wasm-opt -g), into target/names/
-#                             (or LEAN=1's target/lean/names/), for
+#   NAMES=1 scripts/build.sh  only the default module and the browser's
+#                             (saferetry_web), with their function names
+#                             kept (wasm-opt -g), into target/names/ (or
+#                             LEAN=1's target/lean/names/), for
 #                             scripts/wasm-profile.mjs; js/ is left as it is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,8 +44,11 @@ if [ "${LEAN:-}" = 1 ]; then
 fi
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="${remap[*]}"
 
-# Four modules from one crate (src/host/mod.rs): the package's default one
-# (`saferetry`: the policy, the engine, the host, the leased client), the
+# Five modules from one crate (src/host/mod.rs): the package's default one
+# (`saferetry`: the policy, the engine, the host, the leased client) and
+# the same for browsers without the redirect hops a browser never runs
+# (`saferetry_web`, `--features browser`: js/src/web.js and sw.js load it,
+# Node, Deno, Bun and workerd the default one), the
 # fleet's authority (`saferetry_authority`, `--features authority`), which
 # only `saferetry/cloudflare`, a leader tab and `import { BudgetAuthority }`
 # load, and the durable outbox's rules (`saferetry_outbox`, `--features
@@ -68,11 +72,13 @@ strip=(--strip-debug)
 if [ "${NAMES:-}" = 1 ]; then
   strip=(-g) # the name section stays; the code is the shipped module's
   out=$target/names module saferetry
-  echo "build: $target/names/saferetry_bg.wasm (node scripts/wasm-profile.mjs)"
+  out=$target/names module saferetry_web --features browser
+  echo "build: $target/names/saferetry_bg.wasm and saferetry_web_bg.wasm, the browser's (node scripts/wasm-profile.mjs)"
   exit 0
 fi
-rm -rf js/pkg js/src/saferetry.js js/src/saferetry_bg.wasm js/src/saferetry_authority.js js/src/saferetry_authority_bg.wasm js/src/saferetry_outbox.js js/src/saferetry_outbox_bg.wasm js/src/saferetry_redis.js js/src/saferetry_redis_bg.wasm
+rm -rf js/pkg js/src/saferetry.js js/src/saferetry_bg.wasm js/src/saferetry_web.js js/src/saferetry_web_bg.wasm js/src/saferetry_authority.js js/src/saferetry_authority_bg.wasm js/src/saferetry_outbox.js js/src/saferetry_outbox_bg.wasm js/src/saferetry_redis.js js/src/saferetry_redis_bg.wasm
 module saferetry
+module saferetry_web --features browser
 module saferetry_authority --features authority
 module saferetry_outbox --features outbox
 module saferetry_redis --features redis

@@ -42,10 +42,12 @@ const gz = (bytes) => gzipSync(bytes, { level: 9 }).length;
 
 const parts = [
   ["wasm", ["src/saferetry_bg.wasm"]],
+  ["wasm, browser", ["src/saferetry_web_bg.wasm"]],
   ["wasm, authority", ["src/saferetry_authority_bg.wasm"]],
   ["wasm, outbox", ["src/saferetry_outbox_bg.wasm"]],
   ["wasm, redis", ["src/saferetry_redis_bg.wasm"]],
   ["glue", ["src/saferetry.js"]],
+  ["glue, browser", ["src/saferetry_web.js"]],
   ["glue, authority", ["src/saferetry_authority.js"]],
   ["glue, outbox", ["src/saferetry_outbox.js"]],
   ["glue, redis", ["src/saferetry_redis.js"]],

@@ -11,7 +11,7 @@
 //     helper LTO now inlines into its one caller instead of dropping it)
 //
 // The file must keep its name section: `NAMES=1 scripts/build.sh` builds the
-// default module as the shipped one is built (same cargo flags, wasm-bindgen
+// default module (and the browser's, target/names/saferetry_web_bg.wasm) as the shipped one is built (same cargo flags, wasm-bindgen
 // and `wasm-opt -Oz`), with `-g` in place of `--strip-debug`. `--depth`: how
 // many path segments name a group (saferetry's own paths get one more:
 // saferetry::policy::classify). Functions without a Rust path (wasm-bindgen's

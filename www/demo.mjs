@@ -17,7 +17,7 @@ import { isMain, startFaultServer } from './server/fault-server.mjs';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PAGE = '/static/www/index.html';
-const BUILT = ['js/src/saferetry.js', 'js/src/saferetry_bg.wasm'];
+const BUILT = ['js/src/saferetry_web.js', 'js/src/saferetry_web_bg.wasm']; // the browser's module (js/src/web.js)
 
 /** Starts the fault server with the page; resolves to `{ url, server, close }`. */
 export async function startDemo({ port = 0 } = {}) {

@@ -1,12 +1,11 @@
 // The public API over the wasm `Policy`. Glue only: every retry decision is
 // made in Rust (src/policy); this file adapts outcomes to `fetch` semantics
 // and to a UI store.
-import { Outcome, Policy } from "./saferetry.js";
+// The classes of the entry's module: saferetry.js or, in browsers, saferetry_web.js.
+import { assertLoaded, Outcome, Policy } from "./load.js";
 import { drive, exchange } from "./executor.js";
 import * as attempts from "./attempts.js";
 import { abortBefore, bodyOf, prepare, read } from "./request.js";
-
-import { assertLoaded } from "./load.js";
 
 // Response (or the host's own error, for a refused request) -> the report
 // of the operation that produced it, or, until someone reads it, the wasm

@@ -1,26 +1,28 @@
 // Whether the wasm module is ready, and the errors when it is not. Each
-// runtime's entry instantiates the module and calls `loaded()`; the API
-// checks `assertLoaded()` so that a build which lost the entry's
-// initialisation says so instead of failing deep inside the glue.
+// runtime's entry instantiates its module — the full one (saferetry.js) or,
+// in browsers, the one without redirect hops (saferetry_web.js) — and
+// calls `loaded()` with its glue; the API checks `assertLoaded()` so that a
+// build which lost the entry's initialisation says so instead of failing
+// deep inside the glue.
 const BUNDLING = 'see "Install and bundle" in saferetry\'s README';
 let ready = false;
 let hops; // hops.js's `follow`: a browser's `fetch` follows redirects itself (src/policy/redirect.rs)
 
-/** Called by the runtime's entry once the wasm module is instantiated,
- * with hops.js's `follow` outside browsers. */
-export function loaded(follow) {
+/** The classes of the module the entry loaded (core.js reads them). */
+export let Policy, Outcome;
+
+/** Called by the runtime's entry once its wasm module is instantiated, with
+ * the module's glue and, outside browsers, hops.js's `follow`. */
+export function loaded(glue, follow) {
+  ({ Policy, Outcome } = glue);
   ready = true;
   hops ??= follow;
 }
 
-/** hops.js's `follow`; without one, the attempt fails before sending. */
+/** hops.js's `follow`, for the attempts of the full module (which follows
+ * redirects only where an entry gave it hops.js). */
 export function follower() {
-  return hops ?? noHops;
-}
-
-function noHops(chain) {
-  chain.free();
-  throw new Error(`saferetry: this entry cannot follow redirects hop by hop (the browser entry, src/web.js, loaded outside a browser?); ${BUNDLING}`);
+  return hops;
 }
 
 /** The error an entry throws when the wasm file cannot be loaded. It names

@@ -1,7 +1,7 @@
 // Node, Deno and Bun: the wasm bytes come from disk, compiled synchronously.
 // Declared in package.json `sideEffects` so that no bundler drops this.
 import { readFileSync } from "node:fs";
-import { initSync } from "./saferetry.js";
+import { initSync, Outcome, Policy } from "./saferetry.js";
 import { follow } from "./hops.js";
 import { loaded, loadFailed } from "./load.js";
 
@@ -11,7 +11,7 @@ try {
 } catch (error) {
   throw loadFailed(wasm, error);
 }
-loaded(follow);
+loaded({ Outcome, Policy }, follow);
 
 export * from "./core.js";
 /** The fleet's authority (README "Fleet budgets"): a module of its own, instantiated at its first `new`. */

@@ -1,16 +1,17 @@
 // Browsers and bundlers: the browser (or the bundler's asset) fetches the
-// wasm file that sits beside this one. Declared in package.json
-// `sideEffects` so that no bundler drops this initialisation.
-import init from "./saferetry.js";
+// wasm file that sits beside this one: the browser's module, without the
+// redirect hops a browser never runs (src/host/nohops.rs). Declared in
+// package.json `sideEffects` so that no bundler drops this initialisation.
+import init, { Outcome, Policy } from "./saferetry_web.js";
 import { loaded, loadFailed } from "./load.js";
 
-const wasm = new URL("./saferetry_bg.wasm", import.meta.url);
+const wasm = new URL("./saferetry_web_bg.wasm", import.meta.url);
 try {
   await init({ module_or_path: wasm });
 } catch (error) {
   throw loadFailed(wasm, error);
 }
-loaded(); // no js/src/hops.js: the browser's `fetch` follows redirects
+loaded({ Outcome, Policy }); // no js/src/hops.js: the browser's `fetch` follows redirects
 
 export * from "./core.js";
 /** The fleet's authority (README "Fleet budgets"): a module of its own, which a bundler leaves out of a build that does not use it. */

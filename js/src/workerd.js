@@ -2,12 +2,12 @@
 // default rule for `.wasm`). Declared in package.json `sideEffects` so that
 // no bundler drops this.
 import wasm from "./saferetry_bg.wasm";
-import { initSync } from "./saferetry.js";
+import { initSync, Outcome, Policy } from "./saferetry.js";
 import { follow } from "./hops.js";
 import { loaded } from "./load.js";
 
 initSync({ module: wasm });
-loaded(follow);
+loaded({ Outcome, Policy }, follow);
 
 export * from "./core.js";
 /** The fleet's authority (README "Fleet budgets"): a module of its own, instantiated at its first `new`. */

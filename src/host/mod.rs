@@ -7,23 +7,27 @@
 //! objects of a call and of its attempts stay in JavaScript: the machine
 //! names them by number (`glue::Held`).
 //!
-//! One crate, three wasm modules (DESIGN §3, "Pay for what you use"): the
+//! One crate, five wasm modules (DESIGN §3, "Pay for what you use"): the
 //! default build exports the policy, the engine, the host and the leased
-//! client (`Policy`); `--features authority` builds the fleet's authority
-//! alone (`BudgetAuthority`, the readers of lease requests and of its saved
+//! client (`Policy`), for Node, Deno, Bun and workerd; `--features browser`
+//! builds the same for browsers without the redirect hops (`hops.rs`, the
+//! `Chain` export: a browser's `fetch` follows redirects itself, so
+//! `policy::redirect::follower` never says we do there), `nohops.rs` in
+//! their place, loaded by js/src/web.js and sw.js (4.9 KB gzip less for a
+//! page). `--features authority` builds the fleet's authority alone
+//! (`BudgetAuthority`, the readers of lease requests and of its saved
 //! state), which only `saferetry/cloudflare`, a leader tab and
 //! `import { BudgetAuthority }` load; `--features outbox` builds the
-//! durable outbox's rules alone (`OutboxRules`), a third module loaded only
-//! at a first outbox (js/src/outbox.js): a page that only retries, a leader
-//! tab or a `RetryBudget` pays for none of it (7.7 KB gzip).
-//! `--features redis` (which implies `authority`) builds a fourth module
-//! for `saferetry/redis` alone: the authority plus the Redis budget's
-//! read–decide–write loop (`redis`), the one place where Rust waits on
-//! JavaScript by nature (the Redis client's answers, each under a
-//! gloo-timers time limit). Only a server that imports `saferetry/redis`
-//! loads it; the default and the authority's modules are unchanged by it.
-//! Each module links only what its
-//! exports reach; the helpers the two share are compiled into both.
+//! durable outbox's rules alone (`OutboxRules`), loaded only at a first
+//! outbox (js/src/outbox.js): a page that only retries, a leader tab or a
+//! `RetryBudget` pays for none of it (7.7 KB gzip). `--features redis`
+//! (which implies `authority`) builds a module for `saferetry/redis`
+//! alone: the authority plus the Redis budget's read–decide–write loop
+//! (`redis`), the one place where Rust waits on JavaScript by nature (the
+//! Redis client's answers, each under a gloo-timers time limit). Only a
+//! server that imports `saferetry/redis` loads it; the default and the
+//! authority's modules are unchanged by it. Each module links only what
+//! its exports reach; the helpers they share are compiled into each.
 
 #[cfg(feature = "authority")]
 mod authority;
@@ -54,6 +58,10 @@ default_module_only! {
     mod exports;
     mod fleet;
     mod glue;
+    #[cfg(not(feature = "browser"))]
+    mod hops;
+    #[cfg(feature = "browser")]
+    #[path = "nohops.rs"]
     mod hops;
     mod io;
     mod machine;

@@ -39,7 +39,9 @@ pub struct Prepared {
     pub signal: bool,
     /// The caller's `redirect` (`init`'s, else the Request's).
     pub redirect: Option<String>,
-    /// `mode: "same-origin"`: a redirect to another origin is refused.
+    /// `mode: "same-origin"`: a redirect to another origin is refused (by
+    /// the hops, which the browser's module has not: src/host/nohops.rs).
+    #[cfg_attr(feature = "browser", allow(dead_code))]
     pub same_origin: bool,
     /// What says whether the request fails whatever the network does
     /// (`policy::runtime::doomed`): its mode, whether it carries integrity

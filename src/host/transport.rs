@@ -275,10 +275,13 @@ impl FetchTransport {
 
     async fn attempt(&self) -> Outcome {
         let (chain, followed) = match follower(self.runtime, self.prepared.redirect.as_deref()) {
+            #[cfg(not(feature = "browser"))]
             Follower::Us => {
                 let (chain, followed) = hops::chain(self);
                 (Some(chain), Some(followed))
             }
+            #[cfg(feature = "browser")]
+            Follower::Us => return Err(hops::unfollowed(&self.glue)),
             Follower::Host => (None, None),
         };
         let attempt = self.start(chain);

@@ -26,7 +26,8 @@ const COMPAT_DATE = '2025-06-01';
 const BUILD_MS = 120_000;
 const RUN_MS = 30_000;
 const RUN_BUDGET_MS = 12 * 60_000;
-const WASM = 'saferetry_bg.wasm';
+const WASM = 'saferetry_bg.wasm'; // Node, Deno, Bun, workerd
+const WEB_WASM = 'saferetry_web_bg.wasm'; // browsers (src/web.js): the same without the redirect hops
 const AUTHORITY_WASM = 'saferetry_authority_bg.wasm';
 const OUTBOX_WASM = 'saferetry_outbox_bg.wasm'; // the outbox's rules (README "Outbox")
 const t0 = Date.now();
@@ -82,14 +83,14 @@ async function mustExec(name, cmd, args, opts) {
   return r;
 }
 
-const wasmOf = (pkgDir) => path.join(pkgDir, 'src', WASM);
-
 /** The README's recipe for bundlers that leave `new URL(..., import.meta.url)`
  * alone (esbuild, Bun): the wasm files next to the bundle — the package's
- * and the fleet authority's, which a namespace or dynamic import keeps in
- * the bundle (a named import of `RetryPolicy` leaves it out). */
-function copyWasmBeside(ctx, distDir) {
-  for (const f of [WASM, AUTHORITY_WASM, OUTBOX_WASM]) copyFileSync(path.join(ctx.pkgDir, 'src', f), path.join(distDir, f));
+ * (for a page the browser's, `saferetry_web_bg.wasm`, and only it: a page
+ * bundle that asked for the full one would fail to load) and the fleet
+ * authority's and the outbox's, which a namespace or dynamic import keeps
+ * in the bundle (a named import of `RetryPolicy` leaves them out). */
+function copyWasmBeside(ctx, distDir, page = false) {
+  for (const f of [page ? WEB_WASM : WASM, AUTHORITY_WASM, OUTBOX_WASM]) copyFileSync(path.join(ctx.pkgDir, 'src', f), path.join(distDir, f));
 }
 
 /** The app as it is, run by `host`'s own resolver. */
@@ -104,7 +105,7 @@ const BUILDS = {
   async 'esbuild-browser'(ctx, dir) {
     writeFileSync(path.join(dir, 'main.mjs'), MAIN.browser(ctx.style));
     await mustExec('esbuild', path.join(BIN, 'esbuild'), ['main.mjs', '--bundle', '--format=esm', '--platform=browser', '--outfile=dist/main.js', '--log-level=warning'], { cwd: dir });
-    if (!ctx.withoutWasm) copyWasmBeside(ctx, path.join(dir, 'dist'));
+    if (!ctx.withoutWasm) copyWasmBeside(ctx, path.join(dir, 'dist'), true);
     writeFileSync(path.join(dir, 'dist/index.html'), page('main.js'));
     return { host: 'browser', html: 'dist/index.html' };
   },
@@ -125,14 +126,14 @@ const BUILDS = {
     writeFileSync(path.join(dir, 'index.html'), page('./main.mjs'));
     writeFileSync(path.join(dir, 'vite.config.mjs'), `export default { root: ${JSON.stringify(dir)}, base: "./", logLevel: "warn", build: { outDir: "dist", emptyOutDir: true } };\n`);
     await mustExec('vite', path.join(BIN, 'vite'), ['build', '--config', 'vite.config.mjs'], { cwd: dir });
-    return { host: 'browser', html: 'dist/index.html' };
+    return { host: 'browser', html: 'dist/index.html', emits: 'dist' };
   },
   async webpack(ctx, dir) {
     writeFileSync(path.join(dir, 'main.mjs'), MAIN.browser(ctx.style));
     writeFileSync(path.join(dir, 'webpack.config.mjs'), `export default { mode: "production", entry: "./main.mjs", output: { path: ${JSON.stringify(path.join(dir, 'dist'))}, filename: "main.js", clean: true }, performance: { hints: false } };\n`);
     await mustExec('webpack', path.join(BIN, 'webpack'), ['--config', 'webpack.config.mjs', '--no-stats'], { cwd: dir });
     writeFileSync(path.join(dir, 'dist/index.html'), page('main.js', null));
-    return { host: 'browser', html: 'dist/index.html' };
+    return { host: 'browser', html: 'dist/index.html', emits: 'dist' };
   },
   async wrangler(ctx, dir) { // Wrangler's own build, offline: a dry run to a folder
     writeFileSync(path.join(dir, 'main.mjs'), MAIN.workerd(ctx.style));
@@ -145,7 +146,7 @@ const BUILDS = {
   async 'bun-browser'(ctx, dir) {
     writeFileSync(path.join(dir, 'main.mjs'), MAIN.browser(ctx.style));
     await mustExec('bun build', path.join(BIN, 'bun'), ['build', 'main.mjs', '--target=browser', '--format=esm', '--outfile=dist/main.js'], { cwd: dir, env: { DO_NOT_TRACK: '1' } });
-    copyWasmBeside(ctx, path.join(dir, 'dist'));
+    copyWasmBeside(ctx, path.join(dir, 'dist'), true);
     writeFileSync(path.join(dir, 'dist/index.html'), page('main.js'));
     return { host: 'browser', html: 'dist/index.html' };
   },
@@ -187,6 +188,18 @@ function unbundledWorkerdModules(ctx, dir) {
     modules.push({ name: file === entry ? 'app/app/saferetry' : path.posix.normalize(`app/app/${rel}`), file, type });
   }
   return modules;
+}
+
+/** A page bundler that copies the wasm itself (Vite, webpack: under names of
+ * its own) copied the browser's module and not the full one (byte for
+ * byte); null when it did, else why not. */
+function emittedWasm(ctx, distDir) {
+  const bytes = (f) => readFileSync(f).toString('base64');
+  const [web, full] = [WEB_WASM, WASM].map((f) => bytes(path.join(ctx.pkgDir, 'src', f)));
+  const files = readdirSync(distDir, { recursive: true }).filter((f) => String(f).endsWith('.wasm'));
+  const emitted = files.map((f) => bytes(path.join(distDir, String(f))));
+  if (emitted.includes(full)) return `the page's build carries the full module (${WASM}), not only the browser's: ${files.join(', ')}`;
+  return emitted.includes(web) ? null : `the page's build carries no ${WEB_WASM}: ${files.join(', ') || 'no .wasm'}`;
 }
 
 // ---------------- hosts: run a built output, get its result ----------------
@@ -253,6 +266,10 @@ async function runCase(ctx, target, style) {
   if (r?.error) return r.error;
   const got = { status: r?.status, body: r?.body, attempts: r?.attempts, runtime: r?.runtime };
   if (JSON.stringify(got) !== JSON.stringify(want)) return `got ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`;
+  if (built.emits) {
+    const wrong = emittedWasm(ctx, path.join(dir, built.emits));
+    if (wrong) return wrong;
+  }
   const requests = await serverCount(ctx, runId);
   return requests === 2 ? null : `the server saw ${requests} requests, expected 2`;
 }
@@ -266,7 +283,8 @@ async function runMissingWasm(ctx, target) {
   const built = await BUILDS[target]({ ...ctx, style: 'named', withoutWasm: true }, dir);
   const r = await HOSTS[built.host](built, ctx, dir, `b${process.pid}-${++seq}`);
   const text = String(r?.error ?? '');
-  return text.includes(WASM) && text.includes('Install and bundle') ? null : `expected an error naming ${WASM} and "Install and bundle", got ${JSON.stringify(r).slice(0, 600)}`;
+  const file = built.host === 'browser' ? WEB_WASM : WASM;
+  return text.includes(file) && text.includes('Install and bundle') ? null : `expected an error naming ${file} and "Install and bundle", got ${JSON.stringify(r).slice(0, 600)}`;
 }
 
 /** The core without a runtime entry (what a build that dropped the entry's
@@ -299,6 +317,37 @@ async function runFollowerBundled(ctx) {
   return JSON.stringify(carried) === JSON.stringify(want) ? null : `hops.js in the bundle: got ${JSON.stringify(carried)}, want ${JSON.stringify(want)}`;
 }
 
+/** The browser's module outside a browser (a page bundle that Deno runs:
+ * its `fetch` reads the wasm from a file URL) has no redirect hops, which
+ * Deno's attempts need (`policy::redirect::follower`): each attempt fails
+ * before sending, with the error the full module gave when an entry handed
+ * it no hops (src/host/nohops.rs), and the server sees nothing. */
+async function runBrowserModuleOutside(ctx) {
+  const dir = path.join(ctx.root, 'browser-module-in-deno');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(path.join(dir, 'dist'), { recursive: true });
+  writeFileSync(path.join(dir, 'main.mjs'), `import { RetryPolicy } from "saferetry";
+const [base, runId] = Deno.args;
+const policy = new RetryPolicy({ maxAttempts: 2, baseMs: 1, capMs: 5 });
+try {
+  const res = await policy.fetch(\`\${base}/s/seq/\${runId}?steps=200\`);
+  console.log(JSON.stringify({ status: res.status }));
+} catch (e) {
+  const attempts = e.report?.attempts.map((a) => \`\${a.error?.stage}/\${a.error?.code}\`);
+  console.log(JSON.stringify({ name: e.name, reason: e.reason, attempts, cause: e.cause?.message, runtime: policy.runtime }));
+}
+`);
+  await mustExec('esbuild', path.join(BIN, 'esbuild'), ['main.mjs', '--bundle', '--format=esm', '--platform=browser', '--outfile=dist/main.js', '--log-level=warning'], { cwd: dir });
+  copyWasmBeside(ctx, path.join(dir, 'dist'), true);
+  const runId = `b${process.pid}-${++seq}`;
+  const r = await runScript({ host: 'deno', script: 'dist/main.js' }, ctx, dir, runId);
+  const cause = 'saferetry: this entry cannot follow redirects hop by hop (the browser entry, src/web.js, loaded outside a browser?); see "Install and bundle" in saferetry\'s README';
+  const want = { name: 'RetryError', reason: 'attempts-exhausted', attempts: ['not-sent/setup', 'not-sent/setup'], cause, runtime: 'deno' };
+  if (JSON.stringify(r) !== JSON.stringify(want)) return `got ${JSON.stringify(r)}, expected ${JSON.stringify(want)}`;
+  const requests = await serverCount(ctx, runId);
+  return requests === 0 ? null : `the server saw ${requests} requests, expected none`;
+}
+
 async function main() {
   const [dirArg, filter] = process.argv.slice(2);
   if (!dirArg) {
@@ -322,6 +371,7 @@ async function main() {
   cases.push(['esbuild-browser without the wasm file: the import names the file', () => runMissingWasm(ctx, 'esbuild-browser')]);
   cases.push(['the core without its runtime entry says it was never initialised', () => runCoreWithoutEntry(ctx)]);
   cases.push(['a page bundle leaves out the redirect follower (hops.js), which Node and Worker bundles carry', () => runFollowerBundled(ctx)]);
+  cases.push(['the browser\'s module run outside a browser fails each attempt before sending, naming the browser entry', () => runBrowserModuleOutside(ctx)]);
   let passed = 0, failed = 0;
   try {
     for (const [name, fn] of cases.filter(([n]) => !filter || n.includes(filter))) {

@@ -90,7 +90,7 @@ const PAGE = `<!doctype html>
 <script type="module" src="/tabs/tab-page.mjs"></script>
 `;
 // ?bundle: the page bundled by esbuild with the README's recipe of before the
-// authority had a module of its own: only saferetry_bg.wasm copied beside
+// authority had a module of its own: only the page's module (saferetry_web_bg.wasm) copied beside
 // the bundle, so no tab can load the authority (check (f)).
 const IMPORTS = '<script type="importmap">{ "imports": { "saferetry": "/pkg/web.js" } }</script>\n<script type="module" src="/tabs/tab-page.mjs"></script>';
 const BUNDLED = PAGE.replace(IMPORTS, '<script type="module" src="/bundle/tab-page.js"></script>');
@@ -102,7 +102,7 @@ function bundlePage() {
   const dir = mkdtempSync(path.join(tmpdir(), 'fleet-bundle-'));
   execFileSync(path.join(REPO, 'node_modules/.bin/esbuild'), [path.join(HERE, 'tab-page.mjs'), '--bundle', '--format=esm',
     '--platform=browser', `--alias:saferetry=${path.join(PKG, 'web.js')}`, `--outdir=${dir}`, '--log-level=warning']);
-  copyFileSync(path.join(PKG, 'saferetry_bg.wasm'), path.join(dir, 'saferetry_bg.wasm'));
+  copyFileSync(path.join(PKG, 'saferetry_web_bg.wasm'), path.join(dir, 'saferetry_web_bg.wasm'));
   return dir;
 }
 const AWAY = '<!doctype html><meta charset="utf-8"><title>away</title><p>away</p>';
@@ -489,7 +489,7 @@ async function main() {
   const asked = process.argv.slice(2);
   const browsers = asked.length ? asked : BROWSERS;
   for (const b of browsers) if (!BROWSERS.includes(b)) { console.error(`unknown browser ${b}`); return 2; }
-  if (!existsSync(path.join(PKG, 'saferetry_bg.wasm'))) { console.error('js/src has no build: run scripts/build.sh'); return 2; }
+  if (!existsSync(path.join(PKG, 'saferetry_web_bg.wasm'))) { console.error('js/src has no build: run scripts/build.sh'); return 2; }
   const deadline = t0 + RUN_BUDGET_MS;
   const fault = await startFaultServer({ port: 0, host: '127.0.0.1' });
   const bundle = bundlePage();

@@ -25,7 +25,7 @@ before(async () => {
   await build({ entryPoints: [path.join(HERE, "page.mjs")], bundle: true, format: "esm", platform: "browser", outfile: path.join(OUT, "page.js"), logLevel: "warning" });
   const html = path.join(OUT, "index.html");
   (await import("node:fs")).writeFileSync(html, '<!doctype html><script type="module" src="/page.js"></script>');
-  server = await startServer({ files: { "/": html, "/page.js": path.join(OUT, "page.js"), "/saferetry_bg.wasm": path.join(REPO, "js/src/saferetry_bg.wasm") } });
+  server = await startServer({ files: { "/": html, "/page.js": path.join(OUT, "page.js"), "/saferetry_web_bg.wasm": path.join(REPO, "js/src/saferetry_web_bg.wasm") } });
   browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: FLAGS, timeout: 30_000 });
   page = await browser.newPage();
   page.setDefaultTimeout(20_000);

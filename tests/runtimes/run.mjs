@@ -258,7 +258,7 @@ async function runBrowser(runtime, { projectDir, suiteDir, mode }, server, filte
     expectEntryUrl = `${server.url}/static/${rel}`;
     // Unbundled, the entry's static `export { BudgetAuthority }` loads the
     // authority's module too (a bundler drops it when unused).
-    expectWasm = ['saferetry_bg.wasm', 'saferetry_authority_bg.wasm'].map((f) => `${server.url}/static/node_modules/saferetry/src/${f}`);
+    expectWasm = ['saferetry_web_bg.wasm', 'saferetry_authority_bg.wasm'].map((f) => `${server.url}/static/node_modules/saferetry/src/${f}`);
     // One page per browser: runs of two browsers at once must not share it.
     const page = path.join(genDir, `page-${runtime}.html`);
     pagePath = webPath(page).slice('/static/'.length);

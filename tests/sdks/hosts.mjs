@@ -32,7 +32,8 @@ const BUILD_MS = 60_000;
 const RUN_MS = 30_000;
 const BUDGET_MS = 3 * 60_000;
 const COMPAT_DATE = '2025-06-01';
-const WASM = 'saferetry_bg.wasm';
+const WASM = 'saferetry_bg.wasm'; // the Worker's (src/workerd.js)
+const WEB_WASM = 'saferetry_web_bg.wasm'; // the page's (src/web.js): the browser's module
 const t0 = Date.now();
 const note = (line) => process.stderr.write(`[sdks hosts ${((Date.now() - t0) / 1000).toFixed(1)} s] ${line}\n`);
 
@@ -52,7 +53,7 @@ async function esbuild(name, entry, outfile, args, projectDir) {
 async function buildBrowser(dir, ctx) {
   mkdirSync(dir, { recursive: true });
   await esbuild('chromium', path.join(HERE, 'hosts/page.mjs'), path.join(dir, 'page.js'), ['--platform=browser'], ctx.projectDir);
-  copyFileSync(path.join(ctx.pkgDir, 'src', WASM), path.join(dir, WASM));
+  copyFileSync(path.join(ctx.pkgDir, 'src', WEB_WASM), path.join(dir, WEB_WASM));
   writeFileSync(path.join(dir, 'index.html'), `<!doctype html>
 <meta charset="utf-8">
 <title>saferetry SDK check</title>

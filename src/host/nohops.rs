@@ -1,0 +1,27 @@
+//! The browser's module (`--features browser`, `saferetry_web`) in place of
+//! `hops.rs`: a browser's `fetch` follows redirects itself, so
+//! `policy::redirect::follower` never says we follow them there, and the
+//! module carries no chain. Where it does say so — the browser entry
+//! loaded outside a browser — the attempt fails before sending.
+
+use super::glue::{Glue, Held};
+use super::transport::{not_sent, FetchTransport, StepFailure};
+use crate::engine::Failed;
+
+/// What an attempt hands js/src/attempts.js for its hops: never one here.
+pub type Chain = js_sys::Object;
+
+/// An attempt's chain, which this module never starts.
+pub enum Followed {}
+
+/// The attempt where `follower` says we follow: not sent.
+pub fn unfollowed(glue: &Glue) -> Failed<Held> {
+    let why = "saferetry: this entry cannot follow redirects hop by hop (the browser entry, src/web.js, loaded outside a browser?); \
+               see \"Install and bundle\" in saferetry's README";
+    not_sent(Held::hold(glue, &js_sys::Error::new(why)))
+}
+
+/// Never called: no attempt here has a chain.
+pub fn failed(_: &FetchTransport, followed: &Followed, _: u32, _: StepFailure) -> Failed<Held> {
+    match *followed {}
+}
