@@ -234,7 +234,6 @@ const glue = {
   aborted: attempts.aborted,
   reason: attempts.reason,
   requestHeader: attempts.requestHeader,
-  replayCopy: attempts.replayCopy,
   replayKeep: attempts.replayKeep,
 
   onLine() {

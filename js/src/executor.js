@@ -7,7 +7,7 @@
 // to `online`, wakes a machine a released permit woke — then reports what
 // happened, until the machine answers its output. It branches on nothing
 // but the kind of work.
-import { attempt, bytes, hold, invoke, keep, next, pending, responseOf, signalOf, upTo, valueOf } from "./attempts.js";
+import { attempt, bytes, hold, invoke, keep, next, pending, replayCopy, responseOf, signalOf, upTo, valueOf } from "./attempts.js";
 
 const AWAIT = 0;
 const SET_TIMER = 1;
@@ -26,6 +26,9 @@ const CHAIN = 4;
 const READ_WHOLE = 16;
 const READ_UP_TO = 17;
 const READ_NEXT = 18;
+// Read a copy of a call's Request body: up to a bound, or whole.
+const COPY_UP_TO = 19;
+const COPY_WHOLE = 20;
 
 // The machines running, by id: how to report a wake-up to each.
 const running = new Map();
@@ -84,6 +87,7 @@ export function drive(m, hooks) {
         if (kind === READ_WHOLE) bytes(at);
         else if (kind === READ_UP_TO) upTo(at, more * 2 ** 32 + arg);
         else if (kind === READ_NEXT) next(at);
+        else if (kind === COPY_UP_TO || kind === COPY_WHOLE) replayCopy(at, more * 2 ** 32 + arg, kind === COPY_WHOLE);
         else if (kind >= FETCH) {
           // Attempt `at` of call `arg` with the `fetch` held as `more`;
           // its step is the machine's next work to await.

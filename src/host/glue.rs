@@ -37,12 +37,6 @@ extern "C" {
     #[wasm_bindgen(method, structural, js_name = requestHeader)]
     pub fn request_header(this: &Glue, call: u32, is_request: bool, name: &str) -> Option<String>;
 
-    /// `replayCopy(call, max, all)`: reads a copy of the call's `Request`
-    /// body (`all`: whole, with `arrayBuffer()`); its step resolves with
-    /// the length, or −1 once more than `max` bytes arrived.
-    #[wasm_bindgen(method, structural, js_name = replayCopy)]
-    pub fn replay_copy(this: &Glue, call: u32, max: f64, all: bool);
-
     /// `replayKeep(call)`: the call sends the bytes its copy read from now
     /// on; false when the `Request` constructor refused them.
     #[wasm_bindgen(method, structural, js_name = replayKeep)]

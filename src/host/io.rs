@@ -67,6 +67,11 @@ pub const CHAIN: u32 = 4;
 pub const READ_WHOLE: u32 = 16;
 pub const READ_UP_TO: u32 = 17;
 pub const READ_NEXT: u32 = 18;
+/// Read a copy of call `id`'s `Request` body (a re-send's,
+/// `super::replay`): up to the bound, or whole (where the host shows no
+/// body stream); its [`step`] answers the length, −1 past the bound.
+pub const COPY_UP_TO: u32 = 19;
+pub const COPY_WHOLE: u32 = 20;
 
 /// How a step settled (a plain value, or the number of a value the
 /// executor holds), or (for a timer) that it fired.
@@ -223,7 +228,8 @@ pub fn fetch(id: u32, call: u32, fetch: u32, bits: u32, chain: Option<Chain>) ->
 }
 
 /// Has the executor read attempt `id`'s body ([`READ_WHOLE`],
-/// [`READ_UP_TO`] `max` bytes, [`READ_NEXT`]); its [`step`] answers.
+/// [`READ_UP_TO`] `max` bytes, [`READ_NEXT`]), or a copy of call `id`'s
+/// ([`COPY_UP_TO`], [`COPY_WHOLE`]); its [`step`] answers.
 pub fn read(id: u32, kind: u32, max: u64) {
     if let Some(io) = current() {
         io.push4(kind, id, max as u32, (max >> 32) as u32);

@@ -12,7 +12,7 @@
 //! reads anew for each attempt.
 
 use super::glue::Glue;
-use super::io::step;
+use super::io::{read, step, COPY_UP_TO, COPY_WHOLE};
 use super::request::{Body, Prepared};
 use crate::policy::limits::REPLAY_BYTES;
 
@@ -33,7 +33,7 @@ pub async fn bound(prepared: &mut Prepared, glue: &Glue) {
         return;
     }
     let call = prepared.call;
-    glue.replay_copy(call, REPLAY_BYTES as f64, prepared.body == Body::Hidden);
+    read(call, if prepared.body == Body::Hidden { COPY_WHOLE } else { COPY_UP_TO }, REPLAY_BYTES);
     let length = step(call).await.ok().and_then(|n| n.as_f64()).filter(|n| *n >= 0.0);
     let kept = length.is_some_and(|n| n as u64 <= REPLAY_BYTES) && glue.replay_keep(call);
     if !kept {
