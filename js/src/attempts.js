@@ -161,9 +161,6 @@ export function errorFacts(error) {
   return out;
 }
 
-/** The facts of the value thrown at `id`, as a failure packs them (after where). */
-export const errorFactsOf = (id) => errorFacts(held.get(id)?.error);
-
 /** A step of attempt `a` failed: the thrown value is kept as the
  * attempt's, and the machine reads where and its facts. */
 function failure(a, at, error) {

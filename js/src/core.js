@@ -222,7 +222,6 @@ const glue = {
   hold: attempts.hold,
   keep: attempts.keep,
   invoke: attempts.invoke,
-  errorFactsOf: attempts.errorFactsOf,
   isPromise: attempts.isPromise,
   text: attempts.text,
   /** A poll's status request: `callOf` of the target held as `target`,

@@ -366,7 +366,7 @@ impl<'a> Ctx<'a> {
         // Under no controller of ours, the input as it is.
         let attempt = Attempt::start(call.id(), self.fetch, 0, None);
         let answer = match step(attempt.id()).await {
-            Ok(status) => Ok((attempt.kept().take(), status.as_f64().filter(|s| *s >= 0.0))),
+            Ok(status) => Ok((attempt.take(), status.as_f64().filter(|s| *s >= 0.0))),
             Err(e) => Err((attempt.kept(), StepFailure::parse(&e).name())),
         };
         // The call's objects went to `fetch` (its start read them).

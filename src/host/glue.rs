@@ -90,11 +90,6 @@ extern "C" {
     #[wasm_bindgen(catch, method, structural)]
     fn invoke(this: &Glue, id: u32, value: &JsValue) -> Result<JsValue, JsValue>;
 
-    /// `errorFactsOf(id)`: the facts of the value `id` holds, as a step's
-    /// failure packs them (after its first field).
-    #[wasm_bindgen(method, structural, js_name = errorFactsOf)]
-    pub fn error_facts_of(this: &Glue, id: u32) -> String;
-
     /// `isPromise(id)`: whether the value held as `id` is a `Promise`.
     #[wasm_bindgen(method, structural, js_name = isPromise)]
     pub fn is_promise(this: &Glue, id: u32) -> bool;

@@ -4,10 +4,10 @@
 //! The engine (`engine::run`, `engine::poll`) is written as async Rust, but
 //! nothing here runs it on a futures executor: [`super::machine::Machine`]
 //! polls it once per event the executor reports, and after each poll the
-//! executor reads the new work off this mailbox — a step of an attempt to
-//! await (its `fetch`, a body read), a caller's hook to call or what it
-//! returned to await, a timer to set or clear, the global `online` event
-//! to listen to — performs it, and reports back. Work is numbers only:
+//! executor reads the new work off this mailbox — an attempt to start (its
+//! `fetch`), a body to read, a step of either to await, a caller's hook to
+//! call or what it returned to await, a timer to set or clear, the global
+//! `online` event to listen to — performs it, and reports back. Work is numbers only:
 //! what it acts on is held by the executor (js/src/attempts.js) and named
 //! by number, and so is a hook's answer. So the module holds no futures
 //! executor, no timer, no JS callback and no JS value: every wait is the

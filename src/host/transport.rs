@@ -112,7 +112,7 @@ impl Attempt {
     }
 
     /// The attempt's number, from here on its holder's to end.
-    fn take(mut self) -> u32 {
+    pub(super) fn take(mut self) -> u32 {
         let id = self.id;
         self.io = None;
         core::mem::forget(self);
