@@ -18,6 +18,7 @@
 extern crate alloc;
 
 pub mod engine;
+pub mod json;
 pub mod packed;
 pub mod policy;
 

@@ -1,25 +1,23 @@
-//! The engine's results as JS values, through serde-wasm-bindgen: states
-//! for `subscribe`, outcomes (with their reports), stats and `onRetry`'s
-//! argument. The policy's types carry the serde derives; what only the
-//! host shows is described here.
+//! The engine's results as JS values: states for `subscribe`, outcomes
+//! (with their reports), stats and `onRetry`'s argument, written as JSON
+//! text (`crate::json`) and made objects by the host's `JSON.parse`. The
+//! policy's types carry the serde derives; what only the host shows is
+//! described here.
 
 use serde::Serialize;
 use wasm_bindgen::JsValue;
 
+use crate::json;
 use crate::policy::reason::Reason;
 use crate::policy::report::{opt_ms, Report};
 use crate::policy::state::{phase_message, Phase};
 
-/// `None` becomes `null` (a `try-later` state's unknown `retryAt`); every
-/// other optional field is skipped when absent.
-const SERIALIZER: serde_wasm_bindgen::Serializer =
-    serde_wasm_bindgen::Serializer::new().serialize_missing_as_null(true);
-
-/// `value` as a plain JS value. Our types have no map keys and no number
-/// beyond 2^53 (milliseconds go out as `f64`), so serializing cannot fail;
-/// if it ever did, the error itself is what JS receives.
+/// `value` as a plain JS value: `None` is `null` (a `try-later` state's
+/// unknown `retryAt`); every other optional field is skipped when absent.
+/// The text is ours and always JSON, so parsing it cannot fail; if it ever
+/// did, the error itself is what JS receives.
 pub fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
-    value.serialize(&SERIALIZER).unwrap_or_else(Into::into)
+    js_sys::JSON::parse(&json::to_string(value)).unwrap_or_else(|e| e)
 }
 
 /// The outcome's data: `{ kind, reason, message, retryAt?, notBefore?, report }`.

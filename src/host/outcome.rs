@@ -3,7 +3,7 @@
 //! stays here and becomes a JS object only when someone reads it
 //! (`reportOf`, a failure's `RetryError`, a UI store's `result`): a
 //! successful `policy.fetch()` whose report nobody asks for makes no
-//! serde-wasm-bindgen object, which was a quarter of its crossings.
+//! object (it once was a quarter of its crossings).
 
 use wasm_bindgen::prelude::*;
 

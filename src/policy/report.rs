@@ -15,7 +15,7 @@ use super::budget::lease::Mode;
 use super::reason::Reason;
 
 /// Milliseconds as a plain number. Serializers may refuse a `u64` above
-/// 2^53 (serde-wasm-bindgen does), and a Retry-After floor can be any
+/// 2^53 (serde-wasm-bindgen did), and a Retry-After floor can be any
 /// size, up to `u64::MAX` for "never": as a number it loses precision
 /// only where no clock could tell.
 pub fn ms<S: Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
