@@ -46,8 +46,8 @@ rust_lane() {
   tier fmt           cargo fmt --check
   tier clippy        bash -c 'cargo clippy --all-targets -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features authority -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features outbox -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features redis -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features browser -- -D warnings'
   tier native        native_tests
-  tier wasm-node     cargo test --target wasm32-unknown-unknown --lib --test policy_tables
-  tier wasm-chromium env WASM_BINDGEN_USE_BROWSER=1 cargo test --target wasm32-unknown-unknown --lib --test policy_tables
+  tier wasm-node     cargo test --target wasm32-unknown-unknown --features std --lib --test policy_tables
+  tier wasm-chromium env WASM_BINDGEN_USE_BROWSER=1 cargo test --target wasm32-unknown-unknown --features std --lib --test policy_tables
   tier sdks          bash -c 'bash scripts/pack-install.sh test-output/sdks-project >/dev/null || exit 1; node tests/sdks/run.mjs test-output/sdks-project; node=$?; node tests/sdks/hosts.mjs test-output/sdks-project && [ $node -eq 0 ]'
   # the durable outbox: Node stores and restarts, IndexedDB + Web Locks in three browsers, a Durable Object (tests/outbox)
   tier outbox        node tests/outbox/run.mjs

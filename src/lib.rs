@@ -11,9 +11,15 @@
 //!   that answers the work to do next; the executor (js/src/executor.js)
 //!   performs it and decides nothing.
 //!
-//! The wasm build uses `std` (serde-wasm-bindgen and the machine's wakers need it)
-//! with `panic = "abort"`: the shipped code has no panicking paths, and a
-//! panic would trap the module for every later call.
+//! The shipped wasm modules are `no_std` (alloc, with talc as the
+//! allocator) and trap on a panic: the shipped code has no panicking paths,
+//! a panic would trap the module for every later call anyway, and without
+//! `std` no panic or allocation-failure message is formatted, so no
+//! `core::fmt` is linked (README "The stack"). The feature `std` (the wasm
+//! test builds, whose harness needs it, and the Redis module, whose
+//! gloo-timers brings it) links `std` and its own panic handler instead.
+
+#![cfg_attr(all(target_arch = "wasm32", not(feature = "std"), not(test)), no_std)]
 
 extern crate alloc;
 
@@ -24,6 +30,16 @@ pub mod policy;
 
 #[cfg(target_arch = "wasm32")]
 mod host;
+#[cfg(target_arch = "wasm32")]
+#[cfg_attr(any(feature = "authority", feature = "outbox"), allow(dead_code))]
+mod local;
+
+/// A panic traps (no message is formatted): no shipped path panics.
+#[cfg(all(target_arch = "wasm32", not(feature = "std"), not(test)))]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
+    core::arch::wasm32::unreachable()
+}
 
 /// talc instead of std's dlmalloc: the same job in a fifth of the code
 /// (the module is 2.6 KB gzip smaller; BENCHMARKS.md).

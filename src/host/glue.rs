@@ -13,6 +13,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::RefCell;
 use js_sys::{Array, Promise};
+use crate::local::Local;
 use wasm_bindgen::prelude::*;
 
 
@@ -157,10 +158,8 @@ extern "C" {
     pub fn on_line(this: &Glue) -> Option<bool>;
 }
 
-thread_local! {
-    /// The glue, for what is ended on drop ([`Held`]): one object, core.js's.
-    static GLUE: RefCell<Option<Glue>> = const { RefCell::new(None) };
-}
+/// The glue, for what is ended on drop ([`Held`]): one object, core.js's.
+static GLUE: Local<RefCell<Option<Glue>>> = Local::new(RefCell::new(None));
 
 /// Keeps `glue` for [`Held`]'s drop (every `Policy` is given the same one).
 pub fn install(glue: &Glue) {
@@ -171,11 +170,9 @@ pub fn install(glue: &Glue) {
     });
 }
 
-thread_local! {
-    /// The next attempt id the machine gives: its own half of the ids
-    /// (js/src/attempts.js gives the other, below 2^31).
-    static NEXT: core::cell::Cell<u32> = const { core::cell::Cell::new(0) };
-}
+/// The next attempt id the machine gives: its own half of the ids
+/// (js/src/attempts.js gives the other, below 2^31).
+static NEXT: Local<core::cell::Cell<u32>> = Local::new(core::cell::Cell::new(0));
 
 /// A fresh id for an attempt the machine starts (`super::io::FETCH`): in
 /// 2^31..2^32, apart from the executor's own.

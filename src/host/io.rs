@@ -24,6 +24,7 @@ use core::cell::{Cell, RefCell};
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
+use crate::local::Local;
 use wasm_bindgen::JsValue;
 
 use super::glue::{aborted, Held};
@@ -95,10 +96,8 @@ pub struct Io {
     came_online: Cell<bool>,
 }
 
-thread_local! {
-    /// The mailbox of the operation being polled.
-    pub static CURRENT: RefCell<Option<Rc<Io>>> = const { RefCell::new(None) };
-}
+/// The mailbox of the operation being polled.
+pub static CURRENT: Local<RefCell<Option<Rc<Io>>>> = Local::new(RefCell::new(None));
 
 fn current() -> Option<Rc<Io>> {
     CURRENT.with(|c| c.borrow().clone())

@@ -23,16 +23,15 @@ use core::cell::{Cell, RefCell};
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
-use std::task::Wake;
+use alloc::task::Wake;
+use crate::local::Local;
 use wasm_bindgen::prelude::*;
 
 use super::glue::Held;
 use super::io::{Io, CURRENT};
 
-thread_local! {
-    static WOKEN: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
-    static NEXT_ID: Cell<u32> = const { Cell::new(0) };
-}
+static WOKEN: Local<RefCell<Vec<u32>>> = Local::new(RefCell::new(Vec::new()));
+static NEXT_ID: Local<Cell<u32>> = Local::new(Cell::new(0));
 
 /// A machine's waker: records the machine's id for the executor.
 struct Woken(u32);

@@ -15,7 +15,7 @@ use super::caller::{list, only_known};
 use super::convert::to_js;
 use crate::policy::classify::Stage;
 use crate::policy::limits::{timer_ms, MAX_TIMER_MS, REPLAY_BYTES};
-use crate::policy::options::{integer_in, OptionError};
+use crate::policy::options::{floor_in, integer_in, OptionError};
 use crate::policy::outbox::{self, Config, Durable, Ended, Entry, Next, Outcome, Progress, Write};
 use crate::policy::reason::Reason;
 use crate::policy::report::opt_ms;
@@ -58,11 +58,11 @@ fn integer(v: &JsValue, max: u64, error: OptionError) -> Result<u64, OptionError
 
 /// An optional epoch time of an outcome (absent when unknown).
 fn opt_time(v: &JsValue) -> Option<u64> {
-    v.as_f64().and_then(|n| integer_in(n.floor(), 0, MAX_MS))
+    v.as_f64().and_then(|n| floor_in(n, 0, MAX_MS))
 }
 
 fn time(v: f64, error: OptionError) -> Result<u64, OptionError> {
-    integer_in(v.floor(), 0, MAX_MS).ok_or(error)
+    floor_in(v, 0, MAX_MS).ok_or(error)
 }
 
 /// An outcome as `policy.run` resolves it: `{ kind, reason, retryAt?, notBefore?, report }`.

@@ -116,6 +116,21 @@ impl Numeric {
     }
 }
 
+/// `value`'s whole part (its floor: it is not negative) in `min..=max`, if
+/// it is a number there (written without `f64::floor`, which is not in
+/// `core`).
+pub fn floor_in(value: f64, min: u64, max: u64) -> Option<u64> {
+    /// 2^64, exactly representable.
+    const BEYOND_U64: f64 = 18_446_744_073_709_551_616.0;
+    if !(0.0..BEYOND_U64).contains(&value) {
+        return None;
+    }
+    // In [0, 2^64) the cast truncates without saturating: the floor.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // as said above
+    let whole = value as u64;
+    (min..=max).contains(&whole).then_some(whole)
+}
+
 /// `value` as an integer in `min..=max`, if it is one (NaN, infinities and
 /// fractions are not). Written without `f64::fract`, which is not in `core`.
 /// The range is compared in integers: `max as f64` rounds above 2^53, so a
