@@ -11,7 +11,8 @@ export interface InstrumentOptions {
    * `fetch`, or instrumentation-undici listens to undici's channel): that span is then the attempt's, nested
    * under the operation's (see `resendAttributes`). */
   attemptSpans?: boolean | "auto";
-  /** Set as the attribute `saferetry.policy` on every span and metric point of this policy. */
+  /** Set as the attribute `saferetry.policy` on every span this policy's instrumentation makes (operation and
+   * attempt spans; an instrumented `fetch`'s own spans keep their attributes) and on every metric point. */
   name?: string;
 }
 

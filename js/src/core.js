@@ -115,13 +115,14 @@ export function reportOf(response) {
   return report;
 }
 
-function settle(out) {
+function settle(out, observe) {
   const response = attempts.handed(out.takeResponse());
   if (response) {
     reports.set(response, out);
     return response;
   }
   const outcome = outcomeOf(out);
+  observe?.(outcome); // the outcome of a call that rejects (js/src/otel.js)
   // `fetch` refused the request in a way no retry changes: its own error.
   if (outcome.reason === "refused") {
     const { cause } = outcome;
@@ -374,14 +375,15 @@ export class RetryPolicy {
    * call it with any `this`, and installable as the global `fetch`. */
   fetch = Object.assign((input, init) => this[Symbol.for("saferetry.observed")](input, init), { [MARK]: HOST });
 
-  /** `fetch` whose `observe` receives every state, as `run`'s (js/src/otel.js; not public API). */
+  /** `fetch` whose `observe` receives every state, as `run`'s, and a rejected call's outcome (js/src/otel.js; not public API). */
   [Symbol.for("saferetry.observed")](input, init, observe) {
     if (reentered(input, init)) return HOST(input, init);
     try {
       const out = this.#policy.execute(...callOf(input, init), subscriber(observe));
+      const done = observe ? (o) => settle(o, observe) : settle;
       // An operation that ended inside the call (its signal had aborted)
       // settles now, as `fetch`'s promise would.
-      return out instanceof Outcome ? Promise.resolve(settle(out)) : drive(out).then(settle);
+      return out instanceof Outcome ? Promise.resolve(done(out)) : drive(out).then(done);
     } catch (error) {
       return Promise.reject(error);
     }

@@ -148,7 +148,7 @@ export function instrument(policy, options = {}) {
       if (resends && init) resendOfInit.set(init, resends);
       return context.with(resends ? rec.ctx.setValue(RESENDS, resends) : rec.ctx, base, undefined, input, init);
     }
-    const attributes = requestAttributes(input, init);
+    const attributes = { ...policyAttributes, ...requestAttributes(input, init) };
     if (resends) attributes["http.request.resend_count"] = resends;
     const span = tracer.startSpan(attributes["http.request.method"], { kind: SpanKind.CLIENT, attributes }, rec.ctx);
     const ctx = trace.setSpan(rec.ctx, span);
@@ -156,9 +156,13 @@ export function instrument(policy, options = {}) {
     propagation.inject(ctx, fields);
     let sent = init;
     if (Object.keys(fields).length) {
-      const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
-      for (const [k, v] of Object.entries(fields)) headers.set(k, v);
-      sent = { ...init, headers };
+      try {
+        const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
+        for (const [k, v] of Object.entries(fields)) headers.set(k, v);
+        sent = { ...init, headers };
+      } catch {
+        // Headers `fetch` refuses: the call goes as it came, for `fetch` to refuse it with its own error.
+      }
     }
     let answer;
     try {
@@ -177,11 +181,16 @@ export function instrument(policy, options = {}) {
     return answer;
   };
 
-  /** Ends `rec`'s span with what `report` (and `outcome`, `error`) say, and records the metrics. */
-  const end = (rec, report, outcome, error) => {
-    const { span } = rec;
+  /** Ends `rec`'s span and records the metrics from the operation's
+   * `outcome`: `run`'s and `poll`'s; a `fetch`'s, the one it rejected with,
+   * else `{ report }` of its Response (kind and message: its last state's).
+   * `error`: what a `fetch` without an outcome threw (a bad option). */
+  const end = (rec, outcome, error) => {
+    const { span, state } = rec;
+    const report = outcome?.report;
+    const kind = outcome?.kind ?? state?.state;
     const attributes = { ...policyAttributes, "http.request.method": rec.attributes["http.request.method"], "saferetry.operation": rec.attributes["saferetry.operation"] };
-    if (outcome) attributes["saferetry.outcome"] = outcome.kind;
+    if (kind) attributes["saferetry.outcome"] = kind;
     if (report) {
       attributes["saferetry.stop_reason"] = report.reason;
       const tries = report.attempts.filter((a) => a.phase === undefined);
@@ -205,23 +214,27 @@ export function instrument(policy, options = {}) {
       retryDelay.record(waited / 1000, attributes);
       duration.record(report.elapsedMs / 1000, attributes);
     }
-    const errorType = error ? (error.reason ?? error.name) : outcome?.kind === "succeeded" ? undefined : outcome?.reason;
+    const errorType = report ? (report.reason === "succeeded" ? undefined : report.reason) : error?.name;
     if (errorType !== undefined) span.setAttribute("error.type", errorType);
     const reason = report?.reason ?? errorType;
-    if (!(reason in STATUS_OF_REASON)) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome?.message ?? reason });
+    if (!(reason in STATUS_OF_REASON)) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome?.message ?? state?.message ?? reason });
     waitEvents(rec, report);
     span.end();
   };
 
-  /** A `waiting` state of the operation (`fetch`'s, `run`'s, `poll`'s)
-   * kept once it ends (the next state, or the operation's end): when it
-   * began, how long it lasted, and how long it could have (`planned_ms`:
-   * for a queue or the network, the deadline). */
+  /** The operation's states (`fetch`'s, `run`'s, `poll`'s), the last one
+   * kept; a `waiting` state kept once it ends (the next state, or the
+   * operation's end): when it began, how long it lasted, and how long it
+   * could have (`planned_ms`: for a queue or the network, the deadline).
+   * A rejected `fetch` hands over its outcome here too (js/src/core.js). */
   const onState = (holder) => (state) => {
-    endWait(holder.rec);
+    const rec = holder.rec;
+    if (state.kind) return void (rec.outcome = state);
+    rec.state = state;
+    endWait(rec);
     if (state.state !== "waiting") return;
     const cause = CAUSE_OF_WHY[state.why] ?? state.why;
-    holder.rec.waiting = { at: Date.now(), attributes: { "saferetry.wait.cause": cause, "saferetry.wait.planned_ms": state.waitMs, "saferetry.attempt": state.attempt } };
+    rec.waiting = { at: Date.now(), attributes: { "saferetry.wait.cause": cause, "saferetry.wait.planned_ms": state.waitMs, "saferetry.attempt": state.attempt } };
   };
   const endWait = (rec) => {
     const w = rec.waiting;
@@ -252,16 +265,16 @@ export function instrument(policy, options = {}) {
       try {
         answer = policy[OBSERVED](input, withTransport(init, transport(holder, baseOf(init))), onState(holder));
       } catch (error) {
-        end(rec, undefined, undefined, error);
+        end(rec, undefined, error);
         throw error;
       }
       return answer.then(
         (response) => {
-          end(rec, reportOf(response));
+          end(rec, { report: reportOf(response) });
           return response;
         },
         (error) => {
-          end(rec, error?.report ?? reportOf(error), undefined, error);
+          end(rec, rec.outcome, error);
           throw error;
         },
       );
@@ -272,7 +285,7 @@ export function instrument(policy, options = {}) {
   /** `run` and `poll`: the operation's states as events, its result ends the span; `retryNow` starts another. */
   const operation = (kind, start) => (input, init, ...rest) => {
     const holder = { rec: begin(kind, input, init) };
-    const watch = (rec, result) => result.then((outcome) => end(rec, outcome.report, outcome));
+    const watch = (rec, result) => result.then((outcome) => end(rec, outcome));
     const op = start(input, withTransport(init, transport(holder, baseOf(init))), ...rest);
     const listen = onState(holder);
     listen(op.state);

@@ -95,13 +95,16 @@ pub fn fetch_failure_stage(runtime: Runtime, e: &ErrorShape, sent: Sent) -> Stag
 }
 
 /// What a rejected `fetch` was: a refusal that will repeat ([`refused`]) or
-/// a network failure, at the stage [`fetch_failure_stage`] proves.
+/// a network failure, at the stage [`fetch_failure_stage`] proves; a
+/// request the host would not build or send is `NotSent` (rule 2: it surely
+/// never reached the server).
 pub fn fetch_failure(runtime: Runtime, e: &ErrorShape, sent: Sent) -> Failure {
     let stage = fetch_failure_stage(runtime, e, sent);
-    if sent.doomed || refused(runtime, e) {
-        Failure::Refused(stage)
-    } else {
-        Failure::Network(stage)
+    match refused(runtime, e) {
+        Some(Refusal::Unsent) => Failure::Refused(Stage::NotSent),
+        Some(Refusal::Other) => Failure::Refused(stage),
+        None if sent.doomed => Failure::Refused(stage),
+        None => Failure::Network(stage),
     }
 }
 
@@ -124,20 +127,23 @@ pub fn doomed(runtime: Runtime, mode: Option<&str>, integrity: bool, cross_origi
 }
 
 /// Causes undici gives a `fetch failed` that will fail the same way on
-/// every attempt: a redirect the request's mode refuses, an integrity
-/// mismatch, a `Location` or URL `fetch` will not fetch, a blocked port, too
-/// many redirects. (Measured with Node 20.20's undici; transient failures
-/// carry a `code` instead, and never one of these messages.)
+/// every attempt: the first [`NODE_ANSWERED`] refuse what came back (a
+/// redirect the request's mode refuses, an integrity mismatch, a `Location`
+/// it will not follow, too many redirects: measured `sent 1` or more), the
+/// others a URL `fetch` will not fetch (its scheme, a blocked port: `sent
+/// 0`). (Measured with Node 20.20's undici; transient failures carry a
+/// `code` instead, and never one of these messages.)
 const NODE_REFUSALS: [&str; 8] = [
     "unexpected redirect",
     "integrity mismatch",
     "URL scheme must be a HTTP(S) scheme",
+    "redirect count exceeded",
     "unknown scheme",
     "bad port",
-    "redirect count exceeded",
     "about scheme is not supported",
     "not implemented... yet...",
 ];
+const NODE_ANSWERED: usize = 4;
 
 /// What reading a response's body does once the caller's signal aborted
 /// (after `fetch` resolved), measured per runtime by the fidelity tier.
@@ -186,8 +192,9 @@ pub fn cross_origin_redirect_is_cors(runtime: Runtime) -> bool {
     runtime == Runtime::Node
 }
 
-/// Bun's codes for a request it refuses to send or a redirect it refuses to
-/// follow (its network failures carry `ECONNREFUSED`, `ECONNRESET`, …).
+/// Bun's codes for a redirect it refuses to follow (the first
+/// [`BUN_ANSWERED`]) or a request it refuses to send (its network failures
+/// carry `ECONNREFUSED`, `ECONNRESET`, …).
 const BUN_REFUSALS: [&str; 7] = [
     "UnexpectedRedirect",
     "UnsupportedRedirectProtocol",
@@ -197,6 +204,7 @@ const BUN_REFUSALS: [&str; 7] = [
     "ERR_INVALID_URL",
     "ERR_BODY_ALREADY_USED",
 ];
+const BUN_ANSWERED: usize = 3;
 
 /// The only messages of a browser's network failure: Chromium's, Firefox's
 /// (and its cut body's) and WebKit's. Every other `TypeError` from `fetch`
@@ -209,35 +217,44 @@ const BROWSER_NETWORK_FAILURES: [&str; 4] = [
     "Content-Length header of network response exceeds response Body.",
 ];
 
-/// Whether a rejected `fetch` failed for a reason that will not change:
-/// the host refused the request before anything left (an invalid header,
-/// method, mode or URL, a body `fetch` cannot send) or for what the answer
-/// was (`redirect: "error"` meeting a redirect, an integrity mismatch, a
-/// `Location` it will not follow). Repeating such a request fails the same
-/// way, so it ends at once with the host's own error. Only shapes measured
-/// in each runtime count (tests/fidelity/error-shapes.md); anything else is
-/// an ordinary network failure, and the stage rules above still say whether
-/// it may have been delivered.
-pub fn refused(runtime: Runtime, e: &ErrorShape) -> bool {
+/// How far a request `fetch` refused ([`refused`]) got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The host would not build or send it: nothing left (every shape
+    /// counted here measured `sent 0`, tests/fidelity/error-shapes.md).
+    Unsent,
+    /// It refused what came back (a redirect its mode forbids, an integrity
+    /// mismatch, a `Location` it will not follow), or we cannot tell which:
+    /// the failure's own stage applies ([`fetch_failure_stage`]).
+    Other,
+}
+
+/// Whether a rejected `fetch` failed for a reason that will not change, and
+/// how far it got: the host refused the request before anything left (an
+/// invalid header, method, mode or URL, a body `fetch` cannot send) or for
+/// what the answer was (`redirect: "error"` meeting a redirect, an
+/// integrity mismatch, a `Location` it will not follow). Repeating such a
+/// request fails the same way, so it ends at once with the host's own
+/// error. Only shapes measured in each runtime count
+/// (tests/fidelity/error-shapes.md); anything else is an ordinary network
+/// failure (`None`), and the stage rules above still say whether it may
+/// have been delivered.
+pub fn refused(runtime: Runtime, e: &ErrorShape) -> Option<Refusal> {
     let type_error = e.name == "TypeError";
     // Node and Deno: every network failure is `TypeError: fetch failed`
     // with a cause; a request they refuse has its own message and no cause
     // (or, for a URL Node cannot parse, an `ERR_INVALID_URL` one).
-    let own_message = type_error
-        && e.message != Some("fetch failed")
-        && (!e.has_cause || e.cause_code == Some("ERR_INVALID_URL"));
-    match runtime {
-        Runtime::Node => {
-            let cause = e.message == Some("fetch failed")
-                && (e.cause_code == Some("ERR_INVALID_URL")
-                    || e.cause_message.is_some_and(|m| NODE_REFUSALS.contains(&m)));
-            own_message || cause
-        }
+    let failed = e.message == Some("fetch failed");
+    let own_message = type_error && !failed && (!e.has_cause || e.cause_code == Some("ERR_INVALID_URL"));
+    // Node: a `Location` undici could not parse.
+    let location = failed && e.cause_code == Some("ERR_INVALID_URL");
+    let node_cause = |of: &[&str]| failed && e.cause_message.is_some_and(|m| of.contains(&m));
+    let bun_code = |of: &[&str]| e.code.is_some_and(|c| of.contains(&c));
+    let refuses = match runtime {
+        Runtime::Node => own_message || location || node_cause(&NODE_REFUSALS),
         Runtime::Deno => own_message,
         // Every network failure has a code.
-        Runtime::Bun => {
-            e.code.is_some_and(|c| BUN_REFUSALS.contains(&c)) || (own_message && e.code.is_none())
-        }
+        Runtime::Bun => bun_code(&BUN_REFUSALS) || (own_message && e.code.is_none()),
         // Network failures are plain `Error`s ("Network connection lost.").
         Runtime::Workerd => type_error && !e.has_cause,
         // WebKit refuses a stream upload with a `NotSupportedError`.
@@ -245,7 +262,24 @@ pub fn refused(runtime: Runtime, e: &ErrorShape) -> bool {
             (type_error && !e.message.is_some_and(|m| BROWSER_NETWORK_FAILURES.contains(&m)))
                 || e.name == "NotSupportedError"
         }
-    }
+    };
+    // Whether it may have refused what came back.
+    let answered = match runtime {
+        Runtime::Node => location || node_cause(&NODE_REFUSALS[..NODE_ANSWERED]),
+        // Deno and workerd refuse an answer with their own message too; each
+        // one measured names the redirect, or the base URL its `Location`
+        // was resolved against.
+        Runtime::Deno | Runtime::Workerd => e
+            .message
+            .map(str::as_bytes)
+            .is_some_and(|m| find(m, b"redirect").or(find(m, b" with base ")).is_some()),
+        Runtime::Bun => bun_code(&BUN_REFUSALS[..BUN_ANSWERED]),
+        // Every failure after sending has one of the network failure
+        // messages (a refused redirect or integrity mismatch included): any
+        // other is a request the browser would not build.
+        Runtime::Browser => false,
+    };
+    refuses.then_some(if answered { Refusal::Other } else { Refusal::Unsent })
 }
 
 #[cfg(test)]
@@ -361,7 +395,7 @@ mod tests {
             (shape("Error", "boom", None), false),
         ];
         for (i, (e, refuses)) in table.iter().enumerate() {
-            assert_eq!(refused(Node, e), *refuses, "row {i}: {e:?}");
+            assert_eq!(refused(Node, e).is_some(), *refuses, "row {i}: {e:?}");
         }
     }
 
@@ -402,7 +436,55 @@ mod tests {
             (Browser, shape("AbortError", "Fetch is aborted", None), false),
         ];
         for (i, (rt, e, refuses)) in table.iter().enumerate() {
-            assert_eq!(refused(*rt, e), *refuses, "row {i}: {rt:?} {e:?}");
+            assert_eq!(refused(*rt, e).is_some(), *refuses, "row {i}: {rt:?} {e:?}");
+        }
+    }
+
+    #[test]
+    fn a_request_the_host_would_not_build_is_refused_not_sent_and_a_refused_answer_keeps_its_stage() {
+        use Failure::{Network, Refused};
+        let failed = |code, message| shape("TypeError", "fetch failed", Some((code, message)));
+        let bun = |code: Option<&'static str>, message| ErrorShape { code, ..shape("TypeError", message, None) };
+        let credentials = "Request cannot be constructed from a URL that includes credentials: http://user:pass@127.0.0.1/x";
+        let bad_url = shape("TypeError", "Failed to parse URL from http://[bad/", Some((Some("ERR_INVALID_URL"), "Invalid URL")));
+        let chromium_credentials = "Failed to execute 'fetch' on 'Window': Request cannot be constructed from a URL that includes credentials: http://user:pass@127.0.0.1/x";
+        let doomed = Sent { doomed: true, ..BUFFERED };
+        // Measured (tests/fidelity/error-shapes.md): the first of each runtime's rows sent nothing.
+        let table: &[(Runtime, ErrorShape, Sent, Failure)] = &[
+            (Node, shape("TypeError", credentials, None), BUFFERED, Refused(NotSent)),
+            (Node, shape("TypeError", "'CONNECT' HTTP method is unsupported.", None), BUFFERED, Refused(NotSent)),
+            (Node, bad_url, BUFFERED, Refused(NotSent)),
+            (Node, failed(None, "bad port"), BUFFERED, Refused(NotSent)),
+            (Node, failed(None, "unknown scheme"), BUFFERED, Refused(NotSent)),
+            (Node, failed(None, "unexpected redirect"), BUFFERED, Refused(MaybeDelivered)),
+            (Node, failed(None, "integrity mismatch"), BUFFERED, Refused(MaybeDelivered)),
+            (Node, failed(Some("ERR_INVALID_URL"), "Invalid URL"), BUFFERED, Refused(MaybeDelivered)),
+            (Node, failed(None, "redirect count exceeded"), BUFFERED, Refused(MaybeDelivered)),
+            (Node, failed(Some("UND_ERR_SOCKET"), "other side closed"), BUFFERED, Network(MaybeDelivered)),
+            (Deno, shape("TypeError", "Invalid header value: \"a\u{0}b\"", None), BUFFERED, Refused(NotSent)),
+            (Deno, shape("TypeError", "Fetch failed: Requests to port 25 are blocked", None), BUFFERED, Refused(NotSent)),
+            (
+                Deno,
+                shape("TypeError", "Fetch failed: Encountered redirect while redirect mode is set to 'error'", None),
+                BUFFERED,
+                Refused(MaybeDelivered),
+            ),
+            (Deno, shape("TypeError", "Fetch failed: Maximum number of redirects (20) reached", None), BUFFERED, Refused(MaybeDelivered)),
+            (Bun, bun(Some("ERR_INVALID_ARG_VALUE"), "fetch() request with GET/HEAD method cannot have body."), BUFFERED, Refused(NotSent)),
+            (Bun, bun(None, "Header 'X-Test' has invalid value"), BUFFERED, Refused(NotSent)),
+            (Bun, bun(Some("UnexpectedRedirect"), "UnexpectedRedirect fetching \"http://127.0.0.1/x\"."), BUFFERED, Refused(MaybeDelivered)),
+            (Workerd, shape("TypeError", "Invalid header value.", None), BUFFERED, Refused(NotSent)),
+            (Workerd, shape("TypeError", "Invalid HTTP method string: CONNECT", None), BUFFERED, Refused(NotSent)),
+            (Workerd, shape("TypeError", "Invalid Location header; unable to follow redirect.", None), BUFFERED, Refused(MaybeDelivered)),
+            (Workerd, shape("TypeError", "Too many redirects.http://127.0.0.1/r?hops=1", None), BUFFERED, Refused(MaybeDelivered)),
+            (Browser, shape("TypeError", chromium_credentials, None), BUFFERED, Refused(NotSent)),
+            (Browser, shape("TypeError", "URL is not valid or contains user credentials.", None), BUFFERED, Refused(NotSent)),
+            (Browser, shape("NotSupportedError", "ReadableStream uploading is not supported", None), STREAMED, Refused(NotSent)),
+            (Browser, shape("TypeError", "Failed to fetch", None), doomed, Refused(MaybeDelivered)),
+            (Browser, shape("TypeError", "Failed to fetch", None), BUFFERED, Network(MaybeDelivered)),
+        ];
+        for (i, &(rt, e, sent, failure)) in table.iter().enumerate() {
+            assert_eq!(fetch_failure(rt, &e, sent), failure, "row {i}: {rt:?} {e:?}");
         }
     }
 

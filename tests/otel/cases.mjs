@@ -1,4 +1,4 @@
-// The six cases' checks, shared by the runtimes whose cases run remotely
+// The cases' checks, shared by the runtimes whose cases run remotely
 // (Chromium's page, the workerd Worker): each gets what the runtime
 // recorded — `{ answer, op, children, sum(metric, where) }`, spans as plain
 // data (`kind`, `status` as numbers) — and the server (`origin`,
@@ -17,6 +17,7 @@ export const CHECKS = [
     assert.equal(op.attributes["saferetry.stop_reason"], "succeeded");
     assert.equal(children.length, 1);
     assert.equal(children[0].kind, CLIENT);
+    assert.equal(children[0].attributes["saferetry.policy"], "success", "the attempt span names its policy");
     assert.equal(server.traceparents("/ok").at(-1), sent(children)[0]);
     assert.equal(sum("saferetry.client.attempts", { "saferetry.attempt.stage": "responded" }), 1);
   }],
@@ -44,7 +45,32 @@ export const CHECKS = [
     assert.equal(answer, "try-later");
     assert.equal(op.attributes["saferetry.outcome"], "try-later");
     assert.equal(typeof op.attributes["saferetry.retry_at"], "number");
+    assert.equal(op.attributes["error.type"], op.attributes["saferetry.stop_reason"]);
     assert.equal(op.status, ERROR);
+  }],
+  ["fetch-later", "a fetch that resolves with the server's 503 but did not succeed carries error.type and outcome, as a run does", ({ answer, op }) => {
+    assert.equal(answer, 503);
+    assert.equal(op.attributes["saferetry.stop_reason"], "wait-exceeds-budget");
+    assert.equal(op.attributes["error.type"], "wait-exceeds-budget");
+    assert.equal(op.attributes["saferetry.outcome"], "try-later");
+    assert.equal(op.status, ERROR);
+  }],
+  ["refused", "a request fetch refuses before sending is one attempt, counted not-sent", ({ answer, op, children, sum }) => {
+    assert.equal(answer, "refused");
+    assert.equal(op.attributes["saferetry.stop_reason"], "refused");
+    assert.equal(op.attributes["error.type"], "refused");
+    assert.equal(op.attributes["saferetry.attempts"], 1);
+    assert.equal(children.length, 1);
+    assert.equal(sum("saferetry.client.attempts", { "saferetry.attempt.stage": "not-sent" }), 1);
+    assert.equal(sum("saferetry.client.attempts", { "saferetry.attempt.stage": "maybe-delivered" }), 0);
+  }],
+  ["fetch-cancel", "a fetch cancelled through its signal ends as a cancelled run does: its stop reason, outcome and attempts, no error status", ({ answer, op }) => {
+    assert.equal(answer, "AbortError");
+    assert.equal(op.attributes["saferetry.stop_reason"], "cancelled");
+    assert.equal(op.attributes["saferetry.outcome"], "cancelled");
+    assert.equal(op.attributes["error.type"], "cancelled");
+    assert.equal(op.attributes["saferetry.attempts"], 1);
+    assert.notEqual(op.status, ERROR);
   }],
   ["redaction", "no credential, cookie, body or query value reaches a span or a metric point", (got, server) => {
     assert.equal(got.op.attributes["url.full"], `${server.origin}/ok?token=REDACTED&page=REDACTED`);

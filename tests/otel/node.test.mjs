@@ -11,7 +11,7 @@ import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
 import { UndiciInstrumentation } from "@opentelemetry/instrumentation-undici";
-import { memoryStore, outbox, RetryError, RetryPolicy } from "../../js/src/node.js";
+import { memoryStore, outbox, reportOf, RetryError, RetryPolicy } from "../../js/src/node.js";
 import { instrument, resendAttributes } from "../../js/src/otel.js";
 import { startServer } from "./server.mjs";
 import { render, SECRETS } from "./tree.mjs";
@@ -40,10 +40,12 @@ after(async () => {
 });
 
 const id = (s) => s.spanContext().spanId;
+/** The operation spans of policy `name` (its attempt spans name it too), in the order they ended. */
+const opsOf = (name) => exporter.getFinishedSpans().filter((s) => s.attributes["saferetry.policy"] === name && "saferetry.operation" in s.attributes);
 /** The operation span of policy `name` and its children, oldest first. */
 function tree(name) {
   const spans = exporter.getFinishedSpans();
-  const ops = spans.filter((s) => s.attributes["saferetry.policy"] === name);
+  const ops = opsOf(name);
   assert.equal(ops.length, 1, `one operation span for ${name}: ${ops.map((s) => s.name)}`);
   const [op] = ops;
   const children = spans.filter((s) => s.parentSpanContext?.spanId === id(op));
@@ -96,6 +98,7 @@ describe("each attempt a span of its own (no instrumented fetch)", () => {
     assert.equal(attempt.kind, SpanKind.CLIENT);
     assert.equal(attempt.attributes["http.response.status_code"], 200);
     assert.equal(attempt.attributes["http.request.resend_count"], undefined);
+    assert.equal(attempt.attributes["saferetry.policy"], "success", "the attempt span names its policy, as the operation's does");
     const sent = server.seen.get("/ok").at(-1).traceparent;
     assert.equal(sent, `00-${attempt.spanContext().traceId}-${id(attempt)}-01`);
     assert.equal(await sumOf("saferetry.client.attempts", "success", { "saferetry.attempt.stage": "responded" }), 1);
@@ -191,7 +194,7 @@ describe("each attempt a span of its own (no instrumented fetch)", () => {
     await (await p.fetch(url, init)).text();
     const refused = await p.fetch(`http://user:pa55word@127.0.0.1:1/ok`).catch((e) => e);
     assert.ok(refused instanceof TypeError);
-    const spans = exporter.getFinishedSpans().filter((s) => s.attributes["saferetry.policy"] === "redaction");
+    const spans = opsOf("redaction");
     assert.equal(spans.length, 2);
     const all = exporter.getFinishedSpans().filter((s) => spans.some((o) => id(o) === id(s) || s.parentSpanContext?.spanId === id(o)));
     console.log(render(all));
@@ -233,12 +236,137 @@ describe("each attempt a span of its own (no instrumented fetch)", () => {
   });
 });
 
+/** What an operation span says happened. */
+const said = (s) => ({
+  stop: s.attributes["saferetry.stop_reason"],
+  outcome: s.attributes["saferetry.outcome"],
+  errorType: s.attributes["error.type"],
+  status: s.status.code,
+  attempts: s.attributes["saferetry.attempts"],
+  waited: typeof s.attributes["saferetry.wait_ms"],
+});
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+/** Resolves once the server received one more request to `path` than `before` (bounded). */
+async function arrived(path, before) {
+  for (let i = 0; i < 300 && (server.seen.get(path)?.length ?? 0) <= before; i++) await sleep(10);
+  assert.ok(server.seen.get(path)?.length > before, `a request to ${path} arrived`);
+}
+
+describe("an operation's span says what happened, the same for fetch, run and poll", () => {
+  test("a try-later operation's span has error.type, its stop reason, beside status Error: a run, a poll and a fetch alike", async () => {
+    const p = policy("try-later-each");
+    assert.equal((await p.run(`${server.origin}/later`).result).kind, "try-later");
+    const polled = await p.poll(`${server.origin}/ok`, { method: "POST", body: "x" }, { status: `${server.origin}/later`, phases: [{ everyMs: 20 }] }).result;
+    assert.equal(polled.kind, "try-later");
+    const response = await p.fetch(`${server.origin}/later`);
+    assert.equal(response.status, 503);
+    assert.equal(reportOf(response).reason, "wait-exceeds-budget");
+    const ops = opsOf("try-later-each");
+    console.log(render(ops));
+    assert.deepEqual(ops.map((s) => s.name), ["saferetry.run GET", "saferetry.poll POST", "saferetry.fetch GET"]);
+    for (const op of ops) {
+      assert.equal(op.status.code, SpanStatusCode.ERROR, op.name);
+      assert.equal(op.attributes["saferetry.outcome"], "try-later", op.name);
+      assert.equal(op.attributes["error.type"], "wait-exceeds-budget", op.name);
+      assert.equal(op.attributes["error.type"], op.attributes["saferetry.stop_reason"], op.name);
+    }
+  });
+
+  test("a fetch that resolves with a Response that did not succeed says what a run of the same request says: stop reason, outcome, error.type, status", async () => {
+    const cases = [
+      ["wait", "/later", {}, "wait-exceeds-budget"],
+      ["exhausted", "/later", { maxAttempts: 1 }, "attempts-exhausted"],
+      ["stopped", "/missing", {}, "http-stop"],
+    ];
+    for (const [tag, path, options, reason] of cases) {
+      const response = await policy(`resolved-${tag}-fetch`, options).fetch(`${server.origin}${path}`);
+      await response.text();
+      assert.equal(reportOf(response).reason, reason);
+      const outcome = await policy(`resolved-${tag}-run`, options).run(`${server.origin}${path}`).result;
+      assert.equal(outcome.reason, reason);
+      const [viaFetch] = opsOf(`resolved-${tag}-fetch`);
+      const [viaRun] = opsOf(`resolved-${tag}-run`);
+      console.log(render([viaFetch, viaRun]));
+      assert.deepEqual(said(viaFetch), said(viaRun), `${tag}: fetch and run say the same`);
+      assert.equal(viaFetch.attributes["error.type"], reason, tag);
+      assert.equal(viaFetch.attributes["saferetry.outcome"], outcome.kind, tag);
+      const duration = await countOf("saferetry.client.operation.duration", `resolved-${tag}-fetch`, { "saferetry.outcome": outcome.kind, "saferetry.stop_reason": reason });
+      assert.equal(duration, 1, `${tag}: the duration point carries the outcome`);
+    }
+  });
+
+  test("a request fetch refuses before sending is one attempt that was not sent: in the report, the attempts metric and the spans", async () => {
+    const p = policy("refused-unsent");
+    const url = `http://user:pa55word@127.0.0.1:${new URL(server.origin).port}/ok`;
+    const before = server.seen.get("/ok")?.length ?? 0;
+    const error = await p.fetch(url).catch((e) => e);
+    assert.ok(error instanceof TypeError && !(error instanceof RetryError), `the host's own TypeError: ${error}`);
+    assert.deepEqual(reportOf(error).attempts.map((a) => a.error?.stage), ["not-sent"]);
+    const outcome = await p.run(url).result;
+    assert.equal(outcome.reason, "refused");
+    assert.deepEqual(outcome.report.attempts.map((a) => a.error?.stage), ["not-sent"]);
+    assert.equal(server.seen.get("/ok")?.length ?? 0, before, "nothing reached the server");
+    assert.equal(await sumOf("saferetry.client.attempts", "refused-unsent", { "saferetry.attempt.stage": "not-sent" }), 2);
+    assert.equal(await sumOf("saferetry.client.attempts", "refused-unsent", { "saferetry.attempt.stage": "maybe-delivered" }), 0);
+    const ops = opsOf("refused-unsent");
+    console.log(render(exporter.getFinishedSpans().filter((s) => ops.some((o) => o === s || s.parentSpanContext?.spanId === id(o)))));
+    for (const op of ops) {
+      assert.equal(op.attributes["saferetry.stop_reason"], "refused", op.name);
+      assert.equal(op.attributes["error.type"], "refused", op.name);
+      assert.equal(op.attributes["saferetry.attempts"], 1, op.name);
+      const children = exporter.getFinishedSpans().filter((s) => s.parentSpanContext?.spanId === id(op));
+      assert.deepEqual(children.map((c) => c.attributes["error.type"]), ["TypeError"], `${op.name}: one attempt span, its error's name`);
+    }
+  });
+
+  test("instrumenting a policy changes no answer: a header fetch refuses is refused once with the host's TypeError, as without instrument", async () => {
+    const init = { headers: { "x-test": "a\u0000b" } };
+    const plain = await new RetryPolicy({ baseMs: 10 }).fetch(`${server.origin}/ok`, init).catch((e) => e);
+    const p = policy("refused-header");
+    const error = await p.fetch(`${server.origin}/ok`, init).catch((e) => e);
+    assert.equal(plain.constructor, TypeError);
+    assert.equal(error.constructor, TypeError, String(error));
+    assert.equal(error.message, plain.message);
+    assert.deepEqual(reportOf(error).attempts.map((a) => a.error?.stage), ["not-sent"]);
+    const [op] = opsOf("refused-header");
+    assert.equal(op.attributes["saferetry.stop_reason"], "refused");
+    const children = exporter.getFinishedSpans().filter((s) => s.parentSpanContext?.spanId === id(op));
+    assert.deepEqual(children.map((c) => c.attributes["error.type"]), ["TypeError"], "its one attempt span ended, with the error's name");
+  });
+
+  test("a fetch cancelled through its signal ends as a cancelled run does: stop reason, outcome, attempts, wait, and no error status", async () => {
+    const p = policy("cancelled-fetch");
+    for (const reason of [undefined, "left the page"]) {
+      const controller = new AbortController();
+      const before = server.seen.get("/hang")?.length ?? 0;
+      const pending = p.fetch(`${server.origin}/hang`, { signal: controller.signal });
+      await arrived("/hang", before);
+      controller.abort(reason);
+      const error = await pending.catch((e) => e);
+      assert.equal(error, controller.signal.reason, "rejects with the caller's reason, as fetch does");
+    }
+    const before = server.seen.get("/hang")?.length ?? 0;
+    const op = policy("cancelled-run").run(`${server.origin}/hang`);
+    await arrived("/hang", before);
+    op.cancel();
+    assert.equal((await op.result).kind, "cancelled");
+    const [run] = opsOf("cancelled-run");
+    const fetches = opsOf("cancelled-fetch");
+    console.log(render([...fetches, run]));
+    assert.equal(fetches.length, 2);
+    for (const f of fetches) assert.deepEqual(said(f), said(run));
+    assert.deepEqual(said(run), { stop: "cancelled", outcome: "cancelled", errorType: "cancelled", status: SpanStatusCode.UNSET, attempts: 1, waited: "number" });
+    assert.equal(await sumOf("saferetry.client.attempts", "cancelled-fetch", { "saferetry.attempt.stage": "maybe-delivered" }), 2);
+    assert.equal(await countOf("saferetry.client.operation.duration", "cancelled-fetch", { "saferetry.stop_reason": "cancelled", "saferetry.outcome": "cancelled" }), 2);
+  });
+});
+
 describe("policy.fetch's waits for a rate slot and a permit, and the policy's own fetch", () => {
   test("a fetch that waited for a rate slot carries a rate-limit wait event before its first attempt", async () => {
     const p = policy("fetch-rate", { rate: { requests: 1, perMs: 300 } });
     await (await p.fetch(`${server.origin}/ok?rate1`)).text();
     await (await p.fetch(`${server.origin}/ok?rate2`)).text();
-    const ops = exporter.getFinishedSpans().filter((s) => s.attributes["saferetry.policy"] === "fetch-rate");
+    const ops = opsOf("fetch-rate");
     console.log(render(ops));
     assert.equal(ops.length, 2);
     const waits = ops[1].events.filter((e) => e.name === "saferetry.wait");
@@ -254,7 +382,7 @@ describe("policy.fetch's waits for a rate slot and a permit, and the policy's ow
     const first = p.fetch(`${server.origin}/busy-once/fetch-queue`);
     const second = p.fetch(`${server.origin}/ok?queued`);
     await Promise.all([(await first).text(), (await second).text()]);
-    const ops = exporter.getFinishedSpans().filter((s) => s.attributes["saferetry.policy"] === "fetch-queue");
+    const ops = opsOf("fetch-queue");
     console.log(render(ops));
     const queued = ops.find((s) => s.attributes["url.full"].endsWith("?queued=REDACTED"));
     const wait = queued.events.find((e) => e.attributes["saferetry.wait.cause"] === "concurrency");
@@ -288,7 +416,7 @@ describe("the operation's life", () => {
     const op = p.run(`${server.origin}/later`);
     assert.equal((await op.result).kind, "try-later");
     assert.equal((await op.retryNow({ force: true })).kind, "try-later");
-    const ops = exporter.getFinishedSpans().filter((s) => s.attributes["saferetry.policy"] === "retry-now");
+    const ops = opsOf("retry-now");
     assert.equal(ops.length, 2);
     for (const o of ops) {
       const children = exporter.getFinishedSpans().filter((s) => s.parentSpanContext?.spanId === id(o));
@@ -309,7 +437,7 @@ describe("the operation's life", () => {
     } finally {
       await box.close();
     }
-    const ops = exporter.getFinishedSpans().filter((s) => s.attributes["saferetry.policy"] === "outbox");
+    const ops = opsOf("outbox");
     console.log(render(ops));
     assert.deepEqual(ops.map((s) => [s.name, s.attributes["saferetry.outcome"]]), [["saferetry.run PUT", "try-later"], ["saferetry.run PUT", "succeeded"]]);
   });
@@ -359,7 +487,7 @@ describe("an instrumented fetch (instrumentation-undici): its span is the attemp
     assert.equal(oa.kind, "succeeded");
     assert.equal(ob.kind, "succeeded");
     const spans = exporter.getFinishedSpans();
-    const ops = spans.filter((s) => s.attributes["saferetry.policy"] === "concurrent");
+    const ops = opsOf("concurrent");
     assert.equal(ops.length, 2);
     const childrenOf = (op) => spans.filter((s) => s.parentSpanContext?.spanId === id(op));
     const [first, second] = ops.sort((x, y) => String(x.attributes["url.full"]).localeCompare(String(y.attributes["url.full"])));

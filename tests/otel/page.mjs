@@ -9,7 +9,7 @@ import { FetchInstrumentation } from "@opentelemetry/instrumentation-fetch";
 import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { StackContextManager, WebTracerProvider } from "@opentelemetry/sdk-trace-web";
 import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
-import { RetryPolicy } from "../../js/src/web.js";
+import { reportOf, RetryPolicy } from "../../js/src/web.js";
 import { instrument, resendAttributes } from "../../js/src/otel.js";
 import { render } from "./tree.mjs";
 
@@ -42,6 +42,16 @@ const CASES = {
     return (await op.result).kind;
   },
   "try-later": async () => (await policy("try-later").run("/later").result).kind,
+  "fetch-later": async () => (await policy("fetch-later").fetch("/later")).status,
+  // A URL with credentials: every browser refuses to build the request.
+  refused: () => policy("refused").fetch(`${location.origin.replace("//", "//user:pa55word@")}/ok`).catch((e) => reportOf(e)?.reason),
+  "fetch-cancel": async () => {
+    const controller = new AbortController();
+    const answer = policy("fetch-cancel").fetch("/hang", { signal: controller.signal }).catch((e) => e.name);
+    await sleep(300);
+    controller.abort();
+    return answer;
+  },
   redaction: async () =>
     (await policy("redaction").fetch("/ok?token=s3cr3t-token&page=2#frag", {
       method: "POST",
@@ -91,7 +101,7 @@ const plain = (s) => ({
 globalThis.runCase = async (name) => {
   const answer = await CASES[name]();
   const spans = exporter.getFinishedSpans();
-  const ops = spans.filter((s) => s.attributes["saferetry.policy"] === name);
+  const ops = spans.filter((s) => s.attributes["saferetry.policy"] === name && "saferetry.operation" in s.attributes);
   const children = spans.filter((s) => ops.some((o) => o.spanContext().spanId === s.parentSpanContext?.spanId));
   const { resourceMetrics } = await reader.collect();
   const metrics = resourceMetrics.scopeMetrics

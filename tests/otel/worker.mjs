@@ -5,7 +5,7 @@
 // a W3C `traceparent` propagator. `GET /?case=NAME` runs one case against
 // the test server at ORIGIN and answers what was recorded, as JSON.
 import { context, propagation, trace } from "@opentelemetry/api";
-import { RetryPolicy } from "saferetry";
+import { reportOf, RetryPolicy } from "saferetry";
 import { instrument } from "saferetry/otel";
 
 const hex = (n) => [...crypto.getRandomValues(new Uint8Array(n))].map((b) => b.toString(16).padStart(2, "0")).join("");
@@ -74,6 +74,16 @@ const CASES = {
     return (await op.result).kind;
   },
   "try-later": async (p, o) => (await p.run(`${o}/later`).result).kind,
+  "fetch-later": async (p, o) => (await p.fetch(`${o}/later`)).status,
+  // workerd sends a URL with credentials; it refuses a NUL byte in a header before sending.
+  refused: (p, o) => p.fetch(`${o}/ok`, { headers: { "x-test": "a\u0000b" } }).catch((e) => reportOf(e)?.reason),
+  "fetch-cancel": async (p, o) => {
+    const controller = new AbortController();
+    const answer = p.fetch(`${o}/hang`, { signal: controller.signal }).catch((e) => e.name);
+    await new Promise((r) => setTimeout(r, 300));
+    controller.abort();
+    return answer;
+  },
   redaction: (p, o) =>
     p.fetch(`${o}/ok?token=s3cr3t-token&page=2`, { method: "POST", body: "body-SECRET-90", headers: { authorization: "Bearer tok-SECRET-1234", cookie: "sid=sid-SECRET-5678" } }).then((r) => r.text()),
   noop: async (p, o) => {
