@@ -1,5 +1,5 @@
-// One Node process of the file store's durability cases
-// (tests/outbox/durable.mjs):
+// One process of the file store's durability cases
+// (tests/outbox/durable.mjs), in Node, Deno or Bun:
 //
 //   node durable-child.mjs <pkg> <dir> put <step> <entry>
 //       writes `entry` (JSON, its body base64) with `fileStore(dir).put`
@@ -18,11 +18,13 @@
 //       prints what a fresh process finds in the store.
 //
 // The steps are seen through hooks of this test's own on node:fs/promises
-// (put in place before the package loads; `syncBuiltinESMExports` makes
-// the package's named imports see them) and on FileHandle's methods; they
+// (put on its exports object before the package loads: Deno's and Bun's
+// modules read it then, and Node's `syncBuiltinESMExports` makes the
+// package's named imports see them) and on FileHandle's methods; they
 // note only the entries' files and the directory (never the lock's
 // files), whether the store writes by path or through a handle.
-import { createRequire, syncBuiltinESMExports } from 'node:module';
+import fs from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -34,7 +36,7 @@ const step = (name) => {
   if (name === dieAt) process.kill(process.pid, 'SIGKILL');
 };
 
-const fsp = createRequire(import.meta.url)('node:fs/promises');
+const fsp = fs.promises; // node:fs/promises' exports
 const isTmp = (p) => /\.entry\.json\.\d+\.\d+\.tmp$/.test(String(p));
 const isEntry = (p) => String(p).endsWith('.entry.json');
 const isDir = (p) => path.resolve(String(p)) === path.resolve(dir);
