@@ -12,8 +12,8 @@ import { helpers } from './browsers.mjs';
 import { crashCases as roundCases, points, stopped } from './crash-rounds.mjs';
 
 // A round (the four points) took 2.7 s in Chromium, 3.7 s in Firefox, 2.8 s
-// in WebKit on this shared 2-core machine; the tier runs 6 in each.
-const ROUNDS = Number(process.env.OUTBOX_TAB_ROUNDS ?? 6);
+// in WebKit on this shared 2-core machine; the tier runs 8 in each.
+const ROUNDS = Number(process.env.OUTBOX_TAB_ROUNDS ?? 8);
 const CONTENDERS = 2;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 

@@ -145,6 +145,20 @@ export function cases(browser) {
       await h.session.cmd('DELETE', '/window');
       await h.session.cmd('POST', '/window', { handle: first });
     }],
+    ['every write and delete of the IndexedDB store is a transaction of strict durability (kept, claimed, sent and deleted), and the browser reports it so', async () => {
+      await server.reset();
+      const key = `strict-${browser}`;
+      await load('strict');
+      await js('window.__transactions = []');
+      await server.open(Date.now() + 1500); // Retry-After: 2
+      const r = await call('send', `${server.url}/orders`, key);
+      assert(r.kind === 'try-later' && r.kept === true, `send: ${JSON.stringify(r)}`);
+      await until('the re-send', 10_000, async () => (await events()).find((e) => e.type === 'sent'));
+      assert((await call('pending')) === 0, 'nothing pending');
+      const writes = (await js('return window.__transactions')).filter((t) => t.mode === 'readwrite');
+      // The kept write, its claim, its delete.
+      assert(writes.length >= 3 && writes.every((t) => t.asked === 'strict' && t.durability === 'strict'), `readwrite transactions: ${JSON.stringify(writes)}`);
+    }],
     ['IndexedDB unavailable (an opaque-origin frame): the call still answers, and says the write was not kept', async () => {
       await server.reset();
       const key = `nostore-${browser}`;

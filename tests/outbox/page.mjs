@@ -13,6 +13,16 @@ let box;
 const boxes = new Map();
 window.__events = [];
 window.__drained = [];
+// Every IndexedDB transaction the page opens: its mode, the durability it
+// was asked for, and the one the browser reports (the strict-durability
+// case of tests/outbox/browsers.mjs).
+window.__transactions = [];
+const transaction = IDBDatabase.prototype.transaction;
+IDBDatabase.prototype.transaction = function (names, mode, options) {
+  const t = transaction.call(this, names, mode, options);
+  window.__transactions.push({ mode: t.mode, asked: options?.durability ?? null, durability: t.durability ?? null });
+  return t;
+};
 
 /** The default store of `name`, stopping around the claim. */
 function crashing(name, { at, server, key }) {

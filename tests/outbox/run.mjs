@@ -3,12 +3,13 @@
 // reopened, two tabs) and workerd (a Durable Object whose alarm sends after
 // a restart); for each store, the four crash points of a drain with
 // contenders taking over (crash.mjs, browsers-crash.mjs, workerd.mjs).
-// Prints one line per case and a final "N passed, M failed".
+// The file store's writes against a process killed between their steps
+// (durable.mjs). Prints one line per case and a final "N passed, M failed".
 //
 //   node tests/outbox/run.mjs [node] [calls] [crash] [browsers] [workerd]
 //   OUTBOX_BROWSERS=webkit node tests/outbox/run.mjs browsers   (some browsers only)
 //   OUTBOX_CRASH_ROUNDS / OUTBOX_TAB_ROUNDS / OUTBOX_DO_ROUNDS: the crash rounds
-//   of the file store (5), IndexedDB (6 per browser), the Durable Object (10)
+//   of the file store (5), IndexedDB (8 per browser), the Durable Object (20)
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -42,6 +43,7 @@ async function run(name, { setup, teardown, list }) {
 
 if (want('node')) await run('node', (await import('./node.mjs')).cases(PKG));
 if (want('node')) await run('node', (await import('./ahead-node.mjs')).cases(PKG));
+if (want('node')) await run('node', (await import('./durable.mjs')).cases(PKG));
 if (want('calls')) await run('calls', (await import('./calls.mjs')).cases(PKG));
 if (want('crash')) await run('crash', (await import('./crash.mjs')).cases(PKG));
 const BROWSERS = (process.env.OUTBOX_BROWSERS ?? 'chromium firefox webkit').split(/[ ,]+/);

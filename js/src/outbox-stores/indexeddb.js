@@ -8,6 +8,11 @@
 // no page of the origin is open.
 
 const STORE = "entries";
+// Every write and delete completes only once the browser has flushed it to
+// the disk (README "Outbox", stores): Chromium (since 121) and Firefox
+// complete a default transaction before any sync; WebKit makes a strict
+// commit a full checkpoint. A browser without the option ignores it.
+const STRICT = { durability: "strict" };
 
 /** The Background Sync tag of outbox `name` (saferetry/sw listens for it). */
 export const syncTag = (name) => `saferetry-outbox:${name}`;
@@ -70,7 +75,7 @@ export function indexedDBStore(name) {
   const run = async (mode, fn) => {
     const connection = await open();
     if (hidden) throw new DOMException("The page is hidden: IndexedDB is closed until it is shown again.", "InvalidStateError");
-    const t = connection.transaction(STORE, mode);
+    const t = connection.transaction(STORE, mode, mode === "readwrite" ? STRICT : undefined);
     transactions.add(t);
     const ended = () => transactions.delete(t);
     const done = new Promise((resolve, reject) => {
