@@ -6,9 +6,9 @@
 // step at a time — send, read the body whole or a chunk, rebuild, hand
 // over, let go — and each function here performs that step and answers
 // plain values: ids, lengths, facts packed into a string (src/packed.rs).
-// An asynchronous step leaves its promise as the attempt's `pending`, which
-// the executor awaits (js/src/executor.js). What any answer means — too
-// large, retry, hand over — is decided in Rust.
+// An asynchronous step's answer goes to the operation awaiting it
+// (js/src/executor.js, `awaitStep`), or is kept until one does. What any
+// answer means — too large, retry, hand over — is decided in Rust.
 import { chunk, joined, reader, readAll, whole } from "./body.js";
 import { follower } from "./load.js";
 import { packed } from "./packed.js";
@@ -18,9 +18,11 @@ const held = new Map();
 let last = 0;
 
 // Each id names a record: a call's (`input`, `init`, `caller`, `fetch`,
-// and a replay copy's `bytes`, `pending`), an attempt's (`controller`,
-// `caller`, `response`, `bytes`, `reader`, `pending`), either with `error`
-// once a step failed; a thrown value's alone (`error`); or one of the
+// and a replay copy's `bytes`), an attempt's (`call`, `fetch`, `input`,
+// `controller`, `joined`, `caller`, `response`, `bytes`, `reader`), either
+// with `error` once a step failed and with its step's state (`stepping`,
+// the operation awaiting it as `run` and `wait`, or its answer kept:
+// `answered`, `ok`, `value`); a thrown value's alone (`error`); or one of the
 // caller's values (`value`: an option's `random`, `onRetry` or `fetch`, a
 // subscriber, a shared budget's `exchange` and `attach`, called on `self`;
 // a poll's `init` and status target, what a poll's hook answered).
@@ -127,8 +129,48 @@ export function replayKeep(id) {
   }
 }
 
-/** The promise of attempt `id`'s step in progress. */
-export const pending = (id) => held.get(id)?.pending;
+/** A step of record `r` settled: its answer goes to the operation that
+ * awaits it, or is kept for the one that will. */
+function answer(r, ok, value) {
+  r.stepping = false;
+  const run = r.run;
+  if (run !== undefined) {
+    r.run = undefined;
+    run.settled(r.wait, ok, value);
+  } else {
+    r.answered = true;
+    r.ok = ok;
+    r.value = value;
+  }
+}
+
+/** Operation `run` awaits, as its wait `wait`, the step in progress of
+ * what `id` holds: reported to it when it settles (at once, in a
+ * microtask, if it already has). Nothing once the machine let go of `id`
+ * in the same step: a wait it dropped. */
+export function awaitStep(id, run, wait) {
+  const r = held.get(id);
+  if (r === undefined) return;
+  if (r.answered) {
+    const { ok, value } = r;
+    r.answered = false;
+    r.value = undefined;
+    queueMicrotask(() => run.settled(wait, ok, value));
+  } else if (r.stepping) {
+    r.run = run;
+    r.wait = wait;
+  }
+}
+
+/** Record `r`'s step is `promise`: its value is the answer, its failure
+ * a read's (`failure`). */
+function stepping(r, promise) {
+  r.stepping = true;
+  promise.then(
+    (value) => answer(r, true, value),
+    (error) => answer(r, false, failure(r, READ, error)),
+  );
+}
 
 /** Attempt `id`'s response, let go of the attempt (the caller's now). */
 export const handed = (id) => taken(id)?.response;
@@ -180,12 +222,13 @@ const RATE_HEADERS = [
   "x-ratelimit-reset-after",
 ];
 
-/** Status, type, whether there is a body, then each header the machine reads. */
-function facts(response, rateLimit) {
+/** Status, type, whether there is a body, then each header the machine
+ * reads (and `location` with `manual`). */
+function factsOf(response, rateLimit, manual) {
   const headers = response.headers;
   let out = packed(response.status) + packed(response.type) + (response.body ? "1:1" : "-");
   for (const name of rateLimit ? RATE_HEADERS : FACT_HEADERS) out += packed(headers.get(name));
-  return out;
+  return manual ? out + packed(headers.get("location")) : out;
 }
 
 // The signal `fetch` follows (ours joined with the caller's), held for as
@@ -203,74 +246,105 @@ function holdSignal(response, signal) {
   return response;
 }
 
-/** `fetch(input, init)` under `controller` (joined with the caller's
- * signal where the host can); a non-promise answer adopted. */
-function send(fetch, input, init, controller, caller) {
-  let joinedSignal;
+/** `fetch(input, init)` of attempt `a`: under its controller's signal
+ * (joined with the caller's with `a.joined`: `AbortSignal.any`, where the
+ * host has it), with `redirect: "manual"` with `manual`; a non-promise
+ * answer adopted. */
+function send(a, input, init, manual) {
+  const controller = a.controller;
   if (controller) {
-    let signal = controller.signal;
-    if (caller) {
+    if (a.joined === true) {
       try {
-        signal = joinedSignal = AbortSignal.any([signal, caller]);
+        a.joined = AbortSignal.any([controller.signal, a.caller]);
       } catch {
         // No `AbortSignal.any` here: ours alone.
+        a.joined = undefined;
       }
     }
-    init.signal = signal;
+    init.signal = a.joined || controller.signal;
   }
+  if (manual) init.redirect = "manual";
+  // Called as a function: a browser's `fetch` refuses any other `this`.
+  const fetch = a.fetch;
   const answer = fetch(input, init);
-  const settled = answer instanceof Promise ? answer : Promise.resolve(answer);
-  return joinedSignal ? settled.then((response) => holdSignal(response, joinedSignal)) : settled;
+  return answer instanceof Promise ? answer : Promise.resolve(answer);
 }
+
+// FETCH's bits (src/host/io.rs): a clone of the call's Request, under an
+// AbortController of our own, with `redirect: "manual"`, its signal joined
+// with the caller's.
+const CLONE = 1;
+const CONTROLLED = 2;
+const MANUAL = 4;
+const JOIN = 8;
 
 /** Starts attempt `id` (the machine's number) of call `callId`:
  * `fetch(input, init)` (the function held as `fetchId`, else the call's
- * own: 0) — of a clone of `input` with `clone`, whose Request a 307/308
- * reads the body again from — under an AbortController of its own
- * (`controlled`; none for a call passed through as it is), joined with the
- * call's signal; with `chain`, every redirect that chain follows, hop by
- * hop (js/src/hops.js, from the entry: js/src/load.js). Its step resolves
- * with the response's facts (only its status, or −1 for an answer that is
- * not a Response, when not `controlled`), or fails where it failed: a
- * start that threw sent nothing. */
-export function attempt(id, fetchId, callId, clone, controlled, chain) {
+ * own: 0), as `bits` say (above): of a clone of `input` (whose Request a
+ * 307/308 reads the body again from), under an AbortController of its own
+ * (none for a call passed through as it is), joined with the call's
+ * signal, with `redirect: "manual"` (we follow redirects hop by hop: the
+ * facts then carry the `Location`). Its step answers the response's facts
+ * (only its status, or −1 for an answer that is not a Response, when not
+ * controlled), or fails where it failed: a start that threw sent nothing. */
+export function attempt(id, fetchId, callId, bits) {
   const c = held.get(callId);
-  const a = { caller: c.caller };
+  const a = {
+    caller: c.caller,
+    call: c,
+    fetch: undefined,
+    input: undefined,
+    controller: undefined,
+    joined: bits & JOIN && c.caller !== undefined,
+    response: undefined,
+    error: undefined,
+    stepping: true,
+    run: undefined,
+  };
   held.set(id, a);
   let sent;
   try {
-    const fetch = fetchId ? valueOf(fetchId) : c.fetch;
-    let { input } = c;
-    const { init, caller } = c;
-    if (controlled) a.controller = new AbortController();
-    if (clone) input = input.clone();
-    if (chain) {
-      const hop = (i, n) => {
-        n.redirect = "manual";
-        return send(fetch, i, n, a.controller, caller);
-      };
-      sent = follower()(chain, hop, input, init, clone ? c.input : undefined);
-    } else {
-      sent = send(fetch, input, init, a.controller, caller);
-    }
+    a.fetch = fetchId ? valueOf(fetchId) : c.fetch;
+    if (bits & CONTROLLED) a.controller = new AbortController();
+    a.input = bits & CLONE ? c.input.clone() : c.input;
+    sent = send(a, a.input, c.init, bits & MANUAL);
   } catch (error) {
-    a.pending = settled(Promise.reject(failure(a, THREW, error)));
+    // Nothing was sent; the machine reads it when it awaits the step.
+    answer(a, false, failure(a, THREW, error));
     return;
   }
-  a.pending = settled(sent.then(
+  arrived(a, sent, bits & CONTROLLED, bits & MANUAL);
+}
+
+/** Attempt `a`'s response (`sent`) arrived: its facts are the step's
+ * answer (with its `Location` when `manual`); a rejection is where the
+ * request failed. */
+function arrived(a, sent, controlled, manual) {
+  sent.then(
     (response) => {
-      a.response = response;
-      if (!controlled) return response instanceof Response ? response.status : -1;
+      a.response = a.joined ? holdSignal(response, a.joined) : response;
+      let facts;
       try {
-        return facts(response, false);
+        facts = controlled ? factsOf(response, false, manual) : response instanceof Response ? response.status : -1;
       } catch (error) {
-        throw failure(a, READ, error);
+        return answer(a, false, failure(a, READ, error));
       }
+      answer(a, true, facts);
     },
-    (error) => {
-      throw failure(a, REJECTED, error);
-    },
-  ));
+    (error) => answer(a, false, failure(a, REJECTED, error)),
+  );
+}
+
+/** Attempt `id`'s response is a redirect `chain` follows: every hop of it
+ * (js/src/hops.js, from the entry: js/src/load.js), from that response on.
+ * Its step answers the final response's facts. */
+export function follow(id, chain) {
+  const a = held.get(id);
+  const { call } = a;
+  a.stepping = true;
+  const hop = (input, init) => send(a, input, init, true);
+  const again = a.input !== call.input ? call.input : undefined;
+  arrived(a, follower()(chain, hop, a.input, call.init, again, a.response), true, false);
 }
 
 /** The rate-limit headers of attempt `id`'s response (a throttling
@@ -279,33 +353,22 @@ export function attempt(id, fetchId, callId, clone, controlled, chain) {
 export function rateFacts(id) {
   const a = held.get(id);
   try {
-    return facts(a.response, true);
+    return factsOf(a.response, true);
   } catch (error) {
     return `!${failure(a, READ, error)}`;
   }
 }
 
-/** A step's promise, its failure handled even when nobody awaits it: the
- * machine may let go of a step in the step that started it (a cancel, a
- * timer), and the executor then has nothing to report it to. */
-function settled(promise) {
-  promise.catch(() => {});
-  return promise;
-}
-
-/** A body step of attempt `a`: its promise, failing as a read fails. */
-function step(a, run) {
+/** A body step of record `r`: what `run` resolves with, failing as a
+ * read fails. */
+function step(r, run) {
   let promise;
   try {
     promise = run();
   } catch (error) {
     promise = Promise.reject(error);
   }
-  a.pending = settled(
-    promise.catch((error) => {
-      throw failure(a, READ, error);
-    }),
-  );
+  stepping(r, promise);
 }
 
 /** Reads attempt `id`'s body with `arrayBuffer()`; resolves with its length. */
@@ -442,6 +505,8 @@ const KEEP = 4;
 export function end(id, how) {
   const a = held.get(id);
   if (!(how & KEEP)) held.delete(id);
+  // A step that settles now reports to nobody.
+  if (a) a.run = undefined;
   if (how & ABORT) a?.controller?.abort();
   if (how & CANCEL) {
     const body = a?.response?.body;

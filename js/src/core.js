@@ -2,14 +2,14 @@
 // made in Rust (src/policy); this file adapts outcomes to `fetch` semantics
 // and to a UI store.
 // The classes of the entry's module: saferetry.js or, in browsers, saferetry_web.js.
-import { assertLoaded, Outcome, Policy } from "./load.js";
+import { assertLoaded, Policy } from "./load.js";
 import { drive, exchange } from "./executor.js";
 import * as attempts from "./attempts.js";
 import { abortBefore, bodyOf, prepare, read } from "./request.js";
 
 // Response (or the host's own error, for a refused request) -> the report
-// of the operation that produced it, or, until someone reads it, the wasm
-// `Outcome` that holds it (made into a JS object only then).
+// of the operation that produced it, or, until someone reads it, the
+// outcome's data as the wasm side wrote it, JSON text (parsed only then).
 const reports = new WeakMap();
 
 // ---- The transport: which `fetch` a call goes to ----
@@ -79,13 +79,13 @@ function reentered(input, init) {
   return inWrapper.size > 0 && input instanceof Request && inWrapper.has(keyOf(input, init));
 }
 
-/** The wasm side answers an `Outcome` (src/host/outcome.rs): the response
- * and cause taken from it, its data built as a plain object, once. */
-function outcomeOf(out) {
-  const response = attempts.handed(out.takeResponse());
-  const cause = attempts.thrown(out.takeCause());
-  const outcome = out.data();
-  out.free();
+/** An operation's outcome as the wasm side ends it (src/host/outcome.rs):
+ * its data as JSON text, its response's and its cause's numbers (taken
+ * from js/src/attempts.js), as one plain object. */
+function outcomeOf(data, responseId, causeId) {
+  const outcome = JSON.parse(data);
+  const response = attempts.handed(responseId);
+  const cause = attempts.thrown(causeId);
   if (response) outcome.response = response;
   if (cause !== undefined) outcome.cause = cause;
   return outcome;
@@ -108,20 +108,21 @@ export class RetryError extends TypeError {
 export function reportOf(response) {
   if (Object(response) !== response) return undefined;
   const held = reports.get(response);
-  if (!(held instanceof Outcome)) return held;
-  const report = held.data().report;
-  held.free();
+  if (typeof held !== "string") return held;
+  const { report } = JSON.parse(held);
   reports.set(response, report);
   return report;
 }
 
-function settle(out, observe) {
-  const response = attempts.handed(out.takeResponse());
+/** `policy.fetch`'s answer for an outcome: its response (whose report is
+ * read when asked), else the error `fetch` would reject with. */
+function settle(data, responseId, causeId, observe) {
+  const response = attempts.handed(responseId);
   if (response) {
-    reports.set(response, out);
+    reports.set(response, data);
     return response;
   }
-  const outcome = outcomeOf(out);
+  const outcome = outcomeOf(data, 0, causeId);
   observe?.(outcome); // the outcome of a call that rejects (js/src/otel.js)
   // `fetch` refused the request in a way no retry changes: its own error.
   if (outcome.reason === "refused") {
@@ -283,18 +284,15 @@ class Operation {
     const caller = callerSignal(this.#input, this.#init);
     const retry = notBefore === undefined ? this.#init?.retry : { ...this.#init?.retry, notBefore };
     const init = { ...this.#init, signal: controller.signal, retry };
-    const promise = Promise.resolve(
-      this.#execute(init, (state) => {
-        if (this.#controller === controller) this.#set(Object.freeze(state));
-      }),
-    );
+    const promise = this.#execute(init, (state) => {
+      if (this.#controller === controller) this.#set(Object.freeze(state));
+    });
     // Registered only once the operation started (a throw above leaves none).
     const forward = () => controller.abort(caller.reason);
     if (caller?.aborted) forward();
     else caller?.addEventListener("abort", forward, { once: true });
-    this.#result = promise.then((out) => {
+    this.#result = promise.then((outcome) => {
       caller?.removeEventListener("abort", forward);
-      const outcome = outcomeOf(out);
       if (outcome.response) reports.set(outcome.response, outcome.report);
       return outcome;
     });
@@ -355,9 +353,6 @@ class Operation {
 /** A subscriber to an operation's states, held for the machine (0: none). */
 const subscriber = (observe) => (observe ? attempts.keep(observe) : 0);
 
-/** An operation's `Outcome`, or the machine that will answer it (with
- * `hooks` to call, by number). */
-const driven = (out, hooks) => (out instanceof Outcome ? out : drive(out, hooks));
 
 /** Options plus the budgets every call through it shares. */
 export class RetryPolicy {
@@ -379,11 +374,8 @@ export class RetryPolicy {
   [Symbol.for("saferetry.observed")](input, init, observe) {
     if (reentered(input, init)) return HOST(input, init);
     try {
-      const out = this.#policy.execute(...callOf(input, init), subscriber(observe));
-      const done = observe ? (o) => settle(o, observe) : settle;
-      // An operation that ended inside the call (its signal had aborted)
-      // settles now, as `fetch`'s promise would.
-      return out instanceof Outcome ? Promise.resolve(done(out)) : drive(out).then(done);
+      const machine = this.#policy.execute(...callOf(input, init), subscriber(observe));
+      return drive(machine, observe ? (data, r, c) => settle(data, r, c, observe) : settle);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -391,7 +383,7 @@ export class RetryPolicy {
 
   /** The operation as a UI store; `result` never rejects. */
   run(input, init) {
-    return new Operation((i, observe) => driven(this.#policy.execute(...callOf(input, i), subscriber(observe))), input, init);
+    return new Operation((i, observe) => drive(this.#policy.execute(...callOf(input, i), subscriber(observe)), outcomeOf), input, init);
   }
 
   /** Submit-then-poll: the submit is never repeated; `spec` is
@@ -403,8 +395,8 @@ export class RetryPolicy {
       // `VERDICT` 1).
       const call = callOf(input, i);
       const hooks = [read(spec, "status"), read(spec, "verdict")];
-      const out = this.#policy.poll(attempts.keep(i), spec, hooks[0], hooks[1], call, subscriber(observe));
-      return driven(out, hooks);
+      const machine = this.#policy.poll(attempts.keep(i), spec, hooks[0], hooks[1], call, subscriber(observe));
+      return drive(machine, outcomeOf, hooks);
     }, input, init);
   }
 

@@ -5,9 +5,16 @@
 // promise or an attempt's step (js/src/attempts.js), sets or clears a
 // timer, calls one of the caller's hooks, listens to the caller's signal and
 // to `online`, wakes a machine a released permit woke — then reports what
-// happened, until the machine answers its output. It branches on nothing
-// but the kind of work.
-import { attempt, bytes, hold, invoke, keep, next, pending, replayCopy, responseOf, signalOf, upTo, valueOf } from "./attempts.js";
+// happened, until the machine ends. It branches on nothing but the kind of
+// work.
+//
+// A machine is a number; an event is one call into wasm with plain values,
+// answering one number: how many work quads `(kind, id, arg, more)` it left
+// in the module's work buffer, and whether the operation ended. One `Run`
+// per operation holds what the executor keeps for it (its timers, its
+// listeners, how to settle), with methods rather than closures.
+import { attempt, awaitStep, bytes, end, follow, hold, invoke, keep, next, replayCopy, responseOf, signalOf, upTo, valueOf } from "./attempts.js";
+import { machines } from "./load.js";
 
 const AWAIT = 0;
 const SET_TIMER = 1;
@@ -17,11 +24,10 @@ const ONLINE = 4;
 const STATUS_HOOK = 5;
 const AWAIT_HELD = 6;
 const VERDICT_HOOK = 7;
-// Start an attempt, with these bits added to the kind.
-const FETCH = 8;
-const CLONE = 1;
-const CONTROLLED = 2;
-const CHAIN = 4;
+// Start an attempt (js/src/attempts.js reads the bits added to the kind).
+const FETCH = 32;
+// Follow an attempt's redirect hop by hop (js/src/hops.js).
+const FOLLOW = 21;
 // Read an attempt's body: whole, up to a bound, its next chunk.
 const READ_WHOLE = 16;
 const READ_UP_TO = 17;
@@ -30,127 +36,213 @@ const READ_NEXT = 18;
 const COPY_UP_TO = 19;
 const COPY_WHOLE = 20;
 
-// The machines running, by id: how to report a wake-up to each.
+// An event's answer (src/host/machine.rs): the number of work quads in the
+// buffer, and these bits: the operation ended; more work waits for the next
+// read; the machine is not there (a late report).
+const QUADS = 0xff;
+const ENDED = 0x100;
+const MORE = 0x200;
+const GONE = 0x400;
+// `execute`'s answer: the machine's number, with this bit when the operation
+// ended in the call and settles in it (src/host/exports.rs `start`).
+const AT_ONCE = 0x80000000;
+
+// The machines running, by number: how to report a wake-up to each.
 const running = new Map();
 
-/** Drives machine `m` to its end; resolves with its output. `hooks`: a
- * poll's `status` and `verdict`, which the machine may ask to call. */
-export function drive(m, hooks) {
-  const ended = m.output();
-  if (ended !== undefined) {
-    m.free();
-    return Promise.resolve(ended);
+/** The module's work buffer, as a view that follows its memory's growth. */
+let view = new Uint32Array(0);
+function buffer(m) {
+  if (view.buffer !== m.memory.buffer || view.length === 0) view = new Uint32Array(m.memory.buffer, m.workBuffer, 128);
+  return view;
+}
+
+function fire(run, id) {
+  run.timers.delete(id);
+  run.report(machines().onTimer(run.id, id));
+}
+
+/** One operation as the executor drives it. */
+class Run {
+  constructor(id, hooks, settle, resolve, reject) {
+    this.id = id;
+    this.hooks = hooks;
+    this.settle = settle;
+    this.resolve = resolve;
+    this.reject = reject;
+    this.timers = undefined;
+    this.signal = undefined;
+    this.online = false;
+    this.over = false;
+    // The work of the last event, copied out of the buffer (another
+    // machine's event, from a callback performed here, reuses it).
+    this.work = [];
   }
-  return new Promise((resolve, reject) => {
-    const id = m.id;
-    const signal = signalOf(m.call);
-    const timers = new Map();
-    let done = false;
-    let online;
-    const report = (event) => {
-      if (done) return;
-      let output;
-      try {
-        output = event();
-      } catch (error) {
-        // The module trapped (it never should): the call rejects with its
-        // error rather than waiting forever.
-        return end(() => reject(error));
+
+  begin() {
+    const m = machines();
+    running.set(this.id, this);
+    this.signal = signalOf(m.machineCall(this.id));
+    this.signal?.addEventListener("abort", this);
+    // An operation that ended in the call settles a microtask later, as
+    // `fetch`'s promise does (unless it settles at once: `drive`).
+    this.report(m.machineWork(this.id), true);
+  }
+
+  /** The caller's signal aborted (from inside the machine's own step, a
+   * callback it called cancelled the operation: reported after that step),
+   * or the host came online. */
+  handleEvent(event) {
+    if (event.type === "online") this.report(machines().onOnline(this.id));
+    else queueMicrotask(() => this.report(machines().onEvent(this.id)));
+  }
+
+  /** A step the machine awaits as `wait` settled (js/src/attempts.js). */
+  settled(wait, ok, value) {
+    if (!this.over) this.report(machines().onSettled(this.id, wait, ok, value));
+  }
+
+  held(wait, ok, value) {
+    // A value held for an operation that ended is let go.
+    if (!this.over) this.report(machines().onHeld(this.id, wait, ok, value));
+    else end(value, 0);
+  }
+
+  /** Performs what an event answered; settles once the operation ended
+   * (`later`: in a microtask). */
+  report(answer, later) {
+    if (this.over || answer & GONE) return;
+    const m = machines();
+    let called;
+    try {
+      for (;;) {
+        const quads = answer & QUADS;
+        const work = this.work;
+        const b = buffer(m);
+        for (let i = 0; i < quads * 4; i++) work[i] = b[i];
+        called = this.perform(m, quads, called);
+        if (!(answer & MORE)) break;
+        answer = m.machineWork(this.id);
       }
-      if (output !== undefined) return finish(output);
-      perform();
-    };
-    const end = (settle) => {
-      done = true;
-      for (const t of timers.values()) clearTimeout(t);
-      signal?.removeEventListener("abort", onAbort);
-      if (online) globalThis.removeEventListener?.("online", online);
-      running.delete(id);
-      settle();
-    };
-    const finish = (output) =>
-      end(() => {
-        perform(); // the wake-ups its end caused
-        m.free();
-        resolve(output);
-      });
-    const perform = () => {
-      const work = m.work();
-      // What the hooks called here answered: reported once this work is
-      // all performed (a report performs the next work).
-      const called = [];
-      for (let i = 0; i < work.length; i += 4) {
-        const kind = work[i];
-        const at = work[i + 1];
-        const arg = work[i + 2];
-        const more = work[i + 3];
-        if (kind === READ_WHOLE) bytes(at);
-        else if (kind === READ_UP_TO) upTo(at, more * 2 ** 32 + arg);
-        else if (kind === READ_NEXT) next(at);
-        else if (kind === COPY_UP_TO || kind === COPY_WHOLE) replayCopy(at, more * 2 ** 32 + arg, kind === COPY_WHOLE);
-        else if (kind >= FETCH) {
-          // Attempt `at` of call `arg` with the `fetch` held as `more`;
-          // its step is the machine's next work to await.
-          const bits = kind - FETCH;
-          attempt(at, more, arg, bits & CLONE, bits & CONTROLLED, bits & CHAIN ? m.chain(at) : undefined);
-        } else if (kind === AWAIT) {
-          // The value held as `arg`, adopted as `await` would (a thenable,
-          // a `then` that throws); what it settled with is held in turn.
-          new Promise((r) => r(valueOf(arg))).then(
-            (v) => report(() => m.onHeld(at, true, keep(v))),
-            (e) => report(() => m.onHeld(at, false, hold(e))),
-          );
-        } else if (kind === AWAIT_HELD) {
-          // The step in progress of what js/src/attempts.js holds as `arg`
-          // (none once the machine let go of it in the same step: a wait
-          // it dropped, whose answer it would ignore).
-          pending(arg)?.then(
-            (v) => report(() => m.onSettled(at, true, v)),
-            (e) => report(() => m.onSettled(at, false, e)),
-          );
-        } else if (kind === SET_TIMER) {
-          const fire = () => {
-            timers.delete(at);
-            report(() => m.onTimer(at));
-          };
-          timers.set(at, setTimeout(fire, arg));
-        } else if (kind === CLEAR_TIMER) {
-          clearTimeout(timers.get(at));
-          timers.delete(at);
-        } else if (kind === WAKE) {
-          const wake = running.get(at);
-          if (wake) queueMicrotask(wake);
-        } else if (kind === STATUS_HOOK || kind === VERDICT_HOOK) {
-          // With a clone of attempt `arg`'s response (the hook may read its
-          // body); a throw is reported as such. What it returned — a
-          // promise included — is held for the machine to read.
-          const hook = kind === STATUS_HOOK ? hooks[0] : hooks[1];
-          let ok = true;
-          let answer;
-          try {
-            answer = hook(responseOf(arg).clone());
-          } catch (error) {
-            ok = false;
-            answer = error;
-          }
-          called.push(() => m.onHeld(at, ok, ok ? keep(answer) : hold(answer)));
-        } else if (kind === ONLINE && arg === 1) {
-          online = () => report(() => m.onOnline());
-          globalThis.addEventListener?.("online", online);
-        } else if (kind === ONLINE) {
-          globalThis.removeEventListener?.("online", online);
-          online = undefined;
+    } catch (error) {
+      // The module trapped (it never should): the call rejects with its
+      // error rather than waiting forever.
+      return this.end(() => this.reject(error));
+    }
+    if (answer & ENDED) return later ? queueMicrotask(() => this.finish(m)) : this.finish(m);
+    // What the hooks called here answered, once this work is all performed.
+    if (called) for (const [wait, ok, value] of called) this.held(wait, ok, value);
+  }
+
+  perform(m, quads, called) {
+    const work = this.work;
+    for (let i = 0; i < quads * 4; i += 4) {
+      const kind = work[i];
+      const at = work[i + 1];
+      const arg = work[i + 2];
+      const more = work[i + 3];
+      if (kind >= FETCH) {
+        // Attempt `at` of call `arg` with the `fetch` held as `more`; its
+        // step is the machine's next work to await.
+        attempt(at, more, arg, kind - FETCH);
+      } else if (kind === AWAIT_HELD) {
+        // The step in progress of what js/src/attempts.js holds as `arg`
+        // (none once the machine let go of it in the same step: a wait it
+        // dropped, whose answer it would ignore).
+        awaitStep(arg, this, at);
+      } else if (kind === SET_TIMER) {
+        this.timers ??= new Map();
+        this.timers.set(at, setTimeout(fire, arg, this, at));
+      } else if (kind === CLEAR_TIMER) {
+        clearTimeout(this.timers?.get(at));
+        this.timers?.delete(at);
+      } else if (kind === READ_WHOLE) bytes(at);
+      else if (kind === READ_UP_TO) upTo(at, more * 2 ** 32 + arg);
+      else if (kind === READ_NEXT) next(at);
+      else if (kind === FOLLOW) follow(at, m.machineChain(this.id, at));
+      else if (kind === COPY_UP_TO || kind === COPY_WHOLE) replayCopy(at, more * 2 ** 32 + arg, kind === COPY_WHOLE);
+      else if (kind === AWAIT) {
+        // The value held as `arg`, adopted as `await` would (a thenable,
+        // a `then` that throws); what it settled with is held in turn.
+        new Promise((r) => r(valueOf(arg))).then(
+          (v) => this.held(at, true, keep(v)),
+          (e) => this.held(at, false, hold(e)),
+        );
+      } else if (kind === WAKE) {
+        const run = running.get(at);
+        if (run) queueMicrotask(() => run.report(machines().onEvent(run.id)));
+      } else if (kind === STATUS_HOOK || kind === VERDICT_HOOK) {
+        // With a clone of attempt `arg`'s response (the hook may read its
+        // body); a throw is reported as such. What it returned — a
+        // promise included — is held for the machine to read.
+        const hook = this.hooks[kind === STATUS_HOOK ? 0 : 1];
+        let ok = true;
+        let answer;
+        try {
+          answer = hook(responseOf(arg).clone());
+        } catch (error) {
+          ok = false;
+          answer = error;
         }
+        (called ??= []).push([at, ok, ok ? keep(answer) : hold(answer)]);
+      } else if (kind === ONLINE && arg === 1) {
+        this.online = true;
+        globalThis.addEventListener?.("online", this);
+      } else if (kind === ONLINE) {
+        this.online = false;
+        globalThis.removeEventListener?.("online", this);
       }
-      for (const answered of called) report(answered);
-    };
-    // An abort may come from inside the machine's own step (a callback it
-    // called cancelled the operation): reported after that step.
-    const onAbort = () => queueMicrotask(() => report(() => m.onEvent()));
-    running.set(id, () => report(() => m.onEvent()));
-    signal?.addEventListener("abort", onAbort);
-    perform();
-  });
+    }
+    return called;
+  }
+
+  /** Releases what the executor kept for the operation, then `settle`s. */
+  end(settle) {
+    this.over = true;
+    if (this.timers) for (const t of this.timers.values()) clearTimeout(t);
+    this.signal?.removeEventListener("abort", this);
+    if (this.online) globalThis.removeEventListener?.("online", this);
+    running.delete(this.id);
+    settle();
+  }
+
+  finish(m) {
+    this.end(() => {
+      let value;
+      try {
+        value = outcome(m, this.id, this.settle);
+      } catch (error) {
+        return this.reject(error);
+      }
+      this.resolve(value);
+    });
+  }
+}
+
+/** Machine `id`'s outcome, as `settle(data, response, cause)` makes it:
+ * the data as JSON text, the response's and the cause's numbers. */
+function outcome(m, id, settle) {
+  const data = m.outcomeOf(id);
+  const b = buffer(m);
+  return settle(data, b[0], b[1]);
+}
+
+/** Drives the machine `execute` or `poll` answered to its end; resolves
+ * with what `settle(data, response, cause)` makes of its outcome, or
+ * rejects with what it throws. `hooks`: a poll's `status` and `verdict`,
+ * which the machine may ask to call. An operation that ended in the call
+ * and settles at once is settled now, as `fetch`'s promise would be. */
+export function drive(answer, settle, hooks) {
+  const id = answer & ~AT_ONCE;
+  const m = machines();
+  if (answer & AT_ONCE) {
+    try {
+      return Promise.resolve(outcome(m, id, settle));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+  return new Promise((resolve, reject) => new Run(id, hooks, settle, resolve, reject).begin());
 }
 
 /** A shared budget's exchange (src/host/fleet.rs): calls the `exchange`

@@ -23,19 +23,23 @@ const READ_AGAIN = 3;
 
 const UNDICI_ORIGIN = Symbol.for("undici.globalOrigin.1");
 
-/** `send(input, init)` (a `fetch` with `redirect: "manual"`), then every
- * redirect the chain follows; resolves with the final response. `again`:
- * the `Request` a 307/308 reads the body again from. */
-export async function follow(chain, send, input, init, again) {
+/** Every redirect the chain follows from `response`, the first request's
+ * answer (a redirect: the machine's chain saw it, and sees it again here),
+ * each hop sent with `send(input, init)` (a `fetch` with `redirect:
+ * "manual"`); resolves with the final response. `again`: the `Request` a
+ * 307/308 reads the body again from. */
+export async function follow(chain, send, input, init, again, response) {
   let at;
   // The first request's referrer, read at the first redirect.
   let first;
   try {
     for (;;) {
-      at = THREW;
-      const sent = send(input, init);
-      at = REJECTED;
-      const response = await sent;
+      if (!response) {
+        at = THREW;
+        const sent = send(input, init);
+        at = REJECTED;
+        response = await sent;
+      }
       at = READ;
       const headers = response.headers;
       const location = chain.seen(response.status, headers.get("location"));
@@ -71,6 +75,7 @@ export async function follow(chain, send, input, init, again) {
       }
       input = there.href;
       init = next;
+      response = undefined;
     }
   } catch (error) {
     chain.failed(at);

@@ -8,16 +8,25 @@ const BUNDLING = 'see "Install and bundle" in saferetry\'s README';
 let ready = false;
 let hops; // hops.js's `follow`: a browser's `fetch` follows redirects itself (src/policy/redirect.rs)
 
-/** The classes of the module the entry loaded (core.js reads them). */
-export let Policy, Outcome;
+/** The policy class of the module the entry loaded (core.js reads it). */
+export let Policy;
+let machineExports;
 
 /** Called by the runtime's entry once its wasm module is instantiated, with
- * the module's glue and, outside browsers, hops.js's `follow`. */
-export function loaded(glue, follow) {
-  ({ Policy, Outcome } = glue);
+ * the module's glue (wasm-bindgen's JS module), the instance's exports (its
+ * memory) and, outside browsers, hops.js's `follow`. */
+export function loaded(glue, instance, follow) {
+  Policy = glue.Policy;
+  // What js/src/executor.js calls: the machines' events, by number, and the
+  // buffer their work is read from.
+  const { machineWork, machineCall, machineChain, onSettled, onHeld, onTimer, onOnline, onEvent, outcomeOf } = glue;
+  machineExports = { machineWork, machineCall, machineChain, onSettled, onHeld, onTimer, onOnline, onEvent, outcomeOf, memory: instance.memory, workBuffer: glue.workBuffer() };
   ready = true;
   hops ??= follow;
 }
+
+/** The loaded module's machine exports (js/src/executor.js). */
+export const machines = () => machineExports;
 
 /** hops.js's `follow`, for the attempts of the full module (which follows
  * redirects only where an entry gave it hops.js). */

@@ -1,17 +1,18 @@
 // Node, Deno and Bun: the wasm bytes come from disk, compiled synchronously.
 // Declared in package.json `sideEffects` so that no bundler drops this.
 import { readFileSync } from "node:fs";
-import { initSync, Outcome, Policy } from "./saferetry.js";
+import * as glue from "./saferetry.js";
 import { follow } from "./hops.js";
 import { loaded, loadFailed } from "./load.js";
 
 const wasm = new URL("./saferetry_bg.wasm", import.meta.url);
+let instance;
 try {
-  initSync({ module: readFileSync(wasm) });
+  instance = glue.initSync({ module: readFileSync(wasm) });
 } catch (error) {
   throw loadFailed(wasm, error);
 }
-loaded({ Outcome, Policy }, follow);
+loaded(glue, instance, follow);
 
 export * from "./core.js";
 /** The fleet's authority (README "Fleet budgets"): a module of its own, instantiated at its first `new`. */

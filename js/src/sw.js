@@ -6,7 +6,7 @@
 // level nor `import()`: both wasm modules are imported here and
 // instantiated at the first event, and `syncOutbox` must be called while
 // the worker script first runs (the event's listener is added then).
-import init, { Outcome, Policy } from "./saferetry_web.js";
+import * as glue from "./saferetry_web.js";
 import initRules, { OutboxRules } from "./saferetry_outbox.js";
 import { loaded, loadFailed } from "./load.js";
 import { RetryPolicy } from "./core.js";
@@ -21,7 +21,7 @@ const instantiate = (start, file) => {
   });
 };
 const load = () => {
-  ready ??= Promise.all([instantiate(init, "./saferetry_web_bg.wasm"), instantiate(initRules, "./saferetry_outbox_bg.wasm")]).then(() => loaded({ Outcome, Policy }));
+  ready ??= Promise.all([instantiate(glue.default, "./saferetry_web_bg.wasm"), instantiate(initRules, "./saferetry_outbox_bg.wasm")]).then(([instance]) => loaded(glue, instance));
   return ready;
 };
 

@@ -2,16 +2,17 @@
 // wasm file that sits beside this one: the browser's module, without the
 // redirect hops a browser never runs (src/host/nohops.rs). Declared in
 // package.json `sideEffects` so that no bundler drops this initialisation.
-import init, { Outcome, Policy } from "./saferetry_web.js";
+import * as glue from "./saferetry_web.js";
 import { loaded, loadFailed } from "./load.js";
 
 const wasm = new URL("./saferetry_web_bg.wasm", import.meta.url);
+let instance;
 try {
-  await init({ module_or_path: wasm });
+  instance = await glue.default({ module_or_path: wasm });
 } catch (error) {
   throw loadFailed(wasm, error);
 }
-loaded({ Outcome, Policy }); // no js/src/hops.js: the browser's `fetch` follows redirects
+loaded(glue, instance); // no js/src/hops.js: the browser's `fetch` follows redirects
 
 export * from "./core.js";
 /** The fleet's authority (README "Fleet budgets"): a module of its own, which a bundler leaves out of a build that does not use it. */

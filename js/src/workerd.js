@@ -2,12 +2,11 @@
 // default rule for `.wasm`). Declared in package.json `sideEffects` so that
 // no bundler drops this.
 import wasm from "./saferetry_bg.wasm";
-import { initSync, Outcome, Policy } from "./saferetry.js";
+import * as glue from "./saferetry.js";
 import { follow } from "./hops.js";
 import { loaded } from "./load.js";
 
-initSync({ module: wasm });
-loaded({ Outcome, Policy }, follow);
+loaded(glue, glue.initSync({ module: wasm }), follow);
 
 export * from "./core.js";
 /** The fleet's authority (README "Fleet budgets"): a module of its own, instantiated at its first `new`. */

@@ -4,6 +4,7 @@
 //! policy's types carry the serde derives; what only the host shows is
 //! described here.
 
+use alloc::string::String;
 use serde::Serialize;
 use wasm_bindgen::JsValue;
 
@@ -34,8 +35,9 @@ struct Outcome<'a> {
     report: &'a Report,
 }
 
-pub fn outcome(phase: &Phase, r: &Report) -> JsValue {
-    to_js(&Outcome {
+/// The outcome's data as JSON text, which core.js parses when it is read.
+pub fn outcome(phase: &Phase, r: &Report) -> String {
+    json::to_string(&Outcome {
         kind: phase.name(),
         reason: r.reason,
         message: phase_message(phase, r.reason),

@@ -18,7 +18,7 @@ use super::convert::to_js;
 use super::fleet::{Fleet, Leased};
 use super::glue::{self, invoke, Glue, Held};
 use super::io::step;
-use super::machine::Machine;
+use super::machine::{keep, Machine};
 use super::options::{self, Hooks};
 use super::outcome::Outcome;
 use super::poll;
@@ -39,17 +39,18 @@ use crate::policy::state::{Phase, WaitWhy};
 /// Starts an operation as a machine (`super::machine`), polled once here:
 /// `policy.fetch()` hands the first request to `fetch` before it returns
 /// (a caller that aborts right after the call, or a test counting requests,
-/// sees that one). The answer is the machine, which the executor drives
-/// (js/src/executor.js), or — when the operation ended in that first poll
-/// (its signal had aborted) and the host's `fetch` settles such a call at
-/// once — its output itself.
-fn start(runtime: Runtime, call: u32, future: impl Future<Output = JsValue> + 'static) -> JsValue {
+/// sees that one). The answer is the machine's number, which the executor
+/// drives (js/src/executor.js), with [`AT_ONCE`] when the operation ended
+/// in that first poll (its signal had aborted) and the host's `fetch`
+/// settles such a call at once: the executor settles it in the call.
+fn start(runtime: Runtime, call: u32, future: impl Future<Output = Outcome> + 'static) -> u32 {
     let machine = Machine::start(future, call);
-    match machine.ended() {
-        Some(output) if fetch_settles_at_once(runtime) => output,
-        _ => machine.into(),
-    }
+    let at_once = machine.ended() && fetch_settles_at_once(runtime);
+    keep(machine) | if at_once { AT_ONCE } else { 0 }
 }
+
+/// See [`start`] (machine numbers stay below 2^31).
+const AT_ONCE: u32 = 0x8000_0000;
 
 struct Shared {
     options: Options,
@@ -164,7 +165,7 @@ impl Policy {
         flags: u32,
         request_method: Option<String>,
         observe: u32,
-    ) -> Result<JsValue, JsValue> {
+    ) -> Result<u32, JsValue> {
         // The call's and the subscriber's owners: the operation's until it ends.
         let (owner, observe) = (Held::new(call), subscriber(observe));
         let shared = self.shared.clone();
@@ -211,7 +212,7 @@ impl Policy {
         verdict: JsValue,
         call: Array,
         observe: u32,
-    ) -> Result<JsValue, JsValue> {
+    ) -> Result<u32, JsValue> {
         let (init, observe) = (Held::new(init), subscriber(observe));
         let retry = Some(call.get(1)).filter(|r| !r.is_undefined()).map(JsCast::unchecked_into);
         let (given, owner) = Given::from_array(&call);
@@ -361,10 +362,10 @@ impl<'a> Ctx<'a> {
     /// A URL the retry rules do not apply to: `fetch(input, init)` once,
     /// with the caller's own signal, and whatever it answers or throws is
     /// the outcome (a rejection as `refused`, the host's error its cause).
-    async fn pass_through(&mut self, call: Held) -> JsValue {
+    async fn pass_through(&mut self, call: Held) -> Outcome {
         let start = self.clock.now_ms();
         // Under no controller of ours, the input as it is.
-        let attempt = Attempt::start(call.id(), self.fetch, 0, None);
+        let attempt = Attempt::start(call.id(), self.fetch, 0);
         let answer = match step(attempt.id()).await {
             Ok(status) => Ok((attempt.take(), status.as_f64().filter(|s| *s >= 0.0))),
             Err(e) => Err((attempt.kept(), StepFailure::parse(&e).name())),
@@ -391,11 +392,11 @@ impl<'a> Ctx<'a> {
         report.attempts.push(record);
         let phase = Phase::terminal(report.reason, None, Safety::Idempotent, None);
         (self.observe)(phase);
-        Outcome::new(phase, report, response, cause).into()
+        Outcome::new(phase, report, response, cause)
     }
 
     /// Ends an operation before polling began, showing its terminal state.
-    fn end(&mut self, mut report: Report, reason: Reason, cause: Option<Held>) -> JsValue {
+    fn end(&mut self, mut report: Report, reason: Reason, cause: Option<Held>) -> Outcome {
         report.reason = reason;
         let phase = Phase::terminal(reason, None, Safety::Idempotent, None);
         (self.observe)(phase);
@@ -405,7 +406,7 @@ impl<'a> Ctx<'a> {
     /// The outcome, as `[data, response?, cause?]`: the data as a plain
     /// object, the last response, and the cause (for a cancel, the caller's
     /// own abort reason).
-    fn outcome(&self, mut finished: Finished<Received, Held>) -> JsValue {
+    fn outcome(&self, mut finished: Finished<Received, Held>) -> Outcome {
         let body = finished.response.as_ref().map(|a| &a.body);
         finished.report.streamed = body.map(Received::streamed);
         finished.report.handed_over_ms = body.and_then(Received::handed_over_ms);
@@ -415,7 +416,7 @@ impl<'a> Ctx<'a> {
             _ => finished.cause,
         };
         let response = finished.response.map(|a| a.body.hand_over());
-        Outcome::new(finished.phase, finished.report, response, cause).into()
+        Outcome::new(finished.phase, finished.report, response, cause)
     }
 }
 

@@ -265,12 +265,16 @@ pub struct Facts {
     pub content_type: Option<String>,
     pub content_encoding: bool,
     pub floor_headers: FloorHeaders,
+    /// `Location`, read only with `redirect: "manual"` (`super::io::MANUAL`).
+    #[cfg_attr(feature = "browser", allow(dead_code))]
+    pub location: Option<String>,
 }
 
 impl Facts {
     /// The facts js/src/attempts.js packs as an attempt's step resolves:
     /// status, type, has a body, then `content-length`, `content-type`,
-    /// `content-encoding`, `retry-after`, `retry-after-ms`.
+    /// `content-encoding`, `retry-after`, `retry-after-ms`, and for a
+    /// `redirect: "manual"` attempt `location`.
     pub fn parse(packed: &str) -> Facts {
         let mut f = Fields(packed);
         let status = f.string().and_then(|s| s.parse().ok()).unwrap_or(0);
@@ -281,7 +285,8 @@ impl Facts {
         let content_encoding = f.string().is_some();
         let floor_headers =
             FloorHeaders { retry_after: f.string(), retry_after_ms: f.string(), ..FloorHeaders::default() };
-        Facts { status, kind, has_body, content_length, content_type, content_encoding, floor_headers }
+        let location = f.string();
+        Facts { status, kind, has_body, content_length, content_type, content_encoding, floor_headers, location }
     }
 
     /// On a throttling status, the rate-limit headers too, in `rateFacts`'

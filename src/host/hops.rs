@@ -12,7 +12,7 @@ use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 use wasm_bindgen::prelude::*;
 
-use super::glue::Held;
+use super::glue::{Facts, Held};
 use super::transport::{failed as failed_with, not_sent, FetchTransport, StepFailure};
 use crate::engine::Failed;
 use crate::packed::Fields;
@@ -123,22 +123,27 @@ impl Chain {
     }
 }
 
-/// The chain of an attempt that follows redirects hop by hop
-/// (js/src/hops.js performs each hop as the chain says): the handle
-/// hops.js is given, and ours, to classify a failure ([`failed`]). A
-/// redirect `fetch` would refuse (see `policy::redirect::check_hop`) is a
-/// `TypeError` that repeating cannot change.
-pub fn chain(t: &FetchTransport) -> (Chain, Rc<Followed>) {
+/// The chain of an attempt whose first response (its `facts`) is a
+/// redirect to follow hop by hop (js/src/hops.js performs each hop as the
+/// chain says, from that response on): the handle hops.js is given, and
+/// ours, to classify a failure ([`failed`]). `None` for any other response:
+/// a call that is not redirected makes no chain. A redirect `fetch` would
+/// refuse (see `policy::redirect::check_hop`) is a `TypeError` that
+/// repeating cannot change.
+pub fn redirected(t: &FetchTransport, facts: &Facts) -> Option<(Chain, Rc<Followed>)> {
     let prepared = &t.prepared;
-    let chain = chain::Chain::new(chain::Request {
+    let mut chain = chain::Chain::new(chain::Request {
         method: prepared.method.clone(),
         same_origin_mode: prepared.same_origin,
         streamed: prepared.streamed,
         again: prepared.is_request && prepared.replayable,
         cors_type: cross_origin_redirect_is_cors(t.runtime),
     });
+    let Seen::Redirect(_) = chain.seen(facts.status, facts.location.as_deref()) else {
+        return None;
+    };
     let followed = Rc::new(Followed { chain: RefCell::new(chain), failed: Cell::new(None) });
-    (Chain(followed.clone()), followed)
+    Some((Chain(followed.clone()), followed))
 }
 
 /// The chain's `fetch` rejected (attempt `id`, failing with `f`): what

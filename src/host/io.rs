@@ -54,13 +54,22 @@ pub const AWAIT_HELD: u32 = 6;
 /// `fetch` the executor holds as `more` (0: the call's own), with the
 /// kind's bits added: [`CLONE`] a clone of the call's `Request` (a 307/308
 /// reads its body again), [`CONTROLLED`] under an `AbortController` of its
-/// own joined with the call's signal, [`CHAIN`] every redirect hop, as the
-/// chain `Machine::chain` gives says. Its step ([`step`]) answers as any
-/// attempt's; a start that threw fails it as thrown.
-pub const FETCH: u32 = 8;
+/// own, [`MANUAL`] with `redirect: "manual"` (we follow redirects hop by
+/// hop: its facts carry the `Location`), [`JOIN`] under its controller's
+/// signal joined with the call's (`AbortSignal.any`: a body that may be
+/// handed over as a stream follows the caller's signal after the hand-over;
+/// otherwise the caller's abort reaches the attempt through the machine).
+/// Its step ([`step`]) answers as any attempt's; a start that threw fails
+/// it as thrown.
+pub const FETCH: u32 = 32;
 pub const CLONE: u32 = 1;
 pub const CONTROLLED: u32 = 2;
-pub const CHAIN: u32 = 4;
+pub const MANUAL: u32 = 4;
+pub const JOIN: u32 = 8;
+/// Attempt `id`'s response was a redirect its chain follows: the executor
+/// follows it hop by hop (js/src/hops.js, with the chain `Machine::chain`
+/// gives), and the attempt's step answers the final response's facts.
+pub const FOLLOW: u32 = 21;
 /// Read attempt `id`'s body (js/src/attempts.js): whole (`arrayBuffer()`),
 /// while it streams up to `arg + more · 2^32` bytes, or its next chunk.
 /// Its step ([`step`]) answers the length (−1: past the bound, or the end
@@ -136,7 +145,7 @@ impl Io {
         let mut at = 0;
         while at + 4 <= work.len() {
             let kind = work[at];
-            let acts = kind & !(CLONE | CONTROLLED | CHAIN) == FETCH || (READ_WHOLE..=READ_NEXT).contains(&kind);
+            let acts = kind >= FETCH || kind == FOLLOW || (READ_WHOLE..=READ_NEXT).contains(&kind);
             if acts && work[at + 1] == id {
                 work.drain(at..at + 4);
             } else {
@@ -216,14 +225,20 @@ pub fn step(id: u32) -> Awaited {
 /// Starts attempt `id` of call `call` through the executor ([`FETCH`]);
 /// `None` outside a machine. The attempt's owner keeps the mailbox, to
 /// take the start back if it is dropped first ([`Io::unqueue`]).
-pub fn fetch(id: u32, call: u32, fetch: u32, bits: u32, chain: Option<Chain>) -> Option<Rc<Io>> {
+pub fn fetch(id: u32, call: u32, fetch: u32, bits: u32) -> Option<Rc<Io>> {
     let io = current()?;
-    let bits = bits | chain.as_ref().map_or(0, |_| CHAIN);
-    if let Some(chain) = chain {
-        io.chains.borrow_mut().push((id, chain));
-    }
     io.push4(FETCH | bits, id, call, fetch);
     Some(io)
+}
+
+/// Has the executor follow attempt `id`'s redirect hop by hop as `chain`
+/// says ([`FOLLOW`]); its [`step`] answers the final response's facts.
+#[cfg_attr(feature = "browser", allow(dead_code))]
+pub fn follow(id: u32, chain: Chain) {
+    if let Some(io) = current() {
+        io.chains.borrow_mut().push((id, chain));
+        io.push(FOLLOW, id, 0);
+    }
 }
 
 /// Has the executor read attempt `id`'s body ([`READ_WHOLE`],

@@ -29,6 +29,7 @@ use wasm_bindgen::prelude::*;
 
 use super::glue::Held;
 use super::io::{Io, CURRENT};
+use super::outcome::Outcome;
 
 static WOKEN: Local<RefCell<Vec<u32>>> = Local::new(RefCell::new(Vec::new()));
 static NEXT_ID: Local<Cell<u32>> = Local::new(Cell::new(0));
@@ -52,14 +53,16 @@ impl Wake for Woken {
 const WAKE: u32 = 3;
 const ONLINE: u32 = 4;
 
-type Run = Pin<Box<dyn Future<Output = JsValue>>>;
+type Run<T> = Pin<Box<dyn Future<Output = T>>>;
 
-#[wasm_bindgen]
-pub struct Machine {
+/// One operation: the engine's future, polled when something happened.
+/// `T` is what it ends with (an [`Outcome`]; the wasm tests' futures end
+/// with plain values).
+pub struct Machine<T = Outcome> {
     id: u32,
     io: Rc<Io>,
-    run: Option<Run>,
-    output: Option<JsValue>,
+    run: Option<Run<T>>,
+    output: Option<T>,
     /// The call whose signal the executor listens to (0: none).
     call: u32,
     waker: Waker,
@@ -67,13 +70,14 @@ pub struct Machine {
     listening: Cell<bool>,
 }
 
-impl Machine {
+impl<T: 'static> Machine<T> {
     /// A machine for `run`, polled once at once (so a `fetch` is called
     /// before the export that started it returns). `call`: the call
     /// (js/src/attempts.js) whose signal the executor listens to, or 0.
-    pub fn start(run: impl Future<Output = JsValue> + 'static, call: u32) -> Machine {
+    pub fn start(run: impl Future<Output = T> + 'static, call: u32) -> Machine<T> {
         let id = NEXT_ID.with(|n| {
-            n.set(n.get().wrapping_add(1));
+            // Never 0 (the executor's "none"), below 2^31 (`exports::AT_ONCE`).
+            n.set((n.get().wrapping_add(1) & 0x7fff_ffff).max(1));
             n.get()
         });
         let waker = Waker::from(Arc::new(Woken(id)));
@@ -84,15 +88,20 @@ impl Machine {
         m
     }
 
-    /// The output, when the operation ended in its first poll.
-    pub fn ended(&self) -> Option<JsValue> {
-        self.output.clone()
+    /// Whether the operation has ended (its output not yet taken).
+    pub fn ended(&self) -> bool {
+        self.output.is_some()
     }
 
-    /// Polls the engine until it waits again; the output once it ended.
-    fn step(&mut self) -> JsValue {
+    /// The output, once the operation ended (taken once).
+    pub fn output(&mut self) -> Option<T> {
+        self.output.take()
+    }
+
+    /// Polls the engine until it waits again: whether it has ended.
+    fn step(&mut self) -> bool {
         let Some(run) = &mut self.run else {
-            return JsValue::UNDEFINED;
+            return self.output.is_some();
         };
         let previous = CURRENT.with(|c| c.replace(Some(self.io.clone())));
         let polled = run.as_mut().poll(&mut Context::from_waker(&self.waker));
@@ -101,36 +110,16 @@ impl Machine {
             Poll::Ready(output) => {
                 // Dropping the engine's future releases what it held.
                 self.run = None;
-                self.output = Some(output.clone());
-                output
+                self.output = Some(output);
+                true
             }
-            Poll::Pending => JsValue::UNDEFINED,
+            Poll::Pending => false,
         }
-    }
-}
-
-#[wasm_bindgen]
-impl Machine {
-    #[wasm_bindgen(getter)]
-    pub fn id(&self) -> u32 {
-        self.id
-    }
-
-    /// The call whose signal's `abort` is an event (`onEvent`; 0: none).
-    #[wasm_bindgen(getter)]
-    pub fn call(&self) -> u32 {
-        self.call
-    }
-
-    /// The operation's output, once it ended (taken once).
-    pub fn output(&mut self) -> JsValue {
-        self.output.take().unwrap_or(JsValue::UNDEFINED)
     }
 
     /// The work since the last event, flat: `[kind, id, arg, more, …]`
     /// (`super::io`'s kinds, then [`WAKE`] machine `id` and [`ONLINE`]:
-    /// listen if `arg` is 1, else stop); empty when there is none. Numbers
-    /// only (a typed array, copied out of wasm memory).
+    /// listen if `arg` is 1, else stop); empty when there is none.
     pub fn work(&self) -> Vec<u32> {
         let mut work = self.io.take_work();
         WOKEN.with(|w| work.extend(w.borrow_mut().drain(..).flat_map(|id| [WAKE, id, 0, 0])));
@@ -143,8 +132,7 @@ impl Machine {
 
     /// The step of wait `id` settled (`ok`: fulfilled) with `value`, a
     /// plain value (an attempt's facts, a length, a failure's).
-    #[wasm_bindgen(js_name = onSettled)]
-    pub fn on_settled(&mut self, id: u32, ok: bool, value: JsValue) -> JsValue {
+    pub fn on_settled(&mut self, id: u32, ok: bool, value: JsValue) -> bool {
         self.io.answer(id, if ok { Ok(value) } else { Err(value) });
         self.step()
     }
@@ -158,8 +146,7 @@ impl Machine {
     /// Hook call or await `id` returned or resolved (`ok`), or threw or
     /// rejected, with the value the executor now holds as `value`. A wait
     /// the machine dropped lets that value go.
-    #[wasm_bindgen(js_name = onHeld)]
-    pub fn on_held(&mut self, id: u32, ok: bool, value: u32) -> JsValue {
+    pub fn on_held(&mut self, id: u32, ok: bool, value: u32) -> bool {
         let answer = if ok { Ok(value.into()) } else { Err(value.into()) };
         if !self.io.answer(id, answer) {
             drop(Held::new(value));
@@ -168,24 +155,163 @@ impl Machine {
     }
 
     /// Timer `id` fired.
-    #[wasm_bindgen(js_name = onTimer)]
-    pub fn on_timer(&mut self, id: u32) -> JsValue {
+    pub fn on_timer(&mut self, id: u32) -> bool {
         self.io.answer(id, Ok(JsValue::UNDEFINED));
         self.step()
     }
 
     /// The host's `online` event.
-    #[wasm_bindgen(js_name = onOnline)]
-    pub fn on_online(&mut self) -> JsValue {
+    pub fn on_online(&mut self) -> bool {
         self.io.online();
         self.step()
     }
 
     /// The caller's signal aborted, or a permit woke this machine.
-    #[wasm_bindgen(js_name = onEvent)]
-    pub fn on_event(&mut self) -> JsValue {
+    pub fn on_event(&mut self) -> bool {
         self.step()
     }
+}
+
+// ---- The machines as the executor drives them, by number ----
+//
+// The executor names a machine by its id and reads its work out of one
+// buffer in wasm memory (`workBuffer`): an event is one call with plain
+// numbers, and its answer one number — no JS object per machine, per
+// event or per work list (each would be an allocation and, for an exported
+// struct, a `FinalizationRegistry` entry).
+
+/// The machines running, by id (a few at a time: a list).
+static MACHINES: Local<RefCell<Vec<Machine>>> = Local::new(RefCell::new(Vec::new()));
+
+/// Work quads the buffer holds; more wait for the next read (`MORE`).
+const BUFFER_QUADS: usize = 32;
+static BUFFER: Local<RefCell<[u32; BUFFER_QUADS * 4]>> = Local::new(RefCell::new([0; BUFFER_QUADS * 4]));
+/// Work not yet read, per machine, past what the buffer held.
+type Left = Vec<(u32, Vec<u32>)>;
+static LEFT: Local<RefCell<Left>> = Local::new(RefCell::new(Vec::new()));
+
+/// A work read's answer: the number of quads in the buffer, with these bits.
+const ENDED: u32 = 0x100;
+const MORE: u32 = 0x200;
+
+/// Starts keeping machine `m` for the executor; its number.
+pub fn keep(m: Machine) -> u32 {
+    let id = m.id;
+    MACHINES.with(|ms| ms.borrow_mut().push(m));
+    id
+}
+
+/// Runs `event` on machine `id`, taken out while it runs (an operation
+/// started inside it is kept meanwhile), then publishes its work.
+fn on(id: u32, event: impl FnOnce(&mut Machine) -> bool) -> u32 {
+    let taken = MACHINES.with(|ms| {
+        let mut ms = ms.borrow_mut();
+        let at = ms.iter().position(|m| m.id == id)?;
+        Some(ms.swap_remove(at))
+    });
+    // Unknown (it ended, or a report came late): nothing to do.
+    let Some(mut m) = taken else {
+        return ENDED;
+    };
+    event(&mut m);
+    let work = m.work();
+    let ended = m.ended();
+    MACHINES.with(|ms| ms.borrow_mut().push(m));
+    publish(id, work) | if ended { ENDED } else { 0 }
+}
+
+/// Writes what fits of `work` into the buffer, keeps the rest.
+fn publish(id: u32, mut work: Vec<u32>) -> u32 {
+    let left = work.split_off(work.len().min(BUFFER_QUADS * 4));
+    let quads = work.len() / 4;
+    BUFFER.with(|b| b.borrow_mut()[..work.len()].copy_from_slice(&work));
+    if left.is_empty() {
+        return quads as u32;
+    }
+    LEFT.with(|l| l.borrow_mut().push((id, left)));
+    quads as u32 | MORE
+}
+
+/// Two numbers for the executor, in the buffer's first two places (an
+/// outcome's response and cause: `super::outcome`).
+pub fn answer_pair(a: u32, b: u32) {
+    BUFFER.with(|buf| {
+        let mut buf = buf.borrow_mut();
+        buf[0] = a;
+        buf[1] = b;
+    });
+}
+
+/// The address of the work buffer in the module's memory.
+#[wasm_bindgen(js_name = workBuffer)]
+pub fn work_buffer() -> *const u32 {
+    BUFFER.with(|b| b.as_ptr().cast())
+}
+
+/// Machine `id`'s work since its last read (its first, after it started;
+/// the rest of a read that answered `MORE`).
+#[wasm_bindgen(js_name = machineWork)]
+pub fn machine_work(id: u32) -> u32 {
+    let left = LEFT.with(|l| {
+        let mut l = l.borrow_mut();
+        let at = l.iter().position(|(m, _)| *m == id)?;
+        Some(l.swap_remove(at).1)
+    });
+    match left {
+        Some(work) => {
+            let ended = MACHINES.with(|ms| ms.borrow().iter().any(|m| m.id == id && m.ended()));
+            publish(id, work) | if ended { ENDED } else { 0 }
+        }
+        None => on(id, |_| false),
+    }
+}
+
+/// The call whose signal's `abort` is an event for machine `id` (0: none).
+#[wasm_bindgen(js_name = machineCall)]
+pub fn machine_call(id: u32) -> u32 {
+    MACHINES.with(|ms| ms.borrow().iter().find(|m| m.id == id).map_or(0, |m| m.call))
+}
+
+#[wasm_bindgen(js_name = onSettled)]
+pub fn on_settled(id: u32, wait: u32, ok: bool, value: JsValue) -> u32 {
+    on(id, |m| m.on_settled(wait, ok, value))
+}
+
+#[wasm_bindgen(js_name = onHeld)]
+pub fn on_held(id: u32, wait: u32, ok: bool, value: u32) -> u32 {
+    on(id, |m| m.on_held(wait, ok, value))
+}
+
+#[wasm_bindgen(js_name = onTimer)]
+pub fn on_timer(id: u32, timer: u32) -> u32 {
+    on(id, |m| m.on_timer(timer))
+}
+
+#[wasm_bindgen(js_name = onOnline)]
+pub fn on_online(id: u32) -> u32 {
+    on(id, Machine::on_online)
+}
+
+#[wasm_bindgen(js_name = onEvent)]
+pub fn on_event(id: u32) -> u32 {
+    on(id, Machine::on_event)
+}
+
+/// The redirect chain of machine `id`'s attempt `attempt` (see [`Machine::chain`]).
+#[wasm_bindgen(js_name = machineChain)]
+pub fn machine_chain(id: u32, attempt: u32) -> Option<super::hops::Chain> {
+    MACHINES.with(|ms| ms.borrow().iter().find(|m| m.id == id).and_then(|m| m.chain(attempt)))
+}
+
+/// Machine `id`'s outcome, once it ended: it is no longer kept. The
+/// executor takes its response and cause (`Outcome::take_response`,
+/// `take_cause`), then its data as JSON text.
+pub fn finished(id: u32) -> Option<Outcome> {
+    MACHINES.with(|ms| {
+        let mut ms = ms.borrow_mut();
+        let at = ms.iter().position(|m| m.id == id && m.ended())?;
+        ms.swap_remove(at).output()
+    })
 }
 
 // The machine's mechanics on their own, in wasm (`cargo test --target
@@ -219,6 +345,43 @@ mod tests {
         };
     }
 
+    /// The events as the tests read them: the output once the operation
+    /// ended, else `undefined`.
+    trait Events {
+        fn answered(&mut self, ended: bool) -> JsValue;
+        fn settled(&mut self, id: u32, ok: bool, value: JsValue) -> JsValue;
+        fn held(&mut self, id: u32, ok: bool, value: u32) -> JsValue;
+        fn timer(&mut self, id: u32) -> JsValue;
+        fn online(&mut self) -> JsValue;
+        fn event(&mut self) -> JsValue;
+    }
+
+    impl Events for Machine<JsValue> {
+        fn answered(&mut self, ended: bool) -> JsValue {
+            if ended { self.output().unwrap_or(JsValue::UNDEFINED) } else { JsValue::UNDEFINED }
+        }
+        fn settled(&mut self, id: u32, ok: bool, value: JsValue) -> JsValue {
+            let ended = self.on_settled(id, ok, value);
+            self.answered(ended)
+        }
+        fn held(&mut self, id: u32, ok: bool, value: u32) -> JsValue {
+            let ended = self.on_held(id, ok, value);
+            self.answered(ended)
+        }
+        fn timer(&mut self, id: u32) -> JsValue {
+            let ended = self.on_timer(id);
+            self.answered(ended)
+        }
+        fn online(&mut self) -> JsValue {
+            let ended = self.on_online();
+            self.answered(ended)
+        }
+        fn event(&mut self) -> JsValue {
+            let ended = self.on_event();
+            self.answered(ended)
+        }
+    }
+
     /// Field `key` of the test glue.
     fn glue(key: &str) -> JsValue {
         GLUE.with(|g| js_sys::Reflect::get(g, &JsValue::from_str(key)).unwrap_or_else(|_| unreachable!()))
@@ -234,8 +397,8 @@ mod tests {
         let mut m = Machine::start(run, 0);
         let work = m.work();
         assert_eq!((work.len(), work[0], work[2]), (4, AWAIT, 42), "await the value held as 42");
-        assert!(m.on_held(work[1] + 1, true, 9).is_undefined(), "another answer is not this one");
-        assert_eq!(m.on_held(work[1], true, 7), JsValue::from(7), "resolved with the value held as 7");
+        assert!(m.held(work[1] + 1, true, 9).is_undefined(), "another answer is not this one");
+        assert_eq!(m.held(work[1], true, 7), JsValue::from(7), "resolved with the value held as 7");
         assert!(m.work().is_empty());
     }
 
@@ -246,8 +409,8 @@ mod tests {
             let mut m = Machine::start(run, 0);
             let work = m.work();
             assert_eq!(work, [VERDICT_HOOK, work[1], 5, 0], "call the verdict hook with attempt 5's response");
-            assert!(m.on_held(work[1] + 1, true, 0).is_undefined(), "another answer is not this one");
-            assert_eq!(m.on_held(work[1], ok, 7), JsValue::from(ok), "returned, or threw");
+            assert!(m.held(work[1] + 1, true, 0).is_undefined(), "another answer is not this one");
+            assert_eq!(m.held(work[1], ok, 7), JsValue::from(ok), "returned, or threw");
         }
     }
 
@@ -257,16 +420,16 @@ mod tests {
         let mut m = Machine::start(run, 0);
         let work = m.work();
         assert_eq!((work[0], work[4]), (AWAIT, SET_TIMER));
-        assert_eq!(m.on_timer(work[5]), JsValue::TRUE, "the timer won: the await is dropped");
+        assert_eq!(m.timer(work[5]), JsValue::TRUE, "the timer won: the await is dropped");
         assert!(!ended().contains(&11));
-        assert!(m.on_held(work[1], true, 11).is_undefined());
+        assert!(m.held(work[1], true, 11).is_undefined());
         assert!(ended().contains(&11), "the value its late answer holds is let go");
     }
 
     #[wasm_bindgen_test]
     fn an_attempt_is_a_fetch_for_the_executor_followed_by_the_wait_for_its_step() {
         let run = async {
-            let attempt = Attempt::start(3, 9, CONTROLLED | CLONE, None);
+            let attempt = Attempt::start(3, 9, CONTROLLED | CLONE);
             JsValue::from(step(attempt.id()).await.is_ok())
         };
         let mut m = Machine::start(run, 0);
@@ -274,15 +437,15 @@ mod tests {
         let id = work[1];
         assert!(id >= 0x8000_0000, "the machine's own half of the ids");
         assert_eq!(work, [FETCH | CONTROLLED | CLONE, id, 3, 9, AWAIT_HELD, work[5], id, 0], "start, then await");
-        assert!(m.chain(id).is_none(), "no chain without the CHAIN bit");
-        assert_eq!(m.on_settled(work[5], true, JsValue::from("facts")), JsValue::TRUE);
+        assert!(m.chain(id).is_none(), "no chain until a redirect");
+        assert_eq!(m.settled(work[5], true, JsValue::from("facts")), JsValue::TRUE);
     }
 
     #[wasm_bindgen_test]
     fn an_attempt_dropped_before_the_executor_read_its_start_is_never_started() {
         let before = ended(); // (the test glue installed first)
         let run = async {
-            let attempt = Attempt::start(3, 0, CONTROLLED, None);
+            let attempt = Attempt::start(3, 0, CONTROLLED);
             let id = attempt.id();
             drop(attempt);
             sleep(100, 0, false).await;
@@ -292,7 +455,7 @@ mod tests {
         let work = m.work();
         assert_eq!(work[0], SET_TIMER, "no start left, only the sleep: {work:?}");
         assert_eq!(work.len(), 4);
-        let id = m.on_timer(work[1]).as_f64().unwrap_or(0.0) as u32;
+        let id = m.timer(work[1]).as_f64().unwrap_or(0.0) as u32;
         assert!(!before.contains(&id) && ended().contains(&id), "what it named is let go");
     }
 
@@ -301,8 +464,8 @@ mod tests {
         let mut m = Machine::start(async { JsValue::from(sleep(u64::MAX, 0, false).await == Slept::Elapsed) }, 0);
         let work = m.work();
         assert_eq!(work, [SET_TIMER, work[1], 2_147_483_647, 0]);
-        assert!(m.on_timer(work[1] + 1).is_undefined(), "another timer");
-        assert_eq!(m.on_timer(work[1]), JsValue::TRUE);
+        assert!(m.timer(work[1] + 1).is_undefined(), "another timer");
+        assert_eq!(m.timer(work[1]), JsValue::TRUE);
     }
 
     #[wasm_bindgen_test]
@@ -311,7 +474,7 @@ mod tests {
         let mut m = Machine::start(run, 0);
         let work = m.work();
         assert_eq!((work[0], work[2], work[4], work[6]), (AWAIT_HELD, 4, SET_TIMER, 100));
-        assert_eq!(m.on_settled(work[1], true, JsValue::NULL), JsValue::TRUE, "the step won");
+        assert_eq!(m.settled(work[1], true, JsValue::NULL), JsValue::TRUE, "the step won");
         assert_eq!(m.work(), [CLEAR_TIMER, work[5], 0, 0]);
     }
 
@@ -320,7 +483,7 @@ mod tests {
         let mut m = Machine::start(async { JsValue::from(sleep(5000, 0, true).await == Slept::Elapsed) }, 0);
         let work = m.work();
         assert_eq!(work[4..], [ONLINE, 0, 1, 0]);
-        assert_eq!(m.on_online(), JsValue::TRUE);
+        assert_eq!(m.online(), JsValue::TRUE);
         assert_eq!(m.work(), [CLEAR_TIMER, work[1], 0, 0, ONLINE, 0, 0, 0]);
     }
 
@@ -332,7 +495,7 @@ mod tests {
         assert_eq!(work[0], SET_TIMER, "not aborted yet: a timer");
         let fired = GLUE.with(|g| js_sys::Reflect::set(g, &JsValue::from_str("fired"), &JsValue::TRUE));
         fired.unwrap_or_else(|_| unreachable!());
-        assert_eq!(m.on_event(), JsValue::TRUE);
+        assert_eq!(m.event(), JsValue::TRUE);
         assert_eq!(m.work(), [CLEAR_TIMER, work[1], 0, 0]);
     }
 
@@ -355,10 +518,10 @@ mod tests {
             },
             0,
         );
-        assert!(b.ended().is_none(), "b waits for a's permit");
+        assert!(!b.ended(), "b waits for a's permit");
         let work = a.work();
-        assert_eq!(a.on_settled(work[1], true, JsValue::NULL), JsValue::from("a"));
-        assert!(a.work().chunks(4).any(|w| w == [WAKE, b.id(), 0, 0]), "the executor is told to wake b");
-        assert_eq!(b.on_event(), JsValue::from("b"));
+        assert_eq!(a.settled(work[1], true, JsValue::NULL), JsValue::from("a"));
+        assert!(a.work().chunks(4).any(|w| w == [WAKE, b.id, 0, 0]), "the executor is told to wake b");
+        assert_eq!(b.event(), JsValue::from("b"));
     }
 }

@@ -4,7 +4,7 @@
 //! module carries no chain. Where it does say so — the browser entry
 //! loaded outside a browser — the attempt fails before sending.
 
-use super::glue::{Glue, Held};
+use super::glue::{Facts, Glue, Held};
 use super::transport::{not_sent, FetchTransport, StepFailure};
 use crate::engine::Failed;
 
@@ -19,6 +19,11 @@ pub fn unfollowed(glue: &Glue) -> Failed<Held> {
     let why = "saferetry: this entry cannot follow redirects hop by hop (the browser entry, src/web.js, loaded outside a browser?); \
                see \"Install and bundle\" in saferetry's README";
     not_sent(Held::hold(glue, &js_sys::Error::new(why)))
+}
+
+/// No chain here: the attempt never follows redirects itself.
+pub fn redirected(_: &FetchTransport, _: &Facts) -> Option<(Chain, alloc::rc::Rc<Followed>)> {
+    None
 }
 
 /// Never called: no attempt here has a chain.

@@ -1,18 +1,17 @@
-//! An operation's end as JS receives it. The response and the cause are
-//! handed over at once; the data (`kind`, `reason`, `message`, the report…)
-//! stays here and becomes a JS object only when someone reads it
-//! (`reportOf`, a failure's `RetryError`, a UI store's `result`): a
-//! successful `policy.fetch()` whose report nobody asks for makes no
-//! object (it once was a quarter of its crossings).
+//! An operation's end as JS receives it: the response and the cause are
+//! handed over by number; the data (`kind`, `reason`, `message`, the
+//! report…) as JSON text, which core.js keeps and parses only when someone
+//! reads it (`reportOf`, a failure's `RetryError`, a UI store's `result`).
 
+use alloc::string::String;
 use wasm_bindgen::prelude::*;
 
 use super::convert;
 use super::glue::{end, Held};
+use super::machine::{answer_pair, finished};
 use crate::policy::report::Report;
 use crate::policy::state::Phase;
 
-#[wasm_bindgen]
 pub struct Outcome {
     phase: Phase,
     report: Report,
@@ -35,26 +34,17 @@ impl Drop for Outcome {
     }
 }
 
-#[wasm_bindgen]
-impl Outcome {
-    /// The last response, handed over once, as the id the executor holds
-    /// it by (js/src/attempts.js `handed`; 0: none): kept here it would
-    /// keep the response alive as long as this outcome (which a `WeakMap`
-    /// keyed by that response holds until someone reads its report).
-    #[wasm_bindgen(js_name = takeResponse)]
-    pub fn take_response(&mut self) -> u32 {
-        self.response.take().unwrap_or(0)
-    }
-
-    /// The cause (the host's error, a cancel's reason), handed over once,
-    /// as its id (js/src/attempts.js `thrown`; 0: none).
-    #[wasm_bindgen(js_name = takeCause)]
-    pub fn take_cause(&mut self) -> u32 {
-        self.cause.take().map_or(0, Held::take)
-    }
-
-    /// `{ kind, reason, message, retryAt?, notBefore?, report }`, built now.
-    pub fn data(&self) -> JsValue {
-        convert::outcome(&self.phase, &self.report)
-    }
+/// Machine `machine`'s outcome, once it ended (the machine is let go): its
+/// data as JSON text (`{ kind, reason, message, retryAt?, notBefore?,
+/// report }`), with the ids of its last response and its cause (the
+/// host's error, a cancel's reason; 0: none) in the work buffer's first
+/// two places (js/src/attempts.js `handed`, `thrown`). `undefined` for a
+/// machine that has not ended.
+#[wasm_bindgen(js_name = outcomeOf)]
+pub fn outcome_of(machine: u32) -> Option<String> {
+    let mut outcome = finished(machine)?;
+    let response = outcome.response.take().unwrap_or(0);
+    let cause = outcome.cause.take().map_or(0, Held::take);
+    answer_pair(response, cause);
+    Some(convert::outcome(&outcome.phase, &outcome.report))
 }

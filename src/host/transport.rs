@@ -19,8 +19,8 @@ use alloc::string::String;
 
 use super::bind::date_now;
 use super::glue::{end, reserve, Facts, Glue, Held, ABORT, CANCEL, KEEP};
-use super::hops::{self, Chain};
-use super::io::{self, step, Io, CLONE, CONTROLLED, READ_NEXT, READ_UP_TO, READ_WHOLE};
+use super::hops::{self, Followed};
+use super::io::{self, step, Io, CLONE, CONTROLLED, JOIN, MANUAL, READ_NEXT, READ_UP_TO, READ_WHOLE};
 use super::request::Prepared;
 use crate::engine::{Answer, Failed, Transport};
 use crate::packed::Fields;
@@ -100,11 +100,11 @@ pub(super) struct Attempt {
 impl Attempt {
     /// Has the executor start attempt `bits` (`super::io::FETCH`'s) of
     /// call `call` with the `fetch` it holds as `fetch` (0: the call's
-    /// own), and with `chain`, its redirect hops. Its step answers the
-    /// response's facts, or fails where the start failed.
-    pub(super) fn start(call: u32, fetch: u32, bits: u32, chain: Option<Chain>) -> Attempt {
+    /// own). Its step answers the response's facts, or fails where the
+    /// start failed.
+    pub(super) fn start(call: u32, fetch: u32, bits: u32) -> Attempt {
         let id = reserve();
-        Attempt { id, io: io::fetch(id, call, fetch, bits, chain) }
+        Attempt { id, io: io::fetch(id, call, fetch, bits) }
     }
 
     pub(super) fn id(&self) -> u32 {
@@ -266,39 +266,57 @@ impl FetchTransport {
     /// Starts the attempt (js/src/attempts.js `attempt`): a clone of a
     /// `Request` while its body may be needed again, otherwise the input
     /// itself (a URL, whose `init` body is replayable, or a one-shot stream
-    /// sent once); hop by hop where `policy::redirect` says we follow.
-    fn start(&self, chain: Option<Chain>) -> Attempt {
+    /// sent once); with `redirect: "manual"` where `policy::redirect` says
+    /// we follow redirects. Its signal is joined with the caller's only
+    /// where the body may be handed over as a stream (which must follow
+    /// the caller's signal after the hand-over): a body read inside the
+    /// attempt, and the request itself, stop through the machine when the
+    /// caller aborts, and a buffered response follows the caller's signal
+    /// by itself (`rebuild`). `AbortSignal.any` is the costliest thing an
+    /// attempt can build (BENCHMARKS.md).
+    fn start(&self, manual: bool) -> Attempt {
         let p = &self.prepared;
         let again = if p.is_request && p.replayable { CLONE } else { 0 };
-        Attempt::start(p.call, self.fetch, CONTROLLED | again, chain)
+        let join = if p.signal && self.response_body != ResponseBody::Buffer { JOIN } else { 0 };
+        let manual = if manual { MANUAL } else { 0 };
+        Attempt::start(p.call, self.fetch, CONTROLLED | again | join | manual)
+    }
+
+    /// A step of the attempt failed: where, by what the redirect chain (if
+    /// one was followed) last did.
+    fn step_failed(&self, id: u32, e: &JsValue, followed: Option<&Rc<Followed>>) -> Failed<Held> {
+        let f = StepFailure::parse(e);
+        match (f.at, followed) {
+            (THREW, _) => not_sent(Held::new(id)),
+            (REJECTED, Some(followed)) => hops::failed(self, followed, id, f),
+            (REJECTED, None) => self.fetch_failed(id, f),
+            _ => self.delivered_by(id, f),
+        }
     }
 
     async fn attempt(&self) -> Outcome {
-        let (chain, followed) = match follower(self.runtime, self.prepared.redirect.as_deref()) {
+        let manual = match follower(self.runtime, self.prepared.redirect.as_deref()) {
             #[cfg(not(feature = "browser"))]
-            Follower::Us => {
-                let (chain, followed) = hops::chain(self);
-                (Some(chain), Some(followed))
-            }
+            Follower::Us => true,
             #[cfg(feature = "browser")]
             Follower::Us => return Err(hops::unfollowed(&self.glue)),
-            Follower::Host => (None, None),
+            Follower::Host => false,
         };
-        let attempt = self.start(chain);
+        let attempt = self.start(manual);
         let id = attempt.id();
         let mut facts = match step(id).await {
             Ok(facts) => Facts::parse(&facts.as_string().unwrap_or_default()),
-            Err(e) => {
-                let f = StepFailure::parse(&e);
-                let failure = match (f.at, &followed) {
-                    (THREW, _) => not_sent(Held::new(id)),
-                    (REJECTED, Some(followed)) => hops::failed(self, followed, id, f),
-                    (REJECTED, None) => self.fetch_failed(id, f),
-                    _ => self.delivered_by(id, f),
-                };
-                return Err(attempt.failed(failure));
-            }
+            Err(e) => return Err(attempt.failed(self.step_failed(id, &e, None))),
         };
+        // The first response is a redirect to follow: hop by hop from
+        // here (no chain is made for a call that is not redirected).
+        if let Some((chain, followed)) = manual.then(|| hops::redirected(self, &facts)).flatten() {
+            io::follow(id, chain);
+            facts = match step(id).await {
+                Ok(facts) => Facts::parse(&facts.as_string().unwrap_or_default()),
+                Err(e) => return Err(attempt.failed(self.step_failed(id, &e, Some(&followed)))),
+            };
+        }
         if let Err(e) = facts.rate_limit(&self.glue, id) {
             let failure = self.delivered(id, &JsValue::from(e));
             return Err(attempt.failed(failure));
