@@ -34,10 +34,11 @@ bench: build
 	node bench/table.mjs
 
 # Just the profile of the success path (issue 37): µs per call by group
-# (wasm, executor/glue, Request, Response, AbortSignal, timers, GC, idle)
-# beside raw fetch, the smallest wrapper and ky, with and without a
-# caller's signal, in Node and workerd (bench/profile.mjs; BENCH_BEFORE=<a
-# built js/ folder, e.g. from `node bench/base.mjs`> adds a package beside).
+# (wasm, executor/glue, Request, Response, AbortSignal, timers, promise
+# jobs, sockets, GC, idle) beside raw fetch, the smallest wrapper and ky,
+# with and without a caller's signal, in Node and workerd (~5 minutes;
+# bench/profile.mjs; BENCH_BEFORE=<a built js/ folder, e.g. from `node
+# bench/base.mjs`> adds a package beside).
 profile: build
 	node bench/profile.mjs
 

@@ -158,12 +158,12 @@ for (const mode of MODES) {
   row(`Node success path, "${mode}" + caller's signal, × raw fetch (bench/profile.mjs)`, ratio(`before: saferetry "${mode}" + signal`), ratio(`saferetry "${mode}" + signal`), ratio("ky + signal"), ratio("raw fetch + signal"), `${TARGET[mode]}, below ky's`);
 }
 row("Node, the floor (bench/profile.mjs's 20-line wrapper), × raw fetch, without / with a caller's signal", dash, `${ratio("floor")} / ${ratio("floor + signal")}`, dash, "1.00", "");
-const GROUPS = ["wasm", "executor/glue", "Request", "Response", "AbortSignal", "timers", "GC", "idle", "fetch & rest"];
+const GROUPS = ["wasm", "executor/glue", "Request", "Response", "AbortSignal", "timers", "promise jobs", "sockets", "GC", "idle", "fetch & rest"];
 const signed = (x) => (Math.round(x) === 0 ? "0" : `${x > 0 ? "+" : ""}${Math.round(x)}`);
 const overRaw = (name) => {
-  const [p, raw] = [sides[name], sides["raw fetch"]];
-  if (!p || !raw) return dash;
-  return `${GROUPS.map((g) => signed(p.groups[g] - raw.groups[g])).join(" / ")} (sum ${signed(p.sampled - raw.sampled)})`;
+  const over = sides[name]?.over;
+  if (!over) return dash;
+  return `${GROUPS.map((g) => signed(over[g])).join(" / ")} (sum ${signed(Object.values(over).reduce((a, b) => a + b, 0))})`;
 };
 for (const signal of ["", " + signal"]) {
   row(`Node µs per call over raw fetch, "auto"${signal ? " + caller's signal" : ""}, profiled: ${GROUPS.join(" / ")}`,
