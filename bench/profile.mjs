@@ -160,7 +160,15 @@ function classifier(profile, ownUrls) {
       return m?.callFrame.url === UNDICI ? "fetch & rest" : "wasm";
     }
     if (ownUrls.some((d) => url.startsWith(d))) return "executor/glue";
-    if (url === "node:internal/abort_controller" || url === "node:internal/event_target") return "AbortSignal";
+    if (url === "node:internal/abort_controller") return "AbortSignal";
+    if (url === "node:internal/event_target") {
+      // EventTarget is the AbortSignal's, but for the `performance`
+      // timeline's "resourcetimingbufferfull" event, dispatched for the
+      // entry fetch records per call once the buffer is full: fetch's.
+      let m = up(n);
+      while (m && (!m.callFrame.url || m.callFrame.url === url)) m = up(m);
+      return m?.callFrame.url.startsWith("node:internal/perf/") ? "fetch & rest" : "AbortSignal";
+    }
     if (url === "node:events" && /MaxListeners/.test(fn)) return "AbortSignal"; // undici's, on each signal
     if (url === "node:internal/timers" || url === "node:timers") return "timers";
     // A body stream made: fetch's own for what it received, or a rebuilt
