@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: demo test build ship bench bootstrap worker clean fuzz
+.PHONY: demo test build ship bench profile bootstrap worker clean fuzz
 
 demo: build
 	node www/demo.mjs
@@ -21,16 +21,26 @@ ship:
 	LEAN=1 scripts/build.sh
 
 # Figures, not pass/fail: size, overhead in Node, page load in Chromium,
-# workerd cold start and CPU per request (BENCHMARKS.md), each for the
-# package at BENCH_BASE (default ee5cc5a, issue 26's base; built by
-# bench/base.mjs) beside this checkout, both as the lean build where its
-# toolchain installs, ending with one before/after table (bench/table.mjs
-# runs run.mjs, pageload.mjs and workerd-cpu.mjs).
+# workerd cold start and CPU per request, where a successful call's time
+# goes (BENCHMARKS.md), each for the package at BENCH_BASE (default
+# ee5cc5a, issue 26's base; built by bench/base.mjs) beside this checkout,
+# both as the lean build where its toolchain installs, ending with one
+# before/after table (bench/table.mjs runs run.mjs, pageload.mjs,
+# workerd-cpu.mjs and profile.mjs).
 bench: build
 	scripts/bootstrap.sh browsers redis
 	node bench/fleet.mjs
 	node bench/redis.mjs
 	node bench/table.mjs
+
+# Just the profile of the success path (issue 37): µs per call by group
+# (wasm, executor/glue, Request, Response, AbortSignal, timers, promise
+# jobs, sockets, GC, idle) beside raw fetch, the smallest wrapper and ky,
+# with and without a caller's signal, in Node and workerd (~5 minutes;
+# bench/profile.mjs; BENCH_BEFORE=<a built js/ folder, e.g. from `node
+# bench/base.mjs`> adds a package beside).
+profile: build
+	node bench/profile.mjs
 
 worker: build
 	node www/worker/run.mjs

@@ -8,8 +8,10 @@
 // LEAN=1, built by bench/base.mjs from each tree) where its toolchain
 // installs (`scripts/bootstrap.sh lean`), else the stable build (this
 // checkout's `make build`; the before package built likewise), which the
-// table then says. It runs bench/run.mjs, bench/pageload.mjs and
-// bench/workerd-cpu.mjs with BENCH_NOW and BENCH_BEFORE set to the two
+// table then says. It runs bench/run.mjs, bench/pageload.mjs,
+// bench/workerd-cpu.mjs and bench/profile.mjs (issue 37: where a successful
+// call's time goes, by group, with workerd-cpu's figures beside it) with
+// BENCH_NOW and BENCH_BEFORE set to the two
 // packages, so each loads both and measures them interleaved in the same
 // rounds (their own tables print as they go, the before package's rows
 // marked "before:"), then measures the bytes per entry of both builds of
@@ -67,10 +69,13 @@ const lean = skipLean ? null : attempt("the lean builds", () => {
 const measured = lean ?? stable;
 const build = lean ? "lean (`make ship`)" : `stable (\`make build\`: ${skipLean ? "BENCH_LEAN=0" : "the lean toolchain did not install or build"})`;
 
-/** Runs one bench script on both packages; its figures, or null. */
-function part(script) {
-  const json = path.join(work, `${path.basename(script, ".mjs")}.json`);
-  const env = { ...process.env, BENCH_NOW: measured.after, BENCH_JSON: json };
+const jsonOf = (script) => path.join(work, `${path.basename(script, ".mjs")}.json`);
+
+/** Runs one bench script on both packages (`extra`: more environment); its
+ * figures (written to BENCH_JSON, or PROFILE_JSON for bench/profile.mjs), or null. */
+function part(script, extra = {}) {
+  const json = jsonOf(script);
+  const env = { ...process.env, BENCH_NOW: measured.after, BENCH_JSON: json, PROFILE_JSON: json, ...extra };
   if (measured.before) env.BENCH_BEFORE = measured.before;
   return attempt(script, () => {
     run("node", [path.join(REPO, script)], { cwd: REPO, env });
@@ -81,6 +86,8 @@ function part(script) {
 const node = part("bench/run.mjs");
 const pages = part("bench/pageload.mjs");
 const workerd = part("bench/workerd-cpu.mjs");
+// The profile takes workerd's figures from the run above (none if it failed).
+const profile = part("bench/profile.mjs", workerd ? { WORKERD_JSON: jsonOf("bench/workerd-cpu.mjs") } : { PROFILE_WORKERD: "0" });
 async function sizesOf(dir) {
   try {
     return dir ? await entrySizes(dir) : {};
@@ -124,19 +131,43 @@ for (const net of ["Fast 4G", "Slow 3G"]) {
   const a = p["saferetry bundled + preload"];
   row(`page ready, ${net}, bundled + preload (ms)`, `${f(b)}${times(b, p.ky)}`, `${f(a)}${times(a, p.ky)}`, f(p.ky), f(p["raw fetch"]), net === "Fast 4G" ? "≤ 1.3× ky" : "");
 }
-for (const mode of ["stream", "buffer"]) {
-  const w = workerd ?? {};
-  const b = w[`${mode}-before`];
-  const a = w[mode];
-  row(`workerd CPU per request, "${mode}" (µs)`, `${f(b)}${times(b, w.ky)}`, `${f(a)}${times(a, w.ky)}`, f(w.ky), f(w.raw), "≤ ky");
+for (const signal of ["", "-signal"]) {
+  for (const mode of MODES) {
+    const w = workerd ?? {};
+    const b = w[`${mode}${signal}-before`];
+    const a = w[`${mode}${signal}`];
+    const ky = w[`ky${signal}`];
+    row(`workerd CPU per request, "${mode}"${signal ? " + caller's signal" : ""} (µs)`, `${f(b)}${times(b, ky)}`, `${f(a)}${times(a, ky)}`, f(ky), f(w[`raw${signal}`]), "≤ ky");
+  }
 }
 {
   const c = pages?.cold ?? {};
   const minus = (x) => (x === undefined || c.ky === undefined ? "" : ` (${x - c.ky >= 0 ? "+" : ""}${(x - c.ky).toFixed(1)} vs ky)`);
   row("workerd cold start to first response (ms)", `${f(c["before: saferetry"], 1)}${minus(c["before: saferetry"])}`, `${f(c.saferetry, 1)}${minus(c.saferetry)}`, f(c.ky, 1), f(c["raw fetch"], 1), "≤ ky + 5 ms");
 }
+const TARGET = { auto: "≤ 1.30", stream: "≤ 1.15", buffer: "≤ 1.30" };
 for (const mode of MODES) {
-  row(`Node success path, "${mode}", × raw fetch`, f(node?.before?.node[mode], 2), f(node?.after?.node[mode], 2), f(node?.ky.node, 2), "1.00", mode === "auto" ? "" : "below ky's");
+  row(`Node success path, "${mode}", × raw fetch`, f(node?.before?.node[mode], 2), f(node?.after?.node[mode], 2), f(node?.ky.node, 2), "1.00", `${TARGET[mode]}, below ky's`);
+}
+// bench/profile.mjs's figures: the same ratio with a caller's signal, the
+// floor (the smallest wrapper keeping our guarantees) and, for the
+// default mode, where the time over raw fetch goes.
+const sides = profile?.sides ?? {};
+const ratio = (name) => f(sides[name]?.ratio, 2);
+for (const mode of MODES) {
+  row(`Node success path, "${mode}" + caller's signal, × raw fetch (bench/profile.mjs)`, ratio(`before: saferetry "${mode}" + signal`), ratio(`saferetry "${mode}" + signal`), ratio("ky + signal"), ratio("raw fetch + signal"), `${TARGET[mode]}, below ky's`);
+}
+row("Node, the floor (bench/profile.mjs's 16-line wrapper), × raw fetch, without / with a caller's signal", dash, `${ratio("floor")} / ${ratio("floor + signal")}`, dash, "1.00", "");
+const GROUPS = ["wasm", "executor/glue", "Request", "Response", "AbortSignal", "timers", "promise jobs", "sockets", "GC", "idle", "fetch & rest"];
+const signed = (x) => (Math.round(x) === 0 ? "0" : `${x > 0 ? "+" : ""}${Math.round(x)}`);
+const overRaw = (name) => {
+  const over = sides[name]?.over;
+  if (!over) return dash;
+  return `${GROUPS.map((g) => signed(over[g])).join(" / ")} (sum ${signed(Object.values(over).reduce((a, b) => a + b, 0))})`;
+};
+for (const signal of ["", " + signal"]) {
+  row(`Node µs per call over raw fetch, "auto"${signal ? " + caller's signal" : ""}, profiled: ${GROUPS.join(" / ")}`,
+    overRaw(`before: saferetry "auto"${signal}`), overRaw(`saferetry "auto"${signal}`), overRaw(`ky${signal}`), dash, "");
 }
 row('wasm → JS crossings per successful call, "auto" / "stream" / "buffer"', perMode(node?.before?.intoJs), perMode(node?.after?.intoJs), dash, dash, "");
 row('JS → wasm crossings per successful call, "auto" / "stream" / "buffer"', perMode(node?.before?.intoWasm), perMode(node?.after?.intoWasm), dash, dash, "");
@@ -149,6 +180,7 @@ console.log(rows.join("\n"));
 console.log("\nEach figure's before and after come from the same run, interleaved; bytes: scripts/size.mjs on both builds of both"
   + " packages, ky's page bundled the same way. Own CPU: the median minus the required mechanics of the body mode"
   + " (\"auto\" buffers this answer; ky is charged the buffered mechanics, the larger floor).");
+console.log("Node with a caller's signal, the floor and the groups: bench/profile.mjs (its tables above); workerd: CPU of workerd's own threads per request.");
 if (failed.length) {
   console.log(`\nNot measured here ("—"): ${failed.join("; ")}`);
   process.exitCode = 1;

@@ -1,14 +1,18 @@
-// `make bench`, part 3: CPU per request in workerd — raw fetch, ky, and
-// saferetry in "stream" and "buffer" modes — as workerd's own CPU time
-// (every thread, from /proc) over a few thousand subrequests to a loopback
-// upstream. Figures, not pass/fail.
+// `make bench`, part 3: CPU per request in workerd — raw fetch, the floor
+// (bench/profile.mjs's smallest wrapper keeping our guarantees), ky, and
+// saferetry in each body mode ("auto", "stream", "buffer"), each without and
+// with a caller's signal (a fresh AbortController().signal per call, as SDKs
+// pass) — as workerd's own CPU time (every thread, from /proc) over a few
+// thousand subrequests to a loopback upstream. Figures, not pass/fail.
 //
 //   node bench/workerd-cpu.mjs        (WORKERD_SUBREQUESTS=N per client and round, default 1000)
 // Needs `make build`. The package measured is this checkout's js/, or
 // BENCH_NOW=<a built js/ folder> (bench/table.mjs sets it to the lean
 // build). With BENCH_BEFORE=<a built js/ folder> (bench/table.mjs sets it),
 // that package runs beside it in the same Worker and rounds; with
-// BENCH_JSON=<file>, the figures are written there.
+// BENCH_JSON=<file>, the figures are written there: µs per request by
+// client ("raw", "ky", "floor", "auto", "stream", "buffer"; "-signal" with
+// a caller's signal; "-before" for the before package's).
 import http from "node:http";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -32,17 +36,39 @@ const WORKER = `import ky from "ky";
 import { RetryPolicy } from "saferetry";
 ${BEFORE ? 'import { RetryPolicy as Before } from "saferetry-before";' : ""}
 const kyClient = ky.create({ retry: 2 });
-const streamed = new RetryPolicy({ responseBody: "stream" });
-const buffered = new RetryPolicy({ responseBody: "buffer" });
+const fresh = () => new AbortController().signal;
+// bench/profile.mjs's floor: an AbortController and a timer per call, the
+// caller's signal listened to once, the body read and the Response rebuilt.
+async function floor(u, signal) {
+  signal?.throwIfAborted();
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException("timed out", "TimeoutError")), 30000);
+  const onAbort = () => controller.abort(signal.reason);
+  signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    const res = await fetch(u, { signal: controller.signal });
+    return new Response(await res.arrayBuffer(), res);
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener("abort", onAbort);
+  }
+}
 const CLIENTS = {
   raw: async (u) => (await fetch(u)).text(),
+  "raw-signal": async (u) => (await fetch(u, { signal: fresh() })).text(),
+  floor: async (u) => (await floor(u)).text(),
+  "floor-signal": async (u) => (await floor(u, fresh())).text(),
   ky: (u) => kyClient.get(u).text(),
-  stream: async (u) => (await streamed.fetch(u)).text(),
-  buffer: async (u) => (await buffered.fetch(u)).text(),
+  "ky-signal": (u) => kyClient.get(u, { signal: fresh() }).text(),
 };
-${BEFORE ? `const before = { stream: new Before({ responseBody: "stream" }), buffer: new Before({ responseBody: "buffer" }) };
-CLIENTS["stream-before"] = async (u) => (await before.stream.fetch(u)).text();
-CLIENTS["buffer-before"] = async (u) => (await before.buffer.fetch(u)).text();` : ""}
+const packages = [["", RetryPolicy]${BEFORE ? ', ["-before", Before]' : ""}];
+for (const [suffix, Policy] of packages) {
+  for (const mode of ["auto", "stream", "buffer"]) {
+    const policy = new Policy(mode === "auto" ? {} : { responseBody: mode });
+    CLIENTS[mode + suffix] = async (u) => (await policy.fetch(u)).text();
+    CLIENTS[mode + "-signal" + suffix] = async (u) => (await policy.fetch(u, { signal: fresh() })).text();
+  }
+}
 export default {
   async fetch(req, env) {
     const url = new URL(req.url);
@@ -73,7 +99,8 @@ wranglerWorker({ dir: OUT, source: WORKER, packageDir: NOW, compatibilityDate: "
 const child = start("workerd", path.join(BIN, "workerd"), ["serve", "config.capnp", "--control-fd=3"], { cwd: OUT, extraFds: 1, echo: false });
 try {
   const port = await workerdPort(child);
-  const clients = ["raw", "ky", "stream", "buffer", ...(BEFORE ? ["stream-before", "buffer-before"] : [])];
+  const ours = ["auto", "stream", "buffer"].flatMap((m) => [m, `${m}-signal`]);
+  const clients = ["raw", "raw-signal", "floor", "floor-signal", "ky", "ky-signal", ...ours, ...(BEFORE ? ours.map((c) => `${c}-before`) : [])];
   const run = async (client, n) => {
     const res = await fetch(`http://127.0.0.1:${port}/${client}?n=${n}`);
     if ((await res.text()) !== "ok") throw new Error(`${client}: ${res.status}`);
@@ -93,11 +120,12 @@ try {
   const raw = median(us.raw);
   console.log(`\n## workerd: CPU per request (workerd's own threads, /proc; ${N} subrequests × ${ROUNDS} rounds, median)\n`);
   console.log("| client | µs CPU per request | × raw fetch |\n|---|---:|---:|");
-  const names = {
-    raw: "raw fetch", ky: "ky", stream: 'saferetry, responseBody "stream"', buffer: 'saferetry, responseBody "buffer"',
-    "stream-before": 'before: saferetry, responseBody "stream"', "buffer-before": 'before: saferetry, responseBody "buffer"',
+  const name = (c) => {
+    const [, base, signal, before] = /^([a-z]+)(-signal)?(-before)?$/.exec(c);
+    const side = { raw: "raw fetch", floor: "floor (the smallest wrapper keeping our guarantees)", ky: "ky" }[base] ?? `saferetry, responseBody "${base}"`;
+    return `${before ? "before: " : ""}${side}${signal ? ", caller's signal" : ""}`;
   };
-  for (const c of clients) console.log(`| ${names[c]} | ${median(us[c]).toFixed(0)} | ${(median(us[c]) / raw).toFixed(3)} |`);
+  for (const c of clients) console.log(`| ${name(c)} | ${median(us[c]).toFixed(0)} | ${(median(us[c]) / raw).toFixed(3)} |`);
   if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(Object.fromEntries(clients.map((c) => [c, median(us[c])]))));
 } finally {
   await stop(child);
