@@ -22,7 +22,7 @@ use serde::ser::{self, Serialize};
 /// `value` as JSON text. Our types have no non-string map keys, so this
 /// never fails; if a type ever did, its error is the text `null`.
 pub fn to_string<T: Serialize + ?Sized>(value: &T) -> String {
-    let mut out = Writer(String::new());
+    let mut out = Writer(String::with_capacity(256));
     match value.serialize(&mut out) {
         Ok(()) => out.0,
         Err(Error) => String::from("null"),
@@ -109,22 +109,31 @@ fn push_f64(out: &mut String, v: f64) {
 
 fn push_str(out: &mut String, s: &str) {
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                out.push_str("\\u00");
-                let n = c as u32;
-                out.push(char::from(b"0123456789abcdef"[(n >> 4) as usize]));
-                out.push(char::from(b"0123456789abcdef"[(n & 15) as usize]));
-            }
-            c => out.push(c),
+    // Runs of characters that need no escape are copied whole; only `"`,
+    // backslash and control characters (all ASCII, so every index here is a
+    // character boundary) are written one by one.
+    let mut run = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let escape: &str = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(s.get(run..i).unwrap_or_default());
+        run = i + 1;
+        if escape.is_empty() {
+            out.push_str("\\u00");
+            out.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
+            out.push(char::from(b"0123456789abcdef"[usize::from(b & 15)]));
+        } else {
+            out.push_str(escape);
         }
     }
+    out.push_str(s.get(run..).unwrap_or_default());
     out.push('"');
 }
 
