@@ -49,4 +49,5 @@ checked_arithmetic! {
     pub mod runtime;
     pub mod scheme;
     pub mod state;
+    pub mod throttle;
 }
