@@ -102,6 +102,8 @@ export interface LeaseRequest {
   /** Every token this client spent, a running total (absent: 0). What the authority gives back for a client silent two ttls is what it held and had not reported spent. */
   spentTotal?: number;
   wantSlots: number;
+  /** The client holds a grant that has not expired (absent: false). An authority that does not know such a client lost its state, and starts its schedule a horizon (1 s) after its first request. */
+  leased?: boolean;
   /** The policy's quota and rate, offered: the authority keeps the strictest offered within a grant's lifetime (README "One budget name, one budget"). */
   config: FleetConfig;
 }

@@ -43,6 +43,13 @@ struct Scenario {
     /// The first `n` clients are killed at `ms` (SIGKILL: nothing more
     /// sent, nothing received, their operations end there).
     killed: Option<(usize, u64)>,
+    /// The authority loses its state at `ms` (a Redis restarted without
+    /// persistence): a fresh one answers from then on.
+    restart: Option<u64>,
+    /// The first `n` clients stall in `[from, to)` (a process busy
+    /// compiling, a loaded machine): nothing of theirs runs, their timers
+    /// and messages wait for `to`.
+    stall: Option<(usize, u64, u64)>,
     authority: AuthorityConfig,
     client: ClientConfig,
 }
@@ -70,6 +77,8 @@ impl Scenario {
             away: None,
             duplicate: false,
             killed: None,
+            restart: None,
+            stall: None,
             authority: AuthorityConfig::default(),
             client: ClientConfig::default(),
         }
@@ -96,6 +105,11 @@ impl Scenario {
 
     fn away(&self, t: u64) -> bool {
         self.away.is_some_and(|(from, to)| (from..to).contains(&t))
+    }
+
+    /// When client `c`, stalled at `t`, runs again.
+    fn stalled(&self, c: usize, t: u64) -> Option<u64> {
+        self.stall.filter(|&(n, from, to)| c < n && (from..to).contains(&t)).map(|(_, _, to)| to)
     }
 }
 
@@ -141,6 +155,8 @@ enum Ev {
 struct Op {
     client: usize,
     arrived: u64,
+    /// The start its last reservation was for.
+    reserved: u64,
     attempt: u32,
     last_cost: Option<u32>,
     ended: Option<u64>,
@@ -216,6 +232,9 @@ fn simulate(s: &Scenario, budgets: &mut Budgets) -> Outcome {
     for t in 0..end_ms {
         let now = EPOCH_MS + t;
         if let Budgets::Leased { authority, clients } = budgets {
+            if s.restart == Some(t) {
+                **authority = Authority::new(s.authority);
+            }
             for req in to_authority.remove(&t).unwrap_or_default() {
                 if !s.away(t) {
                     let grant = authority.grant(&req, now);
@@ -225,7 +244,9 @@ fn simulate(s: &Scenario, budgets: &mut Budgets) -> Outcome {
                 }
             }
             for grant in to_clients.remove(&t).unwrap_or_default() {
-                if !dead(grant.client as usize - 1, t) {
+                if let Some(to) = s.stalled(grant.client as usize - 1, t) {
+                    to_clients.entry(to).or_default().push(grant);
+                } else if !dead(grant.client as usize - 1, t) {
                     clients[grant.client as usize - 1].on_grant(&grant, now);
                 }
             }
@@ -240,7 +261,9 @@ fn simulate(s: &Scenario, budgets: &mut Budgets) -> Outcome {
                     out.killed_unreported += st.tokens_spent - reported[c];
                 }
             }
-            for (_, c) in clients.iter().enumerate().filter(|&(i, _)| !dead(i, t)) {
+            for (_, c) in
+                clients.iter().enumerate().filter(|&(i, _)| !dead(i, t) && s.stalled(i, t).is_none())
+            {
                 if let Some(req) = c.pending_request(now) {
                     // Sent after this millisecond's deliveries: arrives at the next at the soonest.
                     let at = t + s.delay_ms.max(1);
@@ -257,7 +280,14 @@ fn simulate(s: &Scenario, budgets: &mut Budgets) -> Outcome {
         if t < s.run_ms {
             for c in (0..s.k).filter(|&c| !dead(c, t)) {
                 if (t + c as u64 * 7) % s.every_ms == 0 {
-                    ops.push(Op { client: c, arrived: t, attempt: 0, last_cost: None, ended: None });
+                    ops.push(Op {
+                        client: c,
+                        arrived: t,
+                        reserved: t,
+                        attempt: 0,
+                        last_cost: None,
+                        ended: None,
+                    });
                     events.entry(t).or_default().push((ops.len() - 1, Ev::Decide));
                     out.ops += 1;
                 }
@@ -270,11 +300,18 @@ fn simulate(s: &Scenario, budgets: &mut Budgets) -> Outcome {
                     op.ended = op.ended.or(Some(t));
                     continue;
                 }
+                if let Some(to) = s.stalled(op.client, t) {
+                    events.entry(to).or_default().push((i, ev));
+                    continue;
+                }
                 let state = budgets.state(op.client);
                 let deadline = op.arrived + s.total_ms;
                 match ev {
                     Ev::Decide => match state.reserve_start(now, EPOCH_MS + deadline) {
-                        Ok(start) => events.entry(start - EPOCH_MS).or_default().push((i, Ev::Begin)),
+                        Ok(start) => {
+                            op.reserved = start - EPOCH_MS;
+                            events.entry(op.reserved).or_default().push((i, Ev::Begin));
+                        }
                         // Queued until then, as the engine does.
                         Err(at) if at > now && at < EPOCH_MS + deadline => {
                             events.entry(at - EPOCH_MS).or_default().push((i, Ev::Decide));
@@ -288,6 +325,10 @@ fn simulate(s: &Scenario, budgets: &mut Budgets) -> Outcome {
                             op.ended = Some(t);
                         }
                     },
+                    // Its wait ended late (a stall): kept, or reserved again, as the engine does.
+                    Ev::Begin if t > op.reserved && !state.keep_start(EPOCH_MS + op.reserved, now) => {
+                        events.entry(t).or_default().push((i, Ev::Decide));
+                    }
                     Ev::Begin => {
                         op.attempt += 1;
                         out.starts.push(t);
@@ -511,6 +552,41 @@ fn the_engine_runs_on_a_leased_client_starting_on_its_slots_and_retrying_on_its_
     assert_eq!((st.slot_starts, st.tokens_spent, st.tokens_held), (3, 10, 0));
 }
 
+#[test]
+fn a_start_whose_timer_fires_late_is_given_up_with_the_slots_the_stall_slept_through_and_starts_on_the_next()
+{
+    let sim = Sim::new();
+    let mut a = Authority::new(AuthorityConfig {
+        quota: Some(QuotaConfig { capacity: 10, ..QuotaConfig::default() }),
+        rate: Some(RateConfig { requests: 10, per_ms: 1000, burst: 1 }),
+        ..AuthorityConfig::default()
+    });
+    let c = LeasedClient::new(ClientConfig {
+        local_rate: Some(RateConfig { requests: 1, per_ms: 1000, burst: 1 }),
+        ..ClientConfig::default()
+    });
+    c.on_grant(&a.grant(&c.pending_request(sim.now()).unwrap(), sim.now()), sim.now());
+    let mut options = Options::default();
+    options.limits.max_attempts = 2;
+    let script = Script::new(&sim, vec![Step::status(503), Step::status(200)]);
+    let clock = SimClock::new(&sim);
+    // The retry waits for its slot at 100; the process stalls from 60 to 350.
+    clock.stall(EPOCH_MS + 60, EPOCH_MS + 350);
+    let stats = Stats::default();
+    let budget = Budget { shared: &c, gate: None, stats: &stats, quota: true, counted: true };
+    let call =
+        Call { options: &options, safety: Safety::Idempotent, body_replayable: true, not_before: None };
+    let done = sim.run(run(call, &script, &clock, budget, &mut || 0.5, &mut |_| {}));
+    assert_eq!(done.report.reason, Reason::Succeeded);
+    assert_eq!(
+        *script.starts.borrow(),
+        [0, 400],
+        "not at 350 on the slot of 100 (nor on those of 200 and 300, slept through): on the next, 400"
+    );
+    let st = c.stats().unwrap();
+    assert_eq!((st.late_starts, st.slots_missed, st.slot_starts), (1, 2, 3));
+}
+
 // ---------------- one budget name, one budget: mixed configurations ----------------
 
 /// A quota of `capacity` tokens at the default costs.
@@ -696,6 +772,62 @@ fn fresh_clients_wait_for_their_first_answer_after_one_start_so_the_first_second
     }
 }
 
+/// The worst second of a fleet of four busy clients sharing R a second, on
+/// virtual time: from a cold start (fresh clients, a fresh authority),
+/// with the first `stalled` clients stalling 300 ms at 0.2 s (a process
+/// compiling as it starts, a loaded machine), and across an authority that
+/// loses its state at 2 s (a Redis restarted without persistence).
+fn worst_second(r: u32, delay_ms: u64, stalled: usize, restart: bool) -> u64 {
+    let out =
+        busy_fleet(4, r, delay_ms, (stalled > 0).then_some((stalled, 200, 500)), restart.then_some(2_000));
+    assert_eq!(out.unfinished, 0);
+    assert!(
+        out.starts.len() as u64 >= u64::from(r) * 7 / 2,
+        "the rate is used, not starved: {}",
+        out.starts.len()
+    );
+    out.max_in_window(1000)
+}
+
+/// `k` fresh clients (as `for_policy` makes them, fleet size `k`) each
+/// wanting 500 starts a second, on a fresh authority sharing `r` a second,
+/// for four seconds; messages `delay_ms` each way, maybe a stall and a
+/// lost state.
+fn busy_fleet(
+    k: usize,
+    r: u32,
+    delay_ms: u64,
+    stall: Option<(usize, u64, u64)>,
+    restart: Option<u64>,
+) -> Outcome {
+    let rate = RateConfig { requests: r, per_ms: 1000, burst: 1 };
+    let mut s = Scenario::short(k, 2, delay_ms, None);
+    s.run_ms = 4_000;
+    s.attempt_ms = 10;
+    s.authority = AuthorityConfig { quota: None, rate: Some(rate), ..AuthorityConfig::default() };
+    s.client = ClientConfig::for_policy(0, None, Some(rate), k as u32);
+    s.stall = stall;
+    s.restart = restart;
+    simulate(&s, &mut Budgets::leased(&s))
+}
+
+#[test]
+fn no_second_after_a_cold_start_a_stall_or_an_authority_restart_holds_more_than_1_1_r_starts_across_four_clients(
+) {
+    for r in [50, 100] {
+        for delay_ms in [1, 5, 20] {
+            for (stalled, restart) in [(0, false), (2, false), (0, true), (4, true)] {
+                let most = worst_second(r, delay_ms, stalled, restart);
+                println!(
+                    "R = {r}/s, 4 clients, messages {delay_ms} ms each way, {stalled} stalled 300 ms, \
+                     restart {restart}: at most {most} starts in any 1 s"
+                );
+                assert!(most * 10 <= u64::from(r) * 11, "{most} > 1.1 × {r}");
+            }
+        }
+    }
+}
+
 /// One client, one authority, messages by hand.
 fn pair(ttl_ms: u64) -> (Authority, LeasedClient) {
     let authority = Authority::new(AuthorityConfig {
@@ -718,6 +850,19 @@ fn a_client_cut_off_spends_its_grant_until_the_ttl_from_sending_and_not_after() 
     assert_eq!(c.spend_retry(false), None, "expired at 1000 although it arrived at 80");
     assert_eq!(c.quota_level(), Some(0));
     assert_eq!(c.stats().unwrap().tokens_expired, 15);
+}
+
+#[test]
+fn a_request_says_whether_its_client_holds_a_grant_that_has_not_expired() {
+    let (mut a, c) = pair(1_000);
+    let first = c.pending_request(0).unwrap();
+    assert!(!first.leased, "never answered");
+    c.on_grant(&a.grant(&first, 0), 10);
+    let held = c.release_all(500);
+    assert!(held.leased, "answered, valid until 0 + ttl");
+    c.on_grant(&a.grant(&held, 500), 510);
+    let later = c.release_all(1_500);
+    assert!(!later.leased, "its last grant (asked at 500) expired at 1500");
 }
 
 #[test]
@@ -1131,6 +1276,29 @@ proptest! {
     }
 
     #[test]
+    fn a_stall_or_a_lost_authority_adds_to_a_busy_fleets_worst_second_only_what_its_clients_may_start_ahead_or_late(
+        k in 2usize..7,
+        requests in 10u32..200,
+        delay_ms in 0u64..30,
+        // A stall of busy processes (their operations queued, waiting):
+        // from 0.1 s on.
+        stall in proptest::option::of((1usize..7, 100u64..3_500, 1u64..800)),
+        restart in proptest::option::of(300u64..3_500),
+    ) {
+        let stall = stall.map(|(n, from, len)| (n, from, from + len));
+        let plain = busy_fleet(k, requests, delay_ms, None, None).max_in_window(1000);
+        let out = busy_fleet(k, requests, delay_ms, stall, restart);
+        // What a client out of slots borrows while its refill is on its
+        // way (`borrow` each: the stall or the restart may move when), and
+        // the slots a start may run late (20 ms: a fiftieth of R). Not the
+        // K × 32 slots the clients hold: those a stall slept through, or
+        // a lost authority's, are not spent on top of the schedule.
+        let bound = plain + k as u64 * u64::from(ClientConfig::default().borrow) + u64::from(requests).div_ceil(50);
+        prop_assert!(out.max_in_window(1000) <= bound, "{} > {bound}", out.max_in_window(1000));
+        prop_assert_eq!(out.unfinished, 0);
+    }
+
+    #[test]
     fn no_message_however_absurd_makes_either_side_panic_or_credit_more_than_it_granted(
         msgs in proptest::collection::vec(
             (any::<u64>(), any::<u32>(), any::<u32>(), any::<u32>(), any::<u32>(), any::<u64>(), any::<u64>()),
@@ -1155,6 +1323,7 @@ proptest! {
                 refunded_total: u64::from(w % 3),
                 spent_total: u64::from(x % 11),
                 want_slots: x % 100,
+                leased: z % 2 == 0,
                 config: match w % 3 {
                     0 => FleetConfig::default(),
                     1 => FleetConfig {

@@ -248,6 +248,12 @@ pub struct LeaseRequest {
     pub spent_total: u64,
     /// Start slots wanted.
     pub want_slots: u32,
+    /// The client holds a grant that has not expired (one answered within
+    /// a ttl). An authority that does not know such a client has lost its
+    /// state (a Redis restarted without persistence): the slots handed out
+    /// before may run a horizon past its first request, and its schedule
+    /// starts there ([`Authority::grant`]).
+    pub leased: bool,
     /// The quota and rate this client's policy asks for (an offer: see
     /// [`FleetConfig::strictest`]).
     pub config: FleetConfig,

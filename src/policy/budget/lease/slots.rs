@@ -35,6 +35,22 @@ impl Run {
     fn left(&self) -> u32 {
         self.usable.saturating_sub(self.used)
     }
+
+    /// How many of the usable slots fall before `at_ms` (slot times never
+    /// decrease: a binary search).
+    fn before(&self, at_ms: u64) -> u32 {
+        let (mut lo, mut hi) = (0, self.usable);
+        while lo < hi {
+            // lo < hi, so mid is in lo+1..=hi: neither step can overflow.
+            let mid = lo.saturating_add(hi.saturating_sub(lo).div_ceil(2));
+            if self.time_of(mid.saturating_sub(1)) < at_ms {
+                lo = mid;
+            } else {
+                hi = mid.saturating_sub(1);
+            }
+        }
+        lo
+    }
 }
 
 /// Held slots, oldest run first.
@@ -56,18 +72,8 @@ impl Slots {
             used: 0,
             expires_ms,
         };
-        // Slot times never decrease: keep the longest prefix before expiry.
-        let (mut lo, mut hi) = (0, run.usable);
-        while lo < hi {
-            // lo < hi, so mid is in lo+1..=hi: neither step can overflow.
-            let mid = lo.saturating_add(hi.saturating_sub(lo).div_ceil(2));
-            if run.time_of(mid.saturating_sub(1)) < expires_ms {
-                lo = mid;
-            } else {
-                hi = mid.saturating_sub(1);
-            }
-        }
-        run.usable = lo;
+        // The longest prefix before expiry.
+        run.usable = run.before(expires_ms);
         run.used = debt.min(run.usable);
         if run.left() > 0 {
             self.runs.push_back(run);
@@ -86,6 +92,18 @@ impl Slots {
             keep
         });
         lost
+    }
+
+    /// Drops the held slots timed before `at_ms`; returns how many.
+    pub fn drop_before(&mut self, at_ms: u64) -> u32 {
+        let mut dropped = 0u32;
+        for run in &mut self.runs {
+            let behind = run.before(at_ms);
+            dropped = dropped.saturating_add(behind.saturating_sub(run.used));
+            run.used = run.used.max(behind);
+        }
+        self.runs.retain(|r| r.left() > 0);
+        dropped
     }
 
     /// Slots held and not yet expired (call `expire` first).
@@ -149,6 +167,19 @@ mod tests {
         assert_eq!(s.expire(499), 0);
         assert_eq!(s.expire(500), 3);
         assert_eq!(s.held(), 0);
+    }
+
+    #[test]
+    fn dropping_the_slots_before_a_time_skips_them_in_every_run_and_counts_them() {
+        let mut s = Slots::default();
+        s.add(&grant(4, 0, 300), 4, 10_000, 1);
+        s.add(&grant(2, 400, 500), 2, 10_000, 0);
+        assert_eq!(s.drop_before(250), 2, "100 and 200 (0 repaid a start made ahead)");
+        assert_eq!((s.held(), s.take(0, u64::MAX)), (3, Some(Ok(300))));
+        assert_eq!(s.drop_before(450), 1, "400");
+        assert_eq!((s.drop_before(450), s.held()), (0, 1), "once");
+        assert_eq!(s.drop_before(u64::MAX), 1);
+        assert_eq!(s.take(0, u64::MAX), None);
     }
 
     #[test]
