@@ -38,6 +38,9 @@ struct Scenario {
     delay_ms: u64,
     /// The authority drops every request in `[from, to)`.
     away: Option<(u64, u64)>,
+    /// ... or refuses it at once (a refused connection): the client hears
+    /// of the failure after `delay_ms`.
+    refused: bool,
     /// Every request reaches the authority twice.
     duplicate: bool,
     /// The first `n` clients are killed at `ms` (SIGKILL: nothing more
@@ -75,6 +78,7 @@ impl Scenario {
             fails: never,
             delay_ms: 5,
             away: None,
+            refused: false,
             duplicate: false,
             killed: None,
             restart: None,
@@ -225,6 +229,7 @@ fn simulate(s: &Scenario, budgets: &mut Budgets) -> Outcome {
     let mut events: BTreeMap<u64, Vec<(usize, Ev)>> = BTreeMap::new();
     let mut to_authority: BTreeMap<u64, Vec<LeaseRequest>> = BTreeMap::new();
     let mut to_clients: BTreeMap<u64, Vec<Grant>> = BTreeMap::new();
+    let mut failures: BTreeMap<u64, Vec<(usize, u64)>> = BTreeMap::new();
     let end_ms = s.run_ms + s.total_ms + s.attempt_ms + 2_000;
     let dead = |c: usize, t: u64| s.killed.is_some_and(|(n, at)| c < n && t >= at);
     // The spends each client reported in the requests the authority read.
@@ -241,6 +246,15 @@ fn simulate(s: &Scenario, budgets: &mut Budgets) -> Outcome {
                     let r = &mut reported[req.client as usize - 1];
                     *r = (*r).max(req.spent_total);
                     to_clients.entry(t + s.delay_ms).or_default().push(grant);
+                } else if s.refused {
+                    failures.entry(t + s.delay_ms).or_default().push((req.client as usize - 1, req.seq));
+                }
+            }
+            for (c, seq) in failures.remove(&t).unwrap_or_default() {
+                if let Some(to) = s.stalled(c, t) {
+                    failures.entry(to).or_default().push((c, seq));
+                } else if !dead(c, t) {
+                    clients[c].on_failed(seq, now);
                 }
             }
             for grant in to_clients.remove(&t).unwrap_or_default() {
@@ -776,10 +790,17 @@ fn fresh_clients_wait_for_their_first_answer_after_one_start_so_the_first_second
 /// virtual time: from a cold start (fresh clients, a fresh authority),
 /// with the first `stalled` clients stalling 300 ms at 0.2 s (a process
 /// compiling as it starts, a loaded machine), and across an authority that
-/// loses its state at 2 s (a Redis restarted without persistence).
-fn worst_second(r: u32, delay_ms: u64, stalled: usize, restart: bool) -> u64 {
-    let out =
-        busy_fleet(4, r, delay_ms, (stalled > 0).then_some((stalled, 200, 500)), restart.then_some(2_000));
+/// loses its state at 2 s (a Redis restarted without persistence), at
+/// once or after `down_ms` of refusing every request.
+fn worst_second(r: u32, delay_ms: u64, stalled: usize, restart: Option<u64>) -> u64 {
+    let mut s = busy_fleet(4, r, delay_ms);
+    s.stall = (stalled > 0).then_some((stalled, 200, 500));
+    if let Some(down_ms) = restart {
+        s.away = Some((2_000, 2_000 + down_ms));
+        s.refused = true;
+        s.restart = Some(2_000 + down_ms);
+    }
+    let out = simulate(&s, &mut Budgets::leased(&s));
     assert_eq!(out.unfinished, 0);
     assert!(
         out.starts.len() as u64 >= u64::from(r) * 7 / 2,
@@ -791,24 +812,15 @@ fn worst_second(r: u32, delay_ms: u64, stalled: usize, restart: bool) -> u64 {
 
 /// `k` fresh clients (as `for_policy` makes them, fleet size `k`) each
 /// wanting 500 starts a second, on a fresh authority sharing `r` a second,
-/// for four seconds; messages `delay_ms` each way, maybe a stall and a
-/// lost state.
-fn busy_fleet(
-    k: usize,
-    r: u32,
-    delay_ms: u64,
-    stall: Option<(usize, u64, u64)>,
-    restart: Option<u64>,
-) -> Outcome {
+/// for four seconds; messages `delay_ms` each way.
+fn busy_fleet(k: usize, r: u32, delay_ms: u64) -> Scenario {
     let rate = RateConfig { requests: r, per_ms: 1000, burst: 1 };
     let mut s = Scenario::short(k, 2, delay_ms, None);
     s.run_ms = 4_000;
     s.attempt_ms = 10;
     s.authority = AuthorityConfig { quota: None, rate: Some(rate), ..AuthorityConfig::default() };
     s.client = ClientConfig::for_policy(0, None, Some(rate), k as u32);
-    s.stall = stall;
-    s.restart = restart;
-    simulate(&s, &mut Budgets::leased(&s))
+    s
 }
 
 #[test]
@@ -816,11 +828,13 @@ fn no_second_after_a_cold_start_a_stall_or_an_authority_restart_holds_more_than_
 ) {
     for r in [50, 100] {
         for delay_ms in [1, 5, 20] {
-            for (stalled, restart) in [(0, false), (2, false), (0, true), (4, true)] {
+            for (stalled, restart) in
+                [(0, None), (2, None), (0, Some(0)), (4, Some(0)), (0, Some(300)), (0, Some(1_500))]
+            {
                 let most = worst_second(r, delay_ms, stalled, restart);
                 println!(
                     "R = {r}/s, 4 clients, messages {delay_ms} ms each way, {stalled} stalled 300 ms, \
-                     restart {restart}: at most {most} starts in any 1 s"
+                     restart after {restart:?} ms down: at most {most} starts in any 1 s"
                 );
                 assert!(most * 10 <= u64::from(r) * 11, "{most} > 1.1 × {r}");
             }
@@ -1083,6 +1097,33 @@ fn a_leased_client_whose_refill_is_late_queues_for_it_instead_of_spending_past_i
     assert_eq!((st.slot_starts, st.local_starts, st.refused_starts), (3, 1, 2));
 }
 
+#[test]
+fn a_client_that_loses_the_authority_starts_on_its_held_slots_then_on_its_own_rate_a_horizon_after_the_loss()
+{
+    let (mut a, c) = rate_pair(1_000, 2);
+    c.on_grant(&a.grant(&c.pending_request(0).unwrap(), 0), 0);
+    assert_eq!((c.reserve_start(0, 10_000), c.reserve_start(0, 10_000)), (Ok(0), Ok(100)));
+    let lost = c.pending_request(1).expect("out of slots: it asks");
+    c.on_failed(lost.seq, 50);
+    assert_eq!(c.stats().unwrap().mode, Mode::Fallback);
+    // The other clients may hold the authority's slots until 1050: no start
+    // of its own before, not even a borrowed one.
+    assert_eq!(c.reserve_start(60, 10_000), Err(550), "back when it asks again");
+    let again = c.pending_request(550).expect("asks again after retry_ms");
+    c.on_failed(again.seq, 560);
+    assert_eq!(c.reserve_start(600, 10_000), Err(1_050), "back a horizon after the loss");
+    assert_eq!(c.reserve_start(1_050, 10_000), Ok(1_050), "then a borrowed start, on its own rate");
+    assert_eq!(
+        c.reserve_start(1_050, 10_000),
+        Err(1_060),
+        "the local rate's next (2050) is after its next ask"
+    );
+    // Leased again: the next loss counts from its own moment.
+    let back = c.pending_request(1_060).unwrap();
+    c.on_grant(&a.grant(&back, 1_060), 1_060);
+    assert_eq!(c.stats().unwrap().mode, Mode::Leased);
+}
+
 /// A message delay, and maybe a time the authority is away: `(from, length)`.
 #[test]
 fn a_client_killed_holding_tokens_gives_back_what_it_had_not_spent_and_the_fleet_spends_one_bucket_plus_what_it_spent_unheard(
@@ -1280,14 +1321,19 @@ proptest! {
         k in 2usize..7,
         requests in 10u32..200,
         delay_ms in 0u64..30,
-        // A stall of busy processes (their operations queued, waiting):
-        // from 0.1 s on.
-        stall in proptest::option::of((1usize..7, 100u64..3_500, 1u64..800)),
-        restart in proptest::option::of(300u64..3_500),
+        stall in proptest::option::of((1usize..7, 0u64..3_500, 1u64..800)),
+        // Lost at `at`, after `down` ms of refused requests.
+        restart in proptest::option::of((300u64..3_500, 0u64..1_500)),
     ) {
-        let stall = stall.map(|(n, from, len)| (n, from, from + len));
-        let plain = busy_fleet(k, requests, delay_ms, None, None).max_in_window(1000);
-        let out = busy_fleet(k, requests, delay_ms, stall, restart);
+        let mut s = busy_fleet(k, requests, delay_ms);
+        let plain = simulate(&s, &mut Budgets::leased(&s)).max_in_window(1000);
+        s.stall = stall.map(|(n, from, len)| (n, from, from + len));
+        if let Some((at, down_ms)) = restart {
+            s.away = Some((at, at + down_ms));
+            s.refused = true;
+            s.restart = Some(at + down_ms);
+        }
+        let out = simulate(&s, &mut Budgets::leased(&s));
         // What a client out of slots borrows while its refill is on its
         // way (`borrow` each: the stall or the restart may move when), and
         // the slots a start may run late (20 ms: a fiftieth of R). Not the

@@ -49,7 +49,7 @@ impl Default for AuthorityConfig {
             quota: Some(QuotaConfig::default()),
             rate: None,
             ttl_ms: 10_000,
-            horizon_ms: 1_000,
+            horizon_ms: super::HORIZON_MS,
             max_tokens: 64,
             max_slots: 64,
             forget_ms: 600_000,

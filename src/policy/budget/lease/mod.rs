@@ -170,6 +170,12 @@ use super::rate::RateConfig;
 use crate::policy::report::ms;
 
 pub use authority::{Authority, AuthorityConfig, AuthorityStats};
+
+/// How far ahead of a grant its slots may be reserved
+/// ([`AuthorityConfig::horizon_ms`]): a client that loses the authority
+/// knows every slot handed out before runs out this long after
+/// ([`ClientConfig::horizon_ms`]).
+pub const HORIZON_MS: u64 = 1_000;
 pub use client::{ClientConfig, LeaseStats, LeasedClient};
 pub use persist::{AuthorityState, HolderState};
 

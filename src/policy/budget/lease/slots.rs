@@ -94,6 +94,24 @@ impl Slots {
         lost
     }
 
+    /// Drops the held slots more than `late_ms` behind `now_ms` when the
+    /// next one is, and a slot was last taken (at `last_take_ms`) less
+    /// than that slot's run spacing ago: slots let pass and now wanted
+    /// faster than the schedule hands them out (see the client). Returns
+    /// how many.
+    pub fn drop_burst(&mut self, now_ms: u64, late_ms: u64, last_take_ms: Option<u64>) -> u32 {
+        let behind = now_ms.saturating_sub(late_ms);
+        let next = self.runs.iter().find(|r| r.left() > 0);
+        let Some(run) = next.filter(|r| r.time_of(r.used) < behind) else { return 0 };
+        let gaps = u64::from(run.count.saturating_sub(1).max(1));
+        let spacing = run.last_ms.saturating_sub(run.first_ms).checked_div(gaps).unwrap_or(0);
+        if last_take_ms.is_some_and(|t| now_ms.saturating_sub(t) < spacing) {
+            self.drop_before(behind)
+        } else {
+            0
+        }
+    }
+
     /// Drops the held slots timed before `at_ms`; returns how many.
     pub fn drop_before(&mut self, at_ms: u64) -> u32 {
         let mut dropped = 0u32;
@@ -180,6 +198,20 @@ mod tests {
         assert_eq!((s.drop_before(450), s.held()), (0, 1), "once");
         assert_eq!(s.drop_before(u64::MAX), 1);
         assert_eq!(s.take(0, u64::MAX), None);
+    }
+
+    #[test]
+    fn slots_let_pass_are_dropped_when_wanted_faster_than_their_spacing_and_kept_for_a_slower_taker() {
+        let mut s = Slots::default();
+        s.add(&grant(5, 0, 400), 5, 10_000, 0);
+        assert_eq!(s.drop_burst(350, 20, None), 0, "none taken yet");
+        assert_eq!(s.drop_burst(350, 20, Some(100)), 0, "the last taken 250 ms ago: slower than the spacing, 100");
+        assert_eq!(s.take(350, u64::MAX), Some(Ok(350)), "slot 0, late");
+        assert_eq!(s.drop_burst(360, 20, Some(350)), 3, "10 ms later: 100, 200 and 300, more than 20 ms behind");
+        assert_eq!(s.take(360, u64::MAX), Some(Ok(400)));
+        s.add(&grant(3, 500, 520), 3, 10_000, 0);
+        assert_eq!(s.drop_burst(515, 20, Some(514)), 0, "none more than 20 ms behind (the first run is spent)");
+        assert_eq!(s.drop_burst(531, 20, Some(530)), 2, "500 and 510 (a run of 10 ms spacing)");
     }
 
     #[test]
