@@ -148,6 +148,10 @@ export interface SharedStats {
   tokensSpent: number;
   tokensExpired: number;
   slotStarts: number;
+  /** Reserved starts given up because their wait ended more than perMs / 50 late (the process stalled); another slot was taken. */
+  lateStarts: number;
+  /** Slots dropped unused: slept through by a stall, or let pass and then wanted faster than the schedule hands them out. */
+  slotsMissed: number;
   localStarts: number;
   refusedStarts: number;
 }

@@ -7,6 +7,7 @@
 mod support;
 
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use proptest::prelude::*;
 use saferetry::engine::{run, Budget, Call};
@@ -538,9 +539,9 @@ fn duplicated_requests_change_nothing_and_credit_nothing_twice() {
     assert_eq!(out.unfinished, 0);
 }
 
-#[test]
-fn the_engine_runs_on_a_leased_client_starting_on_its_slots_and_retrying_on_its_tokens() {
-    let sim = Sim::new();
+/// A client holding 10 tokens and the slots at 0, 100, 200… of an
+/// authority sharing 10 starts a second.
+fn engine_client(sim: &Sim) -> LeasedClient {
     let mut a = Authority::new(AuthorityConfig {
         quota: Some(QuotaConfig { capacity: 10, ..QuotaConfig::default() }),
         rate: Some(RateConfig { requests: 10, per_ms: 1000, burst: 1 }),
@@ -551,17 +552,36 @@ fn the_engine_runs_on_a_leased_client_starting_on_its_slots_and_retrying_on_its_
         ..ClientConfig::default()
     });
     c.on_grant(&a.grant(&c.pending_request(sim.now()).unwrap(), sim.now()), sim.now());
+    c
+}
+
+/// One GET through the engine on `c`: its stop reason and its starts.
+fn engine_run(
+    sim: &Rc<Sim>,
+    c: &LeasedClient,
+    clock: &SimClock,
+    max_attempts: u32,
+    steps: Vec<Step>,
+) -> (Reason, Vec<u64>) {
     let mut options = Options::default();
-    options.limits.max_attempts = 5;
-    let script = Script::new(&sim, vec![Step::status(503)]);
-    let clock = SimClock::new(&sim);
+    options.limits.max_attempts = max_attempts;
+    let script = Script::new(sim, steps);
     let stats = Stats::default();
-    let budget = Budget { shared: &c, gate: None, stats: &stats, quota: true, counted: true };
+    let budget = Budget { shared: c, gate: None, stats: &stats, quota: true, counted: true };
     let call =
         Call { options: &options, safety: Safety::Idempotent, body_replayable: true, not_before: None };
-    let done = sim.run(run(call, &script, &clock, budget, &mut || 0.5, &mut |_| {}));
-    assert_eq!(done.report.reason, Reason::RetryQuotaExhausted, "10 tokens pay for two retries");
-    assert_eq!(*script.starts.borrow(), [0, 100, 200], "each attempt on its slot, 100 ms apart");
+    let done = sim.run(run(call, &script, clock, budget, &mut || 0.5, &mut |_| {}));
+    let starts = script.starts.borrow().clone();
+    (done.report.reason, starts)
+}
+
+#[test]
+fn the_engine_runs_on_a_leased_client_starting_on_its_slots_and_retrying_on_its_tokens() {
+    let sim = Sim::new();
+    let c = engine_client(&sim);
+    let (reason, starts) = engine_run(&sim, &c, &SimClock::new(&sim), 5, vec![Step::status(503)]);
+    assert_eq!(reason, Reason::RetryQuotaExhausted, "10 tokens pay for two retries");
+    assert_eq!(starts, [0, 100, 200], "each attempt on its slot, 100 ms apart");
     let st = c.stats().unwrap();
     assert_eq!((st.slot_starts, st.tokens_spent, st.tokens_held), (3, 10, 0));
 }
@@ -570,30 +590,14 @@ fn the_engine_runs_on_a_leased_client_starting_on_its_slots_and_retrying_on_its_
 fn a_start_whose_timer_fires_late_is_given_up_with_the_slots_the_stall_slept_through_and_starts_on_the_next()
 {
     let sim = Sim::new();
-    let mut a = Authority::new(AuthorityConfig {
-        quota: Some(QuotaConfig { capacity: 10, ..QuotaConfig::default() }),
-        rate: Some(RateConfig { requests: 10, per_ms: 1000, burst: 1 }),
-        ..AuthorityConfig::default()
-    });
-    let c = LeasedClient::new(ClientConfig {
-        local_rate: Some(RateConfig { requests: 1, per_ms: 1000, burst: 1 }),
-        ..ClientConfig::default()
-    });
-    c.on_grant(&a.grant(&c.pending_request(sim.now()).unwrap(), sim.now()), sim.now());
-    let mut options = Options::default();
-    options.limits.max_attempts = 2;
-    let script = Script::new(&sim, vec![Step::status(503), Step::status(200)]);
+    let c = engine_client(&sim);
     let clock = SimClock::new(&sim);
     // The retry waits for its slot at 100; the process stalls from 60 to 350.
     clock.stall(EPOCH_MS + 60, EPOCH_MS + 350);
-    let stats = Stats::default();
-    let budget = Budget { shared: &c, gate: None, stats: &stats, quota: true, counted: true };
-    let call =
-        Call { options: &options, safety: Safety::Idempotent, body_replayable: true, not_before: None };
-    let done = sim.run(run(call, &script, &clock, budget, &mut || 0.5, &mut |_| {}));
-    assert_eq!(done.report.reason, Reason::Succeeded);
+    let (reason, starts) = engine_run(&sim, &c, &clock, 2, vec![Step::status(503), Step::status(200)]);
+    assert_eq!(reason, Reason::Succeeded);
     assert_eq!(
-        *script.starts.borrow(),
+        starts,
         [0, 400],
         "not at 350 on the slot of 100 (nor on those of 200 and 300, slept through): on the next, 400"
     );
@@ -750,12 +754,8 @@ fn a_restored_authority_keeps_each_clients_offer_and_the_config_in_force() {
 /// authority with a shared rate R, each wanting far more than R / K, the
 /// messages `delay_ms` each way.
 fn cold_start(k: usize, r: u32, delay_ms: u64) -> (Scenario, Outcome) {
-    let rate = RateConfig { requests: r, per_ms: 1000, burst: 1 };
-    let mut s = Scenario::short(k, 2, delay_ms, None);
+    let mut s = busy_fleet(k, r, delay_ms);
     s.run_ms = 3_000;
-    s.attempt_ms = 10;
-    s.authority = AuthorityConfig { quota: None, rate: Some(rate), ..AuthorityConfig::default() };
-    s.client = ClientConfig::for_policy(0, None, Some(rate), k as u32);
     let out = simulate(&s, &mut Budgets::leased(&s));
     (s, out)
 }

@@ -154,6 +154,8 @@ pub struct LeaseStats {
     pub tokens_spent: u64,
     #[serde(serialize_with = "ms")]
     pub tokens_expired: u64,
+    /// Starts reserved on held slots (those given up late included: see
+    /// `late_starts`).
     #[serde(serialize_with = "ms")]
     pub slot_starts: u64,
     /// Reserved starts given up because their wait ended more than
