@@ -14,25 +14,37 @@
 //     trips per grant and the median exchange time;
 //  4. the commands alone, the design's choice: the compare-and-set (read
 //     pipelined, then the script) against WATCH/MULTI/EXEC on a dedicated
-//     connection, with a state of a real budget's size.
+//     connection, with a state of a real budget's size;
+//  5. the first second and a restart (issue 38): four Node processes (two
+//     node-redis, two ioredis; tests/fleet/redis-instance.mjs) sharing
+//     R = 50 starts a second, started together on a fresh budget name, and
+//     Redis killed mid-run and started again 0.6 s later: the worst 1 s
+//     window as the server saw the starts, as the policies made them, and
+//     of the slots the authority handed out, in the processes' clocks.
+//     `node bench/redis.mjs first-second` runs this section alone;
+//     BENCH_REDIS_BUSY=n runs it beside n processes that keep a core busy
+//     (each stops by itself after 3 minutes): a loaded machine, where
+//     event loops stall and timers fire late.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import Redis from "ioredis";
 import { createClient } from "redis";
 import { BudgetAuthority, RetryPolicy } from "../js/src/node.js";
 import { redisBudget } from "../js/src/redis.js";
+import { maxInWindow } from "../tests/fleet/measure.mjs";
 import { interleaved, median } from "./cpu.mjs";
 
 const port = await new Promise((resolve) => {
   const s = net.createServer().listen(0, "127.0.0.1", () => { const { port } = s.address(); s.close(() => resolve(port)); });
 });
 const dir = mkdtempSync(path.join(tmpdir(), "saferetry-redis-bench-"));
-const server = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no"], { stdio: "ignore" });
+const startRedis = () => spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no"], { stdio: "ignore" });
+let server = startRedis();
 const url = `redis://127.0.0.1:${port}`;
 const connect = async (kind) => {
   if (kind === "ioredis") {
@@ -48,6 +60,16 @@ for (let i = 0; i < 100; i++) { // bounded: redis-server up within 5 s
   try { (await connect("node-redis")).close(); break; } catch { await sleep(50); }
 }
 const admin = (await connect("node-redis")).client;
+const finish = () => {
+  admin.destroy();
+  server.kill("SIGKILL");
+  rmSync(dir, { recursive: true, force: true });
+};
+if (process.argv[2] === "first-second") {
+  await firstSecond();
+  finish();
+  process.exit(0);
+}
 const commands = async () => {
   const text = await admin.info("commandstats");
   const calls = (cmd) => Number(new RegExp(`cmdstat_${cmd}:calls=(\\d+)`).exec(text)?.[1] ?? 0);
@@ -189,6 +211,86 @@ console.log("|---|---:|---:|---:|---|");
   close();
 }
 
-admin.destroy();
-server.kill("SIGKILL");
-rmSync(dir, { recursive: true, force: true });
+await firstSecond();
+finish();
+
+// ---- the first second and a restart ----
+async function firstSecond() {
+  const R = 50, K = 4, RUNS = Number(process.env.BENCH_REDIS_RUNS ?? 3);
+  const busy = Array.from({ length: Number(process.env.BENCH_REDIS_BUSY ?? 0) }, () =>
+    spawn(process.execPath, ["-e", "const end = Date.now() + 180000; while (Date.now() < end);"], { stdio: "ignore" }));
+  const instance = new URL("../tests/fleet/redis-instance.mjs", import.meta.url).pathname;
+  let arrivals = [];
+  const target = http.createServer((req, res) => {
+    arrivals.push(Date.now());
+    res.writeHead(200, { "content-length": 2 });
+    res.end("ok");
+  });
+  target.keepAliveTimeout = 60_000;
+  await new Promise((r) => target.listen(0, "127.0.0.1", r));
+  const run = async (restart) => {
+    arrivals = [];
+    const name = `bench-first-${Math.random()}`;
+    const stopFile = path.join(dir, `stop-${Math.random()}`);
+    const spec = (i) => ({
+      redisUrl: url, client: i % 2 ? "ioredis" : "node-redis", mode: "shared", name, fleetSize: K,
+      url: `http://127.0.0.1:${target.address().port}/`, n: 1e6, durationMs: 20_000, concurrency: 8, stopFile,
+      options: { maxAttempts: 2, totalMs: 2_000, attemptMs: 2_000, baseMs: 1, capMs: 4, rate: { requests: R } },
+    });
+    const procs = Array.from({ length: K }, (_, i) => {
+      const child = spawn(process.execPath, [instance, JSON.stringify(spec(i))], { stdio: ["ignore", "pipe", "inherit"] });
+      const p = { out: "", child };
+      child.stdout.setEncoding("utf8").on("data", (d) => { p.out += d; });
+      p.exited = new Promise((r) => child.once("close", r));
+      return p;
+    });
+    let from = 0;
+    const until = Date.now() + 20_000;
+    while (!procs.every((p) => p.out.includes("leased")) && Date.now() < until) await sleep(20); // bounded
+    if (restart) {
+      await sleep(1_000);
+      from = Date.now() - 1_000; // every window the restart touches
+      server.kill("SIGKILL");
+      await sleep(600);
+      server = startRedis();
+      await sleep(3_000);
+    } else {
+      await sleep(3_000);
+    }
+    writeFileSync(stopFile, "");
+    await Promise.race([Promise.all(procs.map((p) => p.exited)), sleep(10_000)]);
+    for (const p of procs) p.child.kill("SIGKILL");
+    const results = procs.map((p) => JSON.parse(p.out.trim().split("\n").at(-1)));
+    const after = (ts) => ts.filter((t) => t >= from).sort((a, b) => a - b);
+    const slots = results.flatMap((r) => r.runs.flatMap(([first, last, n]) =>
+      Array.from({ length: n }, (_, i) => (n < 2 ? first : first + Math.ceil(((last - first) * i) / (n - 1))))));
+    const sum = (key) => results.reduce((s, r) => s + (r.stats.shared?.[key] ?? 0), 0);
+    const starts = after(arrivals);
+    return {
+      first: restart ? "—" : starts.filter((t) => t < starts[0] + 1000).length,
+      arrived: maxInWindow(starts), started: maxInWindow(after(results.flatMap((r) => r.calls))),
+      slots: maxInWindow(after(slots)),
+      late: "lateStarts" in (results[0].stats.shared ?? {}) ? `${sum("lateStarts")} / ${sum("slotsMissed")}` : "—",
+      local: sum("localStarts"), unreachable: sum("unreachable"),
+      queued: results.reduce((s, r) => s + (r.statuses["queue-exceeds-budget"] ?? 0), 0),
+      ops: results.reduce((s, r) => s + r.ops, 0),
+    };
+  };
+  console.log(`\n## Redis budgets: the first second and a restart (${K} Node processes, R = ${R}/s)\n`);
+  console.log(`${K} processes (node-redis and ioredis alternately), 8 loops each against a 200 on loopback, one fresh budget name a run.`);
+  console.log("Worst 1 s window: of the starts as the server saw them, as the policies made them (when they called fetch),");
+  console.log("and of the slots the authority handed out (in the processes' clocks); cold: from the start, restart: from 1 s");
+  console.log("before Redis was killed (down 0.6 s, no persistence) on. Late starts / slots missed, local starts (before a first");
+  console.log("answer, borrowed, or cut off), exchanges failed, operations that waited past totalMs (queue-exceeds-budget),");
+  console.log(`and the machine's load average (1 min) as the run ended${busy.length ? `; ${busy.length} busy processes beside` : ""}.\n`);
+  console.log("| run | case | first second | worst 1 s, arrived | as started | slots handed out | late starts / slots missed | local starts | exchanges failed | queue-exceeds-budget / operations | load |");
+  console.log("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  for (let i = 1; i <= RUNS; i++) {
+    for (const restart of [false, true]) {
+      const r = await run(restart);
+      console.log(`| ${i} | ${restart ? "restart" : "cold"} | ${r.first} | ${r.arrived} | ${r.started} | ${r.slots} | ${r.late} | ${r.local} | ${r.unreachable} | ${r.queued} / ${r.ops} | ${loadavg()[0].toFixed(1)} |`);
+    }
+  }
+  target.close();
+  for (const b of busy) b.kill("SIGKILL");
+}

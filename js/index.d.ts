@@ -102,6 +102,8 @@ export interface LeaseRequest {
   /** Every token this client spent, a running total (absent: 0). What the authority gives back for a client silent two ttls is what it held and had not reported spent. */
   spentTotal?: number;
   wantSlots: number;
+  /** The client holds a grant that has not expired (absent: false). An authority that does not know such a client lost its state, and starts its schedule a horizon (1 s) after its first request. */
+  leased?: boolean;
   /** The policy's quota and rate, offered: the authority keeps the strictest offered within a grant's lifetime (README "One budget name, one budget"). */
   config: FleetConfig;
 }
@@ -146,6 +148,10 @@ export interface SharedStats {
   tokensSpent: number;
   tokensExpired: number;
   slotStarts: number;
+  /** Reserved starts given up because their wait ended more than perMs / 50 late (the process stalled); another slot was taken. */
+  lateStarts: number;
+  /** Slots dropped unused: slept through by a stall, or let pass and then wanted faster than the schedule hands them out. */
+  slotsMissed: number;
   localStarts: number;
   refusedStarts: number;
 }

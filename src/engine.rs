@@ -328,8 +328,18 @@ async fn admit<C: Clock>(
             }
         }
         if reserved {
-            // After a wait for the slot, the time read anew.
-            return Ok((permit, if until > now { clock.now_ms() } else { now }));
+            if until <= now {
+                return Ok((permit, now));
+            }
+            // After a wait for the slot, the time read anew; a start whose
+            // wait ended long after its time is given up (a shared rate's
+            // slot is a moment: started now, it would bunch with the
+            // moment's own), and another reserved.
+            let woke = clock.now_ms();
+            if budget.shared.keep_start(until, woke) {
+                return Ok((permit, woke));
+            }
+            known = Some(woke);
         }
     }
 }

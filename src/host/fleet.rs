@@ -222,4 +222,8 @@ impl SharedState for Leased {
     fn release_start(&self, start_ms: u64) {
         self.0.client.release_start(start_ms);
     }
+
+    fn keep_start(&self, start_ms: u64, now_ms: u64) -> bool {
+        self.0.client.keep_start(start_ms, now_ms)
+    }
 }

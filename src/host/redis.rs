@@ -22,7 +22,9 @@
 //! `TypeError`'s message naming the field: the client falls back on a
 //! budget of its own and `stats().shared.reason` says why.
 
+use alloc::rc::Rc;
 use alloc::string::String;
+use core::cell::Cell;
 use js_sys::{Array, Error, Function, Object, Promise, Reflect, JSON};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -34,7 +36,7 @@ use super::convert::to_js;
 use super::expiry::expiry;
 use super::wire;
 use crate::engine::{race, Either};
-use crate::policy::budget::lease::swap::{conflict_wait_ms, in_local_clock, store_time_ms};
+use crate::policy::budget::lease::swap::{conflict_wait_ms, store_time_ms, StoreClock};
 use crate::policy::budget::lease::LeaseRequest;
 use crate::policy::options::{integer_in, ErrorKind, OptionError};
 
@@ -49,6 +51,8 @@ pub struct RedisExchange {
     store: JsValue,
     key: String,
     command_ms: u64,
+    /// Redis's clock as this process sees it (every read refines it).
+    clock: Rc<Cell<StoreClock>>,
 }
 
 #[wasm_bindgen]
@@ -60,7 +64,7 @@ impl RedisExchange {
             Some(ms) => integer_in(ms, 1, 60_000).ok_or(COMMAND_MS)?,
             None => 250,
         };
-        Ok(RedisExchange { store, key, command_ms })
+        Ok(RedisExchange { store, key, command_ms, clock: Rc::default() })
     }
 
     /// One lease request → a promise of its grant (or `{ unavailable }`).
@@ -68,12 +72,19 @@ impl RedisExchange {
     /// any command.
     pub fn exchange(&self, request: JsValue) -> Result<Promise, JsValue> {
         let request = wire::request(&request)?;
-        let (store, key, ms) = (self.store.clone(), self.key.clone(), self.command_ms);
-        Ok(future_to_promise(async move { exchange(&store, &key, &request, ms).await }))
+        let (store, key, ms, clock) =
+            (self.store.clone(), self.key.clone(), self.command_ms, self.clock.clone());
+        Ok(future_to_promise(async move { exchange(&store, &key, &request, ms, &clock).await }))
     }
 }
 
-async fn exchange(store: &JsValue, key: &str, request: &LeaseRequest, ms: u64) -> Result<JsValue, JsValue> {
+async fn exchange(
+    store: &JsValue,
+    key: &str,
+    request: &LeaseRequest,
+    ms: u64,
+    clock: &Cell<StoreClock>,
+) -> Result<JsValue, JsValue> {
     let mut conflicts = 0;
     loop {
         let sent = date_now() as u64;
@@ -84,6 +95,9 @@ async fn exchange(store: &JsValue, key: &str, request: &LeaseRequest, ms: u64) -
         let now = now.ok_or_else(|| {
             Error::new("saferetry: redis `TIME` answered something other than [seconds, microseconds]")
         })?;
+        let mut seen = clock.get();
+        seen.observe(now, sent, back);
+        clock.set(seen);
         let saved = get(&read, "0").as_string().unwrap_or_default();
         let mut authority = if saved.is_empty() {
             fresh()
@@ -98,7 +112,7 @@ async fn exchange(store: &JsValue, key: &str, request: &LeaseRequest, ms: u64) -
         let next = JSON::stringify(&to_js(&authority.state()))?;
         let args = Array::of3(&JsValue::from_str(key), &JsValue::from_str(&saved), &next);
         if command(store, "swap", &args, ms).await?.as_f64() == Some(1.0) {
-            return Ok(to_js(&in_local_clock(grant, now, sent, back)));
+            return Ok(to_js(&clock.get().local(grant)));
         }
         conflicts += 1;
         let wait = conflict_wait_ms(conflicts, math_random());

@@ -81,7 +81,6 @@ impl Fields<'_> {
         v.and_then(|n| u32::try_from(n).ok()).ok_or(self.wrong(key, "an integer in 0..=4294967295"))
     }
 
-    #[cfg(not(feature = "authority"))]
     fn flag(&self, key: &'static str) -> Result<bool, Malformed> {
         get(self.js, key).as_bool().ok_or(self.wrong(key, "a boolean"))
     }
@@ -115,6 +114,8 @@ pub fn request(js: &JsValue) -> Result<LeaseRequest, Malformed> {
         // Absent from a client of an older version: nothing reported spent.
         spent_total: f.maybe("spentTotal", |_| f.int("spentTotal"))?.unwrap_or(0),
         want_slots: f.small("wantSlots")?,
+        // Absent from a client of an older version: not known to hold one.
+        leased: f.maybe("leased", |_| f.flag("leased"))?.unwrap_or(false),
         config: config(&get(js, "config"), "request.config")?,
     })
 }

@@ -1492,6 +1492,7 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.match(assert.throws(() => a.grant({ ...good, seq: -1 }), TypeError).message, /request\.seq/);
     assert.match(assert.throws(() => a.grant({ ...good, config: 1 }), TypeError).message, /request\.config/);
     assert.match(assert.throws(() => a.grant({ ...good, spentTotal: 'x' }), TypeError).message, /request\.spentTotal/);
+    assert.match(assert.throws(() => a.grant({ ...good, leased: 1 }), TypeError).message, /request\.leased/);
     assert.match(assert.throws(() => a.restore({ ...a.state(), holders: [{ client: 1, lastSeq: 1, holding: 0, returned: 0, refunded: 0, seenMs: 0, spent: -1 }] }), TypeError).message, /state\.holders\[\]\.spent/);
     assert.match(assert.throws(() => a.grant(good, Number.NaN), RangeError).message, /nowMs/);
     assert.match(assert.throws(() => a.restore({ holders: 'x' }), TypeError).message, /state/);

@@ -6,7 +6,9 @@
 //     stopFile }
 // (`stopFile`: the loops also end once that file exists; the tier writes it)
 // runs operations through one policy, samples `stats().shared.mode` every
-// 50 ms (printing "leased" the first time it is), and prints one JSON line: counts, the modes seen, stats(). With
+// 50 ms (printing "leased" the first time it is), and prints one JSON line: counts, the modes seen, stats(),
+// when the policy called `fetch` (`calls`) and the slot runs it was granted
+// (`runs`: [first, last, count]), in epoch ms of the real clock. With
 // `holdMs`, it prints "holding <stats>" once it holds tokens and then waits
 // (to be killed). Glue only: the policy decides.
 import { existsSync } from 'node:fs';
@@ -41,14 +43,24 @@ async function connect() {
 const start = Date.now();
 const redis = mode === 'local' ? null : await connect();
 const shared = redis && redisBudget(redis.client, name, { fleetSize: spec.fleetSize ?? 6 });
-const out = { ops: 0, reasons: {}, budgets: {}, statuses: {}, other: [], maxOpMs: 0, modes: [], exchanges: [] };
+const out = { ops: 0, reasons: {}, budgets: {}, statuses: {}, other: [], maxOpMs: 0, modes: [], exchanges: [], calls: [], runs: [] };
+// When the policy started each request, as it did (the server sees them a
+// little later, and in a bunch when it stalls itself).
+const hostFetch = globalThis.fetch;
+globalThis.fetch = (...args) => {
+  out.calls.push(Date.now() - skewMs);
+  return hostFetch(...args);
+};
 if (shared) {
   // Each exchange's start (ms into the run), how long it took, and how it ended: for the tier's log.
   const exchange = shared.exchange;
   shared.exchange = (request) => {
     const at = Date.now() - start;
     const answer = exchange(request);
-    answer.then((g) => out.exchanges.push([at, Date.now() - start - at, g.unavailable ? 'unavailable' : g.tokens]), () => out.exchanges.push([at, Date.now() - start - at, 'failed']));
+    answer.then((g) => {
+      out.exchanges.push([at, Date.now() - start - at, g.unavailable ? 'unavailable' : g.tokens]);
+      if (g.slots > 0) out.runs.push([g.firstSlotMs - skewMs, g.lastSlotMs - skewMs, g.slots]);
+    }, () => out.exchanges.push([at, Date.now() - start - at, 'failed']));
     return answer;
   };
 }

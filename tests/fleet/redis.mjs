@@ -13,9 +13,15 @@
 //   rate       a shared start rate R/s (one Node instance's clock 700 ms
 //              ahead): the most starts the server saw in any 1 s window,
 //              shared against per-instance; Redis round trips per operation
-//   restart    Redis killed and started again mid-run, without persistence
-//              (every operation ends, every instance leased again) and with
-//              it (append-only file: the bucket's level is kept)
+//   cold       the first second: four fresh Node processes on a fresh budget
+//              name at R = 50/s: the first second and the worst 1 s window
+//              within 1.1 R as the policies started them, 1.2 R as the
+//              server saw them (issue 38: 53–77 before)
+//   restart    Redis killed mid-run and started again 0.6 s later, without
+//              persistence (every operation ends, every instance leased
+//              again, the worst 1 s window from then on within 1.1 R / 1.2 R:
+//              168–181 at R = 100 before) and with it (append-only file: the
+//              bucket's level is kept)
 //   stopped    Redis stopped for 1.5 s, and frozen (SIGSTOP) for 1.5 s, in a
 //              run: mode "fallback", every first attempt goes out, no
 //              operation hangs, then leased again (rejoin)
@@ -29,6 +35,7 @@
 // Every process started here is killed at the end; every wait is bounded.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -120,6 +127,7 @@ async function fleetRun(ctx, spec, label, { members = FLEET, during } = {}) {
     ops: results.reduce((s, r) => s + r.ops, 0),
     requests: counts.reduce((s, c) => s + c.requests, 0),
     starts: counts.flatMap((c) => c.starts).sort((a, b) => a - b),
+    calls: results.flatMap((r) => r.calls).sort((a, b) => a - b),
   };
 }
 
@@ -203,27 +211,73 @@ async function rate(ctx) {
   check('rate: budgets of their own start well above R, and above the shared fleet (the comparison)', lMax > 1.5 * R && lMax > sMax, `${lMax} > ${1.5 * R}, > ${sMax}`);
 }
 
+// The worst second after a start or a Redis restart (issue 38): the
+// schedule's R, plus one start per fresh process before its first answer,
+// plus the slots a start may run late (20 ms: R / 50). Checked where the
+// policies started them (when they called `fetch`) at 1.1 R, and where
+// they arrived, at the fault server, at 1.2 R: generous for a loaded
+// machine, where the server may take arrivals in a bunch after a stall of
+// its own; both short of the 53–77 (R = 50) and 168–181 (R = 100)
+// measured before.
+const OWN = (r) => Math.floor(1.1 * r);
+const WORST = (r) => Math.floor(1.2 * r);
+
+// Issue 38, item 6: the first second of four fresh processes on a fresh
+// budget name at R = 50, the issue's setting. Counted where the starts
+// arrive, at the fault server; a run that misses the bound is reported and
+// run once more (the second decides), as the workerd tier's cold case does.
+async function cold(ctx) {
+  const r = 50;
+  const members = FLEET.slice(0, 4);
+  const spec = { ...RATE_SPEC, fleetSize: members.length, options: { ...RATE_SPEC.options, rate: { requests: r } } };
+  for (let attempt = 1; attempt <= 2; attempt++) {
+    const res = await fleetRun(ctx, { ...spec, mode: 'shared', name: `cold-${crypto.randomUUID()}` }, 'cold', { members });
+    const first = res.starts.filter((t) => t < res.starts[0] + 1000).length;
+    const most = maxInWindow(res.starts), own = maxInWindow(res.calls);
+    const late = res.results.map((x) => `${x.stats.shared?.lateStarts}/${x.stats.shared?.slotsMissed}`);
+    console.log(`cold: R = ${r}/s, ${members.length} fresh Node processes, a fresh budget name: first second ${first} starts, any 1 s at most ${most} (checked ≤ ${WORST(r)}; as the policies started them: ${own}, checked ≤ ${OWN(r)}); ${res.requests} requests over ${((res.starts.at(-1) - res.starts[0]) / 1000).toFixed(2)} s; late starts / slots missed per process ${late.join(', ')}; load average ${os.loadavg()[0].toFixed(1)}; outcomes ${JSON.stringify(merge(res.results, 'statuses'))}`);
+    if ((first > WORST(r) || most > WORST(r) || own > OWN(r)) && attempt === 1) {
+      console.log('  missed the bound: run again');
+      continue;
+    }
+    check(`cold: R = ${r}, the first second within 1.2 R`, first <= WORST(r) && res.requests > 0, `${first} ≤ ${WORST(r)}`);
+    check(`cold: R = ${r}, every 1 s window within 1.2 R where the starts arrive, 1.1 R where the policies made them`, most <= WORST(r) && own <= OWN(r), `${most} ≤ ${WORST(r)}, ${own} ≤ ${OWN(r)}`);
+    check(`cold: R = ${r}, the rate is used (≥ 0.8 R a second)`, res.requests >= 0.8 * r * (RATE_MS / 1000), `${res.requests} requests`);
+    break;
+  }
+}
+
 async function restart(ctx) {
-  // Without persistence: Redis killed and started again 1 s into a rate run.
+  // Without persistence: Redis killed 0.5 s into a rate run (once every
+  // instance is leased) and started again 0.6 s later.
   const name = `restart-${crypto.randomUUID()}`;
   const stop = stopFile();
+  let restartedAt = 0;
   const run = await fleetRun(ctx, { ...RATE_SPEC, durationMs: 20_000, stopFile: stop, mode: 'shared', name }, 'restart', {
     during: async (procs) => {
       await allLeased(procs);
       await sleep(500);
+      restartedAt = Date.now();
       await killRedis(ctx.proc);
+      // Down for a while, as a service or container restart takes: the
+      // exchanges in between fail and the instances fall back.
+      await sleep(600);
       ctx.proc = await startRedis(ctx.dir, ctx.port);
-      note('restart: Redis killed and started again (no persistence)');
+      note('restart: Redis killed and started again 0.6 s later (no persistence)');
       await sleep(2000);
       writeFileSync(stop, '');
     },
   });
   const most = maxInWindow(run.starts);
+  // Windows from 1 s before the kill on: every window the restart touches.
+  const after = maxInWindow(run.starts.filter((t) => t >= restartedAt - 1000));
   const state = await stateOf(ctx.redis, name);
   const ends = run.results.map((r) => r.stats.shared?.mode);
-  console.log(`restart (no persistence): ${run.ops} operations, ${run.requests} requests; max ${most} starts in any 1 s (bound ${RATE_BOUND}); modes seen ${run.results.map((r) => r.modes.join('>')).join(' | ')}; state after: ${state?.stats.requests} grants since the restart`);
+  const calls = maxInWindow(run.calls.filter((t) => t >= restartedAt - 1000));
+  console.log(`restart (no persistence): ${run.ops} operations, ${run.requests} requests (outcomes ${JSON.stringify(merge(run.results, 'statuses'))}); max ${most} starts in any 1 s, ${after} from 1 s before the kill on (checked ≤ ${WORST(R)}; as the policies started them: ${calls}, checked ≤ ${OWN(R)}); modes seen ${run.results.map((r) => r.modes.join('>')).join(' | ')}; local starts ${run.results.map((r) => r.stats.shared?.localStarts).join(', ')}, unreachable ${run.results.map((r) => r.stats.shared?.unreachable).join(', ')}; state after: ${state?.stats.requests} grants since the restart; load average ${os.loadavg()[0].toFixed(1)}`);
   check('restart: every operation ended, each instance leased again after Redis came back', run.ops > 0 && ends.every((m) => m === 'leased') && state !== null, ends.join(', '));
-  check('restart: the shared rate held through the restart', most <= RATE_BOUND, `${most} ≤ ${RATE_BOUND}`);
+  check('restart: the shared rate held through the restart (any 1 s from before the kill on within 1.2 R where the starts arrive, 1.1 R where the policies made them)',
+    after <= WORST(R) && calls <= OWN(R) && most <= RATE_BOUND, `${after} ≤ ${WORST(R)}, ${calls} ≤ ${OWN(R)}`);
   // With persistence: the bucket's level outlives a kill.
   const dir = path.join(OUT, 'redis-aof');
   const port = await freePort();
@@ -384,7 +438,7 @@ runMain('fleet-redis', async () => {
   // The killed instance's check comes before the cases that restart Redis
   // without persistence (they would wipe the state it looks at).
   const killedEnd = async () => killed && killedCheck(ctx, killed);
-  const cases = { malformed, outage, rate, killedEnd, stopped, restart };
+  const cases = { malformed, outage, rate, cold, killedEnd, stopped, restart };
   for (const [name, fn] of Object.entries(cases)) {
     if (!want(name) && name !== 'killedEnd') continue;
     if (Date.now() > deadline) { check(name, false, 'not run: the tier\'s deadline passed'); continue; }

@@ -109,11 +109,23 @@ pub struct SimClock {
     pub sim: Rc<Sim>,
     cancel_at: Cell<Option<u64>>,
     offline_until: Cell<Option<u64>>,
+    stalled: Cell<Option<(u64, u64)>>,
 }
 
 impl SimClock {
     pub fn new(sim: &Rc<Sim>) -> SimClock {
-        SimClock { sim: sim.clone(), cancel_at: Cell::new(None), offline_until: Cell::new(None) }
+        SimClock {
+            sim: sim.clone(),
+            cancel_at: Cell::new(None),
+            offline_until: Cell::new(None),
+            stalled: Cell::new(None),
+        }
+    }
+
+    /// The process stalls in `[from, until)`: a sleep due then ends at
+    /// `until` (a timer that fires late).
+    pub fn stall(&self, from: u64, until: u64) {
+        self.stalled.set(Some((from, until)));
     }
 
     /// The host reports itself offline from now until `for_ms` from now
@@ -151,7 +163,10 @@ impl Clock for SimClock {
     }
 
     fn sleep(&self, ms: u64) -> impl Future<Output = Slept> {
-        let delay = self.sim.delay(ms);
+        let due = self.sim.now().saturating_add(ms);
+        let late =
+            self.stalled.get().filter(|&(from, until)| (from..until).contains(&due)).map(|(_, until)| until);
+        let delay = self.sim.delay(late.map_or(ms, |until| until - self.sim.now()));
         let mut delay = Box::pin(delay);
         std::future::poll_fn(move |cx| {
             if self.cancelled() {

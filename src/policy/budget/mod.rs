@@ -39,6 +39,13 @@ pub trait SharedState {
     fn reserve_start(&self, now_ms: u64, latest_ms: u64) -> Result<u64, u64>;
     /// Gives back a reservation whose start did not happen.
     fn release_start(&self, start_ms: u64);
+    /// Whether a start reserved for `start_ms`, whose wait ended at
+    /// `now_ms`, may still be made. `false` gives it up (its moment passed
+    /// long ago: a process that stalled, a timer that fired late) and the
+    /// engine reserves another. The in-memory rate keeps every start.
+    fn keep_start(&self, _start_ms: u64, _now_ms: u64) -> bool {
+        true
+    }
 }
 
 /// The default: everything in this isolate's memory.

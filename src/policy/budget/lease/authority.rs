@@ -49,7 +49,7 @@ impl Default for AuthorityConfig {
             quota: Some(QuotaConfig::default()),
             rate: None,
             ttl_ms: 10_000,
-            horizon_ms: 1_000,
+            horizon_ms: super::HORIZON_MS,
             max_tokens: 64,
             max_slots: 64,
             forget_ms: 600_000,
@@ -121,9 +121,13 @@ impl Authority {
         let mut grant =
             Grant { client: req.client, seq: req.seq, ttl_ms: self.config.ttl_ms, ..Grant::default() };
         // A client not known (new, or forgotten) is credited from here on.
+        let mut lost_state = false;
         let at = match self.holders.binary_search_by_key(&req.client, |h| h.client) {
             Ok(at) => at,
             Err(at) => {
+                // Holding a grant from an authority that was not this one:
+                // this one lost its state (see `reschedule_after_loss`).
+                lost_state = req.leased;
                 let new = HolderState {
                     client: req.client,
                     last_seq: 0,
@@ -152,6 +156,9 @@ impl Authority {
         holder.seen_ms = now_ms;
         holder.config = req.config;
         self.configure(&req.config, now_ms);
+        if lost_state {
+            self.reschedule_after_loss();
+        }
         let Some(holder) = self.holders.get_mut(at) else { return grant };
         let returned = req.returned_total.saturating_sub(holder.returned);
         let credit = u32::try_from(returned).unwrap_or(u32::MAX).min(holder.holding);
@@ -238,6 +245,24 @@ impl Authority {
         self.config.rate = next.rate;
         self.quota = quota;
         self.rate = rate;
+    }
+
+    /// After a lost state (a request from a client that holds a grant this
+    /// authority did not make: Redis restarted without persistence, a
+    /// leader tab gone without handing over), the schedule starts a
+    /// horizon after the first request this authority heard (`resumed_ms`):
+    /// every slot handed out before was reserved at most a horizon ahead of
+    /// a grant made before that request. Starting at `now` instead, the new
+    /// schedule would run on top of the slots the clients still hold
+    /// (measured with Redis at 50 a second: 83 slots in one second). Until
+    /// then the clients start on the slots they hold. The same request
+    /// again, or one from another such client, moves nothing further.
+    fn reschedule_after_loss(&self) {
+        let horizon = self.config.horizon_ms.min(self.config.ttl_ms);
+        let floor = self.resumed_ms.saturating_add(horizon);
+        if let Some(r) = self.rate.as_ref().filter(|r| r.schedule_ms() < floor) {
+            r.restore_schedule(floor);
+        }
     }
 
     /// The most slots one grant may take: the schedule's starts within the
@@ -434,6 +459,42 @@ mod tests {
         assert_eq!(Authority::restore(smaller, &saved).quota_level(), Some(5), "clamped to a new capacity");
         let unkept = AuthorityState { level: None, ..saved };
         assert_eq!(Authority::restore(config, &unkept).quota_level(), Some(30));
+    }
+
+    #[test]
+    fn a_client_holding_a_grant_this_authority_did_not_make_starts_its_schedule_a_horizon_after_its_first_request() {
+        let config = AuthorityConfig {
+            quota: None,
+            rate: Some(RateConfig { requests: 10, per_ms: 1000, burst: 1 }),
+            ..AuthorityConfig::default()
+        };
+        let slots = |g: Grant| (g.slots, g.first_slot_ms);
+        let mut a = Authority::new(config);
+        let fresh = a.grant(&want(1, 1, 2, false), 5_000);
+        assert_eq!(slots(fresh), (2, 5_000), "a new client: the schedule from now");
+        // Its state was lost (a Redis restarted without persistence): the
+        // slots its predecessor handed out may run until 6000.
+        let lost = a.grant(&want(2, 7, 2, true), 5_100);
+        assert_eq!(slots(lost), (1, 6_000), "from a horizon after the first request, up to its own horizon");
+        let other = a.grant(&want(3, 9, 1, true), 5_200);
+        assert_eq!(slots(other), (1, 6_100), "once: another such client moves nothing further");
+        assert_eq!(slots(a.grant(&want(2, 8, 1, true), 5_300)), (1, 6_200), "nor a known one");
+        // An authority that kept its state knows its clients: nothing moves.
+        let mut b = Authority::restore(config, &a.state());
+        assert_eq!(slots(b.grant(&want(3, 10, 1, true), 5_400)), (1, 6_300));
+        // Long after its first request, a client it forgot (or one whose
+        // grant came from a predecessor long gone) moves nothing either.
+        let mut c = Authority::new(config);
+        c.grant(&want(1, 1, 1, false), 5_000);
+        for (seq, t) in (2..).zip((6_000..=20_000).step_by(1_000)) {
+            c.grant(&want(1, seq, 1, false), t);
+        }
+        assert_eq!(slots(c.grant(&want(4, 3, 1, true), 20_500)), (1, 20_500));
+    }
+
+    /// A request for `slots`, from a client that holds a grant or not.
+    fn want(client: u64, seq: u64, slots: u32, leased: bool) -> LeaseRequest {
+        LeaseRequest { want_slots: slots, leased, ..ask(client, seq) }
     }
 
     fn silent_pair() -> Authority {

@@ -65,7 +65,27 @@
 //!   A later local start is not committed to while an answer is on its way
 //!   or the next request goes out first: the operation comes back then, so
 //!   a burst that arrives before an answer is spread on the slots it
-//!   brings, not on the slow local rate.
+//!   brings, not on the slow local rate. A client cut off after it was
+//!   leased starts only on its held slots for a horizon ([`HORIZON_MS`]):
+//!   every slot the authority handed out before runs out by then, and a
+//!   local start would come on top of the others' held slots.
+//! - **Moments.** A slot is a moment of the schedule, not a credit. A
+//!   start whose wait ended more than `late_ms` (a fiftieth of the rate's
+//!   window) after its time is given up, and the slots the stall slept
+//!   through are dropped ([`SharedState::keep_start`]); so are slots a
+//!   client let pass and then wants faster than their spacing. Spent at
+//!   once, either would add to the window the slots the others start on
+//!   then. So after a cold start, a stall or a lost authority, the busy
+//!   fleet's window holds the schedule's R plus what its clients start
+//!   ahead (one each before a first answer, `borrow` after a grant that
+//!   was not short) and `late_ms` of slots (`tests/fleet.rs`: within 1.1 R
+//!   for four clients at R = 50 and 100). A client slower than the
+//!   schedule keeps spending its slots late, one at a time (the K × burst
+//!   term above): a slow client of a fast rate asks once per refill.
+//! - **A lost authority.** An authority without state (a Redis restarted
+//!   without persistence) that hears from a client holding a grant it does
+//!   not know ([`LeaseRequest::leased`]) starts its schedule a horizon after
+//!   its first request: past every slot its predecessor handed out.
 //! - **Staleness.** A grant is valid for the authority's `ttl_ms`, counted
 //!   from when the client *sent* its request (so never later than the
 //!   authority's own clock would say). Past it, held tokens are no longer
@@ -125,8 +145,9 @@
 //!
 //! A request unanswered within `answer_timeout_ms` (or reported with
 //! [`LeasedClient::on_unreachable`]) puts the client in [`Mode::Fallback`]:
-//! first attempts are never blocked (they start on the held slots, then on
-//! a conservative local rate, `local_rate`, typically R/K), retries only from
+//! first attempts are never blocked (they start on the held slots, then, a
+//! horizon after the loss, on a conservative local rate, `local_rate`,
+//! typically R/K), retries only from
 //! the tokens still held and unexpired — after expiry, none. The client asks
 //! again every `retry_ms`; the first answer puts it back in [`Mode::Leased`].
 //!
@@ -156,6 +177,7 @@
 //!
 //! [`Quota`]: super::quota::Quota
 //! [`Rate`]: super::rate::Rate
+//! [`SharedState::keep_start`]: super::SharedState::keep_start
 
 mod authority;
 mod client;
@@ -170,6 +192,12 @@ use super::rate::RateConfig;
 use crate::policy::report::ms;
 
 pub use authority::{Authority, AuthorityConfig, AuthorityStats};
+
+/// How far ahead of a grant its slots may be reserved
+/// ([`AuthorityConfig::horizon_ms`]): a client that loses the authority
+/// knows every slot handed out before runs out this long after
+/// ([`ClientConfig::horizon_ms`]).
+pub const HORIZON_MS: u64 = 1_000;
 pub use client::{ClientConfig, LeaseStats, LeasedClient};
 pub use persist::{AuthorityState, HolderState};
 
@@ -248,6 +276,12 @@ pub struct LeaseRequest {
     pub spent_total: u64,
     /// Start slots wanted.
     pub want_slots: u32,
+    /// The client holds a grant that has not expired (one answered within
+    /// a ttl). An authority that does not know such a client has lost its
+    /// state (a Redis restarted without persistence): the slots handed out
+    /// before may run a horizon past its first request, and its schedule
+    /// starts there ([`Authority::grant`]).
+    pub leased: bool,
     /// The quota and rate this client's policy asks for (an offer: see
     /// [`FleetConfig::strictest`]).
     pub config: FleetConfig,

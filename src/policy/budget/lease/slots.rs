@@ -35,6 +35,22 @@ impl Run {
     fn left(&self) -> u32 {
         self.usable.saturating_sub(self.used)
     }
+
+    /// How many of the usable slots fall before `at_ms` (slot times never
+    /// decrease: a binary search).
+    fn before(&self, at_ms: u64) -> u32 {
+        let (mut lo, mut hi) = (0, self.usable);
+        while lo < hi {
+            // lo < hi, so mid is in lo+1..=hi: neither step can overflow.
+            let mid = lo.saturating_add(hi.saturating_sub(lo).div_ceil(2));
+            if self.time_of(mid.saturating_sub(1)) < at_ms {
+                lo = mid;
+            } else {
+                hi = mid.saturating_sub(1);
+            }
+        }
+        lo
+    }
 }
 
 /// Held slots, oldest run first.
@@ -56,18 +72,8 @@ impl Slots {
             used: 0,
             expires_ms,
         };
-        // Slot times never decrease: keep the longest prefix before expiry.
-        let (mut lo, mut hi) = (0, run.usable);
-        while lo < hi {
-            // lo < hi, so mid is in lo+1..=hi: neither step can overflow.
-            let mid = lo.saturating_add(hi.saturating_sub(lo).div_ceil(2));
-            if run.time_of(mid.saturating_sub(1)) < expires_ms {
-                lo = mid;
-            } else {
-                hi = mid.saturating_sub(1);
-            }
-        }
-        run.usable = lo;
+        // The longest prefix before expiry.
+        run.usable = run.before(expires_ms);
         run.used = debt.min(run.usable);
         if run.left() > 0 {
             self.runs.push_back(run);
@@ -86,6 +92,36 @@ impl Slots {
             keep
         });
         lost
+    }
+
+    /// Drops the held slots more than `late_ms` behind `now_ms` when the
+    /// next one is, and a slot was last taken (at `last_take_ms`) less
+    /// than that slot's run spacing ago: slots let pass and now wanted
+    /// faster than the schedule hands them out (see the client). Returns
+    /// how many.
+    pub fn drop_burst(&mut self, now_ms: u64, late_ms: u64, last_take_ms: Option<u64>) -> u32 {
+        let behind = now_ms.saturating_sub(late_ms);
+        let next = self.runs.iter().find(|r| r.left() > 0);
+        let Some(run) = next.filter(|r| r.time_of(r.used) < behind) else { return 0 };
+        let gaps = u64::from(run.count.saturating_sub(1).max(1));
+        let spacing = run.last_ms.saturating_sub(run.first_ms).checked_div(gaps).unwrap_or(0);
+        if last_take_ms.is_some_and(|t| now_ms.saturating_sub(t) < spacing) {
+            self.drop_before(behind)
+        } else {
+            0
+        }
+    }
+
+    /// Drops the held slots timed before `at_ms`; returns how many.
+    pub fn drop_before(&mut self, at_ms: u64) -> u32 {
+        let mut dropped = 0u32;
+        for run in &mut self.runs {
+            let behind = run.before(at_ms);
+            dropped = dropped.saturating_add(behind.saturating_sub(run.used));
+            run.used = run.used.max(behind);
+        }
+        self.runs.retain(|r| r.left() > 0);
+        dropped
     }
 
     /// Slots held and not yet expired (call `expire` first).
@@ -149,6 +185,33 @@ mod tests {
         assert_eq!(s.expire(499), 0);
         assert_eq!(s.expire(500), 3);
         assert_eq!(s.held(), 0);
+    }
+
+    #[test]
+    fn dropping_the_slots_before_a_time_skips_them_in_every_run_and_counts_them() {
+        let mut s = Slots::default();
+        s.add(&grant(4, 0, 300), 4, 10_000, 1);
+        s.add(&grant(2, 400, 500), 2, 10_000, 0);
+        assert_eq!(s.drop_before(250), 2, "100 and 200 (0 repaid a start made ahead)");
+        assert_eq!((s.held(), s.take(0, u64::MAX)), (3, Some(Ok(300))));
+        assert_eq!(s.drop_before(450), 1, "400");
+        assert_eq!((s.drop_before(450), s.held()), (0, 1), "once");
+        assert_eq!(s.drop_before(u64::MAX), 1);
+        assert_eq!(s.take(0, u64::MAX), None);
+    }
+
+    #[test]
+    fn slots_let_pass_are_dropped_when_wanted_faster_than_their_spacing_and_kept_for_a_slower_taker() {
+        let mut s = Slots::default();
+        s.add(&grant(5, 0, 400), 5, 10_000, 0);
+        assert_eq!(s.drop_burst(350, 20, None), 0, "none taken yet");
+        assert_eq!(s.drop_burst(350, 20, Some(100)), 0, "the last taken 250 ms ago: slower than the spacing, 100");
+        assert_eq!(s.take(350, u64::MAX), Some(Ok(350)), "slot 0, late");
+        assert_eq!(s.drop_burst(360, 20, Some(350)), 3, "10 ms later: 100, 200 and 300, more than 20 ms behind");
+        assert_eq!(s.take(360, u64::MAX), Some(Ok(400)));
+        s.add(&grant(3, 500, 520), 3, 10_000, 0);
+        assert_eq!(s.drop_burst(515, 20, Some(514)), 0, "none more than 20 ms behind (the first run is spent)");
+        assert_eq!(s.drop_burst(531, 20, Some(530)), 2, "500 and 510 (a run of 10 ms spacing)");
     }
 
     #[test]
