@@ -213,6 +213,11 @@ function failure(a, at, error) {
 // The headers the machine reads of every response, and on a throttling
 // status, in the order src/host/glue.rs `Facts::parse` takes them.
 const FACT_HEADERS = ["content-length", "content-type", "content-encoding", "retry-after", "retry-after-ms"];
+// FETCH's bits saying which of the body's headers the machine reads (the
+// response body mode decides: src/host/transport.rs `start`): its length
+// and encoding, its type. The others are packed as absent.
+const LENGTH = 16;
+const TYPE = 32;
 const RATE_HEADERS = [
   "ratelimit",
   "x-ratelimit-remaining",
@@ -223,12 +228,20 @@ const RATE_HEADERS = [
 ];
 
 /** Status, type, whether there is a body, then each header the machine
- * reads (and `location` with `manual`). */
-function factsOf(response, rateLimit, manual) {
+ * reads: the rate-limit ones, or the body's ones `bits` ask for (FETCH's
+ * `LENGTH`, `TYPE`), the `Retry-After` ones, and `location` with `MANUAL`. */
+function factsOf(response, rateLimit, bits) {
   const headers = response.headers;
   let out = packed(response.status) + packed(response.type) + (response.body ? "1:1" : "-");
-  for (const name of rateLimit ? RATE_HEADERS : FACT_HEADERS) out += packed(headers.get(name));
-  return manual ? out + packed(headers.get("location")) : out;
+  if (rateLimit) {
+    for (const name of RATE_HEADERS) out += packed(headers.get(name));
+    return out;
+  }
+  out += bits & LENGTH ? packed(headers.get("content-length")) : "-";
+  out += bits & TYPE ? packed(headers.get("content-type")) : "-";
+  out += bits & LENGTH ? packed(headers.get("content-encoding")) : "-";
+  out += packed(headers.get("retry-after")) + packed(headers.get("retry-after-ms"));
+  return bits & MANUAL ? out + packed(headers.get("location")) : out;
 }
 
 // The signal `fetch` follows (ours joined with the caller's), held for as
@@ -296,6 +309,7 @@ export function attempt(id, fetchId, callId, bits) {
     input: undefined,
     controller: undefined,
     joined: bits & JOIN && c.caller !== undefined,
+    bits: 0,
     response: undefined,
     error: undefined,
     stepping: true,
@@ -304,6 +318,7 @@ export function attempt(id, fetchId, callId, bits) {
   held.set(id, a);
   let sent;
   try {
+    a.bits = bits;
     a.fetch = fetchId ? valueOf(fetchId) : c.fetch;
     if (bits & CONTROLLED) a.controller = new AbortController();
     a.input = bits & CLONE ? c.input.clone() : c.input;
@@ -313,19 +328,18 @@ export function attempt(id, fetchId, callId, bits) {
     answer(a, false, failure(a, THREW, error));
     return;
   }
-  arrived(a, sent, bits & CONTROLLED, bits & MANUAL);
+  arrived(a, sent, bits);
 }
 
-/** Attempt `a`'s response (`sent`) arrived: its facts are the step's
- * answer (with its `Location` when `manual`); a rejection is where the
- * request failed. */
-function arrived(a, sent, controlled, manual) {
+/** Attempt `a`'s response (`sent`) arrived: its facts (as FETCH's `bits`
+ * ask) are the step's answer; a rejection is where the request failed. */
+function arrived(a, sent, bits) {
   sent.then(
     (response) => {
       a.response = a.joined ? holdSignal(response, a.joined) : response;
       let facts;
       try {
-        facts = controlled ? factsOf(response, false, manual) : response instanceof Response ? response.status : -1;
+        facts = bits & CONTROLLED ? factsOf(response, false, bits) : response instanceof Response ? response.status : -1;
       } catch (error) {
         return answer(a, false, failure(a, READ, error));
       }
@@ -344,7 +358,7 @@ export function follow(id, chain) {
   a.stepping = true;
   const hop = (input, init) => send(a, input, init, true);
   const again = a.input !== call.input ? call.input : undefined;
-  arrived(a, follower()(chain, hop, a.input, call.init, again, a.response), true, false);
+  arrived(a, follower()(chain, hop, a.input, call.init, again, a.response), a.bits & ~MANUAL);
 }
 
 /** The rate-limit headers of attempt `id`'s response (a throttling

@@ -59,13 +59,17 @@ pub const AWAIT_HELD: u32 = 6;
 /// signal joined with the call's (`AbortSignal.any`: a body that may be
 /// handed over as a stream follows the caller's signal after the hand-over;
 /// otherwise the caller's abort reaches the attempt through the machine).
-/// Its step ([`step`]) answers as any attempt's; a start that threw fails
-/// it as thrown.
+/// [`LENGTH`] and [`TYPE`] say which of the body's headers its facts carry
+/// (`Content-Length` and `Content-Encoding`; `Content-Type`): only those the
+/// response body mode reads. Its step ([`step`]) answers as any attempt's;
+/// a start that threw fails it as thrown.
 pub const FETCH: u32 = 32;
 pub const CLONE: u32 = 1;
 pub const CONTROLLED: u32 = 2;
 pub const MANUAL: u32 = 4;
 pub const JOIN: u32 = 8;
+pub const LENGTH: u32 = 16;
+pub const TYPE: u32 = 32;
 /// Attempt `id`'s response was a redirect its chain follows: the executor
 /// follows it hop by hop (js/src/hops.js, with the chain `Machine::chain`
 /// gives), and the attempt's step answers the final response's facts.

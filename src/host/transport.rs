@@ -20,7 +20,7 @@ use alloc::string::String;
 use super::bind::date_now;
 use super::glue::{end, reserve, Facts, Glue, Held, ABORT, CANCEL, KEEP};
 use super::hops::{self, Followed};
-use super::io::{self, step, Io, CLONE, CONTROLLED, JOIN, MANUAL, READ_NEXT, READ_UP_TO, READ_WHOLE};
+use super::io::{self, step, Io, CLONE, CONTROLLED, JOIN, LENGTH, MANUAL, READ_NEXT, READ_UP_TO, READ_WHOLE, TYPE};
 use super::request::Prepared;
 use crate::engine::{Answer, Failed, Transport};
 use crate::packed::Fields;
@@ -279,7 +279,12 @@ impl FetchTransport {
         let again = if p.is_request && p.replayable { CLONE } else { 0 };
         let join = if p.signal && self.response_body != ResponseBody::Buffer { JOIN } else { 0 };
         let manual = if manual { MANUAL } else { 0 };
-        Attempt::start(p.call, self.fetch, CONTROLLED | again | join | manual)
+        let body = match self.response_body {
+            ResponseBody::Stream => 0,
+            ResponseBody::Buffer => LENGTH,
+            ResponseBody::Auto => LENGTH | TYPE,
+        };
+        Attempt::start(p.call, self.fetch, CONTROLLED | again | join | manual | body)
     }
 
     /// A step of the attempt failed: where, by what the redirect chain (if
