@@ -94,7 +94,8 @@ async function mustExec(name, cmd, args, opts) {
  * import keeps in the bundle (a named import of `RetryPolicy` leaves them
  * out). */
 function copyWasmBeside(ctx, distDir, page = false) {
-  for (const f of [page ? WEB_WASM : WASM, POLL_WASM, AUTHORITY_WASM, OUTBOX_WASM]) copyFileSync(path.join(ctx.pkgDir, 'src', f), path.join(distDir, f));
+  const files = [page ? WEB_WASM : WASM, POLL_WASM, AUTHORITY_WASM, OUTBOX_WASM].filter((f) => !(ctx.withoutPollWasm && f === POLL_WASM));
+  for (const f of files) copyFileSync(path.join(ctx.pkgDir, 'src', f), path.join(distDir, f));
 }
 
 /** The app as it is, run by `host`'s own resolver. */
@@ -297,6 +298,23 @@ async function runMissingWasm(ctx, target) {
   return text.includes(file) && text.includes('Install and bundle') ? null : `expected an error naming ${file} and "Install and bundle", got ${JSON.stringify(r).slice(0, 600)}`;
 }
 
+/** A build that lost the poll's wasm file still imports and fetches; its
+ * first poll's `result` rejects with an error naming that file and the
+ * README's bundler note (the one rejection of `result`), in Node and in a
+ * browser. */
+async function runMissingPollWasm(ctx, target) {
+  const dir = path.join(ctx.root, `${target}-missing-poll-wasm`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const built = await BUILDS[target]({ ...ctx, style: 'named', withoutPollWasm: true }, dir);
+  const runId = `b${process.pid}-${++seq}`;
+  const r = await HOSTS[built.host](built, ctx, dir, runId);
+  const text = String(r?.error ?? '');
+  if (!text.includes(POLL_WASM) || !text.includes('Install and bundle')) return `expected an error naming ${POLL_WASM} and "Install and bundle", got ${JSON.stringify(r).slice(0, 600)}`;
+  const requests = await serverCount(ctx, runId);
+  return requests === 2 ? null : `the fetch before the poll: the server saw ${requests} requests, expected 2`;
+}
+
 /** The core without a runtime entry (what a build that dropped the entry's
  * initialisation would run) says so instead of failing inside the glue. */
 async function runCoreWithoutEntry(ctx) {
@@ -379,6 +397,8 @@ async function main() {
   }
   cases.push(['esbuild-node without the wasm file: the import names the file', () => runMissingWasm(ctx, 'esbuild-node')]);
   cases.push(['esbuild-browser without the wasm file: the import names the file', () => runMissingWasm(ctx, 'esbuild-browser')]);
+  cases.push(['esbuild-node without the poll\'s wasm file: the first poll\'s result rejects naming the file', () => runMissingPollWasm(ctx, 'esbuild-node')]);
+  cases.push(['esbuild-browser without the poll\'s wasm file: the first poll\'s result rejects naming the file', () => runMissingPollWasm(ctx, 'esbuild-browser')]);
   cases.push(['the core without its runtime entry says it was never initialised', () => runCoreWithoutEntry(ctx)]);
   cases.push(['a page bundle leaves out the redirect follower (hops.js), which Node and Worker bundles carry', () => runFollowerBundled(ctx)]);
   cases.push(['the browser\'s module run outside a browser fails each attempt before sending, naming the browser entry', () => runBrowserModuleOutside(ctx)]);
