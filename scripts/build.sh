@@ -44,7 +44,7 @@ if [ "${LEAN:-}" = 1 ]; then
 fi
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="${remap[*]}"
 
-# Five modules from one crate (src/host/mod.rs): the package's default one
+# Six modules from one crate (src/host/mod.rs): the package's default one
 # (`saferetry`: the policy, the engine, the host, the leased client) and
 # the same for browsers without the redirect hops a browser never runs
 # (`saferetry_web`, `--features browser`: js/src/web.js and sw.js load it,
@@ -52,7 +52,8 @@ export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="${remap[*]}"
 # fleet's authority (`saferetry_authority`, `--features authority`), which
 # only `saferetry/cloudflare`, a leader tab and `import { BudgetAuthority }`
 # load, and the durable outbox's rules (`saferetry_outbox`, `--features
-# outbox`), loaded at a first outbox; and the Redis budget's
+# outbox`), loaded at a first outbox; `policy.poll()`'s loop
+# (`saferetry_poll`, `--features poll`), loaded at a first poll; and the Redis budget's
 # (`saferetry_redis`, `--features redis`: the authority plus its
 # read–decide–write loop), which only `saferetry/redis` loads.
 # wasm-bindgen's output lands in js/src beside the entries, so the wasm is
@@ -76,10 +77,11 @@ if [ "${NAMES:-}" = 1 ]; then
   echo "build: $target/names/saferetry_bg.wasm and saferetry_web_bg.wasm, the browser's (node scripts/wasm-profile.mjs)"
   exit 0
 fi
-rm -rf js/pkg js/src/saferetry.js js/src/saferetry_bg.wasm js/src/saferetry_web.js js/src/saferetry_web_bg.wasm js/src/saferetry_authority.js js/src/saferetry_authority_bg.wasm js/src/saferetry_outbox.js js/src/saferetry_outbox_bg.wasm js/src/saferetry_redis.js js/src/saferetry_redis_bg.wasm
+rm -rf js/pkg js/src/saferetry.js js/src/saferetry_bg.wasm js/src/saferetry_web.js js/src/saferetry_web_bg.wasm js/src/saferetry_authority.js js/src/saferetry_authority_bg.wasm js/src/saferetry_outbox.js js/src/saferetry_outbox_bg.wasm js/src/saferetry_poll.js js/src/saferetry_poll_bg.wasm js/src/saferetry_redis.js js/src/saferetry_redis_bg.wasm
 module saferetry
 module saferetry_web --features browser
 module saferetry_authority --features authority
 module saferetry_outbox --features outbox
+module saferetry_poll --features poll
 module saferetry_redis --features redis
 node scripts/size.mjs

@@ -24,8 +24,7 @@ let last = 0;
 // the operation awaiting it as `run` and `wait`, or its answer kept:
 // `answered`, `ok`, `value`); a thrown value's alone (`error`); or one of the
 // caller's values (`value`: an option's `random`, `onRetry` or `fetch`, a
-// subscriber, a shared budget's `exchange` and `attach`, called on `self`;
-// a poll's `init` and status target, what a poll's hook answered).
+// subscriber, a shared budget's `exchange` and `attach`, called on `self`).
 // Ids below 2^31 are given here; the machine gives its attempts' from
 // 2^31 (src/host/glue.rs `reserve`).
 function holding(record) {
@@ -52,16 +51,7 @@ function taken(id) {
 export const keep = (value, self) => holding({ value, self });
 
 /** The caller's value `id` holds. */
-export const valueOf = (id) => held.get(id)?.value;
-
-/** Whether the value `id` holds is a `Promise` (a poll hook's answer). */
-export const isPromise = (id) => valueOf(id) instanceof Promise;
-
-/** The value `id` holds, when it is a string. */
-export function text(id) {
-  const value = valueOf(id);
-  return typeof value === "string" ? value : undefined;
-}
+const valueOf = (id) => held.get(id)?.value;
 
 /** Calls the function `id` holds with `value`, as the machine asks: what
  * it returns or throws is the machine's to read. */
@@ -178,7 +168,7 @@ export const handed = (id) => taken(id)?.response;
 /** The value thrown at `id` (an attempt's failure, or a value held), let go. */
 export const thrown = (id) => taken(id)?.error;
 
-/** Attempt `id`'s response, kept (for a poll's hooks). */
+/** Attempt `id`'s response, kept (a poll's hooks get a clone: js/src/poll.js). */
 export const responseOf = (id) => held.get(id)?.response;
 
 // Where a step failed, first in what it rejects with: nothing was sent

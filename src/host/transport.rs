@@ -70,11 +70,6 @@ impl Received {
         self.streamed().then_some(self.after_headers_ms)
     }
 
-    /// The attempt the executor holds (for a poll's hooks).
-    pub fn id(&self) -> u32 {
-        self.id
-    }
-
     /// The response for the caller (the executor's `handed`): its body is
     /// theirs from here on.
     pub fn hand_over(self) -> u32 {
