@@ -1,15 +1,18 @@
-// The six shapes × GET and a keyless POST × the two head shapes: each case
-// reads the same slow stream through the host's `fetch` and through
-// `policy.fetch`, at the same time, and compares what each caller saw.
-import { CHUNKS, EVERY_MS, HEADS, SHAPES, wholeBody } from './shapes.mjs';
+// The six shapes × GET and a keyless POST × the two head shapes × two gaps
+// between chunks: each case reads the same slow stream through the host's
+// `fetch` and through `policy.fetch`, at the same time, and compares what
+// each caller saw.
+import { EVERY_MS, GAPS, SHAPES, wholeBody } from './shapes.mjs';
 import { newId, readTimed, received, streamPorts } from './measure.mjs';
 
-// The hand-over rule (issue 25): a body still arriving 250 ms after its head
-// is handed over; with the head sent with the first chunk the next chunk
-// (one interval later) is the one that shows it. Plus slack for a loaded machine.
-const HANDOVER_MS = 250;
+// The hand-over rule (issue 38): a text still arriving is handed over 250 ms
+// after its head at the latest, whatever arrives next; the first chunk,
+// sent with the head, reaches the caller that much after fetch's. The
+// target: within fetch's + 300 ms (the issue's own bound, no more slack).
+const FIRST_WITHIN_MS = 300;
+const FIRST_BOUND = (fetchFirst) => fetchFirst + FIRST_WITHIN_MS;
+// All bytes: the last chunk as fetch gives it, with slack for a loaded machine.
 const SLACK_MS = 1500;
-const FIRST_BOUND = (fetchFirst) => fetchFirst + HANDOVER_MS + EVERY_MS + SLACK_MS;
 
 const METHODS = [
   { method: 'GET', init: {} },
@@ -48,29 +51,34 @@ function streamProblems(host, pol, expected) {
 }
 
 export function streamCases(h) {
-  for (const shape of SHAPES) {
-    for (const { method, init } of METHODS) {
-      for (const head of HEADS) {
-        const name = `a ${method === 'GET' ? 'GET' : 'keyless POST'} answered ${shape.type ?? 'with no Content-Type'} (head ${head === 'flush' ? 'flushed' : 'with the first chunk'}) streams as with fetch, in one request`;
-        const expected = wholeBody(shape.key);
-        h.add({
-          name, kind: 'stream',
-          async run({ saferetry, server, slot, options }) {
-            const ports = await streamPorts(server);
-            const call = async (side, doFetch) => {
-              const id = newId(`${shape.key}-${method}-${head}-${side}`);
-              const base = ports[(2 * slot + (side === 'fetch' ? 0 : 1)) % ports.length];
-              const r = await readTimed(doFetch, `${base}/s/${id}?shape=${shape.key}&head=${head}&n=${CHUNKS}&every=${EVERY_MS}`, { ...init });
-              r.report = r.res ? saferetry.reportOf(r.res) : undefined;
-              r.requests = (await received(server, id)).requests;
-              return r;
-            };
-            const policy = new saferetry.RetryPolicy(options);
-            const [host, pol] = await Promise.all([call('fetch', (u, i) => fetch(u, i)), call('policy', policy.fetch)]);
-            return { problems: streamProblems(host, pol, expected), fig: { shape: shape.type ?? 'none', method, head, fetch: figures(host), policy: figures(pol) } };
-          },
-        });
+  for (const { every, n, heads } of GAPS) {
+    for (const shape of SHAPES) {
+      for (const { method, init } of METHODS) {
+        for (const head of heads) streamCase(h, { every, n, shape, method, init, head });
       }
     }
   }
+}
+
+function streamCase(h, { every, n, shape, method, init, head }) {
+  const gap = every === EVERY_MS ? '' : `, ${n} chunks ${every / 1000} s apart`;
+  const name = `a ${method === 'GET' ? 'GET' : 'keyless POST'} answered ${shape.type ?? 'with no Content-Type'} (head ${head === 'flush' ? 'flushed' : 'with the first chunk'}${gap}) streams as with fetch, in one request`;
+  const expected = wholeBody(shape.key, n);
+  h.add({
+    name, kind: 'stream',
+    async run({ saferetry, server, slot, options }) {
+      const ports = await streamPorts(server);
+      const call = async (side, doFetch) => {
+        const id = newId(`${shape.key}-${method}-${head}-${every}-${side}`);
+        const base = ports[(2 * slot + (side === 'fetch' ? 0 : 1)) % ports.length];
+        const r = await readTimed(doFetch, `${base}/s/${id}?shape=${shape.key}&head=${head}&n=${n}&every=${every}`, { ...init });
+        r.report = r.res ? saferetry.reportOf(r.res) : undefined;
+        r.requests = (await received(server, id)).requests;
+        return r;
+      };
+      const policy = new saferetry.RetryPolicy(options);
+      const [host, pol] = await Promise.all([call('fetch', (u, i) => fetch(u, i)), call('policy', policy.fetch)]);
+      return { problems: streamProblems(host, pol, expected), fig: { shape: shape.type ?? 'none', method, head, every, fetch: figures(host), policy: figures(pol) } };
+    },
+  });
 }

@@ -28,7 +28,7 @@ import http from 'node:http';
 import { serveStatic, serverCli } from '../runtimes/serve.mjs';
 import { CHUNKS, EVERY_MS, SHAPES, STALL_JSON, chunk } from './shapes.mjs';
 
-const STREAM_PORTS = 12;
+const STREAM_PORTS = 20;
 const MAX_IDS = 5000;
 const MAX_HOLD_MS = 60_000; // a stalled answer is ended by then at the latest
 const COMMON = { 'Access-Control-Allow-Origin': '*', 'Cache-Control': 'no-store', Connection: 'close' };

@@ -1,9 +1,12 @@
 // The streams tier's figures as Markdown: the "| fig {json}" tail of every
-// case line (tests/streams/suite.mjs), per runtime.
+// case line (tests/streams/suite.mjs), per runtime, a table per gap between
+// chunks.
 //   figuresTable([{ runtime, lines }], mode) -> Markdown text
+import { GAPS } from './shapes.mjs';
 
 const LINE = /^(ok|FAIL) +.*\| fig (\{.*\})$/;
 const COLUMNS = [['GET', 'flush'], ['GET', 'first'], ['POST', 'flush'], ['POST', 'first']];
+const TITLE = (method, head) => `${method === 'GET' ? 'GET' : 'keyless POST'}, head ${head === 'flush' ? 'flushed' : 'with the first chunk'}`;
 const SHAPES = ['text/plain; charset=utf-8', 'text/html; charset=utf-8', 'text/x-component', 'text/vnd.turbo-stream.html', 'none', 'application/x-ndjson'];
 
 function figs(lines) {
@@ -19,23 +22,30 @@ function cell(f) {
 }
 
 export function figuresTable(results, mode) {
-  const out = [
-    `Time to the first chunk (ms, from the call) with plain \`fetch\` · with \`policy.fetch\`${mode === 'stream' ? ' (`responseBody: "stream"`)' : ' (default options)'}, and the requests the server received for the policy's call; ✓ when the case passed. 24 chunks, one every 500 ms.`,
-    '',
-    '| runtime | `Content-Type` | GET, head flushed | GET, head with the first chunk | keyless POST, head flushed | keyless POST, head with the first chunk |',
-    '|---|---|---|---|---|---|',
-  ];
+  const out = [];
+  for (const { every, n, heads } of GAPS) {
+    const columns = COLUMNS.filter(([, head]) => heads.includes(head));
+    out.push(
+      `Time to the first chunk (ms, from the call) with plain \`fetch\` · with \`policy.fetch\`${mode === 'stream' ? ' (`responseBody: "stream"`)' : ' (default options)'}, and the requests the server received for the policy's call; ✓ when the case passed. ${n} chunks, one every ${every} ms.`,
+      '',
+      `| runtime | \`Content-Type\` | ${columns.map(([method, head]) => TITLE(method, head)).join(' | ')} |`,
+      `|---|---|${columns.map(() => '---').join('|')}|`,
+    );
+    for (const r of results) {
+      const f = figs(r.lines);
+      for (const shape of SHAPES) {
+        const row = columns.map(([method, head]) => cell(f.find((x) => x.kind === 'stream' && x.shape === shape && x.method === method && x.head === head && (x.every ?? 500) === every)));
+        out.push(`| ${r.runtime} | ${shape === 'none' ? 'none' : `\`${shape}\``} | ${row.join(' | ')} |`);
+      }
+    }
+    out.push('');
+  }
   const controls = [
-    '',
     '| runtime | stalled JSON GET (`attemptMs: 1000`, `maxAttempts: 2`) | abort mid-stream: policy read rejects with · server saw the close · `handedOverMs` |',
     '|---|---|---|',
   ];
   for (const r of results) {
     const f = figs(r.lines);
-    for (const shape of SHAPES) {
-      const row = COLUMNS.map(([method, head]) => cell(f.find((x) => x.kind === 'stream' && x.shape === shape && x.method === method && x.head === head)));
-      out.push(`| ${r.runtime} | ${shape === 'none' ? 'none' : `\`${shape}\``} | ${row.join(' | ')} |`);
-    }
     const stall = f.find((x) => x.kind === 'stall');
     const abort = f.find((x) => x.kind === 'abort');
     const s = stall?.policy;
