@@ -457,15 +457,18 @@ function define(target, key, value) {
 }
 
 /** `response` again around `body`; `abort` 1 or 2: see `bufferedResponse`.
- * Status text, URL, `redirected` and type as the host's (a constructed
- * Response would lose the last three; Deno would take the standard status
- * text if `response` itself were the init). */
+ * Status text, URL, `redirected`, type and headers as the host's (a
+ * constructed Response would lose the first four, and its headers could be
+ * changed where the host's are immutable; Deno would take the standard
+ * status text if `response` itself were the init). */
 function rebuilt(response, body, signal, abort) {
-  const init = { status: response.status, statusText: response.statusText, headers: response.headers };
+  const headers = response.headers;
+  const init = { status: response.status, statusText: response.statusText, headers };
   const out = abort ? bufferedResponse(body, init, signal, abort === 1) : new Response(body, init);
   define(out, "url", response.url);
   define(out, "redirected", response.redirected);
   define(out, "type", response.type);
+  define(out, "headers", headers);
   return out;
 }
 

@@ -73,8 +73,9 @@ const unread =
  * waiting for when handed over (if any), then the rest of its body, pulled
  * as the caller reads (high-water mark 0: nothing is read ahead, the host's
  * stream applies its backpressure): every byte once, in order. The host's
- * error (a body cut short, the caller's abort) rejects the caller's read;
- * the caller's cancel cancels the host's body; `signal` (the caller's) also
+ * error (a body cut short, the caller's abort) errors it as it errors the
+ * host's body, read or not (a caller waiting on `closed` sees it); the
+ * caller's cancel cancels the host's body; `signal` (the caller's) also
  * stops the chunks read earlier, as it would have stopped them in the
  * host's body (`follows`: the host's body follows `signal` too). Not a tee
  * of the body: undici's tee costs ~100 µs on every chunked answer. */
@@ -94,6 +95,19 @@ export function joined(r, signal, follows) {
   unread?.register(chunks, reader, chunks);
   const done = () => unread?.unregister(chunks);
   const source = {
+    start(controller) {
+      // The host's body errors whether or not anyone reads it: so does
+      // this one. Weakly: the reader (the registry's held value) must not
+      // keep this stream, and so the chunks, alive.
+      const ref = typeof WeakRef === "function" ? new WeakRef(controller) : { deref: () => controller };
+      reader.closed.catch((error) => {
+        try {
+          ref.deref()?.error(error);
+        } catch {
+          // Already closed or errored.
+        }
+      });
+    },
     pull(controller) {
       if (signal?.aborted) {
         // The chunks read earlier go as the host's queue would. A host body

@@ -47,8 +47,10 @@
 //! - a document — `Content-Type` `application/json`, `…+json`, `text/*`
 //!   (not `text/event-stream`), `application/xml`, `…+xml`,
 //!   `application/x-www-form-urlencoded`, or no `Content-Type` at all — is
-//!   buffered when its `Content-Length` is at most [`AUTO_BUFFER_BYTES`]; a
-//!   larger declared one is streamed; one without a `Content-Length`
+//!   buffered when its `Content-Length` is at most [`AUTO_BUFFER_BYTES`]
+//!   but not 0 (an empty body is the host's own, handed over at the
+//!   headers: nothing to read); a larger declared one is streamed; one
+//!   without a `Content-Length`
 //!   (chunked) is read inside the attempt and handed over as above (by a
 //!   timer for a text, by a late chunk for JSON) unless it ends first;
 //! - anything else (`text/event-stream`, `application/x-ndjson`,
@@ -170,6 +172,10 @@ pub fn handling(mode: ResponseBody, content_type: Option<&str>, content_length: 
         Kind::Text => Until::Deadline(AUTO_HANDOVER_MS),
     };
     match content_length {
+        // Nothing to read: the host's own `Response`, as `fetch` gave it
+        // (its empty body ends, or follows the caller's signal, as the
+        // host's does).
+        Some(0) => Handling::Stream,
         Some(len) if len <= AUTO_BUFFER_BYTES => Handling::Buffer,
         Some(_) => Handling::Stream,
         None => Handling::BufferUpTo(Inside { bytes: AUTO_BUFFER_BYTES, until }),
@@ -228,6 +234,10 @@ mod tests {
         let (json, text) = (BufferUpTo(JSON), BufferUpTo(TEXT));
         let table: &[(Option<&str>, Option<u64>, Handling)] = &[
             (Some("application/json"), Some(120), Buffer),
+            (Some("application/json"), Some(0), Stream),
+            (Some("text/plain"), Some(0), Stream),
+            (None, Some(0), Stream),
+            (Some("text/plain"), Some(1), Buffer),
             (Some("application/json; charset=utf-8"), None, json),
             (Some("Application/JSON"), Some(mib), Buffer),
             (Some("application/json"), Some(mib + 1), Stream),
