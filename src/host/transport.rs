@@ -257,7 +257,7 @@ impl FetchTransport {
             _ => String::new(),
         };
         let fate = &self.prepared.fate;
-        let doomed = doomed(self.runtime, fate.mode.as_deref(), fate.integrity, fate.cross_origin);
+        let doomed = doomed(fate.mode.as_deref(), fate.integrity, fate.cross_origin);
         let sent = Sent { url: &url, body_streamed: self.prepared.streamed, doomed };
         let failure = fetch_failure(self.runtime, &f.fields.shape(), sent);
         f.fields.failed(failure, Held::new(id))
