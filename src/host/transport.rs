@@ -412,9 +412,11 @@ impl FetchTransport {
             io::read(id, READ_NEXT, 0);
             let read = match within {
                 None => self.read_step(id).await?,
+                // Handed over at the deadline by the timer's own clock at
+                // least (`Date.now()` may read a millisecond short of it).
                 Some(ms) => match race(self.read_step(id), sleep(ms, 0, false)).await {
                     Either::Left(read) => read?,
-                    Either::Right(_) => return self.hand_over(id, since()),
+                    Either::Right(_) => return self.hand_over(id, since().max(at.saturating_add(ms))),
                 },
             };
             let Some(len) = read else {

@@ -141,7 +141,7 @@ impl Inside {
         match self.until {
             Until::End => Next::Read { within: None },
             Until::LateChunk(ms) if since_headers_ms < ms => Next::Read { within: None },
-            Until::Deadline(ms) if since_headers_ms < ms => Next::Read { within: Some(ms - since_headers_ms) },
+            Until::Deadline(ms) if since_headers_ms < ms => Next::Read { within: Some(ms.saturating_sub(since_headers_ms)) },
             Until::LateChunk(_) | Until::Deadline(_) => Next::HandOver,
         }
     }
