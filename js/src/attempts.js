@@ -172,8 +172,17 @@ function stepping(r, promise) {
   );
 }
 
-/** Attempt `id`'s response, let go of the attempt (the caller's now). */
-export const handed = (id) => taken(id)?.response;
+/** Attempt `id`'s response, let go of the attempt (the caller's now). A
+ * body read still in flight (handed over while it waited) keeps the record
+ * until it settles: not the response, nor the operation, with it. */
+export function handed(id) {
+  const a = taken(id);
+  if (a === undefined) return undefined;
+  const { response } = a;
+  a.response = undefined;
+  a.run = undefined;
+  return response;
+}
 
 /** The value thrown at `id` (an attempt's failure, or a value held), let go. */
 export const thrown = (id) => taken(id)?.error;

@@ -69,6 +69,23 @@ export function whole(r) {
 const unread =
   typeof FinalizationRegistry === "function" ? new FinalizationRegistry((held) => held.cancel().catch(() => {})) : null;
 
+const weakly = typeof WeakRef === "function" ? (value) => new WeakRef(value) : (value) => ({ deref: () => value });
+
+/** The host's body (`reader`'s) errors whether or not anyone reads it: so
+ * does the stream of `controller`. Held weakly, by a closure made out here
+ * (one made in `joined` would keep its scope, the chunks with it): the
+ * reader, the registry's held value, must not keep the stream alive. */
+function erring(reader, controller) {
+  const ref = weakly(controller);
+  reader.closed.catch((error) => {
+    try {
+      ref.deref()?.error(error);
+    } catch {
+      // Already closed or errored.
+    }
+  });
+}
+
 /** A stream of the chunks `r` read, then the chunk of the read it was
  * waiting for when handed over (if any), then the rest of its body, pulled
  * as the caller reads (high-water mark 0: nothing is read ahead, the host's
@@ -95,19 +112,7 @@ export function joined(r, signal, follows) {
   unread?.register(chunks, reader, chunks);
   const done = () => unread?.unregister(chunks);
   const source = {
-    start(controller) {
-      // The host's body errors whether or not anyone reads it: so does
-      // this one. Weakly: the reader (the registry's held value) must not
-      // keep this stream, and so the chunks, alive.
-      const ref = typeof WeakRef === "function" ? new WeakRef(controller) : { deref: () => controller };
-      reader.closed.catch((error) => {
-        try {
-          ref.deref()?.error(error);
-        } catch {
-          // Already closed or errored.
-        }
-      });
-    },
+    start: (controller) => erring(reader, controller),
     pull(controller) {
       if (signal?.aborted) {
         // The chunks read earlier go as the host's queue would. A host body
