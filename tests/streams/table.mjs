@@ -17,7 +17,8 @@ const req = (n) => `${n ?? '?'} req`;
 function cell(f) {
   if (!f) return 'not run';
   const p = f.policy;
-  const policy = p.error ? `rejects at ${p.errorMs}: ${/\((\S+)\)$/.exec(p.error)?.[1] ?? p.error}` : `${p.firstMs}`;
+  const late = p.firstLateMs != null && f.fetch.firstLateMs != null ? ` (${p.firstLateMs - f.fetch.firstLateMs >= 0 ? '+' : ''}${p.firstLateMs - f.fetch.firstLateMs})` : '';
+  const policy = p.error ? `rejects at ${p.errorMs}: ${/\((\S+)\)$/.exec(p.error)?.[1] ?? p.error}` : `${p.firstMs}${late}`;
   return `${f.ok ? '✓' : '✗'} ${f.fetch.firstMs ?? '–'} · ${policy} · ${req(p.requests)}`;
 }
 
@@ -26,7 +27,7 @@ export function figuresTable(results, mode) {
   for (const { every, n, heads } of GAPS) {
     const columns = COLUMNS.filter(([, head]) => heads.includes(head));
     out.push(
-      `Time to the first chunk (ms, from the call) with plain \`fetch\` · with \`policy.fetch\`${mode === 'stream' ? ' (`responseBody: "stream"`)' : ' (default options)'}, and the requests the server received for the policy's call; ✓ when the case passed. ${n} chunks, one every ${every} ms.`,
+      `Time to the first chunk (ms, from the call) with plain \`fetch\` · with \`policy.fetch\`${mode === 'stream' ? ' (`responseBody: "stream"`)' : ' (default options)'} (in brackets: how much later than fetch's the policy's caller read it after the server wrote it), and the requests the server received for the policy's call; ✓ when the case passed. ${n} chunks, one every ${every} ms.`,
       '',
       `| runtime | \`Content-Type\` | ${columns.map(([method, head]) => TITLE(method, head)).join(' | ')} |`,
       `|---|---|${columns.map(() => '---').join('|')}|`,
