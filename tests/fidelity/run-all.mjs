@@ -35,9 +35,10 @@ function parseArgs(argv) {
 
 // Deno has a caller's origin only when run with --location: a second run
 // for the cases that call from one (tests/fidelity/cases-origin.mjs), which
-// skip in the first. (The other cases keep Deno without one: its fetch
-// sends no Origin on a redirect to another origin where saferetry's hops,
-// by the standard, send the caller's.)
+// skip in the first. (The other cases keep Deno without one: with one, its
+// fetch sends no Origin on a redirect to another origin where saferetry's
+// hops, by the standard, send the caller's — README "Where policy.fetch
+// differs" 3 — and eleven redirect cases would each need that deliberate.)
 const WITH_LOCATION = 'deno --location';
 const ORIGIN_CASES = "From a caller's origin";
 
