@@ -162,8 +162,17 @@ function stepping(r, promise) {
   );
 }
 
-/** Attempt `id`'s response, let go of the attempt (the caller's now). */
-export const handed = (id) => taken(id)?.response;
+/** Attempt `id`'s response, let go of the attempt (the caller's now). A
+ * body read still in flight (handed over while it waited) keeps the record
+ * until it settles: not the response, nor the operation, with it. */
+export function handed(id) {
+  const a = taken(id);
+  if (a === undefined) return undefined;
+  const { response } = a;
+  a.response = undefined;
+  a.run = undefined;
+  return response;
+}
 
 /** The value thrown at `id` (an attempt's failure, or a value held), let go. */
 export const thrown = (id) => taken(id)?.error;
@@ -461,15 +470,18 @@ function define(target, key, value) {
 }
 
 /** `response` again around `body`; `abort` 1 or 2: see `bufferedResponse`.
- * Status text, URL, `redirected` and type as the host's (a constructed
- * Response would lose the last three; Deno would take the standard status
- * text if `response` itself were the init). */
+ * Status text, URL, `redirected`, type and headers as the host's (a
+ * constructed Response would lose the first four, and its headers could be
+ * changed where the host's are immutable; Deno would take the standard
+ * status text if `response` itself were the init). */
 function rebuilt(response, body, signal, abort) {
-  const init = { status: response.status, statusText: response.statusText, headers: response.headers };
+  const headers = response.headers;
+  const init = { status: response.status, statusText: response.statusText, headers };
   const out = abort ? bufferedResponse(body, init, signal, abort === 1) : new Response(body, init);
   define(out, "url", response.url);
   define(out, "redirected", response.redirected);
   define(out, "type", response.type);
+  define(out, "headers", headers);
   return out;
 }
 
