@@ -21,7 +21,7 @@ const WAKE = 3;
 const ONLINE = 4;
 const AWAIT_HELD = 6;
 // Start an attempt (js/src/attempts.js reads the bits added to the kind).
-const FETCH = 32;
+const FETCH = 64;
 // Follow an attempt's redirect hop by hop (js/src/hops.js).
 const FOLLOW = 21;
 // Read an attempt's body: whole, up to a bound, its next chunk.

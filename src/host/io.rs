@@ -52,7 +52,7 @@ pub const AWAIT_HELD: u32 = 6;
 /// (`Content-Length` and `Content-Encoding`; `Content-Type`): only those the
 /// response body mode reads. Its step ([`step`]) answers as any attempt's;
 /// a start that threw fails it as thrown.
-pub const FETCH: u32 = 32;
+pub const FETCH: u32 = 64;
 pub const CLONE: u32 = 1;
 pub const CONTROLLED: u32 = 2;
 pub const MANUAL: u32 = 4;
