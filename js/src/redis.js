@@ -6,7 +6,9 @@
 // compare-and-set; this file only adapts a node-redis or ioredis client to
 // the two commands it performs. Neither client is imported here: the
 // caller's connected client is passed in. The same module runs the leased
-// clients of the policies that take a `redisBudget` (js/src/lease-relay.js).
+// clients of the policies that take a `redisBudget` (js/src/lease-relay.js,
+// which comes with the "saferetry" entry such a service imports for
+// `RetryPolicy`: src/node.js, through authority-node.js).
 import { readFileSync } from "node:fs";
 import * as fleet from "./saferetry_redis.js";
 import { loadFailed } from "./load.js";
