@@ -5,7 +5,7 @@
 //! tab, Redis) and answers its grant. A page that never shares a budget
 //! never loads it: the policy, in the page's module, reaches its client
 //! here by number (`super::leased`, `policy::budget::lease::link`), one
-//! call of `leaseCall` per budget call, relayed by js/src/lease.js.
+//! call of `leaseCall` per budget call, relayed by js/src/lease-relay.js.
 //!
 //! Nothing here waits and nothing in JS decides. After every budget call
 //! the client is asked whether a request is due (`pending_request`); if so
@@ -51,7 +51,7 @@ use crate::policy::limits::timer_ms;
 
 #[wasm_bindgen]
 extern "C" {
-    /// What the client has performed (js/src/lease.js `perform`).
+    /// What performs the client's work (js/src/lease-relay.js `perform`).
     pub type LeaseGlue;
 
     /// `exchange(lease, exchange, request, seq, ms, now)`: the executor

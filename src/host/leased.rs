@@ -6,7 +6,7 @@
 //! carries none of it (README "Fleet budgets", "Architecture").
 //!
 //! Each budget call is one crossing by number (`policy::budget::lease::link`):
-//! the glue's `leaseCall` (js/src/lease.js) relays it to the client's
+//! the glue's `leaseCall` (js/src/lease.js, lease-relay.js) relays it to the client's
 //! module and its answer back, or answers NaN while there is no client.
 //! Where the fleet's module loads synchronously (Node, Deno, Bun, workerd)
 //! the client is there when the policy is made. In a browser it is fetched

@@ -7,7 +7,7 @@
 //!
 //! The engine calls its [`SharedState`](super::super::SharedState)
 //! synchronously; across the two modules each call is one number in and
-//! one number out, relayed by JavaScript (js/src/lease.js), which decides
+//! one number out, relayed by JavaScript (js/src/lease-relay.js), which decides
 //! nothing: what crosses is written and read here, on both sides. And
 //! until the client is there — its module loading, or failed to load — the
 //! policy spends the budget [`unlinked`] says.
@@ -40,7 +40,7 @@ pub const MODE: u32 = 6;
 pub const STATS: u32 = 0;
 /// Gives every held token back: a promise of the answer.
 pub const RELEASE: u32 = 1;
-/// The policy is gone: so is its client (js/src/lease.js knows this one).
+/// The policy is gone: so is its client (js/src/lease-relay.js knows this one).
 pub const CLOSE: u32 = 2;
 
 /// The longest time that crosses: 2^53 − 1 ms, what a JS number holds
