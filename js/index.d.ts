@@ -324,6 +324,7 @@ export declare class RetryPolicy {
   /** Like `fetch`, and bound: pass it unbound to any SDK (`fetch: policy.fetch`). */
   readonly fetch: typeof fetch & ((input: RequestInfo | URL, init?: RetryInit) => Promise<Response>);
   run(input: RequestInfo | URL, init?: RetryInit): Operation;
+  /** Submit-then-poll; throws at once for a bad `spec`. The poll's loop is a module of its own, loaded at the first poll: its `result` rejects only when that module cannot be loaded. */
   poll(input: RequestInfo | URL, init: RetryInit | undefined, spec: PollSpec): Operation;
   readonly runtime: "node" | "bun" | "deno" | "workerd" | "browser";
   stats(): Stats;

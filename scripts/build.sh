@@ -44,7 +44,7 @@ if [ "${LEAN:-}" = 1 ]; then
 fi
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="${remap[*]}"
 
-# Five modules from one crate (src/host/mod.rs): the package's default one
+# Six modules from one crate (src/host/mod.rs): the package's default one
 # (`saferetry`: the policy, the engine, the host) and the same for browsers
 # without the redirect hops a browser never runs (`saferetry_web`,
 # `--features browser`: js/src/web.js and sw.js load it, Node, Deno, Bun
@@ -52,10 +52,11 @@ export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="${remap[*]}"
 # `--features authority`: the authority and the policies' leased clients),
 # which only `saferetry/cloudflare`, a policy with a shared budget and
 # `import { BudgetAuthority }` load, and the durable outbox's rules
-# (`saferetry_outbox`, `--features outbox`), loaded at a first outbox; and
-# the Redis budget's (`saferetry_redis`, `--features redis`: the fleet's
-# module plus its read–decide–write loop), which only `saferetry/redis`
-# loads.
+# (`saferetry_outbox`, `--features outbox`), loaded at a first outbox;
+# `policy.poll()`'s loop (`saferetry_poll`, `--features poll`), loaded at a
+# first poll; and the Redis budget's (`saferetry_redis`, `--features
+# redis`: the fleet's module plus its read–decide–write loop), which only
+# `saferetry/redis` loads.
 # wasm-bindgen's output lands in js/src beside the entries, so the wasm is
 # always "./saferetry_bg.wasm" from the code that loads it: a bundler that
 # does not copy assets needs just that one file copied next to its output.
@@ -77,10 +78,11 @@ if [ "${NAMES:-}" = 1 ]; then
   echo "build: $target/names/saferetry_bg.wasm and saferetry_web_bg.wasm, the browser's (node scripts/wasm-profile.mjs)"
   exit 0
 fi
-rm -rf js/pkg js/src/saferetry.js js/src/saferetry_bg.wasm js/src/saferetry_web.js js/src/saferetry_web_bg.wasm js/src/saferetry_authority.js js/src/saferetry_authority_bg.wasm js/src/saferetry_outbox.js js/src/saferetry_outbox_bg.wasm js/src/saferetry_redis.js js/src/saferetry_redis_bg.wasm
+rm -rf js/pkg js/src/saferetry.js js/src/saferetry_bg.wasm js/src/saferetry_web.js js/src/saferetry_web_bg.wasm js/src/saferetry_authority.js js/src/saferetry_authority_bg.wasm js/src/saferetry_outbox.js js/src/saferetry_outbox_bg.wasm js/src/saferetry_poll.js js/src/saferetry_poll_bg.wasm js/src/saferetry_redis.js js/src/saferetry_redis_bg.wasm
 module saferetry
 module saferetry_web --features browser
 module saferetry_authority --features authority
 module saferetry_outbox --features outbox
+module saferetry_poll --features poll
 module saferetry_redis --features redis
 node scripts/size.mjs

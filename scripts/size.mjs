@@ -6,7 +6,11 @@
 //    (bench/size-before.json: main at the start of issue 19, or a package
 //    folder given with `--before DIR`) and now, side by side:
 //    - page: a page's `import { RetryPolicy } from "saferetry"`, esbuild
-//      browser bundle, minified, + the wasm it loads (issue 19's figure);
+//      browser bundle, minified, + the wasm it loads (issue 19's figure).
+//      A page's bundler splits at each `import()` (Vite and webpack do):
+//      what the page loads is its entry chunk, not a chunk it imports
+//      later (a first `policy.poll()`'s), which an entry counts only where
+//      it says it loads it (`loads`: the package's files, by name);
 //    - tabs: the same page with `tabBudget` in `shared`, counting the
 //      fleet's module (the authority a leader tab runs, the leased client
 //      every tab's policy does);
@@ -20,6 +24,8 @@
 //      `RetryBudget` class from "saferetry/cloudflare";
 //    - outbox: a page that opens an `outbox` (README "Outbox"), counting
 //      the outbox's wasm it loads at the first outbox;
+//    - poll: a page that calls `policy.poll()`, counting the poll's module
+//      it loads at the first poll;
 //    - redis: what `import { redisBudget } from "saferetry/redis"` makes
 //      Node (Deno, Bun) read at import, unbundled, as for node (a service
 //      also imports "saferetry" for `RetryPolicy`: the node entry's bytes);
@@ -46,16 +52,19 @@ const parts = [
   ["wasm, browser", ["src/saferetry_web_bg.wasm"]],
   ["wasm, authority", ["src/saferetry_authority_bg.wasm"]],
   ["wasm, outbox", ["src/saferetry_outbox_bg.wasm"]],
+  ["wasm, poll", ["src/saferetry_poll_bg.wasm"]],
   ["wasm, redis", ["src/saferetry_redis_bg.wasm"]],
   ["glue", ["src/saferetry.js"]],
   ["glue, browser", ["src/saferetry_web.js"]],
   ["glue, authority", ["src/saferetry_authority.js"]],
   ["glue, outbox", ["src/saferetry_outbox.js"]],
+  ["glue, poll", ["src/saferetry_poll.js"]],
   ["glue, redis", ["src/saferetry_redis.js"]],
   ["entry + core", ["src/node.js", "src/load.js", "src/core.js", "src/executor.js", "src/attempts.js", "src/body.js", "src/hops.js", "src/packed.js", "src/request.js", "src/lease.js", "src/tabs.js"]],
   ["otel", ["src/otel.js"]],
   ["authority loaders", ["src/authority.js", "src/authority-lazy.js", "src/authority-node.js", "src/authority-workerd.js", "src/lease-relay.js"]],
   ["redis entry", ["src/redis.js"]],
+  ["poll", ["src/poll.js", "src/poll-web.js", "src/poll-node.js", "src/poll-workerd.js"]],
   ["outbox", ["src/outbox.js", "src/outbox-web.js", "src/outbox-node.js", "src/outbox-workerd.js", "src/outbox-rules.js", "src/outbox-rules-node.js", "src/outbox-rules-workerd.js", "src/outbox-stores/memory.js", "src/outbox-stores/file.js", "src/outbox-stores/indexeddb.js", "src/outbox-stores/durable.js"]],
 ];
 
@@ -87,7 +96,7 @@ export function sizeTable(rows = sizes()) {
 const ENTRIES = {
   page: { platform: "browser", code: 'import { RetryPolicy } from "saferetry";\nglobalThis.policy = new RetryPolicy();\n' },
   tabs: {
-    platform: "browser",
+    platform: "browser", loads: ["authority.js"],
     code: 'import { RetryPolicy, tabBudget } from "saferetry";\nglobalThis.policy = new RetryPolicy({ shared: tabBudget("api") });\n',
   },
   node: { unbundled: ["node", "import", "default"], code: "" },
@@ -102,8 +111,12 @@ const ENTRIES = {
       + 'const policy = new RetryPolicy({ shared: durableBudget(() => globalThis.NS, "api") });\nexport default { fetch: (r) => policy.fetch(r.url) };\n',
   },
   outbox: {
-    platform: "browser",
+    platform: "browser", loads: ["outbox-rules.js"],
     code: 'import { RetryPolicy, outbox } from "saferetry";\nglobalThis.box = await outbox(new RetryPolicy(), "orders", { ttl: 86400000 });\n',
+  },
+  poll: {
+    platform: "browser", loads: ["poll-web.js"],
+    code: 'import { RetryPolicy } from "saferetry";\nglobalThis.op = new RetryPolicy().poll("/jobs", { method: "POST" }, { status: (r) => r.headers.get("location") });\n',
   },
   // saferetry/otel (README "Observability") on the page entry, without
   // @opentelemetry/api (the app's own, shared with its SDK): what the
@@ -161,8 +174,20 @@ async function measureEntry(pkg, name, spec, esbuild, work) {
   mkdirSync(path.join(dir, "node_modules"), { recursive: true });
   symlinkSync(pkg, path.join(dir, "node_modules/saferetry"));
   writeFileSync(path.join(dir, "app.mjs"), spec.code);
+  // A page leaves out what it imports later (esbuild's own `--splitting`
+  // would keep the authority's chunk, an unused re-export, in the page's);
+  // a Worker is bundled whole, as Wrangler does.
+  const later = {
+    name: "later",
+    setup(build) {
+      build.onResolve({ filter: /^\./ }, (args) => {
+        const later = args.kind === "dynamic-import" && !spec.conditions && !spec.loads?.includes(path.basename(args.path));
+        return later ? { path: args.path, external: true } : undefined;
+      });
+    },
+  };
   const out = await esbuild.build({
-    entryPoints: [path.join(dir, "app.mjs")], absWorkingDir: dir, bundle: true, format: "esm", minify: true,
+    entryPoints: [path.join(dir, "app.mjs")], absWorkingDir: dir, bundle: true, format: "esm", minify: true, plugins: [later],
     platform: spec.platform, conditions: spec.conditions ?? [], write: false, outdir: path.join(dir, "dist"),
     external: ["cloudflare:workers", "*.wasm", ...(spec.external ?? [])], nodePaths: [path.join(REPO, "node_modules")], logLevel: "silent",
   });

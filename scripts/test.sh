@@ -44,7 +44,7 @@ native_tests() {
 # runtime and leak tier one at a time, as they were measured.
 rust_lane() {
   tier fmt           cargo fmt --check
-  tier clippy        bash -c 'cargo clippy --all-targets -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features authority -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features outbox -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features redis -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features browser -- -D warnings'
+  tier clippy        bash -c 'cargo clippy --all-targets -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features authority -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features outbox -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features poll -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features redis -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features browser -- -D warnings'
   tier native        native_tests
   tier wasm-node     cargo test --target wasm32-unknown-unknown --features std --lib --test policy_tables
   tier wasm-chromium env WASM_BINDGEN_USE_BROWSER=1 cargo test --target wasm32-unknown-unknown --features std --lib --test policy_tables

@@ -62,9 +62,8 @@ pub fn push_u128(out: &mut String, mut n: u128) {
             break;
         }
     }
-    for &d in &digits[at..] {
-        out.push(char::from(d));
-    }
+    // ASCII digits: always UTF-8.
+    out.push_str(core::str::from_utf8(digits.get(at..).unwrap_or_default()).unwrap_or_default());
 }
 
 fn push_i128(out: &mut String, n: i128) {

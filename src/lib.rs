@@ -31,7 +31,7 @@ pub mod policy;
 #[cfg(target_arch = "wasm32")]
 mod host;
 #[cfg(target_arch = "wasm32")]
-#[cfg_attr(any(feature = "authority", feature = "outbox"), allow(dead_code))]
+#[cfg_attr(any(feature = "authority", feature = "outbox", feature = "poll"), allow(dead_code))]
 mod local;
 
 /// A panic traps (no message is formatted): no shipped path panics.

@@ -1,18 +1,23 @@
 //! Submit-then-poll on virtual time: the phased schedule, gateway failures
 //! while polling, a fatal verdict, and a submit that is never repeated.
+//! The poll's machine (`policy::poll::Poll`) is performed here as
+//! js/src/poll.js performs it: the submit and each status query are
+//! `engine::run` operations on the policy's budgets (`engine::poll::Role`),
+//! the waits the simulation's timers, the verdict the test's hook.
 
 mod support;
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 
-use saferetry::engine::poll::{poll, Judge};
-use saferetry::engine::{run, Answer, Call, Failed, Finished, Transport};
+use saferetry::engine::poll::Role;
+use saferetry::engine::{race, run, Answer, Call, Clock, Either, Failed, Finished, Slept, Transport};
 use saferetry::policy::classify::Safety;
 use saferetry::policy::options::Options;
-use saferetry::policy::poll::{PollSchedule, PollVerdict};
+use saferetry::policy::poll::{Next, Poll, PollSchedule, PollVerdict, Queried};
 use saferetry::policy::rate_limit::FloorHeaders;
 use saferetry::policy::reason::Reason;
+use saferetry::policy::state::Phase;
 use support::sim::{Script, Shared, Sim, SimClock, Step};
 
 /// A task that finishes `done_at` ms after the first poll's schedule
@@ -60,10 +65,15 @@ impl Transport for Task {
     }
 }
 
+/// The caller's verdict on one poll's response (its `verdict` hook).
+trait Judge {
+    fn judge(&self, answer: &Answer<u16>) -> impl Future<Output = PollVerdict>;
+}
+
 /// The caller's hook: 200 done, 202 pending, 409 the task was rejected.
 struct Hook(Cell<u32>);
 
-impl Judge<u16> for Hook {
+impl Judge for Hook {
     fn judge(&self, answer: &Answer<u16>) -> impl Future<Output = PollVerdict> {
         self.0.set(self.0.get() + 1);
         std::future::ready(match answer.status {
@@ -74,8 +84,83 @@ impl Judge<u16> for Hook {
     }
 }
 
+type Done = Finished<u16, &'static str>;
+
+/// Performs `poll` after the submit `submitted`, as js/src/poll.js does:
+/// each query one `run` under `Role::Query`'s options and budget, its
+/// attempts added to the submit's report; the end's outcome composed the
+/// same way (the last query's response when the end says so).
+async fn perform(
+    mut poll: Poll,
+    submitted: Done,
+    options: &Options,
+    task: &Task,
+    judge: &impl Judge,
+    clock: &SimClock,
+    shared: &Shared,
+) -> Done {
+    let now = || clock.now_ms();
+    let last_status = submitted.report.attempts.last().and_then(|a| a.status);
+    let succeeded = submitted.phase == Phase::Succeeded;
+    let (elapsed, not_before) = (submitted.report.elapsed_ms, submitted.report.not_before);
+    let mut next = poll.submitted(succeeded, elapsed, not_before, last_status, now());
+    let mut report = submitted.report.clone();
+    let mut last: Option<Done> = None;
+    loop {
+        next = match next {
+            Next::SubmitEnds => return submitted,
+            Next::Sleep { ms } => match clock.sleep(ms).await {
+                Slept::Elapsed => poll.timer(now()),
+                Slept::Cancelled => poll.cancel(now()),
+            },
+            Next::Query { poll: n, left_ms, offset_ms } => {
+                let role = Role::Query { poll: n, left_ms };
+                let one = role.options(options).expect("a query's options");
+                let call = Call {
+                    options: &one,
+                    safety: Safety::Idempotent,
+                    body_replayable: true,
+                    not_before: None,
+                };
+                let done =
+                    run(call, task, clock, role.budget(shared.budget()), &mut || 0.5, &mut |_| {}).await;
+                for mut record in done.report.attempts.iter().cloned() {
+                    record.start_ms += offset_ms;
+                    record.poll = true;
+                    report.attempts.push(record);
+                }
+                let q = Queried {
+                    status: done.response.as_ref().map(|a| a.status),
+                    cancelled: done.phase == Phase::Cancelled,
+                    not_before: done.report.not_before,
+                    record: done.report.attempts.last().map(|a| a.status),
+                };
+                last = Some(done);
+                poll.queried(q, now())
+            }
+            Next::Judge { ms } => {
+                let answer = last.as_ref().and_then(|d| d.response.as_ref()).expect("a response to judge");
+                match race(judge.judge(answer), clock.sleep(ms)).await {
+                    Either::Left(verdict) => poll.judged(Some(verdict), now()),
+                    Either::Right(Slept::Elapsed) => poll.timer(now()),
+                    Either::Right(Slept::Cancelled) => poll.cancel(now()),
+                }
+            }
+            Next::End(end) => {
+                report.reason = end.reason;
+                report.retry_at = end.retry_at;
+                report.elapsed_ms = end.elapsed_ms;
+                report.not_before = end.not_before;
+                let response = last.filter(|_| end.response).and_then(|d| d.response);
+                return Finished { phase: end.phase, report, response, cause: None };
+            }
+            other => panic!("nothing here performs {other:?}"),
+        };
+    }
+}
+
 struct Polled {
-    finished: Finished<u16, &'static str>,
+    finished: Done,
     submits: usize,
     polls: Vec<u64>,
     hook_calls: u32,
@@ -93,7 +178,7 @@ fn polled_with(
     gateway_fails: Vec<usize>,
     busy: Vec<usize>,
     rejected: bool,
-    hook: &impl Judge<u16>,
+    hook: &impl Judge,
     cancel_after: Option<u64>,
 ) -> Polled {
     let sim = Sim::new();
@@ -113,7 +198,7 @@ fn polled_with(
     if let Some(ms) = cancel_after {
         clock.cancel_after(ms);
     }
-    let schedule = PollSchedule::default();
+    let poll = Poll::new(PollSchedule::default(), false, true);
     let finished = sim.run(async {
         let call = Call {
             options: &options,
@@ -122,22 +207,8 @@ fn polled_with(
             not_before: None,
         };
         let submitted = run(call, &submit_server, &clock, shared.budget(), &mut || 0.5, &mut |_| {}).await;
-        if submitted.report.reason != Reason::Succeeded {
-            return submitted;
-        }
         task.begin.set(sim.now());
-        poll(
-            &options,
-            &schedule,
-            submitted.report,
-            &task,
-            hook,
-            &clock,
-            shared.budget(),
-            &mut || 0.5,
-            &mut |_| {},
-        )
-        .await
+        perform(poll, submitted, &options, &task, hook, &clock, &shared).await
     });
     Polled { finished, submits: submit_server.requests(), polls: task.polls.take(), hook_calls: 0 }
 }
@@ -194,7 +265,7 @@ fn polling_stops_at_its_budget() {
 /// A verdict hook that never answers.
 struct Silent;
 
-impl Judge<u16> for Silent {
+impl Judge for Silent {
     fn judge(&self, _: &Answer<u16>) -> impl Future<Output = PollVerdict> {
         std::future::pending()
     }

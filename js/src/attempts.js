@@ -24,8 +24,7 @@ let last = 0;
 // the operation awaiting it as `run` and `wait`, or its answer kept:
 // `answered`, `ok`, `value`); a thrown value's alone (`error`); or one of the
 // caller's values (`value`: an option's `random`, `onRetry` or `fetch`, a
-// subscriber, a shared budget's `exchange` and `attach`, called on `self`;
-// a poll's `init` and status target, what a poll's hook answered).
+// subscriber, a shared budget's `exchange` and `attach`, called on `self`).
 // Ids below 2^31 are given here; the machine gives its attempts' from
 // 2^31 (src/host/glue.rs `reserve`).
 function holding(record) {
@@ -52,16 +51,7 @@ function taken(id) {
 export const keep = (value, self) => holding({ value, self });
 
 /** The caller's value `id` holds. */
-export const valueOf = (id) => held.get(id)?.value;
-
-/** Whether the value `id` holds is a `Promise` (a poll hook's answer). */
-export const isPromise = (id) => valueOf(id) instanceof Promise;
-
-/** The value `id` holds, when it is a string. */
-export function text(id) {
-  const value = valueOf(id);
-  return typeof value === "string" ? value : undefined;
-}
+const valueOf = (id) => held.get(id)?.value;
 
 /** Calls the function `id` holds with `value`, as the machine asks: what
  * it returns or throws is the machine's to read. */
@@ -172,13 +162,22 @@ function stepping(r, promise) {
   );
 }
 
-/** Attempt `id`'s response, let go of the attempt (the caller's now). */
-export const handed = (id) => taken(id)?.response;
+/** Attempt `id`'s response, let go of the attempt (the caller's now). A
+ * body read still in flight (handed over while it waited) keeps the record
+ * until it settles: not the response, nor the operation, with it. */
+export function handed(id) {
+  const a = taken(id);
+  if (a === undefined) return undefined;
+  const { response } = a;
+  a.response = undefined;
+  a.run = undefined;
+  return response;
+}
 
 /** The value thrown at `id` (an attempt's failure, or a value held), let go. */
 export const thrown = (id) => taken(id)?.error;
 
-/** Attempt `id`'s response, kept (for a poll's hooks). */
+/** Attempt `id`'s response, kept (a poll's hooks get a clone: js/src/poll.js). */
 export const responseOf = (id) => held.get(id)?.response;
 
 // Where a step failed, first in what it rejects with: nothing was sent
@@ -213,6 +212,11 @@ function failure(a, at, error) {
 // The headers the machine reads of every response, and on a throttling
 // status, in the order src/host/glue.rs `Facts::parse` takes them.
 const FACT_HEADERS = ["content-length", "content-type", "content-encoding", "retry-after", "retry-after-ms"];
+// FETCH's bits saying which of the body's headers the machine reads (the
+// response body mode decides: src/host/transport.rs `start`): its length
+// and encoding, its type. The others are packed as absent.
+const LENGTH = 16;
+const TYPE = 32;
 const RATE_HEADERS = [
   "ratelimit",
   "x-ratelimit-remaining",
@@ -223,12 +227,20 @@ const RATE_HEADERS = [
 ];
 
 /** Status, type, whether there is a body, then each header the machine
- * reads (and `location` with `manual`). */
-function factsOf(response, rateLimit, manual) {
+ * reads: the rate-limit ones, or the body's ones `bits` ask for (FETCH's
+ * `LENGTH`, `TYPE`), the `Retry-After` ones, and `location` with `MANUAL`. */
+function factsOf(response, rateLimit, bits) {
   const headers = response.headers;
   let out = packed(response.status) + packed(response.type) + (response.body ? "1:1" : "-");
-  for (const name of rateLimit ? RATE_HEADERS : FACT_HEADERS) out += packed(headers.get(name));
-  return manual ? out + packed(headers.get("location")) : out;
+  if (rateLimit) {
+    for (const name of RATE_HEADERS) out += packed(headers.get(name));
+    return out;
+  }
+  out += bits & LENGTH ? packed(headers.get("content-length")) : "-";
+  out += bits & TYPE ? packed(headers.get("content-type")) : "-";
+  out += bits & LENGTH ? packed(headers.get("content-encoding")) : "-";
+  out += packed(headers.get("retry-after")) + packed(headers.get("retry-after-ms"));
+  return bits & MANUAL ? out + packed(headers.get("location")) : out;
 }
 
 // The signal `fetch` follows (ours joined with the caller's), held for as
@@ -296,6 +308,7 @@ export function attempt(id, fetchId, callId, bits) {
     input: undefined,
     controller: undefined,
     joined: bits & JOIN && c.caller !== undefined,
+    bits: 0,
     response: undefined,
     error: undefined,
     stepping: true,
@@ -304,6 +317,7 @@ export function attempt(id, fetchId, callId, bits) {
   held.set(id, a);
   let sent;
   try {
+    a.bits = bits;
     a.fetch = fetchId ? valueOf(fetchId) : c.fetch;
     if (bits & CONTROLLED) a.controller = new AbortController();
     a.input = bits & CLONE ? c.input.clone() : c.input;
@@ -313,19 +327,18 @@ export function attempt(id, fetchId, callId, bits) {
     answer(a, false, failure(a, THREW, error));
     return;
   }
-  arrived(a, sent, bits & CONTROLLED, bits & MANUAL);
+  arrived(a, sent, bits);
 }
 
-/** Attempt `a`'s response (`sent`) arrived: its facts are the step's
- * answer (with its `Location` when `manual`); a rejection is where the
- * request failed. */
-function arrived(a, sent, controlled, manual) {
+/** Attempt `a`'s response (`sent`) arrived: its facts (as FETCH's `bits`
+ * ask) are the step's answer; a rejection is where the request failed. */
+function arrived(a, sent, bits) {
   sent.then(
     (response) => {
       a.response = a.joined ? holdSignal(response, a.joined) : response;
       let facts;
       try {
-        facts = controlled ? factsOf(response, false, manual) : response instanceof Response ? response.status : -1;
+        facts = bits & CONTROLLED ? factsOf(response, false, bits) : response instanceof Response ? response.status : -1;
       } catch (error) {
         return answer(a, false, failure(a, READ, error));
       }
@@ -344,7 +357,7 @@ export function follow(id, chain) {
   a.stepping = true;
   const hop = (input, init) => send(a, input, init, true);
   const again = a.input !== call.input ? call.input : undefined;
-  arrived(a, follower()(chain, hop, a.input, call.init, again, a.response), true, false);
+  arrived(a, follower()(chain, hop, a.input, call.init, again, a.response), a.bits & ~MANUAL);
 }
 
 /** The rate-limit headers of attempt `id`'s response (a throttling
@@ -457,15 +470,18 @@ function define(target, key, value) {
 }
 
 /** `response` again around `body`; `abort` 1 or 2: see `bufferedResponse`.
- * Status text, URL, `redirected` and type as the host's (a constructed
- * Response would lose the last three; Deno would take the standard status
- * text if `response` itself were the init). */
+ * Status text, URL, `redirected`, type and headers as the host's (a
+ * constructed Response would lose the first four, and its headers could be
+ * changed where the host's are immutable; Deno would take the standard
+ * status text if `response` itself were the init). */
 function rebuilt(response, body, signal, abort) {
-  const init = { status: response.status, statusText: response.statusText, headers: response.headers };
+  const headers = response.headers;
+  const init = { status: response.status, statusText: response.statusText, headers };
   const out = abort ? bufferedResponse(body, init, signal, abort === 1) : new Response(body, init);
   define(out, "url", response.url);
   define(out, "redirected", response.redirected);
   define(out, "type", response.type);
+  define(out, "headers", headers);
   return out;
 }
 

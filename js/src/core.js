@@ -2,7 +2,7 @@
 // made in Rust (src/policy); this file adapts outcomes to `fetch` semantics
 // and to a UI store.
 // The classes of the entry's module: saferetry.js or, in browsers, saferetry_web.js.
-import { assertLoaded, Policy } from "./load.js";
+import { assertLoaded, Policy, polls } from "./load.js";
 import { drive } from "./executor.js";
 import { lease } from "./lease.js";
 import * as attempts from "./attempts.js";
@@ -225,14 +225,6 @@ const glue = {
   hold: attempts.hold,
   keep: attempts.keep,
   invoke: attempts.invoke,
-  isPromise: attempts.isPromise,
-  text: attempts.text,
-  /** A poll's status request: `callOf` of the target held as `target`,
-   * with `method` and the headers and signal of the `init` held as `init`. */
-  statusCall(target, init, method) {
-    const { headers, signal } = attempts.valueOf(init);
-    return callOf(attempts.valueOf(target), { method, headers, signal });
-  },
   aborted: attempts.aborted,
   reason: attempts.reason,
   requestHeader: attempts.requestHeader,
@@ -350,6 +342,12 @@ class Operation {
 /** A subscriber to an operation's states, held for the machine (0: none). */
 const subscriber = (observe) => (observe ? attempts.keep(observe) : 0);
 
+/** An outcome as a poll's glue takes it (js/src/poll.js): the data's JSON
+ * text, its response and cause still held by number. */
+const kept = (data, response, cause) => [data, response, cause];
+// What an operation is to a poll (src/engine/poll.rs `Role`): its submit;
+// status query `n` is `n + SUBMIT`.
+const SUBMIT = 1;
 
 /** Options plus the budgets every call through it shares. */
 export class RetryPolicy {
@@ -384,16 +382,32 @@ export class RetryPolicy {
   }
 
   /** Submit-then-poll: the submit is never repeated; `spec` is
-   * `{ status, verdict?, phases?, budgetMs? }`. Returns an operation like `run`. */
+   * `{ status, verdict?, phases?, budgetMs? }`. Returns an operation like
+   * `run`. The submit leaves at once, an ordinary operation of this policy;
+   * the poll's loop (js/src/poll.js and its wasm module) is loaded meanwhile,
+   * at the first poll, and runs each status query as one more. */
   poll(input, init, spec) {
+    const policy = this.#policy;
     return new Operation((i, observe) => {
-      // The hooks are the executor's: read here (a getter that throws
-      // reads as missing), checked in Rust (src/host/poll.rs: `STATUS` 0,
-      // `VERDICT` 1).
-      const call = callOf(input, i);
-      const hooks = [read(spec, "status"), read(spec, "verdict")];
-      const machine = this.#policy.poll(attempts.keep(i), spec, hooks[0], hooks[1], call, subscriber(observe));
-      return drive(machine, outcomeOf, hooks);
+      // The hooks are js/src/poll.js's: read here (a getter that throws
+      // reads as missing), checked in Rust (src/host/poll.rs), as the rest
+      // of the spec, before anything is sent.
+      const status = read(spec, "status");
+      const verdict = read(spec, "verdict");
+      const numbers = policy.pollSpec(spec, status, verdict);
+      const submit = drive(policy.execute(...callOf(input, i), subscriber(observe), SUBMIT), kept);
+      // Status query `n`: `target` with the caller's headers, signal and options.
+      const { headers, signal, retry } = i;
+      const query = (target, method, n, leftMs) => drive(policy.execute(...callOf(target, { method, headers, signal, retry }), subscriber(observe), n + SUBMIT, leftMs), kept);
+      const mode = () => policy.stats().shared?.mode;
+      return polls().then(
+        (m) => m.poll({ numbers, submit, status, verdict, signal, observe, query, mode, settle: outcomeOf }),
+        (error) => submit.then(([, response, cause]) => {
+          attempts.end(response, 1); // its body cancelled (attempts.js CANCEL)
+          attempts.thrown(cause);
+          throw error;
+        }),
+      );
     }, input, init);
   }
 

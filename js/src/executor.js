@@ -1,29 +1,25 @@
 // The executor of the engine's machines (src/host/machine.rs, io.rs). A
 // machine runs one operation and decides everything in it; after each event
 // it lists the work to do next, and this file performs it — starts an
-// attempt (js/src/attempts.js `attempt`: the `fetch`) or a body read, awaits a
-// promise or an attempt's step (js/src/attempts.js), sets or clears a
-// timer, calls one of the caller's hooks, listens to the caller's signal and
-// to `online`, wakes a machine a released permit woke — then reports what
-// happened, until the machine ends. It branches on nothing but the kind of
-// work.
+// attempt (js/src/attempts.js `attempt`: the `fetch`) or a body read, awaits
+// an attempt's step (js/src/attempts.js), sets or clears a timer, listens
+// to the caller's signal and to `online`, wakes a machine a released permit
+// woke — then reports what happened, until the machine ends. It branches on
+// nothing but the kind of work.
 //
 // A machine is a number; an event is one call into wasm with plain values,
 // answering one number: how many work quads `(kind, id, arg, more)` it left
 // in the module's work buffer, and whether the operation ended. One `Run`
 // per operation holds what the executor keeps for it (its timers, its
 // listeners, how to settle), with methods rather than closures.
-import { attempt, awaitStep, bytes, end, follow, hold, invoke, keep, next, replayCopy, responseOf, signalOf, upTo, valueOf } from "./attempts.js";
+import { attempt, awaitStep, bytes, follow, invoke, next, replayCopy, signalOf, upTo } from "./attempts.js";
 import { machines } from "./load.js";
 
-const AWAIT = 0;
 const SET_TIMER = 1;
 const CLEAR_TIMER = 2;
 const WAKE = 3;
 const ONLINE = 4;
-const STATUS_HOOK = 5;
 const AWAIT_HELD = 6;
-const VERDICT_HOOK = 7;
 // Start an attempt (js/src/attempts.js reads the bits added to the kind).
 const FETCH = 32;
 // Follow an attempt's redirect hop by hop (js/src/hops.js).
@@ -64,9 +60,8 @@ function fire(run, id) {
 
 /** One operation as the executor drives it. */
 class Run {
-  constructor(id, hooks, settle, resolve, reject) {
+  constructor(id, settle, resolve, reject) {
     this.id = id;
-    this.hooks = hooks;
     this.settle = settle;
     this.resolve = resolve;
     this.reject = reject;
@@ -102,25 +97,18 @@ class Run {
     if (!this.over) this.report(machines().onSettled(this.id, wait, ok, value));
   }
 
-  held(wait, ok, value) {
-    // A value held for an operation that ended is let go.
-    if (!this.over) this.report(machines().onHeld(this.id, wait, ok, value));
-    else end(value, 0);
-  }
-
   /** Performs what an event answered; settles once the operation ended
    * (`later`: in a microtask). */
   report(answer, later) {
     if (this.over || answer & GONE) return;
     const m = machines();
-    let called;
     try {
       for (;;) {
         const quads = answer & QUADS;
         const work = this.work;
         const b = buffer(m);
         for (let i = 0; i < quads * 4; i++) work[i] = b[i];
-        called = this.perform(m, quads, called);
+        this.perform(m, quads);
         if (!(answer & MORE)) break;
         answer = m.machineWork(this.id);
       }
@@ -130,11 +118,9 @@ class Run {
       return this.end(() => this.reject(error));
     }
     if (answer & ENDED) return later ? queueMicrotask(() => this.finish(m)) : this.finish(m);
-    // What the hooks called here answered, once this work is all performed.
-    if (called) for (const [wait, ok, value] of called) this.held(wait, ok, value);
   }
 
-  perform(m, quads, called) {
+  perform(m, quads) {
     const work = this.work;
     for (let i = 0; i < quads * 4; i += 4) {
       const kind = work[i];
@@ -161,30 +147,9 @@ class Run {
       else if (kind === READ_NEXT) next(at);
       else if (kind === FOLLOW) follow(at, m.machineChain(this.id, at));
       else if (kind === COPY_UP_TO || kind === COPY_WHOLE) replayCopy(at, more * 2 ** 32 + arg, kind === COPY_WHOLE);
-      else if (kind === AWAIT) {
-        // The value held as `arg`, adopted as `await` would (a thenable,
-        // a `then` that throws); what it settled with is held in turn.
-        new Promise((r) => r(valueOf(arg))).then(
-          (v) => this.held(at, true, keep(v)),
-          (e) => this.held(at, false, hold(e)),
-        );
-      } else if (kind === WAKE) {
+      else if (kind === WAKE) {
         const run = running.get(at);
         if (run) queueMicrotask(() => run.report(machines().onEvent(run.id)));
-      } else if (kind === STATUS_HOOK || kind === VERDICT_HOOK) {
-        // With a clone of attempt `arg`'s response (the hook may read its
-        // body); a throw is reported as such. What it returned — a
-        // promise included — is held for the machine to read.
-        const hook = this.hooks[kind === STATUS_HOOK ? 0 : 1];
-        let ok = true;
-        let answer;
-        try {
-          answer = hook(responseOf(arg).clone());
-        } catch (error) {
-          ok = false;
-          answer = error;
-        }
-        (called ??= []).push([at, ok, ok ? keep(answer) : hold(answer)]);
       } else if (kind === ONLINE && arg === 1) {
         this.online = true;
         globalThis.addEventListener?.("online", this);
@@ -193,7 +158,6 @@ class Run {
         globalThis.removeEventListener?.("online", this);
       }
     }
-    return called;
   }
 
   /** Releases what the executor kept for the operation, then `settle`s. */
@@ -227,12 +191,11 @@ function outcome(m, id, settle) {
   return settle(data, b[0], b[1]);
 }
 
-/** Drives the machine `execute` or `poll` answered to its end; resolves
- * with what `settle(data, response, cause)` makes of its outcome, or
- * rejects with what it throws. `hooks`: a poll's `status` and `verdict`,
- * which the machine may ask to call. An operation that ended in the call
- * and settles at once is settled now, as `fetch`'s promise would be. */
-export function drive(answer, settle, hooks) {
+/** Drives the machine `execute` answered to its end; resolves with what
+ * `settle(data, response, cause)` makes of its outcome, or rejects with
+ * what it throws. An operation that ended in the call and settles at once
+ * is settled now, as `fetch`'s promise would be. */
+export function drive(answer, settle) {
   const id = answer & ~AT_ONCE;
   const m = machines();
   if (answer & AT_ONCE) {
@@ -242,7 +205,7 @@ export function drive(answer, settle, hooks) {
       return Promise.reject(error);
     }
   }
-  return new Promise((resolve, reject) => new Run(id, hooks, settle, resolve, reject).begin());
+  return new Promise((resolve, reject) => new Run(id, settle, resolve, reject).begin());
 }
 
 /** A shared budget's exchange (src/host/fleet.rs): calls the `exchange`

@@ -5,6 +5,7 @@
 // response means and what the next hop sends. It branches on nothing but
 // the chain's answers.
 import { packed } from "./packed.js";
+import { callerLocation } from "./request.js";
 
 // `chain.seen`'s marks for the final response.
 const REDIRECTED = 1;
@@ -20,8 +21,6 @@ const THREW = 0;
 const REJECTED = 1;
 const READ = 2;
 const READ_AGAIN = 3;
-
-const UNDICI_ORIGIN = Symbol.for("undici.globalOrigin.1");
 
 /** Every redirect the chain follows from `response`, the first request's
  * answer (a redirect: the machine's chain saw it, and sees it again here),
@@ -116,8 +115,7 @@ function referrerOf(input, init) {
   const request = input instanceof Request ? input : undefined;
   const own = (name) => stringOf(init[name]) ?? stringOf(request?.[name]);
   const referrer = own("referrer");
-  const client = [globalThis[UNDICI_ORIGIN], globalThis.location].find((v) => typeof v?.href === "string");
-  return [referrer, own("referrerPolicy"), ...stripped(referrer), ...stripped(client?.href)];
+  return [referrer, own("referrerPolicy"), ...stripped(referrer), ...stripped(callerLocation()?.href)];
 }
 
 const stringOf = (v) => (typeof v === "string" ? v : undefined);

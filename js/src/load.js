@@ -7,6 +7,8 @@
 const BUNDLING = 'see "Install and bundle" in saferetry\'s README';
 let ready = false;
 let hops; // hops.js's `follow`: a browser's `fetch` follows redirects itself (src/policy/redirect.rs)
+let pollModule; // the entry's `import()` of its poll module (js/src/poll-web.js, poll-node.js, poll-workerd.js)
+let polling;
 
 /** The policy class of the module the entry loaded (core.js reads it). */
 export let Policy;
@@ -14,16 +16,24 @@ let machineExports;
 
 /** Called by the runtime's entry once its wasm module is instantiated, with
  * the module's glue (wasm-bindgen's JS module), the instance's exports (its
- * memory) and, outside browsers, hops.js's `follow`. */
-export function loaded(glue, instance, follow) {
+ * memory), outside browsers hops.js's `follow`, and how to import the poll's
+ * module (`policy.poll`'s loop: js/src/poll.js and its wasm, loaded at the
+ * first poll). */
+export function loaded(glue, instance, follow, poll) {
   Policy = glue.Policy;
   // What js/src/executor.js calls: the machines' events, by number, and the
   // buffer their work is read from.
-  const { machineWork, machineCall, machineChain, onSettled, onHeld, onTimer, onOnline, onEvent, outcomeOf } = glue;
-  machineExports = { machineWork, machineCall, machineChain, onSettled, onHeld, onTimer, onOnline, onEvent, outcomeOf, memory: instance.memory, workBuffer: glue.workBuffer() };
+  const { machineWork, machineCall, machineChain, onSettled, onTimer, onOnline, onEvent, outcomeOf } = glue;
+  machineExports = { machineWork, machineCall, machineChain, onSettled, onTimer, onOnline, onEvent, outcomeOf, memory: instance.memory, workBuffer: glue.workBuffer() };
   ready = true;
   hops ??= follow;
+  pollModule ??= poll;
 }
+
+/** The poll's module, imported once: WebKit resolves a second `import()` of
+ * a module still awaiting its wasm (top-level await) before that module has
+ * run. A failed load stays failed, as the module map keeps it. */
+export const polls = () => (polling ??= pollModule?.() ?? Promise.reject(new Error(`saferetry: this entry cannot poll (${BUNDLING})`)));
 
 /** The loaded module's machine exports (js/src/executor.js). */
 export const machines = () => machineExports;

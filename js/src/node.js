@@ -12,7 +12,7 @@ try {
 } catch (error) {
   throw loadFailed(wasm, error);
 }
-loaded(glue, instance, follow);
+loaded(glue, instance, follow, () => import("./poll-node.js")); // the poll's module: read at the first `policy.poll()`
 
 export * from "./core.js";
 /** The fleet's authority (README "Fleet budgets"): a module of its own, instantiated at its first `new`. */

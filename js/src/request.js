@@ -13,6 +13,17 @@ export function read(object, key) {
   }
 }
 
+// Where Node's fetch keeps the caller's origin (undici's `setGlobalOrigin`,
+// as the Web Platform Tests' runner sets it): a URL.
+const UNDICI_ORIGIN = Symbol.for("undici.globalOrigin.1");
+
+/** The caller's environment, a URL that relative URLs resolve against and
+ * `fetch` calls from: undici's global origin in Node, `location` in a page,
+ * a worker and Deno with `--location`; none elsewhere. */
+export function callerLocation() {
+  return [read(globalThis, UNDICI_ORIGIN), read(globalThis, "location")].find((v) => typeof read(v, "href") === "string");
+}
+
 /** The caller's Request, once a Request was built from it: a runtime whose
  * constructor copies the body (Bun) leaves it unused; `fetch` would not. */
 function usedUp(request) {
@@ -92,7 +103,7 @@ export function prepare(c, isRequest, headers, key, fate, fold, url) {
   if (fate) {
     const given = [own.integrity, isRequest ? read(input, "integrity") : undefined].find((v) => v !== undefined);
     integrity = typeof given === "string" && given !== "";
-    const origin = read(read(globalThis, "location"), "origin");
+    const origin = read(callerLocation(), "origin");
     if (typeof origin === "string") {
       try {
         crossOrigin = new URL(url, origin).origin !== origin;

@@ -12,7 +12,9 @@ try {
 } catch (error) {
   throw loadFailed(wasm, error);
 }
-loaded(glue, instance); // no js/src/hops.js: the browser's `fetch` follows redirects
+// No js/src/hops.js: the browser's `fetch` follows redirects. The poll's
+// module is fetched at the first `policy.poll()`.
+loaded(glue, instance, undefined, () => import("./poll-web.js"));
 
 export * from "./core.js";
 /** The fleet's authority (README "Fleet budgets"): a module of its own, which a bundler leaves out of a build that does not use it. */

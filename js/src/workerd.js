@@ -6,7 +6,7 @@ import * as glue from "./saferetry.js";
 import { follow } from "./hops.js";
 import { loaded } from "./load.js";
 
-loaded(glue, glue.initSync({ module: wasm }), follow);
+loaded(glue, glue.initSync({ module: wasm }), follow, () => import("./poll-workerd.js")); // the poll's module: instantiated at the first `policy.poll()`
 
 export * from "./core.js";
 /** The fleet's authority (README "Fleet budgets"): a module of its own, instantiated at its first `new`. */

@@ -1,122 +1,78 @@
-//! Submit-then-poll on the same loop: after a successful submit, query the
-//! task on the phased schedule until its verdict says done or fatal, or the
-//! polling budget ends. Each poll is one attempt through [`run`], so
-//! timeouts, cancellation and the shared rate limit apply to it as to any
-//! request; the submit is never repeated.
+//! What an operation is to a submit-then-poll (`policy::poll::Poll`): the
+//! submit of a task, or one of its status queries. Both are ordinary
+//! operations of the engine ([`super::run`]) on the policy's budgets (its
+//! rate limit and concurrency gate); this says how each differs from a
+//! plain call. The loop around them is `policy::poll::Poll`, in a module
+//! of its own.
 
-use core::future::Future;
-
-use super::{race, run, Answer, Budget, Call, Clock, Either, Finished, Op, Transport};
-use crate::engine::Slept;
-use crate::policy::classify::Safety;
+use super::Budget;
 use crate::policy::options::Options;
-use crate::policy::poll::{gateway_failure, PollSchedule, PollVerdict};
-use crate::policy::reason::Reason;
-use crate::policy::report::Report;
-use crate::policy::state::{Phase, WaitWhy};
+use crate::policy::state::Phase;
 
-/// The caller's verdict on one poll's response.
-pub trait Judge<B> {
-    fn judge(&self, answer: &Answer<B>) -> impl Future<Output = PollVerdict>;
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Plain,
+    /// The submit: never repeated unless surely not sent (the
+    /// non-idempotent rules), and its success is not the end.
+    Submit,
+    /// Status query `poll`, with `left_ms` of the polling budget left.
+    Query {
+        poll: u32,
+        left_ms: u64,
+    },
 }
 
-/// Polls until done, fatal, cancelled or out of budget. `submitted` is the
-/// report of the submit (started `submitted.elapsed_ms` ago), which this
-/// operation's report continues.
-#[allow(clippy::too_many_arguments)]
-pub async fn poll<T: Transport, C: Clock, J: Judge<T::Body>>(
-    options: &Options,
-    schedule: &PollSchedule,
-    submitted: Report,
-    transport: &T,
-    judge: &J,
-    clock: &C,
-    budget: Budget<'_>,
-    random: &mut dyn FnMut() -> f64,
-    observe: &mut dyn FnMut(Phase),
-) -> Finished<T::Body, T::Error> {
-    let begin = clock.now_ms();
-    let start = begin.saturating_sub(submitted.elapsed_ms);
-    let call = Call { options, safety: Safety::Idempotent, body_replayable: true, not_before: None };
-    let mut op = Op::new(start, call, observe, None);
-    // Polls belong to the submit's operation: not counted, and their
-    // successes do not refill the retry quota.
-    let budget = Budget { counted: false, quota: false, ..budget };
-    let end = begin.saturating_add(schedule.budget_ms);
-    op.report = submitted;
-    let mut polls = 0u32;
-    let mut last = 0u64;
-    loop {
-        let Some(next) = schedule.next(last) else {
-            return op.finish(clock.now_ms(), Reason::Deadline, None, None, None);
+impl Role {
+    /// The role the executor names: 0 a plain call, 1 a submit, `n + 1`
+    /// status query `n` (`left_ms`: what is left of the polling budget).
+    pub fn of(code: u32, left_ms: u64) -> Role {
+        match code {
+            0 => Role::Plain,
+            1 => Role::Submit,
+            n => Role::Query { poll: n.saturating_sub(1), left_ms },
+        }
+    }
+
+    /// The state a subscriber is shown for the operation's `phase`: a
+    /// plain call's every one; a submit's but its success (polling
+    /// follows); a query's only its request, as poll `poll`'s (no limit:
+    /// `maxAttempts` 0) — the waits between polls and the end are the
+    /// poll's own to show.
+    pub fn shown(self, phase: Phase) -> Option<Phase> {
+        match (self, phase) {
+            (Role::Plain, p) => Some(p),
+            (Role::Submit, Phase::Succeeded) => None,
+            (Role::Submit, p) => Some(p),
+            (Role::Query { poll, .. }, Phase::Requesting { .. }) => {
+                Some(Phase::Requesting { attempt: poll, max: 0 })
+            }
+            (Role::Query { .. }, _) => None,
+        }
+    }
+
+    /// A query's options: one attempt, within what is left of the polling
+    /// budget and never longer than `attemptMs`. `None`: the call's own.
+    pub fn options(self, options: &Options) -> Option<Options> {
+        let Role::Query { left_ms, .. } = self else {
+            return None;
         };
-        // Never sooner than a Retry-After a poll was answered with; the
-        // schedule then continues from there.
-        let until = begin.saturating_add(next).max(op.report.not_before.unwrap_or(0));
-        last = until - begin;
-        if until >= end {
-            let retry_at = op.report.not_before.filter(|&at| at >= end);
-            let reason = if retry_at.is_some() { Reason::WaitExceedsBudget } else { Reason::Deadline };
-            return op.finish(clock.now_ms(), reason, retry_at, None, None);
-        }
-        let now = clock.now_ms();
-        polls += 1;
-        op.enter(Phase::Waiting {
-            attempt: polls,
-            until_ms: until,
-            wait_ms: until.saturating_sub(now),
-            why: WaitWhy::Poll,
-        });
-        if clock.sleep(until.saturating_sub(now)).await == Slept::Cancelled {
-            return op.finish(clock.now_ms(), Reason::Cancelled, None, None, None);
-        }
         let mut one = options.clone();
         one.limits.max_attempts = 1;
-        let left = end.saturating_sub(clock.now_ms());
-        one.limits.total_ms = one.limits.attempt_ms.min(left).max(1);
-        let poll_start = clock.now_ms().saturating_sub(start);
-        let one_call = Call { options: &one, ..call };
-        let mut inner = |p: Phase| {
-            if let Phase::Requesting { .. } = p {
-                op.enter(Phase::Requesting { attempt: polls, max: 0 });
-            }
-        };
-        let done = run(one_call, transport, clock, budget, random, &mut inner).await;
-        op.report.not_before = op.report.not_before.max(done.report.not_before);
-        for mut record in done.report.attempts {
-            record.start_ms = record.start_ms.saturating_add(poll_start);
-            record.poll = true;
-            op.report.attempts.push(record);
+        one.limits.total_ms = one.limits.attempt_ms.min(left_ms).max(1);
+        Some(one)
+    }
+
+    /// A query belongs to its submit's operation: not counted in the
+    /// stats (polls are not retries), and its success refills no retry
+    /// quota.
+    pub fn budget(self, budget: Budget<'_>) -> Budget<'_> {
+        match self {
+            Role::Query { .. } => Budget { counted: false, quota: false, ..budget },
+            _ => budget,
         }
-        let verdict = match &done.response {
-            Some(answer) if gateway_failure(answer.status) => PollVerdict::Transient,
-            // The caller's hook is raced against the budget and the cancel:
-            // a verdict that never comes must not hold the operation.
-            Some(answer) => {
-                let left = end.saturating_sub(clock.now_ms());
-                match race(judge.judge(answer), clock.sleep(left)).await {
-                    Either::Left(verdict) => verdict,
-                    Either::Right(Slept::Elapsed) => {
-                        return op.finish(clock.now_ms(), Reason::Deadline, None, None, None)
-                    }
-                    Either::Right(Slept::Cancelled) => {
-                        return op.finish(clock.now_ms(), Reason::Cancelled, None, None, None)
-                    }
-                }
-            }
-            None if done.phase == Phase::Cancelled => {
-                return op.finish(clock.now_ms(), Reason::Cancelled, None, None, None);
-            }
-            None => PollVerdict::Transient,
-        };
-        match verdict {
-            PollVerdict::Done => {
-                return op.finish(clock.now_ms(), Reason::Succeeded, None, done.response, None)
-            }
-            PollVerdict::Fatal => {
-                return op.finish(clock.now_ms(), Reason::TaskFailed, None, done.response, done.cause)
-            }
-            PollVerdict::Pending | PollVerdict::Transient => {}
-        }
+    }
+
+    pub fn is_query(self) -> bool {
+        matches!(self, Role::Query { .. })
     }
 }

@@ -1,4 +1,4 @@
-//! What JavaScript calls: `Policy` (`new`, `execute`, `poll`, `stats`).
+//! What JavaScript calls: `Policy` (`new`, `execute`, `pollSpec`, `stats`).
 //!
 //! An operation is a machine (`super::machine`) that js/src/executor.js
 //! drives; [`start`] polls it once synchronously, inside the export, before
@@ -7,8 +7,9 @@
 use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::string::String;
+use alloc::vec::Vec;
 use core::future::Future;
-use js_sys::{Array, Object, Promise, Reflect};
+use js_sys::{Object, Promise, Reflect};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
@@ -19,13 +20,14 @@ use super::glue::{self, invoke, Glue, Held};
 use super::io::step;
 use super::leased::Leased;
 use super::machine::{keep, Machine};
-use super::options::{self, Hooks};
+use super::options::{self, Hooks, Key};
 use super::outcome::Outcome;
 use super::poll;
 use super::replay;
 use super::request::{prepare, Given, Prepared, Unprepared};
 use super::transport::{Attempt, FetchTransport, Received, StepFailure};
-use crate::engine::{self, race, Budget, Call, Clock, Either, Finished, Slept};
+use crate::engine::poll::Role;
+use crate::engine::{self, race, Budget, Call, Clock, Either, Finished};
 use crate::policy::budget::concurrency::Gate;
 use crate::policy::budget::{InMemory, SharedState, Stats};
 use crate::policy::classify::{Safety, Stage};
@@ -152,7 +154,10 @@ impl Policy {
     /// names the subscriber the executor holds, told every state. The
     /// `fetch` is the policy's `fetch` option, else the one core.js
     /// resolved for the call. A URL that is not HTTP(S) goes to `fetch`
-    /// once, untouched (`policy::scheme`).
+    /// once, untouched (`policy::scheme`). `role` and `left_ms`: what the
+    /// operation is to a poll (`engine::poll::Role::of`; 0 and absent for
+    /// a plain call): its submit, or a status query — never passed
+    /// through, and a request that cannot be made throws.
     #[allow(clippy::too_many_arguments)]
     pub fn execute(
         &self,
@@ -165,27 +170,34 @@ impl Policy {
         flags: u32,
         request_method: Option<String>,
         observe: u32,
+        role: u32,
+        left_ms: Option<f64>,
     ) -> Result<u32, JsValue> {
         // The call's and the subscriber's owners: the operation's until it ends.
         let (owner, observe) = (Held::new(call), subscriber(observe));
         let shared = self.shared.clone();
         let given = Given { call, url, method, request_method, redirect, mode, flags };
-        let (options, hooks) = per_call(&shared, retry)?;
+        let role = Role::of(role, left_ms.map_or(0, |ms| ms as u64));
+        let (mut options, mut hooks) = per_call(&shared, retry)?;
+        if let Some(one) = role.options(&options) {
+            // A status query: no key, no carried-over Retry-After.
+            (options, hooks.idempotency_key, hooks.not_before) = (one, Key::None, None);
+        }
         // Straight to `fetch`, once: a URL that is not HTTP(S), or a
         // request whose Request the constructor refused (`fetch` says why).
-        if is_http(&given.url) {
+        if role != Role::Plain || is_http(&given.url) {
             match prepare(&shared.glue, given, &hooks.idempotency_key) {
                 Ok(prepared) => {
                     let listened = prepared.listened();
                     return Ok(start(shared.runtime, listened, async move {
                         let mut ctx = Ctx::new(&shared, &options, &hooks, observe, listened);
-                        let finished = ctx.submit(prepared, true).await;
+                        let finished = ctx.submit(prepared, role).await;
                         let outcome = ctx.outcome(finished);
                         drop(owner);
                         outcome
                     }));
                 }
-                Err(Unprepared { to_host: true, .. }) => {}
+                Err(Unprepared { to_host: true, .. }) if role == Role::Plain => {}
                 Err(Unprepared { error, .. }) => return Err(error),
             }
         }
@@ -196,70 +208,13 @@ impl Policy {
         }))
     }
 
-    /// Submit-then-poll: the request is the submit (non-idempotent rules,
-    /// never repeated), as the glue's `callOf` read it (an array here:
-    /// `request::Given`); `spec` says how to find and judge the task;
-    /// `init` names the caller's own, held by the executor (its headers and
-    /// signal go to the status request). Same promise contract as `execute`.
-    /// `status` and `verdict`: the spec's, as js/src/core.js read them for
-    /// the executor, which calls them (`super::poll`).
-    #[allow(clippy::too_many_arguments)]
-    pub fn poll(
-        &self,
-        init: u32,
-        spec: JsValue,
-        status: JsValue,
-        verdict: JsValue,
-        call: Array,
-        observe: u32,
-    ) -> Result<u32, JsValue> {
-        let (init, observe) = (Held::new(init), subscriber(observe));
-        let retry = Some(call.get(1)).filter(|r| !r.is_undefined()).map(JsCast::unchecked_into);
-        let (given, owner) = Given::from_array(&call);
-        let shared = self.shared.clone();
-        let (options, hooks) = per_call(&shared, retry)?;
-        let spec = poll::read(&spec, status, &verdict)?;
-        let prepared = prepare(&shared.glue, given, &hooks.idempotency_key).map_err(|u| u.error)?;
-        let listened = prepared.listened();
-        Ok(start(shared.runtime, listened, async move {
-            // The calls' owners: the operation's until it ends.
-            let _owner = owner;
-            let mut ctx = Ctx::new(&shared, &options, &hooks, observe, listened);
-            let submitted = ctx.submit(prepared, false).await;
-            let Some(response) = submitted.response.as_ref().filter(|_| submitted.phase == Phase::Succeeded)
-            else {
-                return ctx.outcome(submitted);
-            };
-            // The caller's `status` hook may be async: it is raced against
-            // the polling budget and the cancel like everything else.
-            let hook = poll::status_request(&shared.glue, &spec, response.body.id(), &init);
-            let found = race(hook, ctx.clock.sleep(spec.schedule.budget_ms)).await;
-            let (status, _status_owner) = match found {
-                Either::Left(Ok(found)) => found,
-                Either::Left(Err(e)) => return ctx.end(submitted.report, Reason::TaskFailed, Some(e)),
-                Either::Right(Slept::Elapsed) => return ctx.end(submitted.report, Reason::Deadline, None),
-                Either::Right(Slept::Cancelled) => {
-                    return ctx.end(submitted.report, Reason::Cancelled, None);
-                }
-            };
-            let transport = ctx.transport(status);
-            let budget = ctx.budget();
-            let judge = poll::JsJudge(spec.verdict, shared.glue.clone().unchecked_into());
-            let (random, observe) = (&mut ctx.random, &mut ctx.observe);
-            let finished = engine::poll::poll(
-                ctx.options,
-                &spec.schedule,
-                submitted.report,
-                &transport,
-                &judge,
-                &ctx.clock,
-                budget,
-                random,
-                observe,
-            )
-            .await;
-            ctx.outcome(finished)
-        }))
+    /// Checks a poll's `spec` (`status` and `verdict`: the spec's, as
+    /// js/src/core.js read them); throws a `TypeError` or `RangeError`
+    /// naming the field. Answers it packed for the poll's module
+    /// (`super::poll`).
+    #[wasm_bindgen(js_name = pollSpec)]
+    pub fn poll_spec(&self, spec: JsValue, status: JsValue, verdict: JsValue) -> Result<Vec<f64>, JsValue> {
+        Ok(poll::read(&spec, &status, &verdict)?)
     }
 }
 
@@ -309,14 +264,14 @@ impl<'a> Ctx<'a> {
         Ctx { shared, fetch, options, not_before: hooks.not_before, clock, random, observe }
     }
 
-    fn budget(&self) -> Budget<'a> {
-        Budget {
+    fn budget(&self, role: Role) -> Budget<'a> {
+        role.budget(Budget {
             shared: &*self.shared.state,
             gate: self.shared.gate.as_ref(),
             stats: &self.shared.stats,
             quota: self.options.quota.is_some(),
             counted: true,
-        }
+        })
     }
 
     fn transport(&self, prepared: Prepared) -> FetchTransport {
@@ -330,9 +285,9 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Runs the request. When polling follows (`last` false), a success is
-    /// not shown as the end: the operation goes on.
-    async fn submit(&mut self, mut prepared: Prepared, last: bool) -> Finished<Received, Held> {
+    /// Runs the request; `role` says what its subscriber is shown (a
+    /// poll's submit and queries: `engine::poll::Role::shown`).
+    async fn submit(&mut self, mut prepared: Prepared, role: Role) -> Finished<Received, Held> {
         // Before the first attempt, under its timer and the caller's cancel;
         // a body that is not there by then is a stream: sent once.
         if replay::needed(&prepared) {
@@ -349,10 +304,10 @@ impl<'a> Ctx<'a> {
             not_before: self.not_before,
         };
         let transport = self.transport(prepared);
-        let budget = self.budget();
+        let budget = self.budget(role);
         let observe = &mut self.observe;
         let mut shown = |p: Phase| {
-            if last || p != Phase::Succeeded {
+            if let Some(p) = role.shown(p) {
                 observe(p)
             }
         };
@@ -393,14 +348,6 @@ impl<'a> Ctx<'a> {
         let phase = Phase::terminal(report.reason, None, Safety::Idempotent, None);
         (self.observe)(phase);
         Outcome::new(phase, report, response, cause)
-    }
-
-    /// Ends an operation before polling began, showing its terminal state.
-    fn end(&mut self, mut report: Report, reason: Reason, cause: Option<Held>) -> Outcome {
-        report.reason = reason;
-        let phase = Phase::terminal(reason, None, Safety::Idempotent, None);
-        (self.observe)(phase);
-        self.outcome(Finished { phase, report, response: None, cause })
     }
 
     /// The outcome, as `[data, response?, cause?]`: the data as a plain

@@ -91,20 +91,6 @@ extern "C" {
     #[wasm_bindgen(catch, method, structural)]
     fn invoke(this: &Glue, id: u32, value: &JsValue) -> Result<JsValue, JsValue>;
 
-    /// `isPromise(id)`: whether the value held as `id` is a `Promise`.
-    #[wasm_bindgen(method, structural, js_name = isPromise)]
-    pub fn is_promise(this: &Glue, id: u32) -> bool;
-
-    /// `text(id)`: the value held as `id` when it is a string.
-    #[wasm_bindgen(method, structural)]
-    pub fn text(this: &Glue, id: u32) -> Option<String>;
-
-    /// `statusCall(target, init, method)`: `callOf` of the value held as
-    /// `target` with an `init` of `method` and the headers and signal of
-    /// the `init` held as `init` (a poll's status request).
-    #[wasm_bindgen(method, structural, js_name = statusCall)]
-    pub fn status_call(this: &Glue, target: u32, init: u32, method: &str) -> Array;
-
     /// `prepare(call, isRequest, headers, key, fate, fold, url)`
     /// (js/src/request.js): the steps `request::prepare` decided, taken on
     /// the call the executor holds; answers `[hasKey, integrity,
@@ -235,7 +221,7 @@ impl Held {
         Held(id)
     }
 
-    /// Holds `value` (a hook's error, a cancel's reason).
+    /// Holds `value` (an error of ours: a body cut short, no redirect hops).
     pub fn hold(glue: &Glue, value: &JsValue) -> Held {
         Held(glue.hold(value))
     }

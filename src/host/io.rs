@@ -1,17 +1,16 @@
 //! An operation's mailbox: what the engine waits for, as the JS executor
 //! (js/src/executor.js) is to perform it.
 //!
-//! The engine (`engine::run`, `engine::poll`) is written as async Rust, but
-//! nothing here runs it on a futures executor: [`super::machine::Machine`]
-//! polls it once per event the executor reports, and after each poll the
-//! executor reads the new work off this mailbox — an attempt to start (its
-//! `fetch`), a body to read, a step of either to await, a caller's hook to
-//! call or what it returned to await, a timer to set or clear, the global
-//! `online` event to listen to — performs it, and reports back. Work is numbers only:
-//! what it acts on is held by the executor (js/src/attempts.js) and named
-//! by number, and so is a hook's answer. So the module holds no futures
-//! executor, no timer, no JS callback and no JS value: every wait is the
-//! executor's, every decision the engine's and the policy's.
+//! The engine (`engine::run`) is written as async Rust, but nothing here
+//! runs it on a futures executor: [`super::machine::Machine`] polls it once
+//! per event the executor reports, and after each poll the executor reads
+//! the new work off this mailbox — an attempt to start (its `fetch`), a
+//! body to read, a step of either to await, a timer to set or clear, the
+//! global `online` event to listen to — performs it, and reports back.
+//! Work is numbers only: what it acts on is held by the executor
+//! (js/src/attempts.js) and named by number. So the module holds no
+//! futures executor, no timer, no JS callback and no JS value: every wait
+//! is the executor's, every decision the engine's and the policy's.
 //!
 //! The futures below find their operation's mailbox in [`CURRENT`], set
 //! while that operation is polled (the machine restores the previous one
@@ -27,28 +26,18 @@ use core::task::{Context, Poll};
 use crate::local::Local;
 use wasm_bindgen::JsValue;
 
-use super::glue::{aborted, Held};
+use super::glue::aborted;
 use super::hops::Chain;
 use crate::engine::Slept;
 use crate::policy::limits::timer_ms;
 
 /// Work for the executor, as `(kind, id, arg, more)` (`more` 0 unless
-/// said): await, as wait `id`, the
-/// value the executor holds as `arg` (adopted as `await` would: a hook's
-/// promise); set timer `id` of `arg` ms, clear timer `id`; await, as wait
+/// said): set timer `id` of `arg` ms, clear timer `id`; await, as wait
 /// `id`, the step in progress of what the executor holds as `arg`
 /// (js/src/attempts.js `pending`: an attempt's send or body read,
-/// answered with plain values).
-pub const AWAIT: u32 = 0;
+/// answered with plain values). (Kinds 3 and 4 are `super::machine`'s.)
 pub const SET_TIMER: u32 = 1;
 pub const CLEAR_TIMER: u32 = 2;
-/// Call a poll's `status` hook, or its `verdict` hook, with a clone of the
-/// response of attempt `arg`, as wait `id`. (Kinds 3 and 4 are
-/// `super::machine`'s.) What the hook returned or threw, like what an
-/// [`AWAIT`] settled with, comes back held by the executor, by number
-/// (`Machine::onHeld`).
-pub const STATUS_HOOK: u32 = 5;
-pub const VERDICT_HOOK: u32 = 7;
 pub const AWAIT_HELD: u32 = 6;
 /// Start attempt `id` of call `arg` (js/src/attempts.js `attempt`): the
 /// `fetch` the executor holds as `more` (0: the call's own), with the
@@ -59,13 +48,17 @@ pub const AWAIT_HELD: u32 = 6;
 /// signal joined with the call's (`AbortSignal.any`: a body that may be
 /// handed over as a stream follows the caller's signal after the hand-over;
 /// otherwise the caller's abort reaches the attempt through the machine).
-/// Its step ([`step`]) answers as any attempt's; a start that threw fails
-/// it as thrown.
+/// [`LENGTH`] and [`TYPE`] say which of the body's headers its facts carry
+/// (`Content-Length` and `Content-Encoding`; `Content-Type`): only those the
+/// response body mode reads. Its step ([`step`]) answers as any attempt's;
+/// a start that threw fails it as thrown.
 pub const FETCH: u32 = 32;
 pub const CLONE: u32 = 1;
 pub const CONTROLLED: u32 = 2;
 pub const MANUAL: u32 = 4;
 pub const JOIN: u32 = 8;
+pub const LENGTH: u32 = 16;
+pub const TYPE: u32 = 32;
 /// Attempt `id`'s response was a redirect its chain follows: the executor
 /// follows it hop by hop (js/src/hops.js, with the chain `Machine::chain`
 /// gives), and the attempt's step answers the final response's facts.
@@ -83,8 +76,7 @@ pub const READ_NEXT: u32 = 18;
 pub const COPY_UP_TO: u32 = 19;
 pub const COPY_WHOLE: u32 = 20;
 
-/// How a step settled (a plain value, or the number of a value the
-/// executor holds), or (for a timer) that it fired.
+/// How a step settled (a plain value), or (for a timer) that it fired.
 type Answer = Result<JsValue, JsValue>;
 
 #[derive(Default)]
@@ -197,29 +189,15 @@ impl Io {
 /// the work and reports how it ended. Dropped unanswered (the attempt's
 /// timer won), its answer is ignored.
 pub struct Awaited {
-    /// The work: `(AWAIT, id)`, `(STATUS_HOOK | VERDICT_HOOK, response)` or
-    /// `(AWAIT_HELD, id)`.
-    work: (u32, u32),
+    /// What the executor holds as the step to await ([`AWAIT_HELD`]).
+    id: u32,
     armed: Option<(Rc<Io>, u32)>,
-}
-
-/// Awaits the value the executor holds as `id` (a hook's answer): how it
-/// settled, held by the executor ([`held`]).
-pub fn awaited(id: u32) -> Awaited {
-    Awaited { work: (AWAIT, id), armed: None }
-}
-
-/// The executor calls a poll's hook (`STATUS_HOOK`, `VERDICT_HOOK`) with a
-/// clone of attempt `response`'s response: what it returned (`Ok`, as it
-/// is: a promise is not awaited) or threw (`Err`), held ([`held`]).
-pub fn called(hook: u32, response: u32) -> Awaited {
-    Awaited { work: (hook, response), armed: None }
 }
 
 /// Awaits the step in progress of what the executor holds as `id`: the
 /// machine hands over no promise, only the number.
 pub fn step(id: u32) -> Awaited {
-    Awaited { work: (AWAIT_HELD, id), armed: None }
+    Awaited { id, armed: None }
 }
 
 /// Starts attempt `id` of call `call` through the executor ([`FETCH`]);
@@ -250,14 +228,6 @@ pub fn read(id: u32, kind: u32, max: u64) {
     }
 }
 
-/// What an [`awaited`] or [`called`] answered: the number of the value the
-/// executor holds (what it returned, resolved with, threw or rejected
-/// with), from here on the machine's.
-pub fn held(answer: Answer) -> Result<Held, Held> {
-    let id = |v: JsValue| Held::new(v.as_f64().unwrap_or(0.0) as u32);
-    answer.map(id).map_err(id)
-}
-
 impl Future for Awaited {
     type Output = Result<JsValue, JsValue>;
 
@@ -274,7 +244,7 @@ impl Future for Awaited {
             return Poll::Ready(Err(JsValue::from_str("saferetry: awaited outside an operation")));
         };
         let id = io.wait();
-        io.push(self.work.0, id, self.work.1);
+        io.push(AWAIT_HELD, id, self.id);
         self.armed = Some((io, id));
         Poll::Pending
     }

@@ -27,7 +27,6 @@ use alloc::task::Wake;
 use crate::local::Local;
 use wasm_bindgen::prelude::*;
 
-use super::glue::Held;
 use super::io::{Io, CURRENT};
 use super::outcome::Outcome;
 
@@ -141,17 +140,6 @@ impl<T: 'static> Machine<T> {
     /// `CHAIN` bit starts with (js/src/hops.js follows it).
     pub fn chain(&self, id: u32) -> Option<super::hops::Chain> {
         self.io.chain(id)
-    }
-
-    /// Hook call or await `id` returned or resolved (`ok`), or threw or
-    /// rejected, with the value the executor now holds as `value`. A wait
-    /// the machine dropped lets that value go.
-    pub fn on_held(&mut self, id: u32, ok: bool, value: u32) -> bool {
-        let answer = if ok { Ok(value.into()) } else { Err(value.into()) };
-        if !self.io.answer(id, answer) {
-            drop(Held::new(value));
-        }
-        self.step()
     }
 
     /// Timer `id` fired.
@@ -277,11 +265,6 @@ pub fn on_settled(id: u32, wait: u32, ok: bool, value: JsValue) -> u32 {
     on(id, |m| m.on_settled(wait, ok, value))
 }
 
-#[wasm_bindgen(js_name = onHeld)]
-pub fn on_held(id: u32, wait: u32, ok: bool, value: u32) -> u32 {
-    on(id, |m| m.on_held(wait, ok, value))
-}
-
 #[wasm_bindgen(js_name = onTimer)]
 pub fn on_timer(id: u32, timer: u32) -> u32 {
     on(id, |m| m.on_timer(timer))
@@ -321,10 +304,7 @@ pub fn finished(id: u32) -> Option<Outcome> {
 #[cfg(test)]
 mod tests {
     use super::super::glue::install;
-    use super::super::io::{
-        awaited, called, held, sleep, step, AWAIT, AWAIT_HELD, CLEAR_TIMER, CLONE, CONTROLLED, FETCH, SET_TIMER,
-        VERDICT_HOOK,
-    };
+    use super::super::io::{sleep, step, AWAIT_HELD, CLEAR_TIMER, CLONE, CONTROLLED, FETCH, SET_TIMER};
     use super::super::transport::Attempt;
     use super::*;
     use crate::engine::{race, Either, Slept};
@@ -350,7 +330,6 @@ mod tests {
     trait Events {
         fn answered(&mut self, ended: bool) -> JsValue;
         fn settled(&mut self, id: u32, ok: bool, value: JsValue) -> JsValue;
-        fn held(&mut self, id: u32, ok: bool, value: u32) -> JsValue;
         fn timer(&mut self, id: u32) -> JsValue;
         fn online(&mut self) -> JsValue;
         fn event(&mut self) -> JsValue;
@@ -362,10 +341,6 @@ mod tests {
         }
         fn settled(&mut self, id: u32, ok: bool, value: JsValue) -> JsValue {
             let ended = self.on_settled(id, ok, value);
-            self.answered(ended)
-        }
-        fn held(&mut self, id: u32, ok: bool, value: u32) -> JsValue {
-            let ended = self.on_held(id, ok, value);
             self.answered(ended)
         }
         fn timer(&mut self, id: u32) -> JsValue {
@@ -389,41 +364,6 @@ mod tests {
 
     fn ended() -> Vec<u32> {
         js_sys::Array::from(&glue("ended")).iter().filter_map(|v| v.as_f64()).map(|n| n as u32).collect()
-    }
-
-    #[wasm_bindgen_test]
-    fn an_awaited_value_is_work_naming_it_and_only_its_own_answer_resumes_the_operation_with_what_it_settled_as() {
-        let run = async { JsValue::from(held(awaited(42).await).map(Held::take).unwrap_or(0)) };
-        let mut m = Machine::start(run, 0);
-        let work = m.work();
-        assert_eq!((work.len(), work[0], work[2]), (4, AWAIT, 42), "await the value held as 42");
-        assert!(m.held(work[1] + 1, true, 9).is_undefined(), "another answer is not this one");
-        assert_eq!(m.held(work[1], true, 7), JsValue::from(7), "resolved with the value held as 7");
-        assert!(m.work().is_empty());
-    }
-
-    #[wasm_bindgen_test]
-    fn a_hook_call_is_work_naming_the_hook_and_the_response_and_what_it_returned_or_threw_resumes_the_operation() {
-        for ok in [true, false] {
-            let run = async { JsValue::from(held(called(VERDICT_HOOK, 5).await).map(Held::take).map_err(Held::take) == Ok(7)) };
-            let mut m = Machine::start(run, 0);
-            let work = m.work();
-            assert_eq!(work, [VERDICT_HOOK, work[1], 5, 0], "call the verdict hook with attempt 5's response");
-            assert!(m.held(work[1] + 1, true, 0).is_undefined(), "another answer is not this one");
-            assert_eq!(m.held(work[1], ok, 7), JsValue::from(ok), "returned, or threw");
-        }
-    }
-
-    #[wasm_bindgen_test]
-    fn a_value_held_for_a_wait_the_machine_dropped_is_let_go() {
-        let run = async { JsValue::from(matches!(race(awaited(3), sleep(100, 0, false)).await, Either::Right(_))) };
-        let mut m = Machine::start(run, 0);
-        let work = m.work();
-        assert_eq!((work[0], work[4]), (AWAIT, SET_TIMER));
-        assert_eq!(m.timer(work[5]), JsValue::TRUE, "the timer won: the await is dropped");
-        assert!(!ended().contains(&11));
-        assert!(m.held(work[1], true, 11).is_undefined());
-        assert!(ended().contains(&11), "the value its late answer holds is let go");
     }
 
     #[wasm_bindgen_test]

@@ -7,7 +7,7 @@
 //! objects of a call and of its attempts stay in JavaScript: the machine
 //! names them by number (`glue::Held`).
 //!
-//! One crate, five wasm modules (DESIGN §3, "Pay for what you use"): the
+//! One crate, six wasm modules (DESIGN §3, "Pay for what you use"): the
 //! default build exports the policy, the engine and the host (`Policy`),
 //! for Node, Deno, Bun and workerd; `--features browser` builds the same
 //! for browsers without the redirect hops (`hops.rs`, the `Chain` export:
@@ -24,11 +24,15 @@
 //! `--features outbox` builds the durable outbox's rules alone
 //! (`OutboxRules`), loaded only at a first outbox (js/src/outbox.js): a
 //! page that only retries, a leader tab or a `RetryBudget` pays for none
-//! of it (7.7 KB gzip). `--features redis` (which implies `authority`)
-//! builds a module for `saferetry/redis` alone: the fleet's module plus
-//! the Redis budget's read–decide–write loop (`redis`), the one place
-//! where Rust waits on JavaScript by nature (the Redis client's answers,
-//! each under a gloo-timers time limit); the policies that take a
+//! of it (7.7 KB gzip); `--features poll` builds submit-then-poll's loop
+//! alone (`Poller`, over `policy::poll::Poll`), loaded only at a first
+//! `policy.poll()` (js/src/core.js): the submit and each status query are
+//! the default module's own operations, so a page that never polls
+//! carries no poll loop (issue 37). `--features redis` (which implies
+//! `authority`) builds a module for `saferetry/redis` alone: the fleet's
+//! module plus the Redis budget's read–decide–write loop (`redis`), the
+//! one place where Rust waits on JavaScript by nature (the Redis client's
+//! answers, each under a gloo-timers time limit); the policies that take a
 //! `redisBudget` run their clients there. Only a server that imports
 //! `saferetry/redis` loads it; the default and the authority's modules
 //! are unchanged by it. Each module links only what its exports reach;
@@ -36,11 +40,12 @@
 
 #[cfg(feature = "authority")]
 mod authority;
-#[cfg_attr(any(feature = "authority", feature = "outbox"), allow(dead_code))]
+#[cfg_attr(any(feature = "authority", feature = "outbox", feature = "poll"), allow(dead_code))]
 mod bind;
+#[cfg(not(feature = "poll"))]
 #[cfg_attr(any(feature = "authority", feature = "outbox"), allow(dead_code))]
 mod caller;
-#[cfg_attr(any(feature = "authority", feature = "outbox"), allow(dead_code))]
+#[cfg_attr(any(feature = "authority", feature = "outbox", feature = "poll"), allow(dead_code))]
 mod convert;
 mod error;
 // The Redis budget's time limits (gloo-timers).
@@ -52,15 +57,17 @@ mod expiry;
 mod fleet;
 #[cfg(feature = "outbox")]
 mod outbox;
+#[cfg(feature = "poll")]
+mod poller;
 #[cfg(feature = "redis")]
 mod redis;
 #[cfg(feature = "authority")]
 mod wire;
 
-// The default module's own parts: every one is left out of the authority's
-// and the outbox's modules.
+// The default module's own parts: every one is left out of the authority's,
+// the outbox's and the poll's modules.
 macro_rules! default_module_only {
-    ($($item:item)*) => { $(#[cfg(not(any(feature = "authority", feature = "outbox")))] $item)* };
+    ($($item:item)*) => { $(#[cfg(not(any(feature = "authority", feature = "outbox", feature = "poll")))] $item)* };
 }
 default_module_only! {
     mod clock;

@@ -1,39 +1,17 @@
-//! The host side of submit-then-poll: reads the poll spec, finds the status
-//! request from the submit's response, and asks the caller's `verdict`
-//! hook about each poll.
-//!
-//! The hooks themselves are the executor's (js/src/core.js reads them off
-//! the spec and hands them to `drive`): here they are work
-//! (`super::io::called`) — "call the status hook with the submit's
-//! response", "call the verdict hook with this poll's" — and what they
-//! answered comes back as an event, held by the executor: the machine
-//! asks what it is (a promise to await, a word) by number. What an answer
-//! means stays here and in `policy::poll`.
+//! A poll's spec, read for the policy's module: `policy.poll()` checks it
+//! at the call (a bad spec throws there, naming the field, and sends
+//! nothing), and the poll's own module (`super::poller`, loaded at the
+//! first poll) gets it as numbers (`policy::poll::unpack`: the defaults
+//! are applied there). The hooks are js/src/poll.js's to call; here only
+//! what they are is checked.
 
 use alloc::vec::Vec;
 use wasm_bindgen::JsValue;
 
 use super::bind::get;
 use super::caller::list;
-use super::glue::{Glue, Held};
-use super::io::{awaited, called, held, STATUS_HOOK, VERDICT_HOOK};
-use super::options::Key;
-use super::request::{prepare, Given, Prepared};
-use super::transport::Received;
-use crate::engine::poll::Judge;
-use crate::engine::Answer;
 use crate::policy::limits::MAX_TIMER_MS;
 use crate::policy::options::{integer_in, ErrorKind, OptionError};
-use crate::policy::poll::{default_verdict, PollPhase, PollSchedule, PollVerdict};
-
-pub struct Spec {
-    pub schedule: PollSchedule,
-    /// The status request's URL or `Request`, held by the executor; `None`
-    /// when the status hook finds it from the submit's `Response`.
-    pub target: Option<Held>,
-    /// Whether the caller gave a `verdict` hook.
-    pub verdict: bool,
-}
 
 const fn error(field: &'static str, expected: &'static str, kind: ErrorKind) -> OptionError {
     OptionError { field, expected, kind }
@@ -65,8 +43,9 @@ fn ms_in_range(v: &JsValue, e: OptionError) -> Result<Option<u64>, OptionError> 
 }
 
 /// Reads the spec `js`, whose `status` and `verdict` js/src/core.js read
-/// (in that order, before the rest) for the executor.
-pub fn read(js: &JsValue, status: JsValue, verdict: &JsValue) -> Result<Spec, OptionError> {
+/// (in that order, before the rest) for js/src/poll.js, into the numbers
+/// the poll's module takes (`policy::poll::unpack`).
+pub fn read(js: &JsValue, status: &JsValue, verdict: &JsValue) -> Result<Vec<f64>, OptionError> {
     if !js.is_object() {
         return Err(SPEC);
     }
@@ -76,84 +55,23 @@ pub fn read(js: &JsValue, status: JsValue, verdict: &JsValue) -> Result<Spec, Op
     if !verdict.is_undefined() && !verdict.is_function() {
         return Err(VERDICT_ERROR);
     }
-    let target = (!status.is_function()).then(|| Held::keep(&status, &JsValue::UNDEFINED));
-    let verdict = !verdict.is_undefined();
-    let mut schedule = PollSchedule::default();
-    if let Some(budget) = ms_in_range(&get(js, "budgetMs"), BUDGET)? {
-        schedule.budget_ms = budget;
-    }
+    let ms = |v: Option<u64>| v.map_or(-1.0, |v| v as f64);
+    let budget = ms_in_range(&get(js, "budgetMs"), BUDGET)?;
+    let hooks = [status.is_function(), !verdict.is_undefined()].map(|b| f64::from(u8::from(b)));
+    let mut out = Vec::from(hooks);
+    out.push(ms(budget));
     let phases = get(js, "phases");
     if !phases.is_undefined() {
-        let items = list(&phases, 100).ok_or(PHASES)?;
+        let items = list(&phases, 100).filter(|a| a.length() > 0).ok_or(PHASES)?;
         let mut until = 0u64;
-        let mut out = Vec::new();
         for p in items.iter() {
             let every_ms = ms_in_range(&get(&p, "everyMs"), PHASES)?.ok_or(PHASES)?;
             let until_ms = ms_in_range(&get(&p, "forMs"), PHASES)?.map(|f| {
                 until = until.saturating_add(f);
                 until
             });
-            out.push(PollPhase { every_ms, until_ms });
+            out.extend([every_ms as f64, ms(until_ms)]);
         }
-        if out.is_empty() {
-            return Err(PHASES);
-        }
-        schedule.phases = out;
     }
-    Ok(Spec { schedule, target, verdict })
-}
-
-/// The status request: the spec's URL or `Request`, or what its hook
-/// returns for (a clone of) the response of the submit's attempt
-/// `submitted`. It is a `GET` with the headers and signal of the caller's
-/// `init`, held as `init` (authorization usually applies to both). With it,
-/// the owner of the call the executor holds for it; or what failed, held.
-pub async fn status_request(
-    glue: &Glue,
-    spec: &Spec,
-    submitted: u32,
-    init: &Held,
-) -> Result<(Prepared, Held), Held> {
-    let found;
-    let target = match &spec.target {
-        Some(target) => target,
-        None => {
-            found = settle(glue, held(called(STATUS_HOOK, submitted).await)?).await?;
-            &found
-        }
-    };
-    let (given, owner) = Given::from_array(&glue.status_call(target.id(), init.id(), "GET"));
-    prepare(glue, given, &Key::None).map(|p| (p, owner)).map_err(|u| Held::hold(glue, &u.error))
-}
-
-/// The caller's `verdict(response)` (sync or async), when it gave one
-/// (`true`); without one, the status decides. A throwing hook (or a
-/// response that cannot be cloned for it) or an unknown answer is `fatal`:
-/// a poll loop must never spin on a verdict nobody can read. The response
-/// is the executor's, named by the attempt's number.
-pub struct JsJudge(pub bool, pub Glue);
-
-impl Judge<Received> for JsJudge {
-    async fn judge(&self, answer: &Answer<Received>) -> PollVerdict {
-        if !self.0 {
-            return default_verdict(answer.status);
-        }
-        let said = match held(called(VERDICT_HOOK, answer.body.id()).await) {
-            Ok(v) => settle(&self.1, v).await.ok(),
-            Err(_) => None,
-        };
-        let word = said.and_then(|v| self.1.text(v.id()));
-        word.and_then(|s| PollVerdict::parse(&s)).unwrap_or(PollVerdict::Fatal)
-    }
-}
-
-/// Awaits `value` when it is a promise (a poll hook may answer either way;
-/// a thenable that is not a `Promise` is an answer, not a promise), through
-/// the operation's executor, which adopts it by a fresh promise of its own
-/// (a `then` that throws becomes a rejection).
-pub async fn settle(glue: &Glue, value: Held) -> Result<Held, Held> {
-    match glue.is_promise(value.id()) {
-        true => held(awaited(value.id()).await),
-        false => Ok(value),
-    }
+    Ok(out)
 }

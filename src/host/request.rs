@@ -7,11 +7,10 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use js_sys::Array;
 use wasm_bindgen::JsValue;
 
 use super::bind::random_uuid;
-use super::glue::{Glue, Held};
+use super::glue::Glue;
 use super::options::Key;
 use crate::policy::classify::{normalize_method, Safety};
 use crate::policy::report::{secrets_of, CREDENTIAL_HEADERS};
@@ -120,23 +119,6 @@ pub const BODY_UNKNOWN: u32 = 512;
 pub const SIGNAL: u32 = 1024;
 
 impl Given {
-    /// The glue's `callOf(input, init)` answer, read element by element
-    /// (a poll's submit and status request: once each per operation),
-    /// and the owner of the call it holds.
-    pub fn from_array(a: &Array) -> (Given, Held) {
-        let call = a.get(0).as_f64().map_or(0, |f| f as u32);
-        let given = Given {
-            call,
-            url: a.get(2).as_string().unwrap_or_default(),
-            method: a.get(3).as_string(),
-            redirect: a.get(4).as_string(),
-            mode: a.get(5).as_string(),
-            flags: a.get(6).as_f64().map_or(0, |f| f as u32),
-            request_method: a.get(7).as_string(),
-        };
-        (given, Held::new(call))
-    }
-
     /// Whether the `Request` has (or, where the host hides it, may have)
     /// a body.
     fn request_body(&self) -> bool {

@@ -20,11 +20,11 @@ use alloc::string::String;
 use super::bind::date_now;
 use super::glue::{end, reserve, Facts, Glue, Held, ABORT, CANCEL, KEEP};
 use super::hops::{self, Followed};
-use super::io::{self, step, Io, CLONE, CONTROLLED, JOIN, MANUAL, READ_NEXT, READ_UP_TO, READ_WHOLE};
+use super::io::{self, sleep, step, Io, CLONE, CONTROLLED, JOIN, LENGTH, MANUAL, READ_NEXT, READ_UP_TO, READ_WHOLE, TYPE};
 use super::request::Prepared;
-use crate::engine::{Answer, Failed, Transport};
+use crate::engine::{race, Answer, Either, Failed, Transport};
 use crate::packed::Fields;
-use crate::policy::body::{handling, Handling, Inside, ResponseBody};
+use crate::policy::body::{handling, Handling, Inside, Next, ResponseBody};
 use crate::policy::classify::{Failure, Stage};
 use crate::policy::redirect::{follower, Follower};
 use crate::policy::report::{secrets_of, snippet, SNIPPET_READ_BYTES};
@@ -68,11 +68,6 @@ impl Received {
     /// For a streamed body, how long after the headers it was handed over.
     pub fn handed_over_ms(&self) -> Option<u64> {
         self.streamed().then_some(self.after_headers_ms)
-    }
-
-    /// The attempt the executor holds (for a poll's hooks).
-    pub fn id(&self) -> u32 {
-        self.id
     }
 
     /// The response for the caller (the executor's `handed`): its body is
@@ -257,7 +252,7 @@ impl FetchTransport {
             _ => String::new(),
         };
         let fate = &self.prepared.fate;
-        let doomed = doomed(self.runtime, fate.mode.as_deref(), fate.integrity, fate.cross_origin);
+        let doomed = doomed(fate.mode.as_deref(), fate.integrity, fate.cross_origin);
         let sent = Sent { url: &url, body_streamed: self.prepared.streamed, doomed };
         let failure = fetch_failure(self.runtime, &f.fields.shape(), sent);
         f.fields.failed(failure, Held::new(id))
@@ -279,7 +274,12 @@ impl FetchTransport {
         let again = if p.is_request && p.replayable { CLONE } else { 0 };
         let join = if p.signal && self.response_body != ResponseBody::Buffer { JOIN } else { 0 };
         let manual = if manual { MANUAL } else { 0 };
-        Attempt::start(p.call, self.fetch, CONTROLLED | again | join | manual)
+        let body = match self.response_body {
+            ResponseBody::Stream => 0,
+            ResponseBody::Buffer => LENGTH,
+            ResponseBody::Auto => LENGTH | TYPE,
+        };
+        Attempt::start(p.call, self.fetch, CONTROLLED | again | join | manual | body)
     }
 
     /// A step of the attempt failed: where, by what the redirect chain (if
@@ -391,30 +391,50 @@ impl FetchTransport {
     }
 
     /// `auto` for a chunked document: read inside the attempt, a chunk per
-    /// event, while it arrives as a document does (`policy::body::Inside`).
-    /// A body that ends meanwhile is buffered (`Ok(length)`); one still
-    /// arriving is handed over (`Err(ms after the headers)`) as what was
-    /// read followed by the rest (js/src/body.js `joined`): the network is
-    /// read once, and the chunks read are handed out as they are (not
-    /// copied).
+    /// event, while it arrives as a document does (`policy::body::Inside`
+    /// says what next after each chunk). A body that ends meanwhile is
+    /// buffered (`Ok(length)`); one still arriving is handed over (`Err(ms
+    /// after the headers)`) as what was read followed by the rest (js/src/
+    /// body.js `joined`): the network is read once, and the chunks read are
+    /// handed out as they are (not copied). A read raced against its
+    /// deadline (a text's: `Next::Read { within }`) on the machine's own
+    /// timer is handed over still waiting: its chunk goes to the caller.
     async fn read_up_to(&self, id: u32, inside: Inside) -> Result<Result<u32, u64>, Failed<Held>> {
         let headers_at = date_now();
+        let since = || if inside.timed() { (date_now() - headers_at).max(0.0) as u64 } else { 0 };
         let mut total: u64 = 0;
+        let mut at = 0;
         loop {
+            let within = match inside.next(total, at) {
+                Next::Read { within } => within,
+                Next::HandOver => return self.hand_over(id, at),
+            };
             io::read(id, READ_NEXT, 0);
-            let Some(len) = self.read_step(id).await? else {
+            let read = match within {
+                None => self.read_step(id).await?,
+                // Handed over at the deadline by the timer's own clock at
+                // least (`Date.now()` may read a millisecond short of it).
+                Some(ms) => match race(self.read_step(id), sleep(ms, 0, false)).await {
+                    Either::Left(read) => read?,
+                    Either::Right(_) => return self.hand_over(id, since().max(at.saturating_add(ms))),
+                },
+            };
+            let Some(len) = read else {
                 return Ok(Ok(total as u32));
             };
             total = total.saturating_add(u64::from(len));
-            let since = inside.ms.map_or(0, |_| (date_now() - headers_at).max(0.0) as u64);
-            if !inside.read_on(total, since) {
-                let failure = self.glue.hand_over(id);
-                if !failure.is_empty() {
-                    return Err(self.delivered(id, &JsValue::from(failure)));
-                }
-                return Ok(Err(since));
-            }
+            at = since();
         }
+    }
+
+    /// Hands attempt `id`'s body over, `since` ms after its headers: what
+    /// was read, then the rest (the glue's `hand_over`).
+    fn hand_over(&self, id: u32, since: u64) -> Result<Result<u32, u64>, Failed<Held>> {
+        let failure = self.glue.hand_over(id);
+        if !failure.is_empty() {
+            return Err(self.delivered(id, &JsValue::from(failure)));
+        }
+        Ok(Err(since))
     }
 
     /// The attempt's response again around its buffered body of `length`

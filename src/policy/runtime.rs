@@ -110,20 +110,23 @@ pub fn fetch_failure(runtime: Runtime, e: &ErrorShape, sent: Sent) -> Failure {
 
 /// Whether a request fails in every attempt, whatever the network does,
 /// so that `fetch`'s rejection of it is a refusal even where it looks like
-/// a lost connection (a browser's bare `TypeError`). By the Fetch
-/// standard's main fetch: `mode: "same-origin"` to another origin than the
-/// caller's is a network error before anything is sent, and a `"no-cors"`
-/// request to another origin has an opaque response, which integrity
-/// metadata never matches. `cross_origin`: the URL's origin is not the
-/// caller's (`None`: the caller has none). Only the browsers enforce the
-/// caller's origin (measured: Node, Deno, Bun and workerd send both).
-pub fn doomed(runtime: Runtime, mode: Option<&str>, integrity: bool, cross_origin: Option<bool>) -> bool {
+/// a lost connection (a browser's bare `TypeError`, a failed TLS handshake).
+/// By the Fetch standard's main fetch: `mode: "same-origin"` to another
+/// origin than the caller's is a network error before anything is sent,
+/// and a `"no-cors"` request to another origin has an opaque response,
+/// which integrity metadata never matches. `cross_origin`: the URL's origin
+/// is not the caller's (`None`: the caller has none — Node without undici's
+/// global origin, Deno without `--location`, Bun, workerd). Only the
+/// browsers enforce the caller's origin (measured: Node, Deno, Bun and
+/// workerd send both): elsewhere such a request that is answered passes as
+/// the host gives it, and one that fails is not retried all the same.
+pub fn doomed(mode: Option<&str>, integrity: bool, cross_origin: Option<bool>) -> bool {
     let fails = match mode {
         Some("same-origin") => true,
         Some("no-cors") => integrity,
         _ => false,
     };
-    runtime == Runtime::Browser && fails && cross_origin == Some(true)
+    fails && cross_origin == Some(true)
 }
 
 /// Causes undici gives a `fetch failed` that will fail the same way on
@@ -192,19 +195,29 @@ pub fn cross_origin_redirect_is_cors(runtime: Runtime) -> bool {
     runtime == Runtime::Node
 }
 
-/// Bun's codes for a redirect it refuses to follow (the first
-/// [`BUN_ANSWERED`]) or a request it refuses to send (its network failures
-/// carry `ECONNREFUSED`, `ECONNRESET`, …).
-const BUN_REFUSALS: [&str; 7] = [
+/// Bun's codes for a redirect it refuses to follow or a response head it
+/// will not parse (the first [`BUN_ANSWERED`]), or a request it refuses to
+/// send (its network failures carry `ECONNREFUSED`, `ECONNRESET`, …).
+const BUN_REFUSALS: [&str; 8] = [
     "UnexpectedRedirect",
     "UnsupportedRedirectProtocol",
     "RedirectURLInvalid",
+    "Malformed_HTTP_Response",
     "ERR_INVALID_ARG_VALUE",
     "ERR_INVALID_ARG_TYPE",
     "ERR_INVALID_URL",
     "ERR_BODY_ALREADY_USED",
 ];
-const BUN_ANSWERED: usize = 3;
+const BUN_ANSWERED: usize = 4;
+
+/// A response head the host's HTTP parser refuses — a header value with a
+/// NUL or another byte no value may hold (WPT header-value-null-byte):
+/// the server answers the same way every time. Node's `fetch failed` cause
+/// carries this code, Deno's this in its message; Bun's is a code above;
+/// workerd's ("Network connection lost.") and a browser's cannot be told
+/// from a lost connection.
+const NODE_BAD_HEAD: &str = "HPE_INVALID_HEADER_TOKEN";
+const DENO_BAD_HEAD: &[u8] = b"invalid HTTP header parsed";
 
 /// The only messages of a browser's network failure: Chromium's, Firefox's
 /// (and its cut body's) and WebKit's. Every other `TypeError` from `fetch`
@@ -250,9 +263,16 @@ pub fn refused(runtime: Runtime, e: &ErrorShape) -> Option<Refusal> {
     let location = failed && e.cause_code == Some("ERR_INVALID_URL");
     let node_cause = |of: &[&str]| failed && e.cause_message.is_some_and(|m| of.contains(&m));
     let bun_code = |of: &[&str]| e.code.is_some_and(|c| of.contains(&c));
+    // The response's head was refused (see [`NODE_BAD_HEAD`]).
+    let bad_head = failed
+        && match runtime {
+            Runtime::Node => e.cause_code == Some(NODE_BAD_HEAD),
+            Runtime::Deno => e.cause_message.is_some_and(|m| find(m.as_bytes(), DENO_BAD_HEAD).is_some()),
+            _ => false,
+        };
     let refuses = match runtime {
-        Runtime::Node => own_message || location || node_cause(&NODE_REFUSALS),
-        Runtime::Deno => own_message,
+        Runtime::Node => own_message || location || bad_head || node_cause(&NODE_REFUSALS),
+        Runtime::Deno => own_message || bad_head,
         // Every network failure has a code.
         Runtime::Bun => bun_code(&BUN_REFUSALS) || (own_message && e.code.is_none()),
         // Network failures are plain `Error`s ("Network connection lost.").
@@ -265,14 +285,14 @@ pub fn refused(runtime: Runtime, e: &ErrorShape) -> Option<Refusal> {
     };
     // Whether it may have refused what came back.
     let answered = match runtime {
-        Runtime::Node => location || node_cause(&NODE_REFUSALS[..NODE_ANSWERED]),
+        Runtime::Node => location || bad_head || node_cause(&NODE_REFUSALS[..NODE_ANSWERED]),
         // Deno and workerd refuse an answer with their own message too; each
         // one measured names the redirect, or the base URL its `Location`
         // was resolved against.
-        Runtime::Deno | Runtime::Workerd => e
-            .message
-            .map(str::as_bytes)
-            .is_some_and(|m| find(m, b"redirect").or(find(m, b" with base ")).is_some()),
+        Runtime::Deno | Runtime::Workerd => {
+            bad_head
+                || e.message.map(str::as_bytes).is_some_and(|m| find(m, b"redirect").or(find(m, b" with base ")).is_some())
+        }
         Runtime::Bun => bun_code(&BUN_REFUSALS[..BUN_ANSWERED]),
         // Every failure after sending has one of the network failure
         // messages (a refused redirect or integrity mismatch included): any
@@ -389,6 +409,9 @@ mod tests {
             (failed(Some("UND_ERR_SOCKET"), "other side closed"), false),
             (failed(Some("ECONNRESET"), "read ECONNRESET"), false),
             (failed(Some("UND_ERR_HEADERS_TIMEOUT"), "Headers Timeout Error"), false),
+            // A response head with a NUL in a header value (measured, Node 20.20).
+            (failed(Some("HPE_INVALID_HEADER_TOKEN"), "Response does not match the HTTP/1.1 protocol (Invalid header value char)"), true),
+            (failed(Some("HPE_INVALID_CONSTANT"), "Response does not match the HTTP/1.1 protocol (Expected HTTP/)"), false),
             // A test tool's simulated network error (MSW) carries a cause.
             (shape("TypeError", "Failed to fetch", Some((None, "Response.error()"))), false),
             (shape("TypeError", "fetch failed", None), false),
@@ -403,6 +426,7 @@ mod tests {
     fn deno_bun_workerd_and_browser_refusals_are_told_from_network_failures() {
         let bun = |code: Option<&'static str>, message| ErrorShape { code, ..shape("TypeError", message, None) };
         let deno_net = "error sending request for url (http://127.0.0.1:18099/x): client error (Connect)";
+        let deno_bad_head = "error sending request from 127.0.0.1:37344 for http://127.0.0.1:47311/x (127.0.0.1:47311): client error (SendRequest): invalid HTTP header parsed";
         let table: &[(Runtime, ErrorShape, bool)] = &[
             (Deno, shape("TypeError", "Fetch failed: Encountered redirect while redirect mode is set to 'error'", None), true),
             (Deno, shape("TypeError", "Fetch failed: Can not redirect to a non HTTP(s) url", None), true),
@@ -411,6 +435,9 @@ mod tests {
             (Deno, shape("TypeError", "Url scheme 'ftp' not supported", None), true),
             (Deno, shape("TypeError", "fetch failed", Some((None, deno_net))), false),
             (Deno, shape("TypeError", "error reading a body from connection", Some((None, "x"))), false),
+            // A response head with a NUL in a header value (measured, Deno 2.9).
+            (Deno, shape("TypeError", "fetch failed", Some((None, deno_bad_head))), true),
+            (Bun, bun(Some("Malformed_HTTP_Response"), "Malformed_HTTP_Response fetching \"http://127.0.0.1/x\"."), true),
             (Bun, bun(Some("UnexpectedRedirect"), "UnexpectedRedirect fetching \"http://127.0.0.1/x\"."), true),
             (Bun, bun(Some("UnsupportedRedirectProtocol"), "UnsupportedRedirectProtocol fetching"), true),
             (Bun, bun(Some("RedirectURLInvalid"), "RedirectURLInvalid: Redirect URL in Location header is invalid."), true),
@@ -461,6 +488,7 @@ mod tests {
             (Node, failed(Some("ERR_INVALID_URL"), "Invalid URL"), BUFFERED, Refused(MaybeDelivered)),
             (Node, failed(None, "redirect count exceeded"), BUFFERED, Refused(MaybeDelivered)),
             (Node, failed(Some("UND_ERR_SOCKET"), "other side closed"), BUFFERED, Network(MaybeDelivered)),
+            (Node, failed(Some("HPE_INVALID_HEADER_TOKEN"), "Response does not match the HTTP/1.1 protocol (Invalid header value char)"), BUFFERED, Refused(MaybeDelivered)),
             (Deno, shape("TypeError", "Invalid header value: \"a\u{0}b\"", None), BUFFERED, Refused(NotSent)),
             (Deno, shape("TypeError", "Fetch failed: Requests to port 25 are blocked", None), BUFFERED, Refused(NotSent)),
             (
@@ -473,6 +501,7 @@ mod tests {
             (Bun, bun(Some("ERR_INVALID_ARG_VALUE"), "fetch() request with GET/HEAD method cannot have body."), BUFFERED, Refused(NotSent)),
             (Bun, bun(None, "Header 'X-Test' has invalid value"), BUFFERED, Refused(NotSent)),
             (Bun, bun(Some("UnexpectedRedirect"), "UnexpectedRedirect fetching \"http://127.0.0.1/x\"."), BUFFERED, Refused(MaybeDelivered)),
+            (Bun, bun(Some("Malformed_HTTP_Response"), "Malformed_HTTP_Response fetching \"http://127.0.0.1/x\"."), BUFFERED, Refused(MaybeDelivered)),
             (Workerd, shape("TypeError", "Invalid header value.", None), BUFFERED, Refused(NotSent)),
             (Workerd, shape("TypeError", "Invalid HTTP method string: CONNECT", None), BUFFERED, Refused(NotSent)),
             (Workerd, shape("TypeError", "Invalid Location header; unable to follow redirect.", None), BUFFERED, Refused(MaybeDelivered)),
@@ -489,26 +518,23 @@ mod tests {
     }
 
     #[test]
-    fn a_request_that_fails_whatever_the_network_does_is_doomed_only_where_the_host_enforces_it() {
-        // Runtime, mode, integrity, cross-origin, doomed.
-        type Row = (Runtime, Option<&'static str>, bool, Option<bool>, bool);
+    fn a_request_that_fails_whatever_the_network_does_is_doomed_wherever_the_caller_has_an_origin() {
+        // Mode, integrity, cross-origin (None: the caller has no origin), doomed.
+        type Row = (Option<&'static str>, bool, Option<bool>, bool);
         let table: &[Row] = &[
-            (Browser, Some("same-origin"), false, Some(true), true),
-            (Browser, Some("same-origin"), true, Some(true), true),
-            (Browser, Some("same-origin"), false, Some(false), false),
-            (Browser, Some("same-origin"), false, None, false),
-            (Browser, Some("no-cors"), true, Some(true), true),
-            (Browser, Some("no-cors"), false, Some(true), false),
-            (Browser, Some("no-cors"), true, Some(false), false),
-            (Browser, Some("cors"), true, Some(true), false),
-            (Browser, None, true, Some(true), false),
-            (Node, Some("same-origin"), false, Some(true), false),
-            (Deno, Some("no-cors"), true, Some(true), false),
-            (Bun, Some("same-origin"), false, Some(true), false),
-            (Workerd, Some("same-origin"), false, Some(true), false),
+            (Some("same-origin"), false, Some(true), true),
+            (Some("same-origin"), true, Some(true), true),
+            (Some("same-origin"), false, Some(false), false),
+            (Some("same-origin"), false, None, false),
+            (Some("no-cors"), true, Some(true), true),
+            (Some("no-cors"), false, Some(true), false),
+            (Some("no-cors"), true, Some(false), false),
+            (Some("no-cors"), true, None, false),
+            (Some("cors"), true, Some(true), false),
+            (None, true, Some(true), false),
         ];
-        for &(rt, mode, integrity, cross, expected) in table {
-            assert_eq!(doomed(rt, mode, integrity, cross), expected, "{rt:?} {mode:?} {integrity} {cross:?}");
+        for &(mode, integrity, cross, expected) in table {
+            assert_eq!(doomed(mode, integrity, cross), expected, "{mode:?} {integrity} {cross:?}");
         }
     }
 
@@ -518,6 +544,11 @@ mod tests {
         let doomed = Sent { doomed: true, ..BUFFERED };
         assert_eq!(fetch_failure(Browser, &lost, BUFFERED), Failure::Network(MaybeDelivered));
         assert_eq!(fetch_failure(Browser, &lost, doomed), Failure::Refused(MaybeDelivered));
+        // Node with undici's global origin: https to a plain-HTTP port (a
+        // failed TLS handshake) is a network failure unless doomed.
+        let tls = shape("TypeError", "fetch failed", Some((Some("EPROTO"), "write EPROTO")));
+        assert_eq!(fetch_failure(Node, &tls, BUFFERED), Failure::Network(MaybeDelivered));
+        assert_eq!(fetch_failure(Node, &tls, doomed), Failure::Refused(MaybeDelivered));
     }
 
     #[test]

@@ -1,7 +1,9 @@
 // The `bundlers` tier: the packed package, imported the three ways the
 // README shows (named, namespace, dynamic `import()`), built by every
 // bundler people use and loaded unbundled by every runtime, then run for
-// real: one `policy.fetch` right after the import, against the fault server.
+// real: one `policy.fetch` right after the import, then one `policy.poll`
+// (whose module is loaded at the first poll: in a page, one more wasm
+// fetched by the poll and none before), against the fault server.
 //
 //   node tests/bundlers/run.mjs <projectDir> [filter]
 //     projectDir: a project with the packed package installed
@@ -30,6 +32,7 @@ const WASM = 'saferetry_bg.wasm'; // Node, Deno, Bun, workerd
 const WEB_WASM = 'saferetry_web_bg.wasm'; // browsers (src/web.js): the same without the redirect hops
 const AUTHORITY_WASM = 'saferetry_authority_bg.wasm';
 const OUTBOX_WASM = 'saferetry_outbox_bg.wasm'; // the outbox's rules (README "Outbox")
+const POLL_WASM = 'saferetry_poll_bg.wasm'; // `policy.poll`'s loop, loaded at the first poll
 const t0 = Date.now();
 const note = (line) => process.stderr.write(`[bundlers ${((Date.now() - t0) / 1000).toFixed(1)} s] ${line}\n`);
 
@@ -86,11 +89,13 @@ async function mustExec(name, cmd, args, opts) {
 /** The README's recipe for bundlers that leave `new URL(..., import.meta.url)`
  * alone (esbuild, Bun): the wasm files next to the bundle — the package's
  * (for a page the browser's, `saferetry_web_bg.wasm`, and only it: a page
- * bundle that asked for the full one would fail to load) and the fleet
- * authority's and the outbox's, which a namespace or dynamic import keeps
- * in the bundle (a named import of `RetryPolicy` leaves them out). */
+ * bundle that asked for the full one would fail to load), the poll's, and
+ * the fleet authority's and the outbox's, which a namespace or dynamic
+ * import keeps in the bundle (a named import of `RetryPolicy` leaves them
+ * out). */
 function copyWasmBeside(ctx, distDir, page = false) {
-  for (const f of [page ? WEB_WASM : WASM, AUTHORITY_WASM, OUTBOX_WASM]) copyFileSync(path.join(ctx.pkgDir, 'src', f), path.join(distDir, f));
+  const files = [page ? WEB_WASM : WASM, POLL_WASM, AUTHORITY_WASM, OUTBOX_WASM].filter((f) => !(ctx.withoutPollWasm && f === POLL_WASM));
+  for (const f of files) copyFileSync(path.join(ctx.pkgDir, 'src', f), path.join(distDir, f));
 }
 
 /** The app as it is, run by `host`'s own resolver. */
@@ -262,16 +267,22 @@ async function runCase(ctx, target, style) {
   const built = await BUILDS[target]({ ...ctx, style }, dir);
   const runId = `b${process.pid}-${++seq}`;
   const r = await HOSTS[built.host](built, ctx, dir, runId);
-  const want = { status: 200, body: 'status 200 (request 2)', attempts: [503, 200], runtime: EXPECT_RUNTIME[built.host] };
+  // The poll: one submit, one poll (the task is done at once); in a page,
+  // exactly one wasm more fetched by the first poll — its own module.
+  const poll = { kind: 'succeeded', attempts: ['submit 202', 'poll 200'], body: 'done', wasmFetchedByThePoll: built.host === 'browser' ? 1 : undefined };
+  const want = { status: 200, body: 'status 200 (request 2)', attempts: [503, 200], runtime: EXPECT_RUNTIME[built.host], poll };
   if (r?.error) return r.error;
-  const got = { status: r?.status, body: r?.body, attempts: r?.attempts, runtime: r?.runtime };
+  const p = r?.poll; // (a page's result comes back with its keys in another order)
+  const got = { status: r?.status, body: r?.body, attempts: r?.attempts, runtime: r?.runtime, poll: p && { kind: p.kind, attempts: p.attempts, body: p.body, wasmFetchedByThePoll: p.wasmFetchedByThePoll } };
   if (JSON.stringify(got) !== JSON.stringify(want)) return `got ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`;
   if (built.emits) {
     const wrong = emittedWasm(ctx, path.join(dir, built.emits));
     if (wrong) return wrong;
   }
   const requests = await serverCount(ctx, runId);
-  return requests === 2 ? null : `the server saw ${requests} requests, expected 2`;
+  if (requests !== 2) return `the server saw ${requests} requests, expected 2`;
+  const polled = await serverCount(ctx, `${runId}-poll`);
+  return polled === 2 ? null : `the server saw ${polled} requests of the poll, expected 2 (one submit, one poll)`;
 }
 
 /** A build that lost the wasm file fails at import with an error naming the
@@ -285,6 +296,23 @@ async function runMissingWasm(ctx, target) {
   const text = String(r?.error ?? '');
   const file = built.host === 'browser' ? WEB_WASM : WASM;
   return text.includes(file) && text.includes('Install and bundle') ? null : `expected an error naming ${file} and "Install and bundle", got ${JSON.stringify(r).slice(0, 600)}`;
+}
+
+/** A build that lost the poll's wasm file still imports and fetches; its
+ * first poll's `result` rejects with an error naming that file and the
+ * README's bundler note (the one rejection of `result`), in Node and in a
+ * browser. */
+async function runMissingPollWasm(ctx, target) {
+  const dir = path.join(ctx.root, `${target}-missing-poll-wasm`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const built = await BUILDS[target]({ ...ctx, style: 'named', withoutPollWasm: true }, dir);
+  const runId = `b${process.pid}-${++seq}`;
+  const r = await HOSTS[built.host](built, ctx, dir, runId);
+  const text = String(r?.error ?? '');
+  if (!text.includes(POLL_WASM) || !text.includes('Install and bundle')) return `expected an error naming ${POLL_WASM} and "Install and bundle", got ${JSON.stringify(r).slice(0, 600)}`;
+  const requests = await serverCount(ctx, runId);
+  return requests === 2 ? null : `the fetch before the poll: the server saw ${requests} requests, expected 2`;
 }
 
 /** The core without a runtime entry (what a build that dropped the entry's
@@ -416,6 +444,8 @@ async function main() {
   }
   cases.push(['esbuild-node without the wasm file: the import names the file', () => runMissingWasm(ctx, 'esbuild-node')]);
   cases.push(['esbuild-browser without the wasm file: the import names the file', () => runMissingWasm(ctx, 'esbuild-browser')]);
+  cases.push(['esbuild-node without the poll\'s wasm file: the first poll\'s result rejects naming the file', () => runMissingPollWasm(ctx, 'esbuild-node')]);
+  cases.push(['esbuild-browser without the poll\'s wasm file: the first poll\'s result rejects naming the file', () => runMissingPollWasm(ctx, 'esbuild-browser')]);
   cases.push(['the core without its runtime entry says it was never initialised', () => runCoreWithoutEntry(ctx)]);
   cases.push(['a page bundle leaves out the redirect follower (hops.js), which Node and Worker bundles carry', () => runFollowerBundled(ctx)]);
   cases.push(['a page that only imports RetryPolicy leaves out the leased client (its relay and the fleet\'s wasm), which a tabBudget page and a Node bundle carry', () => runLeaseBundled(ctx)]);

@@ -1,7 +1,7 @@
 // The Fetch standard's basic, request, response and body areas: what a
 // caller sees of the Response and what the server receives, for ordinary
 // calls. Response cases run with every responseBody mode.
-import { ALL_MODES } from './harness.mjs';
+import { ALL_MODES, sleep } from './harness.mjs';
 import { describeError } from './observe.mjs';
 import { retriedNetworkFailure } from './deliberate.mjs';
 
@@ -28,6 +28,38 @@ export function basicCases({ add, runtime }) {
   add('A cross-origin answer has the same type and headers as with fetch', (t) => t.fetch(t.u({ h: 'X-Test:cors', body: 'cross' }, 'alt')), modes);
   add('A URL fragment is not in response.url', (t) => t.fetch(`${t.u({ body: 'frag' })}#part`), modes);
   add('A URL object as input works as with fetch', (t) => t.fetch(new URL(t.u({ body: 'url object' }))));
+  // WPT response-headers-guard.any.js: a Response fetch gives has immutable headers.
+  const appendHeader = async (t, params) => {
+    const res = await t.fetch(t.u(params));
+    let appended;
+    try {
+      res.headers.append('x-added', 'by the caller');
+      appended = 'appended';
+    } catch (e) {
+      appended = { threw: describeError(e) };
+    }
+    return { appended, has: res.headers.has('x-added'), body: await res.text() };
+  };
+  add('A response\'s headers cannot be appended to, as with fetch', (t) => appendHeader(t, { body: 'immutable' }), modes);
+  add('A streamed text\'s headers cannot be appended to, as with fetch', (t) => appendHeader(t, { drip: 400 }));
+  // WPT error-after-response.any.js: a text whose chunked encoding breaks
+  // after its first chunk, 500 ms apart (handed over by auto before it
+  // breaks): the caller's reader gets the chunk, then the error, and a
+  // caller waiting on `closed` alone sees it too.
+  const brokenAfter = (wait) => async (t) => {
+    const res = await t.fetch(t.u({ badchunk: 500 }));
+    const reader = res.body.getReader();
+    const first = await reader.read();
+    const out = { status: res.status, first: first.done ? 'done' : new TextDecoder().decode(first.value) };
+    const settled = (p) => Promise.race([
+      p.then((v) => ({ resolved: v?.done ?? String(v) }), (e) => ({ rejected: describeError(e) })),
+      sleep(3000).then(() => 'still pending after 3 s'),
+    ]);
+    return { ...out, [wait]: await settled(wait === 'read' ? reader.read() : reader.closed) };
+  };
+  // ("buffer" reads the body inside the attempt: a broken one is a failed attempt, retried.)
+  add('A body that breaks after its first chunk fails the next read as with fetch', brokenAfter('read'), { modes: ['default', 'stream'] });
+  add('A body that breaks after its first chunk rejects reader.closed as with fetch', brokenAfter('closed'), { modes: ['default', 'stream'] });
   add('bodyUsed and a second read behave as with fetch', async (t) => {
     const res = await t.fetch(t.u({ body: 'once' }));
     const first = await res.text();

@@ -2,7 +2,7 @@
 // method and body per status, the hop limit, Location forms, redirect modes,
 // mode "same-origin", Origin/Referer/Authorization across origins, and the
 // final url/redirected. What each hop received is in the server's record.
-import { ALL_MODES } from './harness.mjs';
+import { ALL_MODES, fromOrigin as callFromOrigin } from './harness.mjs';
 import { ownRedirectError, retriedNetworkFailure, standardStop } from './deliberate.mjs';
 
 // workerd's own fetch keeps Content-Type on a redirect that drops the body
@@ -108,12 +108,8 @@ export function redirectCases({ add, runtime }) {
   add('A Request\'s referrer policy applies on every hop', (t) => referred(t, { loc: t.u({ final: 1 }, 'alt') }, 'same-origin', true));
   // The Origin of a hop: Node's fetch has a caller origin only when undici's
   // global origin is set (as WPT's runner sets it); set here for both sides,
-  // one after the other (serial). Other runtimes: no caller origin outside browsers.
-  const fromOrigin = (t, url, init) => {
-    const key = Symbol.for('undici.globalOrigin.1');
-    if (runtime === 'node') globalThis[key] = new URL(t.u({ page: 1 }));
-    return t.fetch(url, init).finally(() => { if (runtime === 'node') delete globalThis[key]; });
-  };
+  // one after the other (serial). Deno with --location and a page have one.
+  const fromOrigin = (t, url, init) => callFromOrigin(t, () => t.fetch(url, init));
   add('From the caller\'s origin, a GET redirected to another origin carries Origin on that hop',
     (t) => fromOrigin(t, t.u({ loc: t.u({ final: 1 }, 'alt') })), { serial: true });
   add('From the caller\'s origin, a POST answered 301 to another origin carries Origin on the GET hop',

@@ -15,6 +15,25 @@ const FUSE_READS = 200;
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+// Where Node's fetch keeps the caller's origin: undici's global origin, as
+// the Web Platform Tests' runner sets it (a URL).
+const UNDICI_ORIGIN = Symbol.for('undici.globalOrigin.1');
+
+/** Whether calls here can have a caller's origin, the main server's: Node
+ * (undici's global origin, set per call: `fromOrigin`), Deno (run with
+ * `--location`) and a browser page (its own); not Bun nor workerd. */
+export const hasCallerOrigin = (runtime) => runtime === 'node' || typeof globalThis.location?.origin === 'string';
+
+/** `fn()` called from the main origin, as a page there calls `fetch`: in
+ * Node with undici's global origin set to it for the call (so a case that
+ * uses it runs its sides one after the other: `serial`), elsewhere as it
+ * is (Deno's `--location` and a page's origin are the main server's). */
+export function fromOrigin(t, fn) {
+  if (t.runtime !== 'node') return fn();
+  globalThis[UNDICI_ORIGIN] = new URL(t.u({ page: 1 }));
+  return Promise.resolve().then(fn).finally(() => { delete globalThis[UNDICI_ORIGIN]; });
+}
+
 /** Puts the host's fetch back in the global slot (after every case). */
 export function restoreGlobalFetch() {
   if (FETCH_SLOT) Object.defineProperty(globalThis, 'fetch', FETCH_SLOT);

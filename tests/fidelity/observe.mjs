@@ -46,7 +46,9 @@ function errorFields(e, reason) {
     constructorIsTypeError: e.constructor === TypeError,
     instanceOfTypeError: e instanceof TypeError,
     name: e.name,
-    message: typeof e.message === 'string' ? e.message : null,
+    // Deno names the call's own local port ("error sending request from
+    // 127.0.0.1:<port> for …"): a different one per call, masked.
+    message: typeof e.message === 'string' ? e.message.replace(/\bfrom 127\.0\.0\.1:\d+ for\b/g, 'from 127.0.0.1:<port> for') : null,
     code: e.code ?? null,
     ...(reason !== undefined ? { isTheReason: e === reason } : {}),
   };

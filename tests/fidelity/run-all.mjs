@@ -33,16 +33,28 @@ function parseArgs(argv) {
   return { ...o, projectDir: o.rest[0], filter: o.rest[1] };
 }
 
-async function runOne(runtime, { projectDir, filter, shapes, selfcheck }, deadline) {
+// Deno has a caller's origin only when run with --location: a second run
+// for the cases that call from one (tests/fidelity/cases-origin.mjs), which
+// skip in the first. (The other cases keep Deno without one: with one, its
+// fetch sends no Origin on a redirect to another origin where saferetry's
+// hops, by the standard, send the caller's — README "Where policy.fetch
+// differs" 3 — and eleven redirect cases would each need that deliberate.)
+const WITH_LOCATION = 'deno --location';
+const ORIGIN_CASES = "From a caller's origin";
+
+async function runOne(label, { projectDir, filter, shapes, selfcheck }, deadline) {
+  const location = label === WITH_LOCATION;
+  const runtime = location ? 'deno' : label;
   const shapeFile = path.join(projectDir, 'fidelity/gen', `shapes-${runtime}.json`);
-  const args = [path.join(REPO, 'tests/runtimes/run.mjs'), runtime, projectDir, ...(filter ? [filter] : []),
-    '--suite', 'fidelity', ...(shapes ? ['--shapes', shapeFile] : []), ...(selfcheck ? ['--mode', 'selfcheck'] : [])];
+  const only = location ? filter ?? ORIGIN_CASES : filter;
+  const args = [path.join(REPO, 'tests/runtimes/run.mjs'), runtime, projectDir, ...(only ? [only] : []),
+    '--suite', 'fidelity', ...(shapes ? ['--shapes', shapeFile] : []), ...(selfcheck ? ['--mode', 'selfcheck'] : []), ...(location ? ['--location'] : [])];
   const env = { SAFERETRY_RUNTIME_BUDGET_MS: String(Math.max(10_000, deadline - Date.now())) };
   const p = start(`fidelity-${runtime}`, process.execPath, args, { cwd: REPO, env, echo: false });
   const code = await waitExit(p, deadline);
   const counts = p.lines.map((l) => COUNT.exec(l)).filter(Boolean).pop();
   const skipped = Number(p.lines.map((l) => /^\((\d+) skipped\)$/.exec(l)?.[1]).filter(Boolean).pop() ?? 0);
-  return { runtime, code, lines: p.lines, tail: p.tail, shapeFile,
+  return { runtime: label, code, lines: p.lines, tail: p.tail, shapeFile,
     passed: counts ? +counts[1] : 0, failed: counts ? +counts[2] : 0, skipped, summary: p.lines.findLast((l) => l.startsWith(`${runtime}: `)) };
 }
 
@@ -73,7 +85,8 @@ async function main() {
   }
   o.projectDir = path.resolve(o.projectDir);
   const deadline = Date.now() + BUDGET_MS;
-  const queue = [...o.only];
+  // (Not in --shapes: the second run would write Deno's shapes again.)
+  const queue = o.only.flatMap((rt) => (rt === 'deno' && !o.shapes ? [rt, WITH_LOCATION] : [rt]));
   const results = [];
   const worker = async () => {
     for (let rt = queue.shift(); rt; rt = queue.shift()) { // bounded: seven runtimes
@@ -85,10 +98,11 @@ async function main() {
     }
   };
   await Promise.all(Array.from({ length: PARALLEL }, worker));
-  results.sort((a, b) => RUNTIMES.indexOf(a.runtime) - RUNTIMES.indexOf(b.runtime));
+  const order = (r) => RUNTIMES.indexOf(r.runtime === WITH_LOCATION ? 'deno' : r.runtime) + (r.runtime === WITH_LOCATION ? 0.5 : 0);
+  results.sort((a, b) => order(a) - order(b));
   if (o.shapes) writeShapes(results);
   console.log('\n==== fidelity');
-  for (const r of results) console.log(`${r.runtime.padEnd(9)} ${r.passed} passed, ${r.failed} failed${r.skipped ? ` (${r.skipped} skipped)` : ''}${r.code === 0 ? '' : ' FAILED'}`);
+  for (const r of results) console.log(`${r.runtime.padEnd(15)} ${r.passed} passed, ${r.failed} failed${r.skipped ? ` (${r.skipped} skipped)` : ''}${r.code === 0 ? '' : ' FAILED'}`);
   const passed = results.reduce((n, r) => n + r.passed, 0);
   const failed = results.reduce((n, r) => n + r.failed, 0);
   console.log(`${passed} passed, ${failed} failed`);

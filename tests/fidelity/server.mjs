@@ -19,6 +19,11 @@
 //   cookie=<v>                 a Set-Cookie header (repeatable)
 //   delay=<ms>                 the head after ms
 //   drip=<ms>                  head at once, then a chunk every 50 ms for ms
+//   nul=1                      200 with a NUL byte in a header value, written
+//                              raw to the socket (Node's server refuses one)
+//   badchunk=<ms>              head at once (chunked), a chunk after ms, then
+//                              after ms more bytes that are no chunk (a
+//                              broken chunked encoding), and the close
 //   loc=<url>                  Location (status 302 unless given)
 //   uloc=<url>                 the same, its UTF-8 bytes raw in the header
 //   hops=<n>&hs=<status>       redirect to this URL with hops=n-1 (hs: status,
@@ -61,6 +66,8 @@ export async function startServer({ staticDir } = {}) {
   }
 
   function answer(req, res, q, ordinal, selfUrl) {
+    if (q.get('nul') === '1') return rawNul(req, res);
+    if (q.has('badchunk')) return badChunk(req, res, clamp(q.get('badchunk'), 500, MAX_MS));
     const statuses = q.get('seq')?.split(',');
     let status = Number(statuses ? statuses[Math.min(ordinal, statuses.length) - 1] : q.get('status') ?? 0) || 200;
     const headers = [];
@@ -98,6 +105,22 @@ export async function startServer({ staticDir } = {}) {
     };
     const delay = clamp(q.get('delay'), 0, MAX_MS);
     if (delay) later(delay, head); else head();
+  }
+
+  // Bytes Node's own response writer would refuse, straight to the socket.
+  function rawNul(req, res) {
+    const allow = Object.entries(cors(req)).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    res.socket.end(`HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Nul: x\u0000x\r\n${allow}Content-Length: 2\r\nCache-Control: no-store\r\nConnection: close\r\n\r\nok`, 'latin1');
+  }
+
+  function badChunk(req, res, ms) {
+    res.writeHead(200, [...Object.entries(cors(req)), ['Content-Type', 'text/plain'], ['Cache-Control', 'no-store'], ['Connection', 'close']].flat());
+    res.flushHeaders();
+    later(ms, () => {
+      if (res.destroyed) return;
+      res.write('TEST_CHUNK');
+      later(ms, () => { if (!res.destroyed) res.socket.end('garbage'); });
+    });
   }
 
   function dripBody(res, ms) {

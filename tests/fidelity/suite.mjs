@@ -18,10 +18,11 @@ import { schemeCases } from './cases-schemes.mjs';
 import { redirectCases } from './cases-redirect.mjs';
 import { abortCases } from './cases-abort.mjs';
 import { globalCases } from './cases-global.mjs';
+import { originCases } from './cases-origin.mjs';
 
 export function cases({ saferetry, server, runtime = 'unknown', selfcheck = false }) {
   const h = makeHarness({ saferetry, server, runtime, selfcheck });
-  for (const register of [globalCases, failureCases, schemeCases, basicCases, redirectCases, abortCases]) register(h);
+  for (const register of [globalCases, failureCases, originCases, schemeCases, basicCases, redirectCases, abortCases]) register(h);
   return h.list;
 }
 

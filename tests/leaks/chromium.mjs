@@ -91,7 +91,7 @@ export async function runChromium(args = []) {
   // The dropped-response case's servers: one origin per round (Chromium
   // opens at most 6 connections per origin).
   const docs = [];
-  for (let i = 0; i < 5; i += 1) docs.push(await startDocServer());
+  for (let i = 0; i < 7; i += 1) docs.push(await startDocServer());
   let browser;
   try {
     const { chromium } = await import('playwright-core');

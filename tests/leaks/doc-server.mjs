@@ -11,6 +11,9 @@
 //                    as the socket drains (so a client that stops reading
 //                    holds the server at its socket buffers).
 //                    &cut=M: drop the connection after M bytes instead.
+//                    &type=text: Content-Type text/plain instead.
+//                    &wait=MS: the head at once, the first piece MS later
+//                    (at most 60 s; a timer that keeps no process alive).
 // GET /open[?port=P] (P: another doc server of this process)
 //                    {"open": connections that carried a document and are
 //                     still open (what dropped responses still hold; on
@@ -87,6 +90,8 @@ export async function startDocServer({ port = 0, host = '127.0.0.1', extra = () 
     }
     const bytes = Math.min(MAX_BYTES, Math.max(RECORD, Number(url.searchParams.get('bytes')) || 5 << 20));
     const cut = Number(url.searchParams.get('cut')) || 0;
+    const wait = Math.min(60_000, Number(url.searchParams.get('wait')) || 0);
+    const type = url.searchParams.get('type') === 'text' ? 'text/plain' : 'application/json';
     stats.served += 1;
     let ended = false;
     docSockets.add(socket);
@@ -94,7 +99,8 @@ export async function startDocServer({ port = 0, host = '127.0.0.1', extra = () 
       docSockets.delete(socket);
       if (!ended) stats.dropped += 1;
     });
-    socket.write(head('200 OK', 'application/json', 'Transfer-Encoding: chunked\r\n'));
+    socket.write(head('200 OK', type, 'Transfer-Encoding: chunked\r\n'));
+    if (wait) await new Promise((resolve) => setTimeout(resolve, wait).unref());
     let sent = 0;
     for (const piece of pieces(bytes)) {
       if (socket.destroyed) return;

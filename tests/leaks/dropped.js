@@ -1,13 +1,16 @@
 // The dropped-response case of the leak tier (README.md here): 100 chunked
 // 5 MiB JSON documents fetched and dropped — (a) untouched, (b) after reading
 // the first chunk — through plain `fetch` and through `policy.fetch` (auto:
-// 1 MiB read inside the attempt, the rest handed over), in the same run.
+// 1 MiB read inside the attempt, the rest handed over), in the same run;
+// and (c) 100 5 MiB texts whose first chunk comes 60 s after the head
+// (after the round), dropped untouched: auto hands each over 250 ms after
+// its head, its read still waiting for that chunk, which must not keep it.
 // After GC, what each side still holds (memory, and connections the server
 // still has open) is compared: saferetry's must be back to plain fetch's
 // figures within MARGIN. Web-standard APIs only; each runtime's front end
 // passes what differs (GC, memory figures, client-side sockets).
 //
-//   const r = await runDropped({ saferetry, bases, env });   // bases: 5 doc-server origins
+//   const r = await runDropped({ saferetry, bases, env });   // bases: 7 doc-server origins
 //   r.lines: figures to print; r.checks: [{ name, ok, detail }]
 
 const KiB = 1024;
@@ -17,6 +20,7 @@ const MiB = 1024 * KiB;
 export const MARGIN_PER_CALL = 16 * KiB;
 
 const fmt = (bytes) => `${(bytes / MiB).toFixed(2)} MiB`;
+const MODES = ['untouched', 'first-chunk', 'waiting'];
 
 /**
  * env: {
@@ -75,7 +79,7 @@ export async function runDropped({ saferetry, bases, env, count = 100, bytes = 5
     await r.arrayBuffer();
   }
   const drop = async (f, mode, i) => {
-    const res = await f(`${base}/doc?bytes=${bytes}&n=${i}`);
+    const res = await f(`${base}/doc?bytes=${bytes}&n=${i}${mode === 'waiting' ? '&type=text&wait=60000' : ''}`);
     if (mode === 'first-chunk') {
       const first = await res.body.getReader().read();
       if (first.done || !(first.value?.length > 0)) throw new Error('no first chunk');
@@ -89,7 +93,7 @@ export async function runDropped({ saferetry, bases, env, count = 100, bytes = 5
       await settle(0);
     }
   }
-  for (const mode of ['untouched', 'first-chunk']) {
+  for (const mode of MODES) {
     // policy.fetch first: plain fetch's first-chunk round leaves its
     // connections open for good (undici cancels only an untouched body).
     for (const [side, f] of Object.entries(sides).reverse()) {
@@ -141,7 +145,7 @@ export async function runDropped({ saferetry, bases, env, count = 100, bytes = 5
         `; calls ${callsMs} ms${failures ? `; ${failures} unanswered${stalled ? ` (stalled after ${stalled} calls)` : ''}` : ''}`);
     }
   }
-  for (const mode of ['untouched', 'first-chunk']) {
+  for (const mode of MODES) {
     const plain = rounds.find((r) => r.side === 'fetch' && r.mode === mode);
     const ours = rounds.find((r) => r.side === 'policy.fetch' && r.mode === mode);
     checks.push({ name: `dropped ${mode}: policy.fetch answered every call (${count - ours.failures}/${count}; fetch ${count - plain.failures}/${count})`,

@@ -122,7 +122,7 @@ try {
   // plain fetch's side of it leaves connections open for good. Its server
   // is a child too, so the client's sockets are all this process has.
   const errorsBefore = errors.length;
-  docServer = await startServerChild('./doc-server.mjs', ['--count', '5']);
+  docServer = await startServerChild('./doc-server.mjs', ['--count', '7']);
   const clientSockets = () => {
     const c = resourceCounts();
     return (c.TCPSocketWrap ?? 0) + (c.TCPWrap ?? 0);

@@ -29,7 +29,7 @@ const rss = () => {
   } catch { return {}; }
 };
 const servers = [];
-for (let i = 0; i < 5; i += 1) servers.push(await startDocServer({ extra: rss }));
+for (let i = 0; i < 7; i += 1) servers.push(await startDocServer({ extra: rss }));
 const bases = servers.map((s) => s.url);
 
 /** Runs `cmd`, echoing its output; resolves with { code, out } (killed after RUN_MS). */

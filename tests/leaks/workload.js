@@ -11,12 +11,12 @@
 // totalMs, so the suite always ends.
 
 /** The executor (js/src/executor.js: every operation's timers, and a
- * shared budget's exchange timeout) is the only caller of the global
- * timers inside the library: a timer whose stack holds it is the
- * library's. (The self-check in runLeakSuite fails when this matches no
+ * shared budget's exchange timeout) and a poll's loop (js/src/poll.js: its
+ * one timer) are the only callers of the global timers inside the library:
+ * a timer whose stack holds one of them is the library's. (The self-check in runLeakSuite fails when this matches no
  * library timer at all, as it did when the glue moved, and when
  * operations moved to the executor.) */
-const LIB_FRAME = /\/js\/src\/executor\.js/;
+const LIB_FRAME = /\/js\/src\/(executor|poll)\.js/;
 
 /**
  * Wraps globalThis.setTimeout/clearTimeout so outstanding timers can be
@@ -342,6 +342,42 @@ async function droppedLeasing({ saferetry, tracker, env, base, prefix }) {
   return { gone: [...gone].sort().join(' ') || 'nothing', releases: releases.length };
 }
 
+/** `policy.poll` of every ending — done, fatal, a status hook that throws,
+ * the budget ending while the verdict never answers, a cancel while it
+ * waits for the next poll — `count` of them, 20 at once, under one
+ * long-lived caller signal. Its loop (js/src/poll.js) holds the submit's
+ * and each query's response, a timer and a listener; every ending must let
+ * go of all of them. */
+async function pollCheck({ policy, tracker, env, base, prefix, count }) {
+  const status = (submitted) => new URL(submitted.headers.get('location'), base);
+  const kinds = {
+    done: [{ status }, 'succeeded succeeded'],
+    fatal: [{ status, verdict: () => 'fatal' }, 'failed task-failed'],
+    'status throws': [{ status: () => { throw new Error('no task id'); } }, 'failed task-failed'],
+    'verdict never answers': [{ status, verdict: () => new Promise(() => {}), budgetMs: 50 }, 'try-later deadline'],
+    'cancelled while waiting': [{ status, phases: [{ everyMs: 60_000 }] }, 'cancelled cancelled'],
+  };
+  const names = Object.keys(kinds);
+  const heldBefore = env.held?.() ?? null; // (a dropped policy's own may still wait for its finalizer)
+  const controller = new AbortController();
+  const watch = watchAbortListeners(controller.signal);
+  const endings = {};
+  const one = async (i) => {
+    const name = names[i % names.length];
+    const [spec, want] = kinds[name];
+    const op = policy.poll(`${base}/s/task/${prefix}-${i}?ms=0`, { method: 'POST', body: 'x', signal: controller.signal }, { phases: [{ everyMs: 5 }], ...spec });
+    if (name === 'cancelled while waiting') op.subscribe((s) => { if (s.state === 'waiting') op.cancel(); });
+    const o = await op.result;
+    await o.response?.text();
+    const sig = `${name}: ${o.kind} ${o.reason}${`${o.kind} ${o.reason}` === want ? '' : ` (want ${want})`}`;
+    endings[sig] = (endings[sig] ?? 0) + 1;
+  };
+  for (let i = 0; i < count; i += 20) await Promise.all(Array.from({ length: Math.min(20, count - i) }, (_, k) => one(i + k)));
+  await tracker.sleep(50);
+  const held = heldBefore === null ? null : env.held() - heldBefore;
+  return { count, endings, held, libTimers: tracker.outstanding().lib, listeners: watch.registered() };
+}
+
 /**
  * The whole suite. Returns { figures, checks: [{ name, ok, detail }] }.
  * env: { runtime, gc(), meters: [...], wasmExports(), errors: [],
@@ -418,6 +454,9 @@ export async function runLeakSuite({ saferetry, tracker, env, bases, total = 10_
   figures.sharedTimers = tracker.outstanding();
   figures.sharedStats = leasing.stats();
   figures.droppedLeasing = await droppedLeasing({ ...ctx, env, base: bases[0], prefix: `${run}-d` });
+  t = Date.now();
+  figures.polls = await pollCheck({ ...ctx, env, base: bases[0], prefix: `${run}-p`, count: 200 });
+  figures.pollMs = Date.now() - t;
 
   // Calibration: what one op costs when everything it produced stays
   // reachable (its controller, Response or error or outcome, Operation).
@@ -451,6 +490,11 @@ export async function runLeakSuite({ saferetry, tracker, env, bases, total = 10_
   const D = figures.droppedLeasing;
   check('a dropped policy whose carrier keeps its attached release and whose exchange never answers is collected, its carrier too',
     D.gone === 'carrier policy' && D.releases === 1, `collected: ${D.gone}; releases kept ${D.releases}`);
+  const P = figures.polls;
+  const pollBad = Object.keys(P.endings).filter((sig) => sig.includes('(want'));
+  check(`polls: ${P.count} of every ending ended as required and let go of everything (records, timers, listeners)`,
+    pollBad.length === 0 && (P.held === null || P.held === 0) && P.libTimers === 0 && P.listeners === 0,
+    `${Object.entries(P.endings).map(([sig, n]) => `${n}× ${sig}`).join('; ')}; records held ${P.held > 0 ? '+' : ''}${P.held}, library timers ${P.libTimers}, abort listeners ${P.listeners}, ${figures.pollMs} ms`);
   const T = figures.timerStats;
   check('every library timer set was cleared or fired', T.libSet === T.libCleared + T.libFired + figures.timersAfterPause.lib && figures.timersAtEnd.lib === 0,
     `set ${T.libSet}, cleared ${T.libCleared}, fired ${T.libFired}`);

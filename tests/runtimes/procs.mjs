@@ -188,8 +188,9 @@ export async function runMain(name, main) {
 export function bundleModules(distDir, main, { requireWasm = true } = {}) {
   const js = readFileSync(path.join(distDir, main), 'utf8');
   const modules = [{ name: main, file: path.join(distDir, main), type: 'esModule' }];
-  for (const [, spec] of js.matchAll(/from\s*["'](\.\/[^"']+\.wasm)["']/g)) {
-    modules.push({ name: spec, file: path.join(distDir, spec), type: 'wasm' });
+  // Imported as a module, or with `import()` (the poll's, at a first poll).
+  for (const [, spec] of js.matchAll(/(?:from\s*|\bimport\s*\(\s*)["'](\.\/[^"']+\.wasm)["']/g)) {
+    if (!modules.some((m) => m.name === spec)) modules.push({ name: spec, file: path.join(distDir, spec), type: 'wasm' });
   }
   const present = readdirSync(distDir).filter((f) => f.endsWith('.wasm'));
   if (requireWasm && modules.length < 2) throw new Error(`${main} imports no .wasm module; ${distDir} has ${present.join(', ') || 'none'}`);

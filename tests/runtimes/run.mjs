@@ -3,10 +3,12 @@
 // PACKED package installed in a project (scripts/pack-install.sh
 // <projectDir>), in one runtime:
 //
-//   node tests/runtimes/run.mjs <runtime> <projectDir> [filter] [--suite e2e|fidelity|streams] [--mode M] [--shapes FILE]
+//   node tests/runtimes/run.mjs <runtime> <projectDir> [filter] [--suite e2e|fidelity|streams] [--mode M] [--shapes FILE] [--location]
 //     runtime: node | deno | bun | workerd | chromium | firefox | webkit | bundle
 //              (bundle = the page built by esbuild from the package, in Chromium)
 //     --mode M: passed to the suite's runSuite (fidelity: "selfcheck")
+//     --location: Deno runs with `--location` at the suite server's main
+//              origin (a caller's origin: tests/fidelity/cases-origin.mjs)
 //     --shapes FILE: the suite's "shapes" mode (fidelity: what the host's own
 //              fetch throws for each deterministic failure), written to FILE as JSON
 //
@@ -74,12 +76,14 @@ const note = (line) => process.stderr.write(`[run ${stamp()}] ${line}\n`);
 const COUNT_LINE = /^(\d+) passed, (\d+) failed$/;
 
 // ---------------- Node, Deno, Bun: the runner in the project, by the runtime's own resolver ----------------
-async function runScriptRuntime(runtime, { projectDir, suiteDir, mode }, server, filter, deadline) {
+async function runScriptRuntime(runtime, { projectDir, suiteDir, mode, location: withLocation }, server, filter, deadline) {
   const bin = runtime === 'node' ? process.execPath : path.join(BIN, runtime);
   const runner = path.relative(projectDir, path.join(suiteDir, 'runner.mjs'));
   const rest = [runner, runtime, server.url, server.altUrl, filter ?? '', mode];
+  // --location: Deno with a caller's origin, the main server's (tests/fidelity/cases-origin.mjs).
+  const location = withLocation ? [`--location=${server.url}/page`] : [];
   const args = runtime === 'deno'
-    ? ['run', '--no-prompt', '--allow-net=127.0.0.1', `--allow-read=${projectDir}`, '--node-modules-dir=manual', '--no-lock', ...rest]
+    ? ['run', '--no-prompt', '--allow-net=127.0.0.1', `--allow-read=${projectDir}`, '--node-modules-dir=manual', '--no-lock', ...location, ...rest]
     : runtime === 'node' ? rest : ['run', ...rest];
   const env = runtime === 'deno'
     ? { DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' }
@@ -210,11 +214,12 @@ async function buildBundle(projectDir, suiteDir, entry) {
   // esbuild leaves `new URL("<rel>", import.meta.url)` alone, and in the
   // bundle import.meta.url is the bundle's URL: the wasm must be served at
   // <rel> relative to the bundle. Copy each where the package's loaders
-  // point (the entry's module, and the authority's when the bundle has it;
-  // the glue's own default is not used when a loader passes a URL).
+  // point (the entry's module, and the authority's and the poll's when the
+  // bundle has them; the glue's own default is not used when a loader
+  // passes a URL).
   const urlRefs = (src) => [...new Set([...src.matchAll(/new URL\(\s*(["'])([^"']+\.wasm)\1\s*,\s*import\.meta\.url\s*\)/g)].map((m) => m[2]))];
   const bundleRefs = urlRefs(readFileSync(outfile, 'utf8'));
-  const loaders = [entry, path.join(path.dirname(entry), 'authority.js')].filter((f) => existsSync(f));
+  const loaders = [entry, ...['authority.js', 'poll-web.js'].map((f) => path.join(path.dirname(entry), f))].filter((f) => existsSync(f));
   const entryRefs = loaders.flatMap((f) => urlRefs(readFileSync(f, 'utf8'))).filter((r) => bundleRefs.includes(r));
   const targets = entryRefs.length ? entryRefs : bundleRefs;
   if (!targets.length) throw new Error('the bundle references no .wasm through new URL(..., import.meta.url)');
@@ -296,12 +301,13 @@ async function runBrowser(runtime, { projectDir, suiteDir, mode }, server, filte
 
 // ---------------- main ----------------
 function parseArgs(argv) {
-  const flags = { suite: 'e2e', shapes: null, mode: 'compare' };
+  const flags = { suite: 'e2e', shapes: null, mode: 'compare', location: false };
   const rest = [];
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--suite') flags.suite = argv[++i];
     else if (argv[i] === '--shapes') flags.shapes = argv[++i];
     else if (argv[i] === '--mode') flags.mode = argv[++i];
+    else if (argv[i] === '--location') flags.location = true;
     else rest.push(argv[i]);
   }
   return { ...flags, runtime: rest[0], dirArg: rest[1], filter: rest[2] };
@@ -327,9 +333,9 @@ function writeShapes(file, runtime, lines) {
 }
 
 async function main() {
-  const { runtime, dirArg, filter, suite, shapes, mode } = parseArgs(process.argv.slice(2));
-  if (!RUNTIMES.includes(runtime) || !dirArg || !SUITES[suite] || shapes === undefined || !mode) {
-    console.error(`usage: node tests/runtimes/run.mjs <${RUNTIMES.join('|')}> <projectDir> [filter] [--suite ${Object.keys(SUITES).join('|')}] [--mode M] [--shapes FILE]`);
+  const { runtime, dirArg, filter, suite, shapes, mode, location } = parseArgs(process.argv.slice(2));
+  if (!RUNTIMES.includes(runtime) || !dirArg || !SUITES[suite] || shapes === undefined || !mode || (location && runtime !== 'deno')) {
+    console.error(`usage: node tests/runtimes/run.mjs <${RUNTIMES.join('|')}> <projectDir> [filter] [--suite ${Object.keys(SUITES).join('|')}] [--mode M] [--shapes FILE] [--location (deno)]`);
     return 2;
   }
   const projectDir = path.resolve(dirArg);
@@ -342,7 +348,7 @@ async function main() {
   }
   for (const f of ['runner.mjs', 'worker.mjs', 'page.mjs']) install(path.join(HERE, f), path.join(suiteDir, f));
   const deadline = t0 + RUN_BUDGET_MS;
-  const where = { projectDir, suiteDir, mode: shapes ? 'shapes' : mode, suite: SUITES[suite] };
+  const where = { projectDir, suiteDir, mode: shapes ? 'shapes' : mode, suite: SUITES[suite], location };
 
   const server = await startFaultServer(projectDir, SUITES[suite].server);
   note(`${suite} suite; server ${server.url}, alt origin ${server.altUrl}`);

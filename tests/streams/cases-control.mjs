@@ -27,7 +27,7 @@ export function controlCases(h) {
       const ports = await streamPorts(server);
       const id = newId('stall');
       const policy = new saferetry.RetryPolicy({ attemptMs: 1000, maxAttempts: 2 });
-      const r = await readTimed(policy.fetch, `${ports[slot % ports.length]}/stall/${id}`, {});
+      const r = await readTimed(policy.fetch, `${ports[(2 * slot) % ports.length]}/stall/${id}`, {});
       r.report = r.res ? saferetry.reportOf(r.res) : undefined;
       r.requests = (await received(server, id)).requests;
       const problems = [];

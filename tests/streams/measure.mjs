@@ -19,7 +19,8 @@ export function describe(err, reason) {
 
 /**
  * Calls `doFetch(url, init)` and reads the whole body. Resolves with
- * { headersMs, firstMs, allMs, status, text, res } or { error, errorMs }.
+ * { headersMs, firstMs, firstAt (Date.now() then), allMs, status, text, res }
+ * or { error, errorMs }.
  * `onChunk(n, reader)` is called after the n-th non-empty chunk (the abort case stops there).
  */
 export async function readTimed(doFetch, url, init, { onChunk } = {}) {
@@ -40,6 +41,7 @@ export async function readTimed(doFetch, url, init, { onChunk } = {}) {
       if (!value.byteLength) continue;
       out.chunks += 1;
       out.firstMs ??= ms(now() - t0);
+      out.firstAt ??= Date.now();
       out.text += dec.decode(value, { stream: true });
       if (onChunk && (await onChunk(out.chunks, reader, out)) === 'stop') return out;
     }

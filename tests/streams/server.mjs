@@ -18,9 +18,11 @@
 //                         the first half of STALL_JSON at once, then nothing
 //                         (held until the client goes or the server closes);
 //                         later requests: the whole document
-// GET /rec/<id>        -> { requests, sent, ended, closedEarly }: requests
-//                         received for the id, chunks sent, whether the last
-//                         answer ended, whether its client went before the end
+// GET /rec/<id>        -> { requests, sent, firstAt, ended, closedEarly }:
+//                         requests received for the id, chunks sent, when
+//                         the first was written (Date.now()), whether the
+//                         last answer ended, whether its client went before
+//                         the end
 // GET /static/<path>   -> a file of DIR (the browser pages)
 // Every answer: Access-Control-Allow-Origin: *, Cache-Control: no-store,
 // Connection: close. Loopback only; every timer is bounded and cleared at close.
@@ -28,7 +30,7 @@ import http from 'node:http';
 import { serveStatic, serverCli } from '../runtimes/serve.mjs';
 import { CHUNKS, EVERY_MS, SHAPES, STALL_JSON, chunk } from './shapes.mjs';
 
-const STREAM_PORTS = 12;
+const STREAM_PORTS = 20;
 const MAX_IDS = 5000;
 const MAX_HOLD_MS = 60_000; // a stalled answer is ended by then at the latest
 const COMMON = { 'Access-Control-Allow-Origin': '*', 'Cache-Control': 'no-store', Connection: 'close' };
@@ -68,6 +70,7 @@ export async function startServer({ staticDir } = {}) {
       if (res.destroyed) return;
       i += 1;
       res.write(chunk(shape.key, i));
+      if (i === 1) r.firstAt = Date.now();
       r.sent = i;
       if (i >= count) res.end(); else later(every, tick);
     };

@@ -21,6 +21,11 @@ export const HEADS = ['flush', 'first'];
 export const CHUNKS = 24;
 export const EVERY_MS = 500;
 
+/** The gaps between chunks, and the head shapes run with each: 24 chunks
+ * every 500 ms (12 s); 2 chunks 5 s apart with the head sent with the first
+ * (10 s: a first chunk held for the second would be 5 s late). */
+export const GAPS = [{ every: EVERY_MS, n: CHUNKS, heads: HEADS }, { every: 5000, n: 2, heads: ['first'] }];
+
 /** Chunk `i` (1-based) of a stream of shape `key`: small, UTF-8 beyond ASCII. */
 export function chunk(key, i) {
   const n = String(i).padStart(2, '0');
