@@ -20,7 +20,7 @@
 //! shared budget reaches its client there by number, `leased.rs`), which
 //! only `saferetry/cloudflare`, a policy with a shared budget (a
 //! `tabBudget`'s, a carrier of one's own) and `import { BudgetAuthority }`
-//! load: a page that only retries carries none of it (4.1 KB gzip);
+//! load: a page that only retries carries none of it (4.5 KB gzip);
 //! `--features outbox` builds the durable outbox's rules alone
 //! (`OutboxRules`), loaded only at a first outbox (js/src/outbox.js): a
 //! page that only retries, a leader tab or a `RetryBudget` pays for none
