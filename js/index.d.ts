@@ -130,7 +130,18 @@ export type LeaseAnswer = LeaseGrant | { unavailable: string };
 
 export type BudgetMode = "local" | "leased" | "fallback";
 
-export interface SharedStats {
+/** `stats().shared`: the counters of the policy's leased client, or, while it has none, why (README "Fleet budgets"). */
+export type SharedStats = LeaseClientStats | NoLeaseClientStats;
+
+/** The policy has no leased client (it runs in the fleet's wasm module): that module is loading (a browser fetches it when the policy is made), or could not be loaded. Its budget meanwhile: no retry tokens and `rate` / fleetSize while it loads; a budget of its own (capacity / fleetSize) once it failed. */
+export interface NoLeaseClientStats {
+  scope?: string;
+  mode: "fallback";
+  /** That the module is loading, or why it could not be loaded (the error, naming the wasm file). */
+  reason: string;
+}
+
+export interface LeaseClientStats {
   scope?: string;
   /** local: no answer yet; leased: spending grants; fallback: the authority is unreachable. */
   mode: BudgetMode;

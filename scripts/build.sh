@@ -45,17 +45,18 @@ fi
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="${remap[*]}"
 
 # Six modules from one crate (src/host/mod.rs): the package's default one
-# (`saferetry`: the policy, the engine, the host, the leased client) and
-# the same for browsers without the redirect hops a browser never runs
-# (`saferetry_web`, `--features browser`: js/src/web.js and sw.js load it,
-# Node, Deno, Bun and workerd the default one), the
-# fleet's authority (`saferetry_authority`, `--features authority`), which
-# only `saferetry/cloudflare`, a leader tab and `import { BudgetAuthority }`
-# load, and the durable outbox's rules (`saferetry_outbox`, `--features
-# outbox`), loaded at a first outbox; `policy.poll()`'s loop
-# (`saferetry_poll`, `--features poll`), loaded at a first poll; and the Redis budget's
-# (`saferetry_redis`, `--features redis`: the authority plus its
-# read–decide–write loop), which only `saferetry/redis` loads.
+# (`saferetry`: the policy, the engine, the host) and the same for browsers
+# without the redirect hops a browser never runs (`saferetry_web`,
+# `--features browser`: js/src/web.js and sw.js load it, Node, Deno, Bun
+# and workerd the default one), the fleet's (`saferetry_authority`,
+# `--features authority`: the authority and the policies' leased clients),
+# which only `saferetry/cloudflare`, a policy with a shared budget and
+# `import { BudgetAuthority }` load, and the durable outbox's rules
+# (`saferetry_outbox`, `--features outbox`), loaded at a first outbox;
+# `policy.poll()`'s loop (`saferetry_poll`, `--features poll`), loaded at a
+# first poll; and the Redis budget's (`saferetry_redis`, `--features
+# redis`: the fleet's module plus its read–decide–write loop), which only
+# `saferetry/redis` loads.
 # wasm-bindgen's output lands in js/src beside the entries, so the wasm is
 # always "./saferetry_bg.wasm" from the code that loads it: a bundler that
 # does not copy assets needs just that one file copied next to its output.

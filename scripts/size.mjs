@@ -12,7 +12,8 @@
 //      later (a first `policy.poll()`'s), which an entry counts only where
 //      it says it loads it (`loads`: the package's files, by name);
 //    - tabs: the same page with `tabBudget` in `shared`, counting the
-//      authority a leader tab loads;
+//      fleet's module (the authority a leader tab runs, the leased client
+//      every tab's policy does);
 //    - node: what `import { RetryPolicy } from "saferetry"` makes Node (Deno,
 //      Bun) read at import, unbundled: the entry's static module graph and the
 //      wasm it instantiates;
@@ -59,9 +60,9 @@ const parts = [
   ["glue, outbox", ["src/saferetry_outbox.js"]],
   ["glue, poll", ["src/saferetry_poll.js"]],
   ["glue, redis", ["src/saferetry_redis.js"]],
-  ["entry + core", ["src/node.js", "src/load.js", "src/core.js", "src/executor.js", "src/attempts.js", "src/body.js", "src/hops.js", "src/packed.js", "src/request.js", "src/tabs.js"]],
+  ["entry + core", ["src/node.js", "src/load.js", "src/core.js", "src/executor.js", "src/attempts.js", "src/body.js", "src/hops.js", "src/packed.js", "src/request.js", "src/lease.js", "src/tabs.js"]],
   ["otel", ["src/otel.js"]],
-  ["authority loaders", ["src/authority.js", "src/authority-lazy.js", "src/authority-node.js", "src/authority-workerd.js"]],
+  ["authority loaders", ["src/authority.js", "src/authority-lazy.js", "src/authority-node.js", "src/authority-workerd.js", "src/lease-relay.js"]],
   ["redis entry", ["src/redis.js"]],
   ["poll", ["src/poll.js", "src/poll-web.js", "src/poll-node.js", "src/poll-workerd.js"]],
   ["outbox", ["src/outbox.js", "src/outbox-web.js", "src/outbox-node.js", "src/outbox-workerd.js", "src/outbox-rules.js", "src/outbox-rules-node.js", "src/outbox-rules-workerd.js", "src/outbox-stores/memory.js", "src/outbox-stores/file.js", "src/outbox-stores/indexeddb.js", "src/outbox-stores/durable.js"]],

@@ -1,5 +1,8 @@
-// Node, Deno and Bun: `BudgetAuthority`, read from disk and compiled at its
-// first `new` (authority-lazy.js).
+// Node, Deno and Bun: the fleet's module (`BudgetAuthority` and the
+// policies' leased clients), read from disk and compiled at its first use
+// (authority-lazy.js). In package.json `sideEffects`: a Node bundle keeps
+// it, so that a policy with a carrier of its own finds its client's
+// module (js/src/lease-relay.js) whether or not it uses `BudgetAuthority`.
 import { readFileSync } from "node:fs";
 import { lazily } from "./authority-lazy.js";
 

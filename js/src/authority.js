@@ -1,12 +1,14 @@
-// The fleet's authority, `BudgetAuthority` (README "Fleet budgets"), in
-// browsers and bundlers: a wasm module of its own (src/host/mod.rs), so a
-// page that only retries never downloads it. Loaded by `import {
-// BudgetAuthority }` (a bundler drops this file from a build that does not
-// use it: it is not in package.json `sideEffects`) and by a tab when it
-// becomes a `tabBudget` leader (tabs.js, `import()`). Its wasm file sits
-// beside it, as the package's own does.
-import init, { BudgetAuthority as Authority } from "./saferetry_authority.js";
+// The fleet's module in browsers and bundlers (README "Fleet budgets"): the
+// authority, `BudgetAuthority`, and the policies' leased clients
+// (src/host/mod.rs), a wasm module of its own, so a page that only retries
+// never downloads it. Loaded by `import { BudgetAuthority }` (a bundler
+// drops this file from a build that does not use it: it is not in
+// package.json `sideEffects`) and by a `tabBudget` when a policy takes it
+// (tabs.js, `import()`). Its wasm file sits beside it, as the package's
+// own does.
+import init, * as fleet from "./saferetry_authority.js";
 import { loadFailed } from "./load.js";
+import { provide } from "./lease-relay.js";
 
 const wasm = new URL("./saferetry_authority_bg.wasm", import.meta.url);
 try {
@@ -14,7 +16,12 @@ try {
 } catch (error) {
   throw loadFailed(wasm, error);
 }
+// The leased clients of carriers that name no module of their own (js/src/lease-relay.js).
+provide(() => fleet);
 
 // A class of this file's own (not a re-export of the glue's), so that no
 // bundler links the glue directly and drops the initialisation above.
-export class BudgetAuthority extends Authority {}
+export class BudgetAuthority extends fleet.BudgetAuthority {}
+
+/** The module's exports, for the leased clients (js/src/lease-relay.js). */
+export { fleet };

@@ -3,7 +3,8 @@
 // and to a UI store.
 // The classes of the entry's module: saferetry.js or, in browsers, saferetry_web.js.
 import { assertLoaded, Policy, polls } from "./load.js";
-import { drive, exchange } from "./executor.js";
+import { drive } from "./executor.js";
+import { lease } from "./lease.js";
 import * as attempts from "./attempts.js";
 import { abortBefore, bodyOf, prepare, read } from "./request.js";
 
@@ -234,13 +235,9 @@ const glue = {
     return typeof online === "boolean" ? online : undefined;
   },
 
-  // A shared budget's exchanges (src/host/fleet.rs): performed by the
-  // executor, reported to the policy's `Lease`.
-  exchange,
-
-  /** Calls the `shared.attach` held as `id` with its release, which holds
-   * the `Lease` (whose reference to the policy is weak). */
-  attach: (id, lease) => attempts.invoke(id, () => lease.release()),
+  // A shared budget's link to its leased client, in the fleet's module
+  // (src/host/leased.rs, js/src/lease.js).
+  ...lease,
 };
 
 /** `init.signal`, else a Request's own (`null` drops it, as in `fetch`). */

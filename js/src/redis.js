@@ -5,17 +5,24 @@
 // authority a Durable Object runs, and writes it back with a
 // compare-and-set; this file only adapts a node-redis or ioredis client to
 // the two commands it performs. Neither client is imported here: the
-// caller's connected client is passed in.
+// caller's connected client is passed in. The same module runs the leased
+// clients of the policies that take a `redisBudget` (js/src/lease-relay.js,
+// which comes with the "saferetry" entry such a service imports for
+// `RetryPolicy`: src/node.js, through authority-node.js).
 import { readFileSync } from "node:fs";
-import { RedisExchange, initSync } from "./saferetry_redis.js";
+import * as fleet from "./saferetry_redis.js";
 import { loadFailed } from "./load.js";
 
 const wasm = new URL("./saferetry_redis_bg.wasm", import.meta.url);
 try {
-  initSync({ module: readFileSync(wasm) });
+  fleet.initSync({ module: readFileSync(wasm) });
 } catch (error) {
   throw loadFailed(wasm, error);
 }
+
+// Where a policy's leased client runs (js/src/lease-relay.js `LEASE`).
+const LEASE = Symbol.for("saferetry.lease");
+const lease = () => fleet;
 
 // Sets the key to ARGV[2] only if it still holds ARGV[1] ("" for none):
 // it compares and sets, and knows nothing of budgets.
@@ -53,8 +60,8 @@ export function redisBudget(client, name, options = {}) {
   if (options === null || typeof options !== "object") throw new TypeError("redisBudget: options must be an object");
   const { fleetSize, key = `saferetry:budget:${name}`, commandMs } = options;
   if (typeof key !== "string" || key === "") throw new TypeError("redisBudget: options.key must be a non-empty string");
-  const carrier = new RedisExchange(storeOf(client), key, commandMs);
-  const budget = { scope: "fleet", exchange: (request) => carrier.exchange(request) };
+  const carrier = new fleet.RedisExchange(storeOf(client), key, commandMs);
+  const budget = { scope: "fleet", exchange: (request) => carrier.exchange(request), [LEASE]: lease };
   if (fleetSize !== undefined) budget.fleetSize = fleetSize;
   return budget;
 }

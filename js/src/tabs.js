@@ -21,13 +21,16 @@
 // starts from `authority.restore(newest)`, so a handover never hands out a
 // fresh bucket. Messages from an older term are ignored.
 //
-// The authority is a wasm module of its own (authority.js), loaded by a tab
-// when it first leads (or, alone, at its first exchange): a follower never
-// downloads it. A tab that cannot load it (a bundle without its wasm) never
-// leads, says so once (an `error` event, else a console warning, and
-// `status()`), and answers its policies' exchanges `{ unavailable: reason }`:
-// what they then do (a budget of their own) is the leased client's rule.
+// The authority is in the fleet's module (authority.js), with the policies'
+// leased clients: a tab loads it when a policy first takes its budget (its
+// client runs there: js/src/lease-relay.js), and leads with it. A tab that cannot
+// load it (a bundle without its wasm) never leads, says so once (an `error`
+// event, else a console warning, and `status()`), and its policies keep a
+// budget of their own (src/policy/budget/lease/link.rs); an exchange it is
+// asked for then is answered `{ unavailable: reason }`.
 import { assertLoaded } from "./load.js";
+import { LEASE } from "./lease.js";
+import "./lease-relay.js"; // the policies that take a tabBudget link to their clients
 
 const PREFIX = "saferetry:";
 const PROBE_MS = 500; // silence after a ping before the lock is stolen
@@ -46,10 +49,11 @@ function positive(options, field, fallback) {
 let Authority = null;
 let loading = null;
 
-/** Loads the authority's module once; resolves when `Authority` is set. */
+/** Loads the fleet's module once; resolves with it once `Authority` is set. */
 function loadAuthority() {
   loading ??= import("./authority.js").then((m) => {
     Authority = m.BudgetAuthority;
+    return m.fleet;
   });
   return loading;
 }
@@ -114,6 +118,15 @@ class TabBudget extends EventTarget {
 
   exchange(request) {
     return this.#tabs.exchange(request);
+  }
+
+  /** The fleet's module, where the policies that take this budget run
+   * their leased clients (js/src/lease-relay.js): loaded when the first does. */
+  [LEASE]() {
+    return loadAuthority().catch((error) => {
+      this.#failed(error);
+      throw error;
+    });
   }
 
   /** Called once by each policy that takes this budget, with a function

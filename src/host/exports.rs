@@ -16,9 +16,9 @@ use wasm_bindgen::prelude::*;
 use super::bind::{get, get_string, math_random};
 use super::clock::HostClock;
 use super::convert::to_js;
-use super::fleet::{Fleet, Leased};
 use super::glue::{self, invoke, Glue, Held};
 use super::io::step;
+use super::leased::Leased;
 use super::machine::{keep, Machine};
 use super::options::{self, Hooks, Key};
 use super::outcome::Outcome;
@@ -57,9 +57,9 @@ const AT_ONCE: u32 = 0x8000_0000;
 struct Shared {
     options: Options,
     hooks: Hooks,
-    state: Box<dyn SharedState>,
-    /// The shared budget's client, when `shared` was given.
-    fleet: Option<Rc<Fleet>>,
+    state: Rc<dyn SharedState>,
+    /// The shared budget, when `shared` was given (`state` too).
+    fleet: Option<Rc<Leased>>,
     gate: Option<Rc<Gate>>,
     stats: Stats,
     runtime: Runtime,
@@ -99,10 +99,10 @@ impl Policy {
         // First: the options' functions go to the executor to hold.
         glue::install(&glue);
         let (options, mut hooks) = options::read(&Options::default(), &Hooks::default(), &options, false)?;
-        let fleet = hooks.shared.take().map(|exchange| Fleet::new(&options, exchange, &glue));
-        let state: Box<dyn SharedState> = match &fleet {
-            Some(fleet) => Box::new(Leased(fleet.clone())),
-            None => Box::new(InMemory::new(options.quota, options.rate)),
+        let fleet = hooks.shared.take().map(|exchange| Rc::new(Leased::new(&options, exchange, &glue)));
+        let state: Rc<dyn SharedState> = match &fleet {
+            Some(fleet) => fleet.clone(),
+            None => Rc::new(InMemory::new(options.quota, options.rate)),
         };
         let gate = options.concurrency.map(Gate::new);
         let (stats, runtime) = (Stats::default(), detect_runtime());

@@ -1,14 +1,19 @@
-//! A shared budget's host side (rule 9): the policy's [`LeasedClient`]
-//! and the caller's `shared.exchange`, which carries a request to the
-//! fleet's authority (a Durable Object, a leader tab) and answers its grant.
+//! A shared budget's leased client (rule 9), in the fleet's module (the
+//! authority's, `--features authority`; the Redis module has it too): the
+//! policy's [`LeasedClient`] and the carrier's `shared.exchange`, which
+//! carries a request to the fleet's authority (a Durable Object, a leader
+//! tab, Redis) and answers its grant. A page that never shares a budget
+//! never loads it: the policy, in the page's module, reaches its client
+//! here by number (`super::leased`, `policy::budget::lease::link`), one
+//! call of `leaseCall` per budget call, relayed by js/src/lease-relay.js.
 //!
 //! Nothing here waits and nothing in JS decides. After every budget call
 //! the client is asked whether a request is due (`pending_request`); if so
 //! it is handed to the executor (js/src/executor.js `exchange`, through the
-//! glue), which calls `shared.exchange` as its method in a microtask —
+//! relay), which calls `shared.exchange` as its method in a microtask —
 //! never on an operation's path — adopts any thenable as `await` would,
 //! sets a timer of the client's `answer_timeout_ms`, and reports whichever
-//! comes first to this fleet's [`Lease`]: the answer, the rejection or
+//! comes first to this client's [`Lease`]: the answer, the rejection or
 //! throw (`onExchange`), or the timer (`onTimer`). The rules are here: an
 //! exchange that threw, rejected, answered something that is not a grant,
 //! or whose timer fired first is reported to the client as unreachable,
@@ -30,37 +35,56 @@
 
 use alloc::rc::{Rc, Weak};
 use alloc::string::String;
+use alloc::vec::Vec;
 use core::cell::RefCell;
 use js_sys::{Promise, Reflect};
 use wasm_bindgen::prelude::*;
 
 use super::bind::{date_now, math_random};
 use super::convert::to_js;
-use super::glue::{Glue, Held};
 use super::wire::{self, Answer};
-use crate::policy::budget::lease::{ClientConfig, LeaseRequest, LeasedClient, Mode};
+use crate::local::Local;
+use crate::policy::budget::lease::link;
+use crate::policy::budget::lease::{ClientConfig, LeaseRequest, LeasedClient};
 use crate::policy::budget::SharedState;
 use crate::policy::limits::timer_ms;
-use crate::policy::options::Options;
 
-/// What `shared` gave: where requests go, and the label `stats()` shows.
-/// Its functions are the executor's to hold and call, as `shared`'s
-/// methods (`super::glue::Held::keep`).
-#[derive(Clone)]
-pub struct Exchange {
-    pub function: Rc<Held>,
-    /// `shared.attach(release)`, when the carrier has it: called once with
-    /// a function that gives the policy's held tokens back at once (a tab
-    /// budget calls it as its tab leaves).
-    pub attach: Option<Rc<Held>>,
-    pub scope: Option<String>,
+#[wasm_bindgen]
+extern "C" {
+    /// What performs the client's work (js/src/lease-relay.js `perform`).
+    pub type LeaseGlue;
+
+    /// `exchange(lease, exchange, request, seq, ms, now)`: the executor
+    /// calls the `exchange` it holds as `shared`'s method with `request`
+    /// (`now`: at once, else in a microtask), adopts its answer as `await`
+    /// would, and reports to `lease` whichever comes first: how it settled
+    /// (or the throw), or a timer of `ms` (js/src/executor.js). Resolves
+    /// once it reported.
+    #[wasm_bindgen(method, structural)]
+    #[allow(clippy::too_many_arguments)]
+    fn exchange(
+        this: &LeaseGlue,
+        lease: &JsValue,
+        exchange: u32,
+        request: &JsValue,
+        seq: f64,
+        ms: f64,
+        now: bool,
+    ) -> Promise;
+
+    /// `attach(id, lease)`: calls the `shared.attach` the executor holds as
+    /// `id` with a function that calls `lease.release()`: what it
+    /// returned, or threw.
+    #[wasm_bindgen(catch, method, structural)]
+    fn attach(this: &LeaseGlue, id: u32, lease: &JsValue) -> Result<JsValue, JsValue>;
 }
 
-pub struct Fleet {
+struct Fleet {
     client: LeasedClient,
-    exchange: Exchange,
-    glue: Glue,
-    /// This fleet's [`Lease`], as JS holds it (the executor reports to it).
+    /// The carrier's `exchange`, as the page's executor holds it (js/src/attempts.js).
+    exchange: u32,
+    glue: LeaseGlue,
+    /// This client's [`Lease`], as JS holds it (the executor reports to it).
     lease: JsValue,
     answer_timeout_ms: u64,
     /// Why no authority can run, as the carrier said (until one answers).
@@ -71,10 +95,10 @@ fn now_ms() -> u64 {
     date_now() as u64
 }
 
-/// Where the executor reports a fleet's exchanges, and what `attach`'s
+/// Where the executor reports a client's exchanges, and what `attach`'s
 /// release calls. Weak: neither the carrier (which keeps the release) nor
 /// an exchange still out (which may never settle, in workerd) keeps the
-/// policy alive; once the policy is gone, a report is ignored.
+/// client alive; once its policy closed it, a report is ignored.
 #[wasm_bindgen]
 pub struct Lease(Weak<Fleet>);
 
@@ -108,25 +132,115 @@ impl Lease {
     }
 }
 
+/// The clients of this module's policies, by number (1 and up).
+static CLIENTS: Local<RefCell<Vec<Option<Rc<Fleet>>>>> = Local::new(RefCell::new(Vec::new()));
+
+/// Where client `id` is kept.
+fn index(id: u32) -> Option<usize> {
+    usize::try_from(id).ok()?.checked_sub(1)
+}
+
+/// Client `id`, while its policy has it open.
+fn client(id: u32) -> Option<Rc<Fleet>> {
+    CLIENTS.with(|c| c.borrow().get(index(id)?).cloned().flatten())
+}
+
+/// A policy's client: `exchange` and `attach` (0: none) are the carrier's
+/// functions as the page's executor holds them, `glue` what performs the
+/// exchanges, `c0`… its quota, rate and fleet size (`link::pack`). Its
+/// number.
+#[allow(clippy::too_many_arguments)]
+#[wasm_bindgen(js_name = leaseOpen)]
+pub fn lease_open(
+    exchange: u32,
+    attach: u32,
+    glue: LeaseGlue,
+    c0: f64,
+    c1: f64,
+    c2: f64,
+    c3: f64,
+    c4: f64,
+    c5: f64,
+    c6: f64,
+    c7: f64,
+) -> u32 {
+    let (quota, rate, fleet_size) = link::unpack(&[c0, c1, c2, c3, c4, c5, c6, c7]);
+    let fleet = Fleet::new(ClientConfig::for_policy(random_id(), quota, rate, fleet_size), exchange, glue);
+    let id = CLIENTS.with(|c| {
+        let mut clients = c.borrow_mut();
+        let free = clients.iter().position(Option::is_none);
+        let index = free.unwrap_or(clients.len());
+        match clients.get_mut(index) {
+            Some(slot) => *slot = Some(fleet.clone()),
+            None => clients.push(Some(fleet.clone())),
+        }
+        u32::try_from(index).map_or(0, |i| i.saturating_add(1))
+    });
+    if attach != 0 {
+        // A carrier whose `attach` throws still carries requests.
+        let _ = fleet.glue.attach(attach, &fleet.lease);
+    }
+    id
+}
+
+/// A budget call of client `id`'s policy (`link`'s `op` and numbers); NaN
+/// once it is closed.
+#[wasm_bindgen(js_name = leaseCall)]
+pub fn lease_call(id: u32, op: u32, a: f64, b: f64) -> f64 {
+    let Some(fleet) = client(id) else { return f64::NAN };
+    let leased = Leased(&fleet);
+    match op {
+        link::SPEND => link::count(leased.spend_retry(a != 0.0)),
+        link::SUCCESS => {
+            leased.on_success(link::count_back(a));
+            0.0
+        }
+        link::LEVEL => link::count(leased.quota_level()),
+        link::RESERVE => link::start(leased.reserve_start(link::ms_back(a), link::ms_back(b))),
+        link::RELEASE_START => {
+            leased.release_start(link::ms_back(a));
+            0.0
+        }
+        link::KEEP => f64::from(u8::from(leased.keep_start(link::ms_back(a), link::ms_back(b)))),
+        link::MODE => link::mode(fleet.client.stats().map(|s| s.mode)),
+        _ => f64::NAN,
+    }
+}
+
+/// Client `id`'s `stats().shared` (without the scope, which its policy
+/// adds), or its release's promise, or closes it (`link::STATS`,
+/// `link::RELEASE`, `link::CLOSE`: a report for it is then ignored).
+#[wasm_bindgen(js_name = leaseValue)]
+pub fn lease_value(id: u32, op: u32) -> JsValue {
+    match (client(id), op) {
+        (Some(fleet), link::STATS) => fleet.stats(),
+        (Some(fleet), link::RELEASE) => fleet.release().into(),
+        (Some(fleet), link::CLOSE) => {
+            // Taken out here, dropped (with `fleet`) after the borrow ends.
+            CLIENTS.with(|c| index(id).and_then(|i| c.borrow_mut().get_mut(i).and_then(Option::take)));
+            drop(fleet);
+            JsValue::UNDEFINED
+        }
+        _ => JsValue::UNDEFINED,
+    }
+}
+
+/// A random 52-bit id (a JS number, unique in practice among the clients
+/// of one budget).
+fn random_id() -> u64 {
+    (math_random() * 4_503_599_627_370_496.0) as u64
+}
+
 impl Fleet {
-    /// A client with a random 52-bit id (a JS number, unique in practice
-    /// among the clients of one budget).
-    pub fn new(options: &Options, exchange: Exchange, glue: &Glue) -> Rc<Fleet> {
-        let client = (math_random() * 4_503_599_627_370_496.0) as u64;
-        let config = ClientConfig::for_policy(client, options.quota, options.rate, options.fleet_size);
-        let fleet = Rc::new_cyclic(|weak| Fleet {
+    fn new(config: ClientConfig, exchange: u32, glue: LeaseGlue) -> Rc<Fleet> {
+        Rc::new_cyclic(|weak| Fleet {
             client: LeasedClient::new(config),
             exchange,
-            glue: JsValue::clone(glue).unchecked_into(),
+            glue,
             lease: Lease(weak.clone()).into(),
             answer_timeout_ms: config.answer_timeout_ms,
             unavailable: RefCell::new(None),
-        });
-        if let Some(attach) = &fleet.exchange.attach {
-            // A carrier whose `attach` throws still carries requests.
-            let _ = fleet.glue.attach(attach.id(), &fleet.lease);
-        }
-        fleet
+        })
     }
 
     /// Sends the request the client says is due, if any (none while one is
@@ -141,7 +255,7 @@ impl Fleet {
     /// the carrier before this returns (a page that is going away may run
     /// no task, nor microtask, after the event that released). Resolves
     /// once its answer or its timer was reported.
-    pub fn release(&self) -> Promise {
+    fn release(&self) -> Promise {
         let request = self.client.release_all(now_ms());
         self.send(&request, true)
     }
@@ -151,7 +265,7 @@ impl Fleet {
     fn send(&self, request: &LeaseRequest, now: bool) -> Promise {
         self.glue.exchange(
             &self.lease,
-            self.exchange.function.id(),
+            self.exchange,
             &to_js(request),
             request.seq as f64,
             timer_ms(self.answer_timeout_ms) as f64,
@@ -175,29 +289,24 @@ impl Fleet {
         }
     }
 
-    /// `stats().shared`: the client's counters and the scope.
-    pub fn stats(&self) -> JsValue {
+    /// `stats().shared`, less the scope: the client's counters, and why no
+    /// authority can run when a carrier said so.
+    fn stats(&self) -> JsValue {
         let Some(stats) = self.client.stats() else { return JsValue::UNDEFINED };
         let js = to_js(&stats);
-        let texts = [("scope", self.exchange.scope.clone()), ("reason", self.unavailable.borrow().clone())];
-        for (key, text) in texts {
-            if let Some(text) = text {
-                let _ = Reflect::set(&js, &JsValue::from_str(key), &JsValue::from_str(&text));
-            }
+        if let Some(reason) = self.unavailable.borrow().as_deref() {
+            // A data property on a fresh plain object: cannot fail.
+            let _ = Reflect::set(&js, &JsValue::from_str("reason"), &JsValue::from_str(reason));
         }
         js
     }
-
-    pub fn mode(&self) -> Option<Mode> {
-        self.client.stats().map(|s| s.mode)
-    }
 }
 
-/// The policy's [`SharedState`] when it has a shared budget: the client's,
-/// plus a look at whether a request is due after each call.
-pub struct Leased(pub Rc<Fleet>);
+/// The client as its policy's [`SharedState`]: plus a look at whether a
+/// request is due after each call.
+struct Leased<'a>(&'a Fleet);
 
-impl SharedState for Leased {
+impl SharedState for Leased<'_> {
     fn spend_retry(&self, after_timeout: bool) -> Option<u32> {
         let paid = self.0.client.spend_retry(after_timeout);
         self.0.pump();

@@ -12,7 +12,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::RefCell;
-use js_sys::{Array, Promise};
+use js_sys::Array;
 use crate::local::Local;
 use wasm_bindgen::prelude::*;
 
@@ -115,29 +115,39 @@ extern "C" {
     #[wasm_bindgen(catch, method, structural, js_name = abortBefore)]
     pub fn abort_before(this: &Glue, call: u32, is_request: bool) -> Result<(), JsValue>;
 
-    /// `exchange(lease, exchange, request, seq, ms, now)`: the executor
-    /// calls the `exchange` it holds as `shared`'s method with `request` (`now`:
-    /// at once, else in a microtask), adopts its answer as `await` would,
-    /// and reports to `lease` whichever comes first: how it settled (or the
-    /// throw), or a timer of `ms` (js/src/executor.js). Resolves once it
-    /// reported.
-    #[wasm_bindgen(method, structural)]
+    /// `leaseOpen(exchange, attach, ...config)` (js/src/lease.js): finds
+    /// the fleet's module for the carrier whose `exchange` the executor
+    /// holds as `exchange` and opens the policy's leased client there, now
+    /// or once the module has loaded (`super::leased`); the relay's number
+    /// for it. `config`: `policy::budget::lease::link::pack`'s eight
+    /// numbers (as numbers: an array would bring its copying helpers into
+    /// the page's glue).
     #[allow(clippy::too_many_arguments)]
-    pub fn exchange(
+    #[wasm_bindgen(method, structural, js_name = leaseOpen)]
+    pub fn lease_open(
         this: &Glue,
-        lease: &JsValue,
         exchange: u32,
-        request: &JsValue,
-        seq: f64,
-        ms: f64,
-        now: bool,
-    ) -> Promise;
+        attach: u32,
+        c0: f64,
+        c1: f64,
+        c2: f64,
+        c3: f64,
+        c4: f64,
+        c5: f64,
+        c6: f64,
+        c7: f64,
+    ) -> u32;
 
-    /// `attach(id, lease)`: calls the `shared.attach` the executor holds as
-    /// `id` with a function that calls `lease.release()`: what it
-    /// returned, or threw.
-    #[wasm_bindgen(catch, method, structural)]
-    pub fn attach(this: &Glue, id: u32, lease: &JsValue) -> Result<JsValue, JsValue>;
+    /// `leaseCall(handle, op, a, b)`: the client's answer to a budget call
+    /// (`link`), NaN while there is no client.
+    #[wasm_bindgen(method, structural, js_name = leaseCall)]
+    pub fn lease_call(this: &Glue, handle: u32, op: u32, a: f64, b: f64) -> f64;
+
+    /// `leaseValue(handle, op)`: the client's stats or its release's
+    /// promise, or closes it (`link`); without a client, why its module
+    /// could not load (a string), `undefined` while it loads.
+    #[wasm_bindgen(method, structural, js_name = leaseValue)]
+    pub fn lease_value(this: &Glue, handle: u32, op: u32) -> JsValue;
 
     /// `navigator.onLine` when the host has it (a boolean), else nothing.
     #[wasm_bindgen(method, structural, js_name = onLine)]

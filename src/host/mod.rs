@@ -8,31 +8,35 @@
 //! names them by number (`glue::Held`).
 //!
 //! One crate, six wasm modules (DESIGN §3, "Pay for what you use"): the
-//! default build exports the policy, the engine, the host and the leased
-//! client (`Policy`), for Node, Deno, Bun and workerd; `--features browser`
-//! builds the same for browsers without the redirect hops (`hops.rs`, the
-//! `Chain` export: a browser's `fetch` follows redirects itself, so
+//! default build exports the policy, the engine and the host (`Policy`),
+//! for Node, Deno, Bun and workerd; `--features browser` builds the same
+//! for browsers without the redirect hops (`hops.rs`, the `Chain` export:
+//! a browser's `fetch` follows redirects itself, so
 //! `policy::redirect::follower` never says we do there), `nohops.rs` in
 //! their place, loaded by js/src/web.js and sw.js (4.9 KB gzip less for a
-//! page). `--features authority` builds the fleet's authority alone
+//! page). `--features authority` builds the fleet's module: the authority
 //! (`BudgetAuthority`, the readers of lease requests and of its saved
-//! state), which only `saferetry/cloudflare`, a leader tab and
-//! `import { BudgetAuthority }` load; `--features outbox` builds the
-//! durable outbox's rules alone (`OutboxRules`), loaded only at a first
-//! outbox (js/src/outbox.js): a page that only retries, a leader tab or a
-//! `RetryBudget` pays for none of it (7.7 KB gzip); `--features poll`
-//! builds submit-then-poll's loop alone (`Poller`, over
-//! `policy::poll::Poll`), loaded only at a first `policy.poll()`
-//! (js/src/core.js): the submit and each status query are the default
-//! module's own operations, so a page that never polls carries no poll
-//! loop (issue 37). `--features redis`
-//! (which implies `authority`) builds a module for `saferetry/redis`
-//! alone: the authority plus the Redis budget's read–decide–write loop
-//! (`redis`), the one place where Rust waits on JavaScript by nature (the
-//! Redis client's answers, each under a gloo-timers time limit). Only a
-//! server that imports `saferetry/redis` loads it; the default and the
-//! authority's modules are unchanged by it. Each module links only what
-//! its exports reach; the helpers they share are compiled into each.
+//! state) and the policies' leased clients (`fleet.rs`: a policy with a
+//! shared budget reaches its client there by number, `leased.rs`), which
+//! only `saferetry/cloudflare`, a policy with a shared budget (a
+//! `tabBudget`'s, a carrier of one's own) and `import { BudgetAuthority }`
+//! load: a page that only retries carries none of it (4.5 KB gzip);
+//! `--features outbox` builds the durable outbox's rules alone
+//! (`OutboxRules`), loaded only at a first outbox (js/src/outbox.js): a
+//! page that only retries, a leader tab or a `RetryBudget` pays for none
+//! of it (7.7 KB gzip); `--features poll` builds submit-then-poll's loop
+//! alone (`Poller`, over `policy::poll::Poll`), loaded only at a first
+//! `policy.poll()` (js/src/core.js): the submit and each status query are
+//! the default module's own operations, so a page that never polls
+//! carries no poll loop (issue 37). `--features redis` (which implies
+//! `authority`) builds a module for `saferetry/redis` alone: the fleet's
+//! module plus the Redis budget's read–decide–write loop (`redis`), the
+//! one place where Rust waits on JavaScript by nature (the Redis client's
+//! answers, each under a gloo-timers time limit); the policies that take a
+//! `redisBudget` run their clients there. Only a server that imports
+//! `saferetry/redis` loads it; the default and the authority's modules
+//! are unchanged by it. Each module links only what its exports reach;
+//! the helpers they share are compiled into each.
 
 #[cfg(feature = "authority")]
 mod authority;
@@ -47,13 +51,17 @@ mod error;
 // The Redis budget's time limits (gloo-timers).
 #[cfg(feature = "redis")]
 mod expiry;
+// The leased client (the fleet's module: with the authority, and the Redis
+// module's too).
+#[cfg(feature = "authority")]
+mod fleet;
 #[cfg(feature = "outbox")]
 mod outbox;
 #[cfg(feature = "poll")]
 mod poller;
 #[cfg(feature = "redis")]
 mod redis;
-#[cfg(not(any(feature = "outbox", feature = "poll")))]
+#[cfg(feature = "authority")]
 mod wire;
 
 // The default module's own parts: every one is left out of the authority's,
@@ -64,7 +72,6 @@ macro_rules! default_module_only {
 default_module_only! {
     mod clock;
     mod exports;
-    mod fleet;
     mod glue;
     #[cfg(not(feature = "browser"))]
     mod hops;
@@ -72,6 +79,7 @@ default_module_only! {
     #[path = "nohops.rs"]
     mod hops;
     mod io;
+    mod leased;
     mod machine;
     mod options;
     mod outcome;

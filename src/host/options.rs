@@ -9,8 +9,8 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use super::bind::get;
 use super::caller::{list, only_known};
-use super::fleet::Exchange;
 use super::glue::Held;
+use super::leased::Exchange;
 use crate::policy::body::ResponseBody;
 use crate::policy::classify::RetryOn;
 use crate::policy::options::{check_status, ErrorKind, Flag, Numeric, OptionError, Options, STATUSES};

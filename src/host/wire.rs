@@ -1,8 +1,8 @@
 //! Reads the fleet's plain messages back from JavaScript: a lease request
 //! (into `BudgetAuthority.grant`), a grant (out of `shared.exchange`), an
-//! authority's saved state (into `restore`). The grant's reader is the
-//! leased client's (the default module); the others are the authority's
-//! (`--features authority`, a module of its own: see `host`). They come from caller code
+//! authority's saved state (into `restore`), all in the fleet's module
+//! (`--features authority`: the authority and the leased client, a module
+//! of its own: see `host`). They come from caller code
 //! (an exchange, storage), so they are read like options, field by field
 //! through `catch` getters, every integer checked to be one in range.
 //!
@@ -16,18 +16,16 @@ use alloc::string::String;
 use js_sys::TypeError;
 use wasm_bindgen::JsValue;
 
+use alloc::vec::Vec;
+
 use super::bind::get;
-#[cfg(not(feature = "authority"))]
-use crate::policy::budget::lease::Grant;
-use crate::policy::options::integer_in;
-#[cfg(feature = "authority")]
-use {
-    super::caller::list,
-    crate::policy::budget::lease::{AuthorityState, AuthorityStats, FleetConfig, HolderState, LeaseRequest},
-    crate::policy::budget::quota::QuotaConfig,
-    crate::policy::budget::rate::RateConfig,
-    alloc::vec::Vec,
+use super::caller::list;
+use crate::policy::budget::lease::{
+    AuthorityState, AuthorityStats, FleetConfig, Grant, HolderState, LeaseRequest,
 };
+use crate::policy::budget::quota::QuotaConfig;
+use crate::policy::budget::rate::RateConfig;
+use crate::policy::options::integer_in;
 
 /// A field that is not what it must be: `object.key`.
 pub struct Malformed {
@@ -86,7 +84,6 @@ impl Fields<'_> {
     }
 
     /// `null` or missing is `None`.
-    #[cfg(feature = "authority")]
     fn maybe<T>(
         &self,
         key: &'static str,
@@ -101,7 +98,6 @@ impl Fields<'_> {
     }
 }
 
-#[cfg(feature = "authority")]
 pub fn request(js: &JsValue) -> Result<LeaseRequest, Malformed> {
     let f = Fields::of(js, "request")?;
     Ok(LeaseRequest {
@@ -124,13 +120,11 @@ pub fn request(js: &JsValue) -> Result<LeaseRequest, Malformed> {
 /// carrier's word that no authority can run for this client
 /// (`{ unavailable: reason }`, a tab that cannot load the authority's
 /// module), with its reason.
-#[cfg(not(feature = "authority"))]
 pub enum Answer {
     Grant(Grant),
     Unavailable(String),
 }
 
-#[cfg(not(feature = "authority"))]
 pub fn answer(js: &JsValue) -> Result<Answer, Malformed> {
     match super::bind::get_string(js, "unavailable") {
         Some(reason) => Ok(Answer::Unavailable(reason)),
@@ -138,7 +132,6 @@ pub fn answer(js: &JsValue) -> Result<Answer, Malformed> {
     }
 }
 
-#[cfg(not(feature = "authority"))]
 fn grant(js: &JsValue) -> Result<Grant, Malformed> {
     let f = Fields::of(js, "grant")?;
     Ok(Grant {
@@ -153,7 +146,6 @@ fn grant(js: &JsValue) -> Result<Grant, Malformed> {
     })
 }
 
-#[cfg(feature = "authority")]
 pub fn config(js: &JsValue, object: &'static str) -> Result<FleetConfig, Malformed> {
     let f = Fields::of(js, object)?;
     let quota = f.maybe("quota", |q| {
@@ -172,7 +164,6 @@ pub fn config(js: &JsValue, object: &'static str) -> Result<FleetConfig, Malform
     Ok(FleetConfig { quota, rate })
 }
 
-#[cfg(feature = "authority")]
 pub fn state(js: &JsValue) -> Result<AuthorityState, Malformed> {
     let f = Fields::of(js, "state")?;
     let holders = list(&get(js, "holders"), 100_000).ok_or(f.wrong("holders", "an array"))?;
@@ -201,7 +192,6 @@ pub fn state(js: &JsValue) -> Result<AuthorityState, Malformed> {
     })
 }
 
-#[cfg(feature = "authority")]
 fn holder(js: &JsValue) -> Result<HolderState, Malformed> {
     let f = Fields::of(js, "state.holders[]")?;
     Ok(HolderState {

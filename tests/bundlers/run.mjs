@@ -345,6 +345,53 @@ async function runFollowerBundled(ctx) {
   return JSON.stringify(carried) === JSON.stringify(want) ? null : `hops.js in the bundle: got ${JSON.stringify(carried)}, want ${JSON.stringify(want)}`;
 }
 
+/** A page that only imports `RetryPolicy` carries no leased client: not
+ * its relay (js/src/lease-relay.js) nor the fleet's module it runs in
+ * (saferetry_authority_bg.wasm); a page with a `tabBudget` carries both,
+ * and a Node bundle the relay (its carriers of their own find the fleet's
+ * module at first use). Bundled with esbuild, and with Vite and webpack,
+ * which emit the wasm a build loads under names of their own. */
+async function runLeaseBundled(ctx) {
+  const RELAY = 'links[handle]'; // lease-relay.js's own code (esbuild keeps names unminified)
+  const apps = {
+    only: 'import { RetryPolicy } from "saferetry";\nexport const run = async () => ({ policy: String(new RetryPolicy().runtime) });\n',
+    tabs: 'import { RetryPolicy, tabBudget } from "saferetry";\nexport const run = async () => ({ policy: String(new RetryPolicy({ shared: tabBudget("x") }).runtime) });\n',
+  };
+  const carried = {};
+  for (const [app, code] of Object.entries(apps)) {
+    for (const target of ['esbuild-browser', 'esbuild-node', 'vite', 'webpack']) {
+      if (app === 'tabs' && target === 'esbuild-node') continue;
+      const style = `lease-${app}`;
+      const dir = path.join(ctx.root, `${target}-${style}`);
+      rmSync(dir, { recursive: true, force: true });
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(path.join(ctx.appCopy, `${style}.mjs`), code);
+      const built = await BUILDS[target]({ ...ctx, style }, dir);
+      const out = built.emits ? path.join(dir, built.emits) : path.join(dir, 'dist');
+      const files = readdirSync(out, { recursive: true }).map(String);
+      const js = files.filter((f) => /\.m?js$/.test(f)).map((f) => readFileSync(path.join(out, f), 'utf8')).join('\n');
+      // Vite emits every asset a module it read names, used or not: the
+      // fleet's wasm is carried when the code names the file it emitted.
+      const authority = readFileSync(path.join(ctx.pkgDir, 'src', AUTHORITY_WASM)).toString('base64');
+      const emitted = files.find((f) => f.endsWith('.wasm') && readFileSync(path.join(out, f)).toString('base64') === authority);
+      carried[`${target} ${app}`] = {
+        relay: target.startsWith('esbuild') ? js.includes(RELAY) : undefined,
+        fleet: js.includes(built.emits ? path.basename(emitted ?? AUTHORITY_WASM) : AUTHORITY_WASM),
+      };
+    }
+  }
+  const want = {
+    'esbuild-browser only': { relay: false, fleet: false },
+    'esbuild-node only': { relay: true, fleet: true },
+    'vite only': { fleet: false },
+    'webpack only': { fleet: false },
+    'esbuild-browser tabs': { relay: true, fleet: true },
+    'vite tabs': { fleet: true },
+    'webpack tabs': { fleet: true },
+  };
+  return JSON.stringify(carried) === JSON.stringify(want) ? null : `got ${JSON.stringify(carried)}, want ${JSON.stringify(want)}`;
+}
+
 /** The browser's module outside a browser (a page bundle that Deno runs:
  * its `fetch` reads the wasm from a file URL) has no redirect hops, which
  * Deno's attempts need (`policy::redirect::follower`): each attempt fails
@@ -401,6 +448,7 @@ async function main() {
   cases.push(['esbuild-browser without the poll\'s wasm file: the first poll\'s result rejects naming the file', () => runMissingPollWasm(ctx, 'esbuild-browser')]);
   cases.push(['the core without its runtime entry says it was never initialised', () => runCoreWithoutEntry(ctx)]);
   cases.push(['a page bundle leaves out the redirect follower (hops.js), which Node and Worker bundles carry', () => runFollowerBundled(ctx)]);
+  cases.push(['a page that only imports RetryPolicy leaves out the leased client (its relay and the fleet\'s wasm), which a tabBudget page and a Node bundle carry', () => runLeaseBundled(ctx)]);
   cases.push(['the browser\'s module run outside a browser fails each attempt before sending, naming the browser entry', () => runBrowserModuleOutside(ctx)]);
   let passed = 0, failed = 0;
   try {

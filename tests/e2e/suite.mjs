@@ -1511,6 +1511,62 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
     assert.equal([c.quotaLevel, c.stats().tokensReclaimed, c.grant(good).duplicate].join(), '10,0,true', 'an older state restores');
   });
 
+  // The leased client runs in the fleet's module, which its carrier names
+  // (src/host/leased.rs; js/src/lease-relay.js `LEASE`): until it is
+  // there the policy keeps the documented fallback, and if it cannot load,
+  // a budget of its own.
+  const LEASE = Symbol.for('saferetry.lease');
+
+  add("While its carrier's fleet module loads, a shared budget's policy sends its first attempts and retries nothing (it holds no tokens), and says so; once the module fails to load, it retries on a budget of its own (capacity / fleetSize)", async () => {
+    let fail;
+    const loading = new Promise((_, reject) => { fail = reject; });
+    let exchanges = 0;
+    const shared = {
+      scope: 'test', fleetSize: 2,
+      exchange: () => { exchanges += 1; throw new Error('no client should ask'); },
+      [LEASE]: () => loading,
+    };
+    const p = policy({ quota: { capacity: 50 }, shared });
+    const [first, quiet] = [rid(), rid()];
+    const res = await p.fetch(seqUrl(first, ['503', '200']));
+    assert.equal(res.status, 503, 'no retry without a held token');
+    assert.equal([reportOf(res).reason, reportOf(res).budget].join(), 'retry-quota-exhausted,fallback', 'reason, budget');
+    const during = p.stats();
+    assert.equal([during.shared.mode, during.shared.scope, during.quotaLevel].join(), 'fallback,test,0', 'stats() while loading');
+    assert.match(during.shared.reason, /loading/, 'stats().shared.reason');
+    fail(new Error('the fleet module could not load'));
+    await sleep(20);
+    // 50 / fleetSize 2 = 25 tokens, 5 retries at 5 each, and no more.
+    for (let i = 0; i < 4; i += 1) await p.fetch(seqUrl(quiet, ['503', '503', '503'], { i }));
+    assert.equal((await settledCount(quiet)).requests, 4 + 5, 'requests for 4 operations: 5 retries in all');
+    const after = p.stats();
+    assert.equal([after.shared.mode, after.shared.reason, after.quotaLevel].join(), 'fallback,the fleet module could not load,0', 'stats() once it failed');
+    assert.equal(exchanges, 0, 'no exchange: there was no client');
+  });
+
+  add("A tabBudget's policy has its leased client once the fleet's module has loaded: stats().shared turns from the loading fallback to the client's counters", async () => {
+    const budget = saferetry.tabBudget(`link-${rid()}`);
+    try {
+      const p = policy({ quota: { capacity: 50 }, shared: budget });
+      assert.equal(p.stats().shared.mode, 'fallback', 'while the module loads');
+      const until = async (ok) => {
+        for (let i = 0; i < 100; i += 1) {
+          const s = p.stats().shared;
+          if (ok(s)) return s;
+          await sleep(20);
+        }
+        return p.stats().shared;
+      };
+      const linked = await until((s) => typeof s.requests === 'number');
+      assert.equal([linked.mode, linked.requests].join(), 'local,0', `a client, which asked nothing yet: ${JSON.stringify(linked)}`);
+      assert.equal((await p.fetch(seqUrl(rid(), ['200']))).status, 200, 'a call');
+      const leased = await until((s) => s.mode === 'leased');
+      assert.equal([leased.mode, leased.tokensHeld].join(), 'leased,20', `leased from the tab's authority: ${JSON.stringify(leased)}`);
+    } finally {
+      budget.close();
+    }
+  }, only(BROWSERS, 'tabBudget loads the fleet module with import(), as a page does'));
+
   add('Two policies sharing a rate of 5 per second start 10 requests over at least a second', async () => {
     const { BudgetAuthority } = saferetry;
     const authority = new BudgetAuthority();

@@ -57,6 +57,12 @@ const authority = new BudgetAuthority();
 const carrier: SharedBudget = { scope: "test", fleetSize: 8, exchange: (r: LeaseRequest) => authority.grant(r) };
 const fleetPolicy = new RetryPolicy({ rate: { requests: 100 }, shared: carrier });
 export const mode: BudgetMode | undefined = fleetPolicy.stats().shared?.mode;
+// Its client's counters, once it has one (the client's module may be loading, or have failed to load).
+const shared = fleetPolicy.stats().shared;
+export const held: number | undefined = shared && "tokensHeld" in shared ? shared.tokensHeld : undefined;
+export const noClient: string | undefined = shared?.mode === "fallback" ? shared.reason : undefined;
+// @ts-expect-error the counters are there only with a client
+export const unchecked: number = shared!.tokensHeld;
 export const released: Promise<void> = fleetPolicy.release();
 // What the authority keeps in force, and how often policies offered something else.
 export const inForce: number | undefined = authority.config()?.quota?.capacity;

@@ -13,6 +13,7 @@ use serde::Serialize;
 use super::super::quota::{Quota, QuotaConfig};
 use super::super::rate::{Rate, RateConfig};
 use super::super::SharedState;
+use super::link;
 use super::slots::Slots;
 use super::{FleetConfig, Grant, LeaseRequest, Mode, HORIZON_MS};
 use crate::policy::report::ms;
@@ -74,22 +75,15 @@ impl ClientConfig {
         rate: Option<RateConfig>,
         fleet_size: u32,
     ) -> ClientConfig {
-        let share = |r: RateConfig| RateConfig {
-            per_ms: r.per_ms.saturating_mul(u64::from(fleet_size.max(1))),
-            burst: 1,
-            ..r
-        };
-        let fleet = fleet_size.max(1);
-        let alone = |q: QuotaConfig| QuotaConfig { capacity: q.capacity.checked_div(fleet).unwrap_or(0), ..q };
         let offer = FleetConfig { quota, rate };
         let late_ms = rate.map_or(ClientConfig::default().late_ms, |r| (r.per_ms / 50).max(1));
         ClientConfig {
             client,
             quota,
             late_ms,
-            local_rate: rate.map(share),
+            local_rate: link::local_rate(rate, fleet_size),
             offer,
-            alone_quota: quota.map(alone),
+            alone_quota: link::alone_quota(quota, fleet_size),
             ..ClientConfig::default()
         }
     }

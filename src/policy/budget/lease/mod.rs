@@ -181,6 +181,7 @@
 
 mod authority;
 mod client;
+pub mod link;
 mod persist;
 mod slots;
 pub mod swap;
