@@ -50,9 +50,10 @@ impl ser::Error for Error {
 
 struct Writer(String);
 
-/// Writes `n`'s decimal digits.
-pub fn push_u128(out: &mut String, mut n: u128) {
-    let mut digits = [0u8; 40];
+/// Writes `n`'s decimal digits (64-bit arithmetic: 128-bit division would
+/// bring a kilobyte of compiler-builtins code into every module).
+pub fn push_u64(out: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
     let mut at = digits.len();
     loop {
         at -= 1;
@@ -66,11 +67,11 @@ pub fn push_u128(out: &mut String, mut n: u128) {
     out.push_str(core::str::from_utf8(digits.get(at..).unwrap_or_default()).unwrap_or_default());
 }
 
-fn push_i128(out: &mut String, n: i128) {
+fn push_i64(out: &mut String, n: i64) {
     if n < 0 {
         out.push('-');
     }
-    push_u128(out, n.unsigned_abs());
+    push_u64(out, n.unsigned_abs());
 }
 
 /// A finite number: integers as integers, a fraction to 9 decimals;
@@ -84,9 +85,11 @@ fn push_f64(out: &mut String, v: f64) {
         out.push('-');
     }
     let a = if v < 0.0 { -v } else { v };
-    // Saturating casts: beyond u128 (≈3.4e38) no clock or count reaches.
-    let whole = a as u128;
-    push_u128(out, whole);
+    // Every number our types write is at most 2^64 (a `u64` as `f64`);
+    // the saturating cast writes 2^64 as u64::MAX, which JavaScript reads
+    // back as the same number (2^64).
+    let whole = a as u64;
+    push_u64(out, whole);
     let frac = a - whole as f64;
     if frac > 0.0 {
         let nanos = (frac * 1e9 + 0.5) as u32;
@@ -185,11 +188,7 @@ impl<'a> ser::Serializer for &'a mut Writer {
         self.serialize_i64(v.into())
     }
     fn serialize_i64(self, v: i64) -> Result<(), Error> {
-        push_i128(&mut self.0, v.into());
-        Ok(())
-    }
-    fn serialize_i128(self, v: i128) -> Result<(), Error> {
-        push_i128(&mut self.0, v);
+        push_i64(&mut self.0, v);
         Ok(())
     }
     fn serialize_u8(self, v: u8) -> Result<(), Error> {
@@ -202,11 +201,7 @@ impl<'a> ser::Serializer for &'a mut Writer {
         self.serialize_u64(v.into())
     }
     fn serialize_u64(self, v: u64) -> Result<(), Error> {
-        push_u128(&mut self.0, v.into());
-        Ok(())
-    }
-    fn serialize_u128(self, v: u128) -> Result<(), Error> {
-        push_u128(&mut self.0, v);
+        push_u64(&mut self.0, v);
         Ok(())
     }
     fn serialize_f32(self, v: f32) -> Result<(), Error> {
