@@ -11,18 +11,26 @@ let hops; // hops.js's `follow`: a browser's `fetch` follows redirects itself (s
 /** The policy class of the module the entry loaded (core.js reads it). */
 export let Policy;
 let machineExports;
+let checkOptions;
 
 /** Called by the runtime's entry once its wasm module is instantiated, with
  * the module's glue (wasm-bindgen's JS module), the instance's exports (its
  * memory) and, outside browsers, hops.js's `follow`. */
 export function loaded(glue, instance, follow) {
   Policy = glue.Policy;
+  checkOptions = glue.checkOptions;
   // What js/src/executor.js calls: the machines' events, by number, and the
   // buffer their work is read from.
   const { machineWork, machineCall, machineChain, onSettled, onHeld, onTimer, onOnline, onEvent, outcomeOf } = glue;
   machineExports = { machineWork, machineCall, machineChain, onSettled, onHeld, onTimer, onOnline, onEvent, outcomeOf, memory: instance.memory, workBuffer: glue.workBuffer() };
   ready = true;
   hops ??= follow;
+}
+
+/** The loaded module's option check (js/src/options.js `check`). */
+export function checker() {
+  assertLoaded();
+  return checkOptions;
 }
 
 /** The loaded module's machine exports (js/src/executor.js). */

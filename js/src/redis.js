@@ -9,6 +9,7 @@
 import { readFileSync } from "node:fs";
 import { RedisExchange, initSync } from "./saferetry_redis.js";
 import { loadFailed } from "./load.js";
+import { reader } from "./options.js";
 
 const wasm = new URL("./saferetry_redis_bg.wasm", import.meta.url);
 try {
@@ -48,13 +49,11 @@ function storeOf(client) {
  * node-redis or ioredis client (connected; its errors are the caller's to
  * listen to). Every process that names the same budget on the same Redis
  * shares one retry quota and one start rate. One name per upstream. */
-export function redisBudget(client, name, options = {}) {
+export function redisBudget(client, name, options) {
   if (typeof name !== "string" || name === "") throw new TypeError("redisBudget: name must be a non-empty string (one budget per upstream)");
-  if (options === null || typeof options !== "object") throw new TypeError("redisBudget: options must be an object");
-  const { fleetSize, key = `saferetry:budget:${name}`, commandMs } = options;
-  if (typeof key !== "string" || key === "") throw new TypeError("redisBudget: options.key must be a non-empty string");
-  const carrier = new RedisExchange(storeOf(client), key, commandMs);
+  // Checks `options` (src/policy/schema.rs `REDIS_BUDGET`: `fleetSize`, `key`, `commandMs`).
+  const carrier = new RedisExchange(storeOf(client), name, options, reader);
   const budget = { scope: "fleet", exchange: (request) => carrier.exchange(request) };
-  if (fleetSize !== undefined) budget.fleetSize = fleetSize;
+  if (carrier.fleetSize !== undefined) budget.fleetSize = carrier.fleetSize;
   return budget;
 }

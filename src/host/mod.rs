@@ -43,6 +43,9 @@ mod error;
 mod expiry;
 #[cfg(feature = "outbox")]
 mod outbox;
+// The option reader: every module but the authority's alone.
+#[cfg(any(not(feature = "authority"), feature = "redis"))]
+mod read;
 #[cfg(feature = "redis")]
 mod redis;
 #[cfg(not(feature = "outbox"))]

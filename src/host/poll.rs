@@ -10,21 +10,17 @@
 //! asks what it is (a promise to await, a word) by number. What an answer
 //! means stays here and in `policy::poll`.
 
-use alloc::vec::Vec;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
-use super::bind::get;
-use super::caller::list;
 use super::glue::{Glue, Held};
 use super::io::{awaited, called, held, STATUS_HOOK, VERDICT_HOOK};
 use super::options::Key;
+use super::read::Reader;
 use super::request::{prepare, Given, Prepared};
 use super::transport::Received;
 use crate::engine::poll::Judge;
 use crate::engine::Answer;
-use crate::policy::limits::MAX_TIMER_MS;
-use crate::policy::options::{integer_in, ErrorKind, OptionError};
-use crate::policy::poll::{default_verdict, PollPhase, PollSchedule, PollVerdict};
+use crate::policy::poll::{default_verdict, Poll, PollSchedule, PollVerdict, POLL};
 
 pub struct Spec {
     pub schedule: PollSchedule,
@@ -35,72 +31,16 @@ pub struct Spec {
     pub verdict: bool,
 }
 
-const fn error(field: &'static str, expected: &'static str, kind: ErrorKind) -> OptionError {
-    OptionError { field, expected, kind }
-}
-
-const SPEC: OptionError =
-    error("poll", "an object { status, verdict?, phases?, budgetMs? }", ErrorKind::Type);
-const STATUS_ERROR: OptionError = error(
-    "poll.status",
-    "a URL, a Request, or a function of the submit's Response returning one",
-    ErrorKind::Type,
-);
-const VERDICT_ERROR: OptionError =
-    error("poll.verdict", "a function returning 'done' | 'pending' | 'transient' | 'fatal'", ErrorKind::Type);
-const PHASES: OptionError = error(
-    "poll.phases",
-    "a non-empty array of { everyMs: 1..=2147483647, forMs?: 1..=2147483647 }",
-    ErrorKind::Type,
-);
-const BUDGET: OptionError =
-    error("poll.budgetMs", "an integer number of milliseconds in 1..=2147483647", ErrorKind::Range);
-
-fn ms_in_range(v: &JsValue, e: OptionError) -> Result<Option<u64>, OptionError> {
-    if v.is_undefined() {
-        return Ok(None);
-    }
-    let n = v.as_f64().ok_or(OptionError { kind: ErrorKind::Type, ..e })?;
-    integer_in(n, 1, MAX_TIMER_MS).map(Some).ok_or(OptionError { kind: ErrorKind::Range, ..e })
-}
-
 /// Reads the spec `js`, whose `status` and `verdict` js/src/core.js read
-/// (in that order, before the rest) for the executor.
-pub fn read(js: &JsValue, status: JsValue, verdict: &JsValue) -> Result<Spec, OptionError> {
-    if !js.is_object() {
-        return Err(SPEC);
-    }
-    if status.is_undefined() || status.is_null() {
-        return Err(STATUS_ERROR);
-    }
-    if !verdict.is_undefined() && !verdict.is_function() {
-        return Err(VERDICT_ERROR);
-    }
-    let target = (!status.is_function()).then(|| Held::keep(&status, &JsValue::UNDEFINED));
-    let verdict = !verdict.is_undefined();
-    let mut schedule = PollSchedule::default();
-    if let Some(budget) = ms_in_range(&get(js, "budgetMs"), BUDGET)? {
-        schedule.budget_ms = budget;
-    }
-    let phases = get(js, "phases");
-    if !phases.is_undefined() {
-        let items = list(&phases, 100).ok_or(PHASES)?;
-        let mut until = 0u64;
-        let mut out = Vec::new();
-        for p in items.iter() {
-            let every_ms = ms_in_range(&get(&p, "everyMs"), PHASES)?.ok_or(PHASES)?;
-            let until_ms = ms_in_range(&get(&p, "forMs"), PHASES)?.map(|f| {
-                until = until.saturating_add(f);
-                until
-            });
-            out.push(PollPhase { every_ms, until_ms });
-        }
-        if out.is_empty() {
-            return Err(PHASES);
-        }
-        schedule.phases = out;
-    }
-    Ok(Spec { schedule, target, verdict })
+/// (once, for the executor) and hands here to be checked: every check is
+/// `policy::poll::POLL`'s.
+pub fn read(glue: &Glue, js: &JsValue, status: JsValue, verdict: JsValue) -> Result<Spec, JsValue> {
+    let reader: &Reader = glue.unchecked_ref();
+    let values = reader.read(&POLL, js, "poll", false)?;
+    let status = reader.given(&POLL, Poll::Status.into(), status, "poll")?;
+    let verdict = reader.given(&POLL, Poll::Verdict.into(), verdict, "poll")?;
+    let target = status.raw().filter(|s| !s.is_function()).map(|s| Held::keep(s, &JsValue::UNDEFINED));
+    Ok(Spec { schedule: PollSchedule::of(&values), target, verdict: verdict.raw().is_some() })
 }
 
 /// The status request: the spec's URL or `Request`, or what its hook

@@ -32,35 +32,54 @@ use super::authority::{fresh, restored};
 use super::bind::{date_now, get, math_random};
 use super::convert::to_js;
 use super::expiry::expiry;
+use super::read::Reader;
 use super::wire;
 use crate::engine::{race, Either};
 use crate::policy::budget::lease::swap::{conflict_wait_ms, in_local_clock, store_time_ms};
 use crate::policy::budget::lease::LeaseRequest;
-use crate::policy::options::{integer_in, ErrorKind, OptionError};
-
-const COMMAND_MS: OptionError = OptionError {
-    field: "commandMs",
-    expected: "a number of milliseconds in 1..=60000, or left out for 250",
-    kind: ErrorKind::Range,
-};
+use crate::policy::schema::{at, RedisBudget, Value, REDIS_BUDGET};
 
 #[wasm_bindgen]
 pub struct RedisExchange {
     store: JsValue,
     key: String,
     command_ms: u64,
+    fleet_size: Option<u32>,
 }
 
 #[wasm_bindgen]
 impl RedisExchange {
-    /// `store`: `{ read(key), swap(key, expected, next) }` (js/src/redis.js).
+    /// `store`: `{ read(key), swap(key, expected, next) }` (js/src/redis.js);
+    /// `options`: `redisBudget`'s, read by `reader` (js/src/options.js) and
+    /// checked by `policy::schema::REDIS_BUDGET`.
     #[wasm_bindgen(constructor)]
-    pub fn new(store: JsValue, key: String, command_ms: Option<f64>) -> Result<RedisExchange, JsValue> {
-        let command_ms = match command_ms {
-            Some(ms) => integer_in(ms, 1, 60_000).ok_or(COMMAND_MS)?,
-            None => 250,
+    pub fn new(
+        store: JsValue,
+        name: &str,
+        options: JsValue,
+        reader: Reader,
+    ) -> Result<RedisExchange, JsValue> {
+        let values = reader.read(&REDIS_BUDGET, &options, "redisBudget", false)?;
+        let value = |f: RedisBudget| at(&values, f);
+        let key = match value(RedisBudget::Key).and_then(Value::text) {
+            Some(key) => String::from(key),
+            None => {
+                let mut key = String::from("saferetry:budget:");
+                key.push_str(name);
+                key
+            }
         };
-        Ok(RedisExchange { store, key, command_ms })
+        // Always there: the schema has its default.
+        let command_ms = value(RedisBudget::CommandMs).and_then(Value::int).unwrap_or_default();
+        let fleet_size =
+            value(RedisBudget::FleetSize).and_then(Value::int).and_then(|n| u32::try_from(n).ok());
+        Ok(RedisExchange { store, key, command_ms, fleet_size })
+    }
+
+    /// `fleetSize` as given, for the budget to carry (`SharedBudget`).
+    #[wasm_bindgen(getter, js_name = fleetSize)]
+    pub fn fleet_size(&self) -> Option<u32> {
+        self.fleet_size
     }
 
     /// One lease request → a promise of its grant (or `{ unavailable }`).

@@ -9,6 +9,9 @@
 
 use alloc::vec::Vec;
 
+use super::schema::{at, Def, Kind, Value, TIMER_MS};
+use super::schema::schema;
+
 /// One phase of the schedule: poll every `every_ms` until `until_ms` after
 /// polling began (`None`: until the budget ends).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,7 +40,48 @@ impl Default for PollSchedule {
     }
 }
 
+schema! {
+    /// `policy.poll`'s spec. `status` and `verdict` are the executor's
+    /// hooks: js/src/core.js reads them, once, and the host checks what it
+    /// read (`schema::given`).
+    pub POLL as Poll, open: false;
+    Phases "phases": Kind::List(1, 100, &Kind::Object(&PHASE)), Def::None;
+    BudgetMs "budgetMs": TIMER_MS, Def::None;
+    Status "status": Kind::Glue(&Kind::Defined), Def::Required;
+    Verdict "verdict": Kind::Glue(&Kind::Function), Def::None;
+}
+
+schema! {
+    pub PHASE as Phase, open: false;
+    EveryMs "everyMs": TIMER_MS, Def::Required;
+    ForMs "forMs": TIMER_MS, Def::None;
+}
+
 impl PollSchedule {
+    /// The schedule a spec sets, from what `schema::read` read of [`POLL`]
+    /// (the default's phases and budget where it sets none). Each phase
+    /// lasts `forMs` after the one before it.
+    pub fn of<V>(values: &[Value<V>]) -> PollSchedule {
+        let mut schedule = PollSchedule::default();
+        if let Some(n) = at(values, Poll::BudgetMs).and_then(Value::int) {
+            schedule.budget_ms = n;
+        }
+        if let Some(phases) = at(values, Poll::Phases).and_then(Value::items) {
+            let mut until = 0u64;
+            schedule.phases = Vec::with_capacity(phases.len());
+            for p in phases.iter().filter_map(Value::fields) {
+                let int = |f: Phase| at(p, f).and_then(Value::int);
+                let until_ms = int(Phase::ForMs).map(|f| {
+                    until = until.saturating_add(f);
+                    until
+                });
+                // `everyMs` is required (`PHASE`).
+                schedule.phases.push(PollPhase { every_ms: int(Phase::EveryMs).unwrap_or(1000), until_ms });
+            }
+        }
+        schedule
+    }
+
     /// The interval to wait when `elapsed_ms` have passed since polling
     /// began: the first phase that has not ended, else the last phase.
     pub fn interval(&self, elapsed_ms: u64) -> u64 {
