@@ -96,7 +96,7 @@ impl Policy {
     pub fn new(options: JsValue, glue: Glue) -> Result<Policy, JsValue> {
         // First: the options' functions go to the executor to hold.
         glue::install(&glue);
-        let (options, mut hooks) = options::read(&Options::default(), &Hooks::default(), &options, false)?;
+        let (options, mut hooks) = options::read(&glue, &Options::default(), &Hooks::default(), &options, false)?;
         let fleet = hooks.shared.take().map(|exchange| Fleet::new(&options, exchange, &glue));
         let state: Box<dyn SharedState> = match &fleet {
             Some(fleet) => Box::new(Leased(fleet.clone())),
@@ -218,7 +218,7 @@ impl Policy {
         let (given, owner) = Given::from_array(&call);
         let shared = self.shared.clone();
         let (options, hooks) = per_call(&shared, retry)?;
-        let spec = poll::read(&spec, status, &verdict)?;
+        let spec = poll::read(&shared.glue, &spec, status, verdict)?;
         let prepared = prepare(&shared.glue, given, &hooks.idempotency_key).map_err(|u| u.error)?;
         let listened = prepared.listened();
         Ok(start(shared.runtime, listened, async move {
@@ -267,7 +267,7 @@ impl Policy {
 /// options over them.
 fn per_call(shared: &Shared, retry: Option<Object>) -> Result<(Options, Hooks), JsValue> {
     match retry {
-        Some(retry) => options::read(&shared.options, &shared.hooks, &retry, true),
+        Some(retry) => options::read(&shared.glue, &shared.options, &shared.hooks, &retry, true),
         None => Ok((shared.options.clone(), shared.hooks.clone())),
     }
 }
