@@ -16,7 +16,7 @@ use saferetry::policy::body::ResponseBody;
 use saferetry::policy::budget::quota::QuotaConfig;
 use saferetry::policy::budget::rate::RateConfig;
 use saferetry::policy::options::{Options, POLICY};
-use saferetry::policy::outbox::{Config, Durable, DEFAULT_TTL_MS, MAX_TTL_MS, OUTBOX};
+use saferetry::policy::outbox::{Config, Durable, DEFAULT_TTL_MS, MAX_TTL_MS, OUTBOX, OUTBOX_STORE, SEND};
 use saferetry::policy::poll::{PollPhase, PollSchedule, POLL};
 use saferetry::policy::schema::{
     self, code, describe, Class, Failure, Kind, Schema, Unit, Value, DURABLE_BUDGET, INSTRUMENT,
@@ -276,7 +276,23 @@ fn an_outboxs_options_and_their_defaults() {
         (one("durable", s("always")), Some((T, "outbox.durable"))),
     ];
     check(&OUTBOX, "outbox", false, &rows);
-    let config = |v: Plain| Config::of(&read(&OUTBOX, "outbox", false, &v).unwrap());
+    // Where the runtime has no default store, one is required.
+    check(
+        &OUTBOX_STORE,
+        "outbox",
+        false,
+        &[(obj(&[]), Some((T, "outbox.store"))), (one("store", store), None)],
+    );
+    // A send's own `durable`, beside the rest of a call's `init`.
+    let send: Vec<Row> = vec![
+        (obj(&[("durable", s("before-send")), ("method", s("PUT"))]), None),
+        (one("durable", s("now")), Some((T, "send(init).durable"))),
+    ];
+    check(&SEND, "send(init)", false, &send);
+    let config = |v: Plain| {
+        let read = read(&OUTBOX, "outbox", false, &v).unwrap();
+        Config::of(read[1].int().unwrap(), read[2].flag().unwrap(), read[3].word().unwrap())
+    };
     assert_eq!(config(Plain::Undefined), Config::default());
     assert_eq!(Config::default().ttl_ms, DEFAULT_TTL_MS);
     let set = obj(&[("ttl", num(5000.0)), ("credentials", Plain::Bool(true)), ("durable", s("before-send"))]);
@@ -494,10 +510,12 @@ fn a_kind_is_described_as_nodes_of_a_code_two_bounds_and_the_words_of_its_lists_
 
 #[test]
 fn every_schema_lists_as_many_keys_as_fields_and_its_glue_fields_last() {
-    let all: [(&str, &Schema); 10] = [
+    let all: [(&str, &Schema); 12] = [
         ("", &POLICY),
         ("poll", &POLL),
         ("outbox", &OUTBOX),
+        ("outbox", &OUTBOX_STORE),
+        ("send(init)", &SEND),
         ("redisBudget", &REDIS_BUDGET),
         ("tabBudget", &TAB_BUDGET),
         ("durableBudget", &DURABLE_BUDGET),

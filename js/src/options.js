@@ -5,31 +5,27 @@
 // words the error it is told, so no message is compiled into a wasm module.
 import { checker } from "./load.js";
 
-// "a,b," -> ["a", "b"], per schema.
-const lists = new Map();
-const split = (names) => {
-  let list = lists.get(names);
-  if (!list) lists.set(names, (list = names.split(",").filter(Boolean)));
-  return list;
-};
+// "a,b," -> ["a", "b"].
+const split = (names) => names.split(",").slice(0, -1);
 
 /** One crossing per object: the values of the first `count` of `names`
  * on `object` (inherited ones too; a getter that throws reads as
- * `undefined`, as if absent), then, unless `open`, the object's own keys
- * `names` does not list. A Proxy whose key listing throws throws here. */
+ * `undefined`, as if absent; `undefined` and `null` have none), then,
+ * unless `open`, the object's own keys `names` does not list. A Proxy
+ * whose key listing throws throws here. */
 function fields(object, names, count, open) {
   const keys = split(names);
   const out = [];
   for (let i = 0; i < count; i++) {
     let value;
     try {
-      value = object[keys[i]];
+      value = object?.[keys[i]];
     } catch {
       // absent
     }
     out.push(value);
   }
-  if (!open) for (const key of Object.keys(object)) if (!keys.includes(key)) out.push(key);
+  if (!open) for (const key of Object.keys(object ?? {})) if (!keys.includes(key)) out.push(key);
   return out;
 }
 
@@ -48,8 +44,8 @@ const ACCEPTS = [
   (a, b, w) => `an object { ${w.join(", ")} }`,
   (a, b, w, next) => `an array of ${a}..=${b} items, each ${next()}`,
   (a, b, w, next) => `${next()} or ${next()}`,
-  () => "false (a call may opt out of the policy's quota, not bring its own)",
-  () => "set on the policy (its calls share it), not per call",
+  () => "false (a call may only opt out of the policy's)",
+  () => "set on the policy, not per call",
   () => "set per call, not on the policy",
   () => "given (not null or undefined)",
 ];

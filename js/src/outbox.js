@@ -9,7 +9,7 @@
 // store's lock across tabs or processes), keeps one timer and dispatches
 // events. `outbox` is a function, not a `RetryPolicy` method, so that a
 // bundle which does not use it leaves all of this out.
-import { check, reader as optionReader } from "./options.js";
+import { check } from "./options.js";
 
 /** An event of an outbox: `detail` says which entry and how it ended. */
 export class OutboxEvent extends Event {
@@ -121,6 +121,7 @@ export class Outbox extends EventTarget {
     // checked by the same reader the policy's `fetch` uses, before
     // anything is read or stored.
     if (typeof call?.retry === "object" && call.retry !== null) check("retry", call.retry);
+    check("send(init)", { durable: call?.durable });
     // What is kept is read from a copy: a `Request` is cloned, a body other
     // than a stream is the caller's own value, read again (a stream is not kept).
     const { retry, signal, durable, ...rest } = call ?? {};
@@ -297,10 +298,13 @@ export class Outbox extends EventTarget {
 export async function openOutbox(policy, name, options, loadRules, defaultStore) {
   if (typeof name !== "string" || name === "") throw new TypeError("saferetry: `outbox(policy, name)`: name must be a non-empty string");
   if (typeof policy?.run !== "function") throw new TypeError("saferetry: `outbox(policy, name)`: policy must be a RetryPolicy");
+  // Every option checked by the package's reader, defaults in place
+  // (src/policy/outbox.rs `OUTBOX`; `store` required without a default one).
+  const [given, ttl, credentials, durable] = check("outbox", options);
+  if (given === undefined && defaultStore === undefined) check("outbox.store", {});
+  const store = given ?? defaultStore(name);
   const Rules = await loadRules();
-  // Checks every option, `store` too (required without a default one), and refuses unknown ones.
-  const rules = new Rules(options, optionReader, defaultStore !== undefined);
-  const store = options?.store ?? defaultStore(name);
+  const rules = new Rules(ttl, credentials, durable);
   const outbox = new Outbox(policy, name, store, rules);
   outbox.flush();
   return outbox;

@@ -9,7 +9,10 @@
 import { readFileSync } from "node:fs";
 import { RedisExchange, initSync } from "./saferetry_redis.js";
 import { loadFailed } from "./load.js";
-import { reader } from "./options.js";
+import { check } from "./options.js";
+// The package's own module (its options reader, `check`): every process
+// that shares a budget has a policy, and so has it loaded already.
+import "./node.js";
 
 const wasm = new URL("./saferetry_redis_bg.wasm", import.meta.url);
 try {
@@ -51,9 +54,10 @@ function storeOf(client) {
  * shares one retry quota and one start rate. One name per upstream. */
 export function redisBudget(client, name, options) {
   if (typeof name !== "string" || name === "") throw new TypeError("redisBudget: name must be a non-empty string (one budget per upstream)");
-  // Checks `options` (src/policy/schema.rs `REDIS_BUDGET`: `fleetSize`, `key`, `commandMs`).
-  const carrier = new RedisExchange(storeOf(client), name, options, reader);
+  // Checked by the package's reader (src/policy/schema.rs `REDIS_BUDGET`), defaults in place.
+  const [fleetSize, key, commandMs] = check("redisBudget", options);
+  const carrier = new RedisExchange(storeOf(client), name, key, commandMs);
   const budget = { scope: "fleet", exchange: (request) => carrier.exchange(request) };
-  if (carrier.fleetSize !== undefined) budget.fleetSize = carrier.fleetSize;
+  if (fleetSize !== undefined) budget.fleetSize = fleetSize;
   return budget;
 }

@@ -43,9 +43,6 @@ mod error;
 mod expiry;
 #[cfg(feature = "outbox")]
 mod outbox;
-// The option reader: every module but the authority's alone.
-#[cfg(any(not(feature = "authority"), feature = "redis"))]
-mod read;
 #[cfg(feature = "redis")]
 mod redis;
 #[cfg(not(feature = "outbox"))]
@@ -71,6 +68,7 @@ default_module_only! {
     mod options;
     mod outcome;
     mod poll;
+    mod read;
     mod replay;
     mod request;
     mod transport;

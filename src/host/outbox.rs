@@ -13,17 +13,13 @@ use wasm_bindgen::prelude::*;
 use super::bind::{get, get_string, math_random};
 use super::caller::list;
 use super::convert::to_js;
-use super::read::Reader;
 use crate::policy::classify::Stage;
 use crate::policy::limits::{timer_ms, MAX_TIMER_MS, REPLAY_BYTES};
 use crate::policy::options::{floor_in, integer_in, OptionError};
-use crate::policy::outbox::{
-    self, Config, Durable, Ended, Entry, Next, OutboxField, Outcome, Progress, Write,
-};
-use crate::policy::outbox::{OUTBOX, SEND, STORE};
+use crate::policy::outbox::{self, Config, Durable, Ended, Entry, Next, Outcome, Progress, Write};
+use crate::policy::outbox::{DEFAULT_TTL_MS, MAX_TTL_MS};
 use crate::policy::reason::Reason;
 use crate::policy::report::opt_ms;
-use crate::policy::schema::{at, join, Class, Kind, Refusal, Value};
 
 /// The largest epoch millisecond a JS number holds exactly.
 const MAX_MS: u64 = (1 << 53) - 1;
@@ -184,47 +180,34 @@ struct After {
 #[wasm_bindgen]
 pub struct OutboxRules {
     config: Config,
-    /// js/src/options.js's, for a send's `durable`.
-    reader: Reader,
 }
 
 #[wasm_bindgen]
 impl OutboxRules {
-    /// The options of `outbox()`, read by `reader` (js/src/options.js)
-    /// and checked by `policy::outbox::OUTBOX`: `ttl` in ms (default a
-    /// day, at most 30 days); `credentials`: the caller's opt-in to
-    /// writing credentials to storage; `durable`: when a write goes into
-    /// the store, unless a send says otherwise; `store` (the glue's),
-    /// required unless the runtime has a default one (`defaultStore`).
+    /// The options of `outbox()`, as the default module's reader checked
+    /// them (`policy::outbox::OUTBOX`, each default in place: js/src/outbox.js):
+    /// `ttl` in ms; `credentials`: the caller's opt-in to writing
+    /// credentials to storage; `durable`: when a write goes into the store,
+    /// unless a send says otherwise.
     #[wasm_bindgen(constructor)]
-    pub fn new(options: JsValue, reader: Reader, default_store: bool) -> Result<OutboxRules, JsValue> {
-        let values = reader.read(&OUTBOX, &options, "outbox", false)?;
-        if !default_store && at(&values, OutboxField::Store).and_then(Value::raw).is_none() {
-            let path = join("outbox", "store");
-            return Err(reader.error(&Refusal {
-                class: Class::Type,
-                path,
-                kind: Kind::Object(&STORE),
-                key: String::new(),
-            }));
-        }
-        Ok(OutboxRules { config: Config::of(&values), reader })
+    pub fn new(ttl: f64, credentials: bool, durable: &str) -> OutboxRules {
+        let ttl = floor_in(ttl, 1, MAX_TTL_MS).unwrap_or(DEFAULT_TTL_MS);
+        OutboxRules { config: Config::of(ttl, credentials, durable) }
     }
 
     /// Whether `request` is written to the store before its first send,
-    /// and its schedule: `durable` is the send's own (or `undefined`);
+    /// and its schedule: `durable` is the send's own, checked (or none);
     /// `policyTotalMs` and `callTotalMs` the operation's bound, as the
     /// policy and the call (`retry.totalMs`) give it.
     pub fn ahead(
         &self,
         request: JsValue,
-        durable: JsValue,
+        durable: Option<String>,
         now: f64,
         policy_total_ms: JsValue,
         call_total_ms: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let durable = self.reader.given(&SEND, 0, durable, "send(init)")?;
-        let durable = durable.word().and_then(Durable::parse);
+        let durable = durable.as_deref().and_then(Durable::parse);
         let hold = hold_of(&policy_total_ms, &call_total_ms);
         let answer = match outbox::ahead(&self.config, durable, &write_of(&request)?, time(now, NOW)?, hold) {
             Ok(entry) => Ahead { entry: entry.map(Schedule::from), not_kept: None },

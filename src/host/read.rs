@@ -144,7 +144,6 @@ impl Reader {
 /// A value read as JavaScript has it: a number, a boolean, a word or a
 /// text as a string, an object or function as given, `undefined` when
 /// absent.
-#[cfg(not(any(feature = "authority", feature = "outbox")))]
 fn to_js(v: &Value<JsValue>) -> JsValue {
     match v {
         Value::Absent => JsValue::UNDEFINED,
@@ -159,7 +158,6 @@ fn to_js(v: &Value<JsValue>) -> JsValue {
     }
 }
 
-#[cfg(not(any(feature = "authority", feature = "outbox")))]
 fn array(values: &[Value<JsValue>]) -> Array {
     let out = Array::new();
     for v in values {
@@ -168,27 +166,34 @@ fn array(values: &[Value<JsValue>]) -> Array {
     out
 }
 
-/// The options objects `checkOptions` checks, by the name their paths
-/// start with, and whether they are a call's (`per_call`): a call's
-/// `init.retry` (an outbox checks a send's before it stores anything) and
-/// those of the entries that keep no Rust state. The browser's module
-/// serves the browsers' (not a Worker's `durableBudget` or
-/// `OutboxObject`).
-#[cfg(not(any(feature = "authority", feature = "outbox")))]
-fn named(name: &str) -> Option<(&'static Schema, bool)> {
+/// The options objects `checkOptions` checks, by name: the path their
+/// fields' paths start with, their schema, and whether they are a call's:
+/// a call's `init.retry` (an outbox checks a send's before it stores
+/// anything), the outbox's (its rules' module carries no reader: the
+/// default module is loaded wherever an outbox is), `redisBudget`'s (nor
+/// does the Redis module), and those of the entries that keep no Rust
+/// state. The browser's module serves the browsers' (not a server's
+/// `redisBudget`, a Worker's `durableBudget` or `OutboxObject`).
+fn named(name: &str) -> Option<(&'static str, &'static Schema, bool)> {
+    use crate::policy::outbox::{OUTBOX, OUTBOX_STORE, SEND};
     #[cfg(not(feature = "browser"))]
-    use crate::policy::schema::{DURABLE_BUDGET, OUTBOX_OBJECT_SEND};
+    use crate::policy::schema::{DURABLE_BUDGET, OUTBOX_OBJECT_SEND, REDIS_BUDGET};
     use crate::policy::schema::{INSTRUMENT, RETRY_NOW, SYNC_OUTBOX, TAB_BUDGET};
     Some(match name {
-        "retry" => (&crate::policy::options::POLICY, true),
-        "tabBudget" => (&TAB_BUDGET, false),
-        "retryNow" => (&RETRY_NOW, false),
-        "instrument" => (&INSTRUMENT, false),
-        "syncOutbox" => (&SYNC_OUTBOX, false),
+        "retry" => ("retry", &crate::policy::options::POLICY, true),
+        "outbox" => ("outbox", &OUTBOX, false),
+        "outbox.store" => ("outbox", &OUTBOX_STORE, false),
+        "send(init)" => ("send(init)", &SEND, false),
+        "tabBudget" => ("tabBudget", &TAB_BUDGET, false),
+        "retryNow" => ("retryNow", &RETRY_NOW, false),
+        "instrument" => ("instrument", &INSTRUMENT, false),
+        "syncOutbox" => ("syncOutbox", &SYNC_OUTBOX, false),
         #[cfg(not(feature = "browser"))]
-        "durableBudget" => (&DURABLE_BUDGET, false),
+        "redisBudget" => ("redisBudget", &REDIS_BUDGET, false),
         #[cfg(not(feature = "browser"))]
-        "OutboxObject.send" => (&OUTBOX_OBJECT_SEND, false),
+        "durableBudget" => ("durableBudget", &DURABLE_BUDGET, false),
+        #[cfg(not(feature = "browser"))]
+        "OutboxObject.send" => ("OutboxObject.send", &OUTBOX_OBJECT_SEND, false),
         _ => return None,
     })
 }
@@ -197,11 +202,10 @@ fn named(name: &str) -> Option<(&'static Schema, bool)> {
 /// checked, and their values in the schema's order, each default in place
 /// of what was left out. Throws the `TypeError` or `RangeError` naming the
 /// refused field.
-#[cfg(not(any(feature = "authority", feature = "outbox")))]
 #[wasm_bindgen(js_name = checkOptions)]
 pub fn check_options(name: &str, options: &JsValue, reader: &Reader) -> Result<Array, JsValue> {
-    let Some((schema, per_call)) = named(name) else {
+    let Some((path, schema, per_call)) = named(name) else {
         return Err(js_sys::TypeError::new(name).into());
     };
-    Ok(array(&schema::read(reader, schema, options, name, per_call).map_err(|f| reader.failure(f))?))
+    Ok(array(&schema::read(reader, schema, options, path, per_call).map_err(|f| reader.failure(f))?))
 }

@@ -32,54 +32,36 @@ use super::authority::{fresh, restored};
 use super::bind::{date_now, get, math_random};
 use super::convert::to_js;
 use super::expiry::expiry;
-use super::read::Reader;
 use super::wire;
 use crate::engine::{race, Either};
 use crate::policy::budget::lease::swap::{conflict_wait_ms, in_local_clock, store_time_ms};
 use crate::policy::budget::lease::LeaseRequest;
-use crate::policy::schema::{at, RedisBudget, Value, REDIS_BUDGET};
+use crate::policy::options::floor_in;
+use crate::policy::schema::MAX_COMMAND_MS;
 
 #[wasm_bindgen]
 pub struct RedisExchange {
     store: JsValue,
     key: String,
     command_ms: u64,
-    fleet_size: Option<u32>,
 }
 
 #[wasm_bindgen]
 impl RedisExchange {
     /// `store`: `{ read(key), swap(key, expected, next) }` (js/src/redis.js);
-    /// `options`: `redisBudget`'s, read by `reader` (js/src/options.js) and
-    /// checked by `policy::schema::REDIS_BUDGET`.
+    /// `key` and `commandMs`: `redisBudget`'s options as the default
+    /// module's reader checked them (`policy::schema::REDIS_BUDGET`,
+    /// `commandMs`'s default in place); without a `key`, the budget
+    /// `name`'s, `"saferetry:budget:<name>"`.
     #[wasm_bindgen(constructor)]
-    pub fn new(
-        store: JsValue,
-        name: &str,
-        options: JsValue,
-        reader: Reader,
-    ) -> Result<RedisExchange, JsValue> {
-        let values = reader.read(&REDIS_BUDGET, &options, "redisBudget", false)?;
-        let value = |f: RedisBudget| at(&values, f);
-        let key = match value(RedisBudget::Key).and_then(Value::text) {
-            Some(key) => String::from(key),
-            None => {
-                let mut key = String::from("saferetry:budget:");
-                key.push_str(name);
-                key
-            }
-        };
-        // Always there: the schema has its default.
-        let command_ms = value(RedisBudget::CommandMs).and_then(Value::int).unwrap_or_default();
-        let fleet_size =
-            value(RedisBudget::FleetSize).and_then(Value::int).and_then(|n| u32::try_from(n).ok());
-        Ok(RedisExchange { store, key, command_ms, fleet_size })
-    }
-
-    /// `fleetSize` as given, for the budget to carry (`SharedBudget`).
-    #[wasm_bindgen(getter, js_name = fleetSize)]
-    pub fn fleet_size(&self) -> Option<u32> {
-        self.fleet_size
+    pub fn new(store: JsValue, name: &str, key: Option<String>, command_ms: f64) -> RedisExchange {
+        let key = key.unwrap_or_else(|| {
+            let mut key = String::from("saferetry:budget:");
+            key.push_str(name);
+            key
+        });
+        let command_ms = floor_in(command_ms, 1, MAX_COMMAND_MS).unwrap_or(MAX_COMMAND_MS);
+        RedisExchange { store, key, command_ms }
     }
 
     /// One lease request → a promise of its grant (or `{ unavailable }`).

@@ -6,8 +6,6 @@
 //! [`Options::apply`] takes what it read. The defaults are
 //! [`Options::default`]'s.
 
-use alloc::vec::Vec;
-
 use super::body::ResponseBody;
 use super::budget::quota::QuotaConfig;
 use super::budget::rate::RateConfig;
@@ -243,12 +241,11 @@ impl Options {
 fn retry_on<V>(base: &RetryOn, on: &[Value<V>]) -> RetryOn {
     let mut r = base.clone();
     if let Some(items) = at(on, RetryOnField::Statuses).and_then(Value::items) {
-        let mut statuses = Vec::with_capacity(items.len());
+        r = RetryOn::new(&[], r.timeouts, r.network_errors);
         for status in items {
             // Each one is in 100..=599 (`POLICY`).
-            statuses.push(status.int().map_or(0, |s| u16::try_from(s).unwrap_or(0)));
+            r.allow(status.int().map_or(0, |s| u16::try_from(s).unwrap_or(0)));
         }
-        r = RetryOn::new(&statuses, r.timeouts, r.network_errors);
     }
     let flag = |f: RetryOnField| at(on, f).and_then(Value::flag);
     r.timeouts = flag(RetryOnField::Timeouts).unwrap_or(r.timeouts);

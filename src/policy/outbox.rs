@@ -28,7 +28,7 @@ use alloc::vec::Vec;
 use super::backoff::full_jitter;
 use super::classify::{normalize_method, Safety, Stage};
 use super::limits::REPLAY_BYTES;
-use super::schema::{at, Def, Kind, Unit, Value};
+use super::schema::{Def, Kind, Unit};
 use super::schema::schema;
 use super::report::{find, CREDENTIAL_HEADERS};
 
@@ -48,25 +48,30 @@ pub const DURABLE: Kind = Kind::Word("after-try-later,before-send,");
 
 schema! {
     /// `outbox(policy, name, options)`.
-    pub OUTBOX as OutboxField, open: false;
-    /// The glue's (js/src/outbox.js); required where the runtime has no
-    /// default store.
-    Store "store": Kind::Object(&STORE), Def::None;
-    Ttl "ttl": TTL, Def::Int(DEFAULT_TTL_MS);
-    /// The caller's opt-in to writing credentials to storage.
-    Credentials "credentials": Kind::Bool, Def::Bool(false);
-    Durable "durable": DURABLE, Def::Word("after-try-later");
+    pub OUTBOX, open: false;
+    // The glue's (js/src/outbox.js); required where the runtime has no
+    // default store (`OUTBOX_STORE`).
+    "store": Kind::Object(&STORE), Def::None;
+    "ttl": TTL, Def::Int(DEFAULT_TTL_MS);
+    // The caller's opt-in to writing credentials to storage.
+    "credentials": Kind::Bool, Def::Bool(false);
+    "durable": DURABLE, Def::Word("after-try-later");
 }
 
 schema! {
-    /// An outbox's store: what the outbox calls of it.
+    /// An outbox's store: what the outbox calls of it every time (its
+    /// `lock`, `wake` and `close`, when it has them, are its own business).
     pub STORE, open: true;
     "list": Kind::Function, Def::Required;
     "put": Kind::Function, Def::Required;
     "delete": Kind::Function, Def::Required;
-    "lock": Kind::Function, Def::None;
-    "wake": Kind::Function, Def::None;
-    "close": Kind::Function, Def::None;
+}
+
+schema! {
+    /// An outbox's `store` where the runtime has no default one (Node,
+    /// Deno, Bun, workerd): required.
+    pub OUTBOX_STORE, open: true;
+    "store": Kind::Object(&STORE), Def::Required;
 }
 
 schema! {
@@ -114,14 +119,11 @@ impl Default for Config {
 }
 
 impl Config {
-    /// The options `schema::read` read of [`OUTBOX`].
-    pub fn of<V>(values: &[Value<V>]) -> Config {
-        let d = Config::default();
-        Config {
-            ttl_ms: at(values, OutboxField::Ttl).and_then(Value::int).unwrap_or(d.ttl_ms),
-            keep_credentials: at(values, OutboxField::Credentials).and_then(Value::flag).unwrap_or(false),
-            durable: at(values, OutboxField::Durable).and_then(Value::word).and_then(Durable::parse).unwrap_or_default(),
-        }
+    /// The options `schema::read` read of [`OUTBOX`] (each default in
+    /// place: `ttl` a whole number of ms in range, `durable` one of its
+    /// words), as the glue hands them on.
+    pub fn of(ttl_ms: u64, keep_credentials: bool, durable: &str) -> Config {
+        Config { ttl_ms, keep_credentials, durable: Durable::parse(durable).unwrap_or_default() }
     }
 }
 

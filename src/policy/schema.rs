@@ -331,15 +331,7 @@ pub fn read<S: Source>(
     per_call: bool,
 ) -> Result<Vec<Value<S::Value>>, Failure<S::Thrown>> {
     let reader = Reader { source, per_call };
-    if source.is_undefined(object) || source.is_null(object) {
-        let mut out = Vec::new();
-        for (name, f) in schema.keys().zip(schema.fields) {
-            out.push(reader.field(*f, None, At { parent: path, name, item: false })?);
-        }
-        return Ok(out);
-    }
-    let root = At { parent: "", name: path, item: false };
-    reader.object(schema, object, root)
+    reader.object(schema, object, At { parent: "", name: path, item: false })
 }
 
 /// Field `field` of `schema` (of the object `path`) from a value the glue
@@ -376,9 +368,11 @@ struct Reader<'s, S> {
 type Read<S> = Result<Value<<S as Source>::Value>, Failure<<S as Source>::Thrown>>;
 
 impl<S: Source> Reader<'_, S> {
-    /// An object of `schema` at `at`, as given and with its fields read.
+    /// An object of `schema` at `at`, as given and with its fields read
+    /// (`undefined` and `null` as one without keys).
     fn object(&self, schema: &'static Schema, object: &S::Value, at: At) -> Result<Vec<Value<S::Value>>, Failure<S::Thrown>> {
-        if !self.source.is_object(object) {
+        let none = self.source.is_undefined(object) || self.source.is_null(object);
+        if !(none || self.source.is_object(object)) {
             return Err(refuse(Class::Type, at, Kind::Object(schema)));
         }
         let path = at.path();
@@ -457,13 +451,15 @@ impl<S: Source> Reader<'_, S> {
                 Keys(words).find(|w| *w == s).map(Value::Word).ok_or(Class::Type)
             }
             Kind::Function if src.is_function(&v) => Ok(Value::Raw(v)),
-            Kind::Object(schema) => return self.object(schema, &v, at).map(|fields| Value::Object(v, fields)),
+            Kind::Object(schema) if src.is_object(&v) => {
+                return self.object(schema, &v, at).map(|fields| Value::Object(v, fields))
+            }
             Kind::List(min, max, item) => return self.list(min, max, *item, v, at, kind),
             Kind::Or(a, b) => return self.either(*a, *b, v, at, kind),
             Kind::Any => Ok(Value::Raw(v)),
             Kind::Defined if !src.is_null(&v) => Ok(Value::Raw(v)),
             Kind::Scoped(..) | Kind::Glue(_) => return self.value(self.scoped(kind), v, at),
-            Kind::Function | Kind::PolicyOnly | Kind::CallOnly | Kind::Defined => Err(Class::Type),
+            Kind::Function | Kind::Object(_) | Kind::PolicyOnly | Kind::CallOnly | Kind::Defined => Err(Class::Type),
         };
         checked.map_err(|class| refuse(class, at, kind))
     }
@@ -631,15 +627,18 @@ schema! {
     "durable": super::outbox::DURABLE, Def::None;
 }
 
+/// The longest a Redis command may take (`redisBudget`'s `commandMs`).
+pub const MAX_COMMAND_MS: u64 = 60_000;
+
 schema! {
-    /// `redisBudget(client, name, options)` (saferetry/redis): read by the
-    /// Redis module's `RedisExchange` (src/host/redis.rs). `key`'s default
-    /// is `"saferetry:budget:<name>"`.
-    pub REDIS_BUDGET as RedisBudget, open: false;
-    FleetSize "fleetSize": FLEET_SIZE, Def::None;
-    Key "key": Kind::Text(true), Def::None;
-    /// Each Redis command's time limit.
-    CommandMs "commandMs": Kind::Int(Unit::Ms, 1, 60_000), Def::Int(250);
+    /// `redisBudget(client, name, options)` (saferetry/redis): the Redis
+    /// module's `RedisExchange` takes them checked (src/host/redis.rs);
+    /// `key`'s default is the name's, `"saferetry:budget:<name>"`.
+    pub REDIS_BUDGET, open: false;
+    "fleetSize": FLEET_SIZE, Def::None;
+    "key": Kind::Text(true), Def::None;
+    // Each Redis command's time limit.
+    "commandMs": Kind::Int(Unit::Ms, 1, MAX_COMMAND_MS), Def::Int(250);
 }
 
 /// The longest timer a host runs, as a kind (`totalMs`, `budgetMs`, …).

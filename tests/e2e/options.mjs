@@ -97,7 +97,7 @@ function coreObjects({ saferetry, url, sent }) {
       misspelled: [{ maxAtempts: 2 }, 'maxAtempts', 'retry'],
       keys: [
         ...SHARED_KEYS,
-        ['quota', [false], 1, [], /false \(a call may opt out/],
+        ['quota', [false], 1, [], /false \(a call may only opt out/],
         { key: 'quota', good: [], type: [true, { capacity: 1 }], range: [], accepts: /false/ },
         ['concurrency', [], 1, [], /set on the policy/],
         ['rate', [], { requests: 1 }, [], /set on the policy/],
@@ -140,7 +140,7 @@ function coreObjects({ saferetry, url, sent }) {
       call: async (o) => (await outbox(policy, 'options-table', { store: memoryStore(), ...o })).close(),
       misspelled: [{ tll: 1 }, 'tll', 'outbox'],
       keys: [
-        ['store', [memoryStore()], 'memory', [], /list, put, delete, lock, wake, close/],
+        ['store', [memoryStore()], 'memory', [], /list, put, delete/],
         { key: 'store', path: 'store.put', good: [], type: [{ list() {}, delete() {} }], range: [], accepts: /a function/ },
         ['ttl', [1, 2592000000], '1d', [0, 2592000001, 1.5], /1\.\.=2592000000 \(milliseconds\)/],
         ['credentials', [true, false], 1, [], /a boolean/],

@@ -7,7 +7,7 @@ use saferetry::policy::classify::{
     classify, normalize_method, Attempted, Failure, Safety, Stage, Verdict, WaitKind,
 };
 use saferetry::policy::options::{integer_in, Options, POLICY};
-use saferetry::policy::outbox::OUTBOX;
+use saferetry::policy::outbox::{OUTBOX, OUTBOX_STORE, SEND};
 use saferetry::policy::poll::POLL;
 use saferetry::policy::reason::Reason;
 use saferetry::policy::retry_after::RetryAfter;
@@ -205,6 +205,8 @@ pub fn roots() -> Vec<(&'static str, &'static Schema, bool)> {
         ("retry", &POLICY, true),
         ("poll", &POLL, false),
         ("outbox", &OUTBOX, false),
+        ("outbox", &OUTBOX_STORE, false),
+        ("send(init)", &SEND, false),
         ("redisBudget", &REDIS_BUDGET, false),
     ];
     out.extend([
@@ -246,42 +248,52 @@ pub fn keys() -> Vec<&'static str> {
     out
 }
 
-/// The kind `path` (below the root `root`) names in `schema`, if the path
-/// is one: each segment a key of the object the previous one names.
-fn kind_at(schema: &'static Schema, root: &str, path: &str, per_call: bool) -> Option<Kind> {
-    let rest = if root.is_empty() { path } else { path.strip_prefix(root)?.strip_prefix('.')? };
+/// What a value of `kind` may be: each side of an `Or`, the side of a
+/// `Scoped` that applies, a glue field's kind.
+fn resolve(kind: Kind, per_call: bool) -> Vec<Kind> {
+    match kind {
+        Kind::Scoped(p, c) => resolve(if per_call { *c } else { *p }, per_call),
+        Kind::Glue(k) => resolve(*k, per_call),
+        Kind::Or(a, b) => [resolve(*a, per_call), resolve(*b, per_call)].concat(),
+        other => vec![other],
+    }
+}
+
+/// The kinds `path` (below the root `root`) may name in `schema` (none
+/// when it is no path of it): each segment a key of an object the
+/// previous one names, `[]` an item of a list.
+fn kinds_at(schema: &'static Schema, root: &str, path: &str, per_call: bool) -> Vec<Kind> {
+    let Some(rest) = (if root.is_empty() {
+        Some(path)
+    } else {
+        path.strip_prefix(root).and_then(|r| r.strip_prefix('.'))
+    }) else {
+        return Vec::new();
+    };
     let mut kinds = vec![Kind::Object(schema)];
-    let mut found = None;
     for segment in rest.split('.') {
         let (key, item) = match segment.strip_suffix("[]") {
             Some(key) => (key, true),
             None => (segment, false),
         };
         let mut next = Vec::new();
-        while let Some(kind) = kinds.pop() {
-            match kind {
-                Kind::Object(s) => {
-                    if let Some(f) = s.keys().zip(s.fields).find(|(k, _)| *k == key).map(|(_, f)| f.kind) {
-                        next.push(f);
-                    }
+        for kind in kinds {
+            if let Kind::Object(s) = kind {
+                if let Some((_, f)) = s.keys().zip(s.fields).find(|(k, _)| *k == key) {
+                    next.extend(resolve(f.kind, per_call));
                 }
-                Kind::List(_, _, k) => kinds.push(*k),
-                Kind::Or(a, b) => kinds.extend([*a, *b]),
-                Kind::Scoped(p, c) => kinds.push(if per_call { *c } else { *p }),
-                Kind::Glue(k) => kinds.push(*k),
-                _ => {}
             }
         }
         if item {
             next = next
                 .into_iter()
                 .filter_map(|k| if let Kind::List(_, _, i) = k { Some(*i) } else { None })
+                .flat_map(|k| resolve(k, per_call))
                 .collect();
         }
-        found = next.first().copied();
         kinds = next;
     }
-    found
+    kinds
 }
 
 /// Whether `v` holds a Proxy whose keys throw (the reader's only way to
@@ -310,21 +322,22 @@ pub fn check_read(value: &Plain) {
                 }
             }
             Err(Unread::Refused(r)) if r.class == Class::Unknown => {
-                let object = if r.path == root {
-                    Some(Kind::Object(schema))
+                let objects = if r.path == root {
+                    vec![Kind::Object(schema)]
                 } else {
-                    kind_at(schema, root, &r.path, per_call)
+                    kinds_at(schema, root, &r.path, per_call)
                 };
                 let known = |s: &Schema| s.keys().any(|k| k == r.key);
-                assert!(matches!(object, Some(Kind::Object(s)) if !known(s)), "{root}: {r:?} in {value:?}");
+                let unknown = objects.iter().any(|k| matches!(k, Kind::Object(s) if !known(s)));
+                assert!(unknown, "{root}: {r:?} in {value:?}");
             }
             Err(Unread::Refused(r)) => {
-                let expected = if r.path == root {
-                    Some(Kind::Object(schema))
+                let fields = if r.path == root {
+                    vec![Kind::Object(schema)]
                 } else {
-                    kind_at(schema, root, &r.path, per_call)
+                    kinds_at(schema, root, &r.path, per_call)
                 };
-                assert!(expected.is_some(), "{root}: a refusal naming no field: {r:?} for {value:?}");
+                assert!(!fields.is_empty(), "{root}: a refusal naming no field: {r:?} for {value:?}");
                 let mut described = String::new();
                 schema::describe(&r.kind, &mut described);
                 let nodes: Vec<&str> = described.split(';').collect();
