@@ -18,7 +18,7 @@ const config :Workerd.Config = (
 
 # workerd resolves `import ... from "saferetry"` in "worker/worker.js" as the
 # module named "worker/saferetry", and that module's own relative imports
-# ("./core.js", "./executor.js", "./attempts.js", "./body.js", "./hops.js" (the entry's: a browser's entry has none), "./packed.js", "./request.js", "./load.js", "./tabs.js", "./saferetry.js", "./saferetry_bg.wasm", and the
+# ("./core.js", "./executor.js", "./attempts.js", "./body.js", "./hops.js" (the entry's: a browser's entry has none), "./packed.js", "./request.js", "./options.js", "./load.js", "./tabs.js", "./saferetry.js", "./saferetry_bg.wasm", and the
 # fleet authority's "./authority-workerd.js", "./authority-lazy.js", "./saferetry_authority.js",
 # "./saferetry_authority_bg.wasm", instantiated only at a first `new BudgetAuthority()` or outbox;
 # the outbox's "./outbox-workerd.js", "./outbox.js", "./outbox-stores/memory.js") against
@@ -34,6 +34,7 @@ const worker :Workerd.Worker = (
     (name = "worker/hops.js", esModule = embed "../../js/src/hops.js"),
     (name = "worker/packed.js", esModule = embed "../../js/src/packed.js"),
     (name = "worker/request.js", esModule = embed "../../js/src/request.js"),
+    (name = "worker/options.js", esModule = embed "../../js/src/options.js"),
     (name = "worker/load.js", esModule = embed "../../js/src/load.js"),
     (name = "worker/tabs.js", esModule = embed "../../js/src/tabs.js"),
     (name = "worker/saferetry.js", esModule = embed "../../js/src/saferetry.js"),
