@@ -4,10 +4,11 @@
 //! as absent, and inherited ones too) and lists the object's own keys the
 //! schema does not know — and a refusal becomes the `TypeError` or
 //! `RangeError` that file's one table words (no message is compiled into a
-//! module). Every module that reads options carries this: the default and
-//! the browser's (a policy, a call, a poll's spec, and [`check_options`]
-//! for the entries that keep no Rust state), the outbox's and the Redis
-//! budget's.
+//! module). The default module and the browser's carry it: a policy's
+//! options, a call's, a poll's spec, and, through [`check_options`], every
+//! other options object (the outbox's, `redisBudget`'s — their modules take
+//! the values checked and carry no reader — and those of the entries that
+//! keep no Rust state).
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -99,7 +100,7 @@ impl Source for Reader {
 
 impl Reader {
     /// The error a refusal is, worded by the glue.
-    pub fn error(&self, r: &Refusal) -> JsValue {
+    fn error(&self, r: &Refusal) -> JsValue {
         let mut kind = String::new();
         describe(&r.kind, &mut kind);
         let class = match r.class {

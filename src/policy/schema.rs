@@ -10,8 +10,8 @@
 //! a value of the wrong type, or one out of its range, with the field's
 //! path and its kind. The sentence a caller reads is made from that in
 //! JavaScript, from one table (js/src/options.js), so no message is
-//! compiled into a wasm module: [`describe`] writes a kind as numbers and
-//! words for it.
+//! compiled into a wasm module: [`describe`] writes a kind for it as text
+//! (codes, bounds, words).
 //!
 //! Which keys exist, their types, ranges and defaults are here and in the
 //! schemas declared with [`schema!`] beside the options they fill
@@ -79,7 +79,8 @@ pub enum Kind {
 /// A field's value when the caller left it out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Def {
-    /// Absent: the field's owner has its default (`Options::default()`).
+    /// Absent: the field's owner has a default of its own (a policy's:
+    /// `Options::default()`).
     None,
     /// Left out is refused (a `TypeError`).
     Required,
@@ -276,9 +277,9 @@ pub trait Source {
     fn is_object(&self, v: &Self::Value) -> bool;
     /// The values of the first `count` keys of `names` (`"a,b,"`) on
     /// `object` (at 0..count), inherited ones too (a getter that throws
-    /// reads as absent), and, unless `open`, an own key of the object that
-    /// `names` does not list (at `count`). Fails with what listing its keys
-    /// threw.
+    /// reads as absent; `undefined` and `null` have none), and, unless
+    /// `open`, an own key of the object that `names` does not list (at
+    /// `count`). Fails with what listing its keys threw.
     fn fields(&self, object: &Self::Value, names: &'static str, count: usize, open: bool) -> Result<Self::Read, Self::Thrown>;
     /// Value `i` of what was read (`undefined` past its end).
     fn at(&self, read: &Self::Read, i: usize) -> Self::Value;
@@ -335,8 +336,8 @@ pub fn read<S: Source>(
 }
 
 /// Field `field` of `schema` (of the object `path`) from a value the glue
-/// read itself (a [`Kind::Glue`] field, or a lone option such as a send's
-/// `durable`): checked, or its default.
+/// read itself (a [`Kind::Glue`] field: a poll's hooks, read once for the
+/// executor): checked, or its default.
 pub fn given<S: Source>(
     source: &S,
     schema: &'static Schema,
