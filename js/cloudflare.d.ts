@@ -52,6 +52,7 @@ export interface RetryBudgetNamespace {
 export declare function durableBudget(
   namespace: RetryBudgetNamespace | (() => RetryBudgetNamespace),
   name: string,
+  /** `fleetSize`: 1..=10000; any other key, or a value out of range, is a `TypeError`/`RangeError` naming it. */
   options?: { fleetSize?: number },
 ): SharedBudget;
 
@@ -84,7 +85,8 @@ export declare class OutboxObject {
   constructor(ctx: { readonly storage: OutboxStorage }, env: unknown);
   policyOptions(): import("./index.js").RetryOptions;
   outboxOptions(): Omit<import("./index.js").OutboxOptions, "store">;
-  send(request: { url: string; method?: string; headers?: HeadersInit; body?: BodyInit | null; idempotencyKey?: string | true; durable?: import("./index.js").OutboxDurable }): Promise<OutboxSendAnswer>;
+  /** Any other key, or a bad value (`OutboxObject.send.idempotencyKey`), rejects with the `TypeError`/`RangeError` naming it. */
+  send(request: { url: string; method?: string; headers?: HeadersInit; body?: BodyInit | null; idempotencyKey?: string | boolean; durable?: import("./index.js").OutboxDurable }): Promise<OutboxSendAnswer>;
   pending(): Promise<import("./index.js").OutboxEntry[]>;
   alarm(): Promise<void>;
 }

@@ -24,7 +24,7 @@ export type WaitKind = "backoff" | "throttle" | "retry-after";
 export type WaitWhy = WaitKind | "rate-limit" | "queue" | "offline" | "poll";
 
 export interface RetryOn {
-  /** Statuses retried for idempotent (or keyed) requests. Default 408, 429, 500, 502, 503, 504. */
+  /** Statuses retried for idempotent (or keyed) requests, each 100..=599, at most 1000. Default 408, 429, 500, 502, 503, 504. */
   statuses?: number[];
   /** Retry after our per-attempt timeout. Default true. */
   timeouts?: boolean;
@@ -33,48 +33,51 @@ export interface RetryOn {
 }
 
 export interface QuotaOptions {
-  /** Default 500. */
+  /** 0..=1000000, default 500. */
   capacity?: number;
-  /** Default 5. */
+  /** 0..=1000000, default 5. */
   retryCost?: number;
-  /** Default 10. */
+  /** 0..=1000000, default 10. */
   timeoutCost?: number;
-  /** Default 1. */
+  /** 0..=1000000, default 1. */
   successRefund?: number;
 }
 
+/** A policy's options, and a call's `init.retry`. Any other key, a value of the wrong type or one out of its
+ * range throws a `TypeError`/`RangeError` naming the option by its path (`retryOn.statuses[]`; per call
+ * `retry.<key>`) and what it accepts (README "Options"). */
 export interface RetryOptions {
   /** Attempts, counting the first. 1..=100, default 3. */
   maxAttempts?: number;
-  /** The whole operation: requests, body reads, waits. Default 30000. */
+  /** The whole operation: requests, body reads, waits. 1..=2147483647 ms, default 30000. */
   totalMs?: number;
-  /** One request and its body read. Default 10000. */
+  /** One request and its body read. 1..=2147483647 ms, default 10000. */
   attemptMs?: number;
-  /** Backoff base. Default 100. */
+  /** Backoff base. 0..=2147483647 ms, default 100. */
   baseMs?: number;
-  /** Backoff cap. Default 20000. */
+  /** Backoff cap. 0..=2147483647 ms, default 20000. */
   capMs?: number;
-  /** Base for 429 without Retry-After and for hidden Retry-After. Default 1000. */
+  /** Base for 429 without Retry-After and for hidden Retry-After. 0..=2147483647 ms, default 1000. */
   throttleBaseMs?: number;
   retryOn?: RetryOn;
   /** Add jitter on top of a Retry-After floor. Default true. */
   retryAfterSpread?: boolean;
-  /** Largest response body buffered. Default 16 MiB. */
+  /** Largest response body buffered. 0..=4294967296 bytes, default 16 MiB. */
   maxBodyBytes?: number;
   /** The shared retry quota; false disables it. */
   quota?: boolean | QuotaOptions;
-  /** Policy only: at most this many requests in flight at once (FIFO queue). Default unlimited. */
+  /** Policy only: at most this many requests in flight at once (FIFO queue), 1..=10000. Default unlimited. */
   concurrency?: number;
-  /** Policy only: starts spaced evenly, retries included (GCRA). Default unlimited. */
+  /** Policy only: starts spaced evenly, retries included (GCRA); `requests` and `burst` 1..=1000000, `perMs` 1..=2147483647. Default unlimited. */
   rate?: { requests: number; perMs?: number; burst?: number };
   /** Returns a number in [0, 1). Default Math.random. */
   random?: () => number;
   onRetry?: (info: { attempt: number; waitMs: number; reason: WaitKind }) => void;
   /** The transport to use instead of the global `fetch` (which is looked up at each call). */
   fetch?: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
-  /** Per call: no request starts before this epoch time (ms). */
+  /** Per call: no request starts before this epoch time (ms, 0..=2^53-1). */
   notBefore?: number;
-  /** Per call: a key sent unchanged with every attempt; `true` generates one. On a policy: only `true`. */
+  /** Per call: a key sent unchanged with every attempt (1..=255 visible ASCII characters); `true` generates one. On a policy: a boolean. */
   idempotencyKey?: string | boolean;
   /** Policy only: share the quota and the start rate with a fleet (README "Fleet budgets"). */
   shared?: SharedBudget;
@@ -197,12 +200,13 @@ export interface AuthorityStats {
   configChanges: number;
 }
 
+/** Any other key, or a value out of its range, is a `TypeError`/`RangeError` naming it (`tabBudget.staleMs`). */
 export interface TabBudgetOptions {
-  /** How often the leader tab sends a heartbeat (with the authority's state). Default 1000. */
+  /** How often the leader tab sends a heartbeat (with the authority's state). 1..=600000 ms, default 1000. */
   heartbeatMs?: number;
-  /** A follower that hears nothing from the leader this long pings it, and steals the lock 500 ms later if still nothing. Default 2500. */
+  /** A follower that hears nothing from the leader this long pings it, and steals the lock 500 ms later if still nothing. 1..=600000 ms, default 2500. */
   staleMs?: number;
-  /** Passed on as the SharedBudget's `fleetSize` (the fallback start rate is `rate` divided by it). */
+  /** Passed on as the SharedBudget's `fleetSize` (the fallback start rate is `rate` divided by it). 1..=10000. */
   fleetSize?: number;
 }
 
@@ -287,9 +291,9 @@ export interface PollSpec {
   status: string | URL | Request | ((submitted: Response) => string | URL | Request | Promise<string | URL | Request>);
   /** Judges each poll's response (a clone). Default: 202 pending, other 2xx done, else fatal. 502/503/504 and network errors are always transient. */
   verdict?: (response: Response) => PollVerdict | Promise<PollVerdict>;
-  /** Default: every 1000 ms for 30000 ms, then every 2000 ms. */
+  /** 1..=100 phases, each duration 1..=2147483647 ms. Default: every 1000 ms for 30000 ms, then every 2000 ms. */
   phases?: { everyMs: number; forMs?: number }[];
-  /** Polling's own budget. Default 300000 (5 minutes). */
+  /** Polling's own budget. 1..=2147483647 ms, default 300000 (5 minutes). */
   budgetMs?: number;
 }
 
@@ -315,7 +319,7 @@ export interface Operation {
   getSnapshot(): State;
   subscribe(listener: (state: State) => void): () => void;
   cancel(reason?: unknown): void;
-  /** A fresh operation under the same budgets; never before the server's Retry-After unless forced. */
+  /** A fresh operation under the same budgets; never before the server's Retry-After unless forced. Any other key is a `TypeError` naming it. */
   retryNow(options?: { force?: boolean }): Promise<Outcome>;
 }
 
@@ -408,8 +412,9 @@ export interface OutboxStore {
   close?(): Promise<void> | void;
 }
 
+/** Any other key, or a value of the wrong type or out of its range, is a `TypeError`/`RangeError` naming it (`outbox.ttl`). */
 export interface OutboxOptions {
-  /** Required in Node, Deno, Bun and workerd; IndexedDB by default in browsers. */
+  /** Required in Node, Deno, Bun and workerd (an object with `list`, `put` and `delete`); IndexedDB by default in browsers. */
   store?: OutboxStore;
   /** How long a write is kept, in ms: 1..=2592000000 (30 days); default 86400000 (a day). */
   ttl?: number;

@@ -1,6 +1,7 @@
 import type { Attributes, MeterProvider, TracerProvider } from "@opentelemetry/api";
 import type { RetryPolicy } from "./index.js";
 
+/** Any other key or value is a `TypeError` naming it (`instrument.attemptSpans`). */
 export interface InstrumentOptions {
   /** Default: the global one (`trace.getTracerProvider()`). */
   tracerProvider?: TracerProvider;

@@ -13,10 +13,11 @@ export interface IoRedisClient {
   eval(script: string, numKeys: number, ...args: string[]): Promise<unknown>;
 }
 
+/** Any other key, or a value of the wrong type or out of its range, is a `TypeError`/`RangeError` naming it (`redisBudget.fleetSize`). */
 export interface RedisBudgetOptions {
   /** Processes expected to share the budget: the fallback start rate is `rate` divided among them. 1..=10000, default 4. */
   fleetSize?: number;
-  /** The Redis key that holds the budget's state. Default "saferetry:budget:<name>". */
+  /** The Redis key that holds the budget's state, a non-empty string. Default "saferetry:budget:<name>". */
   key?: string;
   /** Each Redis command's time limit, ms (1..=60000, default 250): a later answer fails the exchange and the policy falls back. */
   commandMs?: number;

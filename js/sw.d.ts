@@ -3,10 +3,13 @@
 // "Outbox", service worker).
 import type { RetryOptions } from "./index.js";
 
+/** Checked when the first sync event has loaded the modules (a service worker cannot load them at its top level):
+ * any other key, or a bad value (`syncOutbox.ttl`, `syncOutbox.policy.maxAttempts`), rejects that event with the
+ * `TypeError`/`RangeError` naming it. */
 export interface SyncOutboxOptions {
   /** The `RetryPolicy` options the worker's sends go through. */
   policy?: RetryOptions;
-  /** The outbox's `ttl` (ms), as the pages open it. */
+  /** The outbox's `ttl` (1..=2592000000 ms), as the pages open it. */
   ttl?: number;
   /** The outbox's credentials opt-in, as the pages open it. */
   credentials?: boolean;

@@ -11,7 +11,8 @@
 mod checks;
 
 use checks::backoff_limits::Case;
-use checks::classify_options::{check_classify, check_method, check_option, fields};
+use checks::classify_options::{check_classify, check_method, check_option, check_read, fields, keys};
+use checks::plain::Plain;
 use checks::quota::QuotaOp;
 use checks::rate::RateOp;
 use proptest::prelude::*;
@@ -19,7 +20,6 @@ use saferetry::policy::budget::quota::QuotaConfig;
 use saferetry::policy::budget::rate::RateConfig;
 use saferetry::policy::classify::{Attempted, Failure, Safety, Stage};
 use saferetry::policy::limits::{Backoff, Limits};
-use saferetry::policy::options::Numeric;
 use saferetry::policy::rate_limit::FloorHeaders;
 use saferetry::policy::retry_after::RetryAfter;
 
@@ -37,6 +37,59 @@ fn small_or_any_u64(small: u64) -> impl Strategy<Value = u64> {
 /// An option bound: small, any, or above 2^53 where f64 cannot hold it.
 fn bound() -> impl Strategy<Value = u64> {
     prop_oneof![0u64..2_000_000, any::<u64>(), (1u64 << 53)..]
+}
+
+/// A JavaScript-like value as options: leaves of every type, near the
+/// bounds options have, and objects keyed by the options' own keys (and a
+/// few that are none), nested.
+fn plain() -> impl Strategy<Value = Plain> {
+    let number = prop_oneof![
+        any::<f64>(),
+        prop::sample::select(vec![
+            -1.0,
+            0.0,
+            0.5,
+            1.0,
+            99.0,
+            100.0,
+            101.0,
+            255.0,
+            256.0,
+            599.0,
+            600.0,
+            1e4,
+            6e4,
+            6e5,
+            1e6,
+            2_147_483_647.0,
+            2_147_483_648.0,
+            4_294_967_296.0,
+            9_007_199_254_740_991.0,
+            9_007_199_254_740_992.0,
+            f64::NAN,
+            f64::INFINITY
+        ]),
+    ];
+    let leaf = prop_oneof![
+        Just(Plain::Undefined),
+        Just(Plain::Null),
+        number.prop_map(Plain::Num),
+        any::<bool>().prop_map(Plain::Bool),
+        prop_oneof!["[ -~]{0,8}", "ключ|auto|buffer|stream|before-send|after-try-later", ".{250,260}"]
+            .prop_map(Plain::Str),
+        Just(Plain::Fun),
+        Just(Plain::Throws),
+        Just(Plain::Trap),
+    ];
+    leaf.prop_recursive(4, 48, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Plain::Arr),
+            prop::collection::vec(inner.clone(), 1..3).prop_map(Plain::BadArr),
+            prop::collection::vec((prop::sample::select(keys()), inner), 0..6).prop_map(|fields| Plain::Obj(
+                fields.into_iter().map(|(k, v)| (String::from(k), v)).collect()
+            )),
+        ]
+    })
 }
 
 fn retry_after_value() -> impl Strategy<Value = String> {
@@ -186,6 +239,11 @@ proptest! {
     }
 
     #[test]
+    fn any_value_read_as_any_options_object_is_taken_or_refused_naming_a_field_it_has(value in plain()) {
+        check_read(&value);
+    }
+
+    #[test]
     fn an_option_is_accepted_exactly_when_it_is_an_integer_in_its_range(
         field in prop::sample::select(fields()),
         (min, max) in (bound(), bound()),
@@ -197,7 +255,7 @@ proptest! {
             1 => min.wrapping_add_signed(step) as f64,
             _ => max.wrapping_add_signed(step) as f64,
         };
-        check_option(value, min, max, field);
+        check_option(value, min, max, &field);
     }
 }
 
@@ -214,6 +272,8 @@ fn the_fuzz_findings_hold_as_inputs_to_the_shared_checks() {
     checks::retry_after::check("Mon, 01 Jan 1900 00:00:00 GMT", "", 1 << 63);
     checks::retry_after::check("Monday, 01-Jan-95 00:00:00 GMT", "", 9_223_370_470_828_800_000);
     let p60 = 1u64 << 60;
-    check_option(p60 as f64, 0, p60 - 1, Numeric::MaxAttempts);
-    check_option((1u64 << 53) as f64, (1 << 53) + 1, u64::MAX, Numeric::MaxAttempts);
+    let max_attempts = &fields()[0];
+    assert_eq!(max_attempts.key, "maxAttempts");
+    check_option(p60 as f64, 0, p60 - 1, max_attempts);
+    check_option((1u64 << 53) as f64, (1 << 53) + 1, u64::MAX, max_attempts);
 }

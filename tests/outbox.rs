@@ -9,7 +9,7 @@ const NOW: u64 = 1_700_000_000_000;
 const HOUR: u64 = 3_600_000;
 
 fn config() -> Config {
-    Config::new(Some(HOUR as f64), false).unwrap()
+    Config { ttl_ms: HOUR, ..Config::default() }
 }
 
 fn outcome(ended: Ended, progress: Progress, retry_at: Option<u64>) -> Outcome {
@@ -91,7 +91,7 @@ fn credentials_are_kept_only_when_the_caller_opted_in() {
     let later = outcome(Ended::TryLater, Progress::Responded, None);
     let w = Write { credentials: true, ..write(Safety::Idempotent) };
     assert_eq!(keep(&config(), &w, &later, NOW, 0.5), Err(NotKept::Credentials));
-    let opted_in = Config::new(None, true).unwrap();
+    let opted_in = Config { keep_credentials: true, ..Config::default() };
     assert!(keep(&opted_in, &w, &later, NOW, 0.5).is_ok());
 }
 
@@ -162,16 +162,6 @@ fn retry_at_is_never_before_the_server_asked_and_expires_at_is_the_ttl() {
     assert_eq!(keep(&config(), &keyed, &far, NOW, 0.5), Err(NotKept::ExpiresFirst));
     let never = outcome(Ended::TryLater, Progress::Responded, Some(u64::MAX));
     assert_eq!(keep(&config(), &keyed, &never, NOW, 0.5), Err(NotKept::ExpiresFirst));
-}
-
-#[test]
-fn the_ttl_is_bounded_and_bad_values_name_the_field() {
-    assert_eq!(Config::new(None, false).unwrap().ttl_ms, DEFAULT_TTL_MS);
-    assert_eq!(Config::new(Some(MAX_TTL_MS as f64), false).unwrap().ttl_ms, MAX_TTL_MS);
-    for bad in [0.0, -1.0, 1.5, f64::NAN, f64::INFINITY, (MAX_TTL_MS + 1) as f64] {
-        let e = Config::new(Some(bad), false).unwrap_err();
-        assert_eq!(e.field, "outbox.ttl", "{bad}");
-    }
 }
 
 #[test]

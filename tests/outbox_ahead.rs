@@ -11,7 +11,7 @@ const HOUR: u64 = 3_600_000;
 const HOLD: u64 = 4_000;
 
 fn config(durable: Durable) -> Config {
-    Config { durable, ..Config::new(Some(HOUR as f64), false).unwrap() }
+    Config { durable, ttl_ms: HOUR, ..Config::default() }
 }
 
 fn write(safety: Safety) -> Write {
@@ -31,7 +31,7 @@ fn the_durable_option_parses_its_two_names_and_nothing_else() {
     for (name, want) in table {
         assert_eq!(Durable::parse(name), want, "{name:?}");
     }
-    assert_eq!(Config::new(None, false).unwrap().durable, Durable::AfterTryLater);
+    assert_eq!(Config::default().durable, Durable::AfterTryLater);
 }
 
 #[test]

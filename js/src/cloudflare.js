@@ -5,6 +5,7 @@
 import { DurableObject, waitUntil } from "cloudflare:workers";
 import { BudgetAuthority, RetryPolicy, outbox } from "./workerd.js";
 import { durableStore } from "./outbox-stores/durable.js";
+import { check } from "./options.js";
 
 export * from "./workerd.js";
 
@@ -58,7 +59,8 @@ export class RetryBudget extends DurableObject {
  * `RetryBudget` object named `name` in `namespace` (a Durable Object
  * namespace binding, or a function returning it — for a policy made at
  * module scope, before `env` is known). One name per upstream. */
-export function durableBudget(namespace, name, { fleetSize } = {}) {
+export function durableBudget(namespace, name, options) {
+  const [fleetSize] = check("durableBudget", options);
   if (typeof name !== "string" || name === "") throw new TypeError("durableBudget: name must be a non-empty string (one budget per upstream)");
   if (typeof namespace !== "function" && typeof namespace?.idFromName !== "function") {
     throw new TypeError("durableBudget: namespace must be a Durable Object namespace binding or a function returning one");
@@ -111,7 +113,8 @@ export class OutboxObject extends DurableObject {
 
   /** `{ url, method?, headers?, body?, idempotencyKey?, durable? }` → the outcome's
    * data (`kind`, `reason`, `status`, `kept`, `notKept`, `id`, `retryAt`). */
-  async send({ url, method, headers, body, idempotencyKey, durable }) {
+  async send(request) {
+    const [url, method, headers, body, idempotencyKey, durable] = check("OutboxObject.send", request);
     const box = await this.#open();
     const r = await box.send(url, { method, headers, body, durable, retry: idempotencyKey === undefined ? undefined : { idempotencyKey } });
     await r.response?.body?.cancel();

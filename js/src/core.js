@@ -7,6 +7,7 @@ import { drive } from "./executor.js";
 import { lease } from "./lease.js";
 import * as attempts from "./attempts.js";
 import { abortBefore, bodyOf, prepare, read } from "./request.js";
+import { check, reader } from "./options.js";
 
 // Response (or the host's own error, for a refused request) -> the report
 // of the operation that produced it, or, until someone reads it, the
@@ -210,6 +211,10 @@ function callOf(input, init) {
 }
 
 const glue = {
+  // The option reader's (src/host/read.rs): options are read in one
+  // crossing per object, their errors worded by js/src/options.js.
+  ...reader,
+
   // The steps js/src/request.js takes on a call held by js/src/attempts.js.
   prepare: (id, ...steps) => prepare(attempts.callRecord(id), ...steps),
   abortBefore: (id, isRequest) => abortBefore(attempts.callRecord(id), isRequest),
@@ -326,7 +331,8 @@ class Operation {
    * request under the same policy's budgets. It never starts before a
    * Retry-After the server gave (the wasm side reports it as `notBefore`)
    * unless `{ force: true }`. Resolves with the new operation's outcome. */
-  retryNow({ force = false } = {}) {
+  retryNow(options) {
+    const [force] = check("retryNow", options);
     this.#cancelled = undefined;
     const previous = this.#controller;
     this.#controller = undefined; // the ending operation's states are not shown

@@ -13,6 +13,7 @@ let polling;
 /** The policy class of the module the entry loaded (core.js reads it). */
 export let Policy;
 let machineExports;
+let checkOptions;
 
 /** Called by the runtime's entry once its wasm module is instantiated, with
  * the module's glue (wasm-bindgen's JS module), the instance's exports (its
@@ -21,6 +22,7 @@ let machineExports;
  * first poll). */
 export function loaded(glue, instance, follow, poll) {
   Policy = glue.Policy;
+  checkOptions = glue.checkOptions;
   // What js/src/executor.js calls: the machines' events, by number, and the
   // buffer their work is read from.
   const { machineWork, machineCall, machineChain, onSettled, onTimer, onOnline, onEvent, outcomeOf } = glue;
@@ -34,6 +36,12 @@ export function loaded(glue, instance, follow, poll) {
  * a module still awaiting its wasm (top-level await) before that module has
  * run. A failed load stays failed, as the module map keeps it. */
 export const polls = () => (polling ??= pollModule?.() ?? Promise.reject(new Error(`saferetry: this entry cannot poll (${BUNDLING})`)));
+
+/** The loaded module's option check (js/src/options.js `check`). */
+export function checker() {
+  assertLoaded();
+  return checkOptions;
+}
 
 /** The loaded module's machine exports (js/src/executor.js). */
 export const machines = () => machineExports;

@@ -7,6 +7,7 @@
 // non-public hooks it reads (+35 B gzip, BENCHMARKS.md).
 import { context, createContextKey, metrics, propagation, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { reportOf } from "./core.js";
+import { check } from "./options.js";
 
 const SCOPE = "saferetry";
 const MARK = Symbol.for("saferetry.fetch");
@@ -112,11 +113,11 @@ export function resendAttributes(request) {
  * instrumented `fetch`'s), and its metrics are recorded. Returns
  * `{ disable() }`, which puts the policy's own methods back.
  */
-export function instrument(policy, options = {}) {
-  const { tracerProvider, meterProvider, attemptSpans = "auto", name } = options;
+export function instrument(policy, options) {
+  const [tracerProvider, meterProvider, attemptSpans, name] = check("instrument", options);
   const tracer = (tracerProvider ?? trace).getTracer(SCOPE);
   const meter = (meterProvider ?? metrics).getMeter(SCOPE);
-  const policyAttributes = name === undefined ? {} : { "saferetry.policy": String(name) };
+  const policyAttributes = name === undefined ? {} : { "saferetry.policy": name };
   const { fetch, run, poll } = policy;
 
   const made = {};

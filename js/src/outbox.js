@@ -9,6 +9,7 @@
 // store's lock across tabs or processes), keeps one timer and dispatches
 // events. `outbox` is a function, not a `RetryPolicy` method, so that a
 // bundle which does not use it leaves all of this out.
+import { check } from "./options.js";
 
 /** An event of an outbox: `detail` says which entry and how it ended. */
 export class OutboxEvent extends Event {
@@ -104,10 +105,11 @@ export class Outbox extends EventTarget {
   /** Sends as `policy.run(input, init).result` does and resolves with that
    * outcome, plus `kept` (the write is in the store, to be sent later),
    * `notKept` (why not, when it ended `try-later` or failed to be stored)
-   * and `id`. `input` and `init` go to the policy as given, so its options
-   * parser checks them (a bad option throws as in `policy.fetch`) and it
-   * sees the body the caller gave; `init.retry.idempotencyKey: true`
-   * becomes a key made here, so the one sent is the one kept.
+   * and `id`. `input` and `init` go to the policy as given, so it sees the
+   * body the caller gave; its options are checked first, before anything
+   * is read or stored (a bad option throws as in `policy.fetch`);
+   * `init.retry.idempotencyKey: true` becomes a key made here, so the one
+   * sent is the one kept.
    * `init.durable: "before-send"` (or the outbox's `durable`) writes a
    * write that qualifies to the store before its first send (`ahead:
    * true`); it leaves it when its outcome is final. */
@@ -115,6 +117,11 @@ export class Outbox extends EventTarget {
     if (this.#closed) throw new TypeError(`saferetry: outbox "${this.#name}" is closed`);
     const make = init?.retry?.idempotencyKey === true && globalThis.crypto?.randomUUID;
     const call = make ? { ...init, retry: { ...init.retry, idempotencyKey: crypto.randomUUID() } } : init;
+    // A call's options (`retry`, as the policy takes it: an object) are
+    // checked by the same reader the policy's `fetch` uses, before
+    // anything is read or stored.
+    if (typeof call?.retry === "object" && call.retry !== null) check("retry", call.retry);
+    check("send(init)", { durable: call?.durable });
     // What is kept is read from a copy: a `Request` is cloned, a body other
     // than a stream is the caller's own value, read again (a stream is not kept).
     const { retry, signal, durable, ...rest } = call ?? {};
@@ -291,12 +298,13 @@ export class Outbox extends EventTarget {
 export async function openOutbox(policy, name, options, loadRules, defaultStore) {
   if (typeof name !== "string" || name === "") throw new TypeError("saferetry: `outbox(policy, name)`: name must be a non-empty string");
   if (typeof policy?.run !== "function") throw new TypeError("saferetry: `outbox(policy, name)`: policy must be a RetryPolicy");
+  // Every option checked by the package's reader, defaults in place
+  // (src/policy/outbox.rs `OUTBOX`; `store` required without a default one).
+  const [given, ttl, credentials, durable] = check("outbox", options);
+  if (given === undefined && defaultStore === undefined) check("outbox.store", {});
+  const store = given ?? defaultStore(name);
   const Rules = await loadRules();
-  const rules = new Rules(options); // checks every option but `store`, and refuses unknown ones
-  const store = options?.store ?? defaultStore?.(name);
-  if (typeof store?.list !== "function" || typeof store.put !== "function" || typeof store.delete !== "function") {
-    throw new TypeError("saferetry: `outbox.store` must be a store { list(), put(entry), delete(id), lock?(name, fn, signal), wake?(at), close?() } (README \"Outbox\")");
-  }
+  const rules = new Rules(ttl, credentials, durable);
   const outbox = new Outbox(policy, name, store, rules);
   outbox.flush();
   return outbox;

@@ -12,6 +12,10 @@
 import { readFileSync } from "node:fs";
 import * as fleet from "./saferetry_redis.js";
 import { loadFailed } from "./load.js";
+import { check } from "./options.js";
+// The package's own module (its options reader, `check`): every process
+// that shares a budget has a policy, and so has it loaded already.
+import "./node.js";
 
 const wasm = new URL("./saferetry_redis_bg.wasm", import.meta.url);
 try {
@@ -55,12 +59,11 @@ function storeOf(client) {
  * node-redis or ioredis client (connected; its errors are the caller's to
  * listen to). Every process that names the same budget on the same Redis
  * shares one retry quota and one start rate. One name per upstream. */
-export function redisBudget(client, name, options = {}) {
+export function redisBudget(client, name, options) {
   if (typeof name !== "string" || name === "") throw new TypeError("redisBudget: name must be a non-empty string (one budget per upstream)");
-  if (options === null || typeof options !== "object") throw new TypeError("redisBudget: options must be an object");
-  const { fleetSize, key = `saferetry:budget:${name}`, commandMs } = options;
-  if (typeof key !== "string" || key === "") throw new TypeError("redisBudget: options.key must be a non-empty string");
-  const carrier = new fleet.RedisExchange(storeOf(client), key, commandMs);
+  // Checked by the package's reader (src/policy/schema.rs `REDIS_BUDGET`), defaults in place.
+  const [fleetSize, key, commandMs] = check("redisBudget", options);
+  const carrier = new fleet.RedisExchange(storeOf(client), name, key, commandMs);
   const budget = { scope: "fleet", exchange: (request) => carrier.exchange(request), [LEASE]: lease };
   if (fleetSize !== undefined) budget.fleetSize = fleetSize;
   return budget;

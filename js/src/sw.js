@@ -11,6 +11,7 @@ import initRules, { OutboxRules } from "./saferetry_outbox.js";
 import { loaded, loadFailed } from "./load.js";
 import { RetryPolicy } from "./core.js";
 import { openOutbox } from "./outbox.js";
+import { check } from "./options.js";
 import { indexedDBStore, syncTag } from "./outbox-stores/indexeddb.js";
 
 let ready;
@@ -28,9 +29,10 @@ const load = () => {
 /** Sends what is due in outbox `name` (the pages' IndexedDB outbox of that
  * name). Rejects when writes still wait, so that the browser fires the
  * event again later (Background Sync's own retry). */
-async function drain(name, policyOptions, options) {
+async function drain(name, options) {
   await load();
-  const box = await openOutbox(new RetryPolicy(policyOptions), name, options, async () => OutboxRules, indexedDBStore);
+  const [policy, ttl, credentials] = check("syncOutbox", options);
+  const box = await openOutbox(new RetryPolicy(policy), name, { ttl, credentials }, async () => OutboxRules, indexedDBStore);
   try {
     await box.flush();
     const left = (await box.pending()).length;
@@ -42,12 +44,13 @@ async function drain(name, policyOptions, options) {
 
 /** In a service worker, at its top level: drain outbox `name` on its
  * Background Sync event. `options`: the outbox's (`ttl`, `credentials`)
- * and `policy`, the `RetryPolicy` options its sends go through. */
-export function syncOutbox(name, options = {}) {
+ * and `policy`, the `RetryPolicy` options its sends go through; checked
+ * when the first event has loaded the modules (a bad one rejects it, with
+ * the TypeError or RangeError naming the field). */
+export function syncOutbox(name, options) {
   if (typeof name !== "string" || name === "") throw new TypeError("saferetry: `syncOutbox(name)`: name must be a non-empty string");
-  const { policy, ...outboxOptions } = options;
   const tag = syncTag(name);
   globalThis.addEventListener("sync", (event) => {
-    if (event.tag === tag) event.waitUntil(drain(name, policy, outboxOptions));
+    if (event.tag === tag) event.waitUntil(drain(name, options));
   });
 }

@@ -31,19 +31,12 @@
 import { assertLoaded } from "./load.js";
 import { LEASE } from "./lease.js";
 import "./lease-relay.js"; // the policies that take a tabBudget link to their clients
+import { check } from "./options.js";
 
 const PREFIX = "saferetry:";
 const PROBE_MS = 500; // silence after a ping before the lock is stolen
 const REJOIN_MS = 1000; // a page still here this long after beforeunload stays
 const ANSWER_MS = 1000; // a follower's request unanswered this long is rejected (the policy's own bound)
-
-function positive(options, field, fallback) {
-  const v = options[field];
-  if (v === undefined) return fallback;
-  if (typeof v !== "number" || !Number.isFinite(v)) throw new TypeError(`tabBudget: options.${field} must be a number of milliseconds`);
-  if (v <= 0 || v > 600_000) throw new RangeError(`tabBudget: options.${field} must be in (0, 600000] ms`);
-  return v;
-}
 
 // `BudgetAuthority` once loaded.
 let Authority = null;
@@ -70,15 +63,11 @@ class TabBudgetErrorEvent extends Event {
 /** A SharedBudget shared by every tab of this origin that uses `name`
  * (one budget per upstream). Without Web Locks or BroadcastChannel, a
  * budget of this tab alone, with `scope: "tab"`. */
-export function tabBudget(name, options = {}) {
+export function tabBudget(name, options) {
   assertLoaded();
   if (typeof name !== "string" || name === "") throw new TypeError("tabBudget: name must be a non-empty string");
-  if (options === null || typeof options !== "object") throw new TypeError("tabBudget: options must be an object");
-  const config = {
-    heartbeatMs: positive(options, "heartbeatMs", 1000),
-    staleMs: positive(options, "staleMs", 2500),
-    fleetSize: options.fleetSize,
-  };
+  const [heartbeatMs, staleMs, fleetSize] = check("tabBudget", options);
+  const config = { heartbeatMs, staleMs, fleetSize };
   const locks = globalThis.navigator?.locks;
   const Channel = globalThis.BroadcastChannel;
   return new TabBudget((failed) => typeof locks?.request !== "function" || typeof Channel !== "function"

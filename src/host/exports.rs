@@ -98,7 +98,7 @@ impl Policy {
     pub fn new(options: JsValue, glue: Glue) -> Result<Policy, JsValue> {
         // First: the options' functions go to the executor to hold.
         glue::install(&glue);
-        let (options, mut hooks) = options::read(&Options::default(), &Hooks::default(), &options, false)?;
+        let (options, mut hooks) = options::read(&glue, &Options::default(), &Hooks::default(), &options, false)?;
         let fleet = hooks.shared.take().map(|exchange| Rc::new(Leased::new(&options, exchange, &glue)));
         let state: Rc<dyn SharedState> = match &fleet {
             Some(fleet) => fleet.clone(),
@@ -214,7 +214,7 @@ impl Policy {
     /// (`super::poll`).
     #[wasm_bindgen(js_name = pollSpec)]
     pub fn poll_spec(&self, spec: JsValue, status: JsValue, verdict: JsValue) -> Result<Vec<f64>, JsValue> {
-        Ok(poll::read(&spec, &status, &verdict)?)
+        poll::read(&self.shared.glue, &spec, status, verdict)
     }
 }
 
@@ -222,7 +222,7 @@ impl Policy {
 /// options over them.
 fn per_call(shared: &Shared, retry: Option<Object>) -> Result<(Options, Hooks), JsValue> {
     match retry {
-        Some(retry) => options::read(&shared.options, &shared.hooks, &retry, true),
+        Some(retry) => options::read(&shared.glue, &shared.options, &shared.hooks, &retry, true),
         None => Ok((shared.options.clone(), shared.hooks.clone())),
     }
 }

@@ -84,6 +84,7 @@ default_module_only! {
     mod options;
     mod outcome;
     mod poll;
+    mod read;
     mod replay;
     mod request;
     mod transport;

@@ -11,12 +11,13 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use super::bind::{get, get_string, math_random};
-use super::caller::{list, only_known};
+use super::caller::list;
 use super::convert::to_js;
 use crate::policy::classify::Stage;
 use crate::policy::limits::{timer_ms, MAX_TIMER_MS, REPLAY_BYTES};
 use crate::policy::options::{floor_in, integer_in, OptionError};
 use crate::policy::outbox::{self, Config, Durable, Ended, Entry, Next, Outcome, Progress, Write};
+use crate::policy::outbox::{DEFAULT_TTL_MS, MAX_TTL_MS};
 use crate::policy::reason::Reason;
 use crate::policy::report::opt_ms;
 
@@ -25,17 +26,6 @@ const MAX_MS: u64 = (1 << 53) - 1;
 /// Header names read from one request, at most.
 const MAX_HEADERS: u32 = 1_000;
 
-/// The options `outbox(policy, name, options)` takes (`store` is the
-/// glue's); any other key is refused by name, as a policy's are.
-const OPTION_KEYS: [&str; 4] = ["store", "ttl", "credentials", "durable"];
-const OPTIONS: OptionError =
-    OptionError::type_error("outbox options", "an object { store?, ttl?, credentials?, durable? }");
-const CREDENTIALS: OptionError = OptionError::type_error("outbox.credentials", "a boolean");
-const TTL: OptionError = OptionError::type_error("outbox.ttl", "a number of milliseconds");
-const DURABLE: OptionError =
-    OptionError::type_error("outbox.durable", "\"before-send\" or \"after-try-later\"");
-const SEND_DURABLE: OptionError =
-    OptionError::type_error("send(init).durable", "\"before-send\" or \"after-try-later\"");
 const KIND: OptionError =
     OptionError::type_error("outcome.kind", "\"succeeded\", \"try-later\", \"failed\" or \"cancelled\"");
 const HEADERS: OptionError =
@@ -103,16 +93,8 @@ fn write_of(js: &JsValue) -> Result<Write, OptionError> {
     Ok(Write::of(&method, names.iter().map(String::as_str), &url, body_bytes))
 }
 
-/// `durable` as given (`None` when absent).
-fn durable_of(v: &JsValue, error: OptionError) -> Result<Option<Durable>, OptionError> {
-    if v.is_undefined() {
-        return Ok(None);
-    }
-    v.as_string().as_deref().and_then(Durable::parse).map(Some).ok_or(error)
-}
-
 /// How long one operation may take: a call's own valid `totalMs`, else
-/// its policy's (a bad call option is the policy's to refuse).
+/// its policy's (a bad call option is refused before: js/src/outbox.js).
 fn hold_of(policy_total: &JsValue, call_total: &JsValue) -> u64 {
     let valid = |v: &JsValue| v.as_f64().and_then(|n| integer_in(n, 1, MAX_TIMER_MS));
     valid(call_total).or_else(|| valid(policy_total)).unwrap_or(MAX_TIMER_MS)
@@ -202,41 +184,30 @@ pub struct OutboxRules {
 
 #[wasm_bindgen]
 impl OutboxRules {
-    /// The options of `outbox()`: `ttl` in ms (default a day, at most 30
-    /// days); `credentials`: the caller's opt-in to writing credentials to
-    /// storage; `durable`: when a write goes into the store, unless a send
-    /// says otherwise; `store` (read by the glue).
+    /// The options of `outbox()`, as the default module's reader checked
+    /// them (`policy::outbox::OUTBOX`, each default in place: js/src/outbox.js):
+    /// `ttl` in ms; `credentials`: the caller's opt-in to writing
+    /// credentials to storage; `durable`: when a write goes into the store,
+    /// unless a send says otherwise.
     #[wasm_bindgen(constructor)]
-    pub fn new(options: JsValue) -> Result<OutboxRules, JsValue> {
-        if !(options.is_undefined() || options.is_null()) {
-            if !options.is_object() {
-                return Err(OPTIONS.into());
-            }
-            only_known(&options, "outbox", |k| OPTION_KEYS.contains(&k))?;
-        }
-        let (ttl, credentials, durable) =
-            (get(&options, "ttl"), get(&options, "credentials"), get(&options, "durable"));
-        let ttl = if ttl.is_undefined() { None } else { Some(ttl.as_f64().ok_or(TTL)?) };
-        let credentials =
-            if credentials.is_undefined() { false } else { credentials.as_bool().ok_or(CREDENTIALS)? };
-        let mut config = Config::new(ttl, credentials)?;
-        config.durable = durable_of(&durable, DURABLE)?.unwrap_or_default();
-        Ok(OutboxRules { config })
+    pub fn new(ttl: f64, credentials: bool, durable: &str) -> OutboxRules {
+        let ttl = floor_in(ttl, 1, MAX_TTL_MS).unwrap_or(DEFAULT_TTL_MS);
+        OutboxRules { config: Config::of(ttl, credentials, durable) }
     }
 
     /// Whether `request` is written to the store before its first send,
-    /// and its schedule: `durable` is the send's own (or `undefined`);
+    /// and its schedule: `durable` is the send's own, checked (or none);
     /// `policyTotalMs` and `callTotalMs` the operation's bound, as the
     /// policy and the call (`retry.totalMs`) give it.
     pub fn ahead(
         &self,
         request: JsValue,
-        durable: JsValue,
+        durable: Option<String>,
         now: f64,
         policy_total_ms: JsValue,
         call_total_ms: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let durable = durable_of(&durable, SEND_DURABLE)?;
+        let durable = durable.as_deref().and_then(Durable::parse);
         let hold = hold_of(&policy_total_ms, &call_total_ms);
         let answer = match outbox::ahead(&self.config, durable, &write_of(&request)?, time(now, NOW)?, hold) {
             Ok(entry) => Ahead { entry: entry.map(Schedule::from), not_kept: None },

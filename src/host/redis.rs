@@ -38,13 +38,8 @@ use super::wire;
 use crate::engine::{race, Either};
 use crate::policy::budget::lease::swap::{conflict_wait_ms, store_time_ms, StoreClock};
 use crate::policy::budget::lease::LeaseRequest;
-use crate::policy::options::{integer_in, ErrorKind, OptionError};
-
-const COMMAND_MS: OptionError = OptionError {
-    field: "commandMs",
-    expected: "a number of milliseconds in 1..=60000, or left out for 250",
-    kind: ErrorKind::Range,
-};
+use crate::policy::options::floor_in;
+use crate::policy::schema::MAX_COMMAND_MS;
 
 #[wasm_bindgen]
 pub struct RedisExchange {
@@ -57,14 +52,20 @@ pub struct RedisExchange {
 
 #[wasm_bindgen]
 impl RedisExchange {
-    /// `store`: `{ read(key), swap(key, expected, next) }` (js/src/redis.js).
+    /// `store`: `{ read(key), swap(key, expected, next) }` (js/src/redis.js);
+    /// `key` and `commandMs`: `redisBudget`'s options as the default
+    /// module's reader checked them (`policy::schema::REDIS_BUDGET`,
+    /// `commandMs`'s default in place); without a `key`, the budget
+    /// `name`'s, `"saferetry:budget:<name>"`.
     #[wasm_bindgen(constructor)]
-    pub fn new(store: JsValue, key: String, command_ms: Option<f64>) -> Result<RedisExchange, JsValue> {
-        let command_ms = match command_ms {
-            Some(ms) => integer_in(ms, 1, 60_000).ok_or(COMMAND_MS)?,
-            None => 250,
-        };
-        Ok(RedisExchange { store, key, command_ms, clock: Rc::default() })
+    pub fn new(store: JsValue, name: &str, key: Option<String>, command_ms: f64) -> RedisExchange {
+        let key = key.unwrap_or_else(|| {
+            let mut key = String::from("saferetry:budget:");
+            key.push_str(name);
+            key
+        });
+        let command_ms = floor_in(command_ms, 1, MAX_COMMAND_MS).unwrap_or(MAX_COMMAND_MS);
+        RedisExchange { store, key, command_ms, clock: Rc::default() }
     }
 
     /// One lease request → a promise of its grant (or `{ unavailable }`).

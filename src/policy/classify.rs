@@ -87,13 +87,18 @@ impl RetryOn {
     /// `statuses` outside 100..=599 are ignored here; option validation
     /// rejects them before they arrive.
     pub fn new(statuses: &[u16], timeouts: bool, network_errors: bool) -> RetryOn {
-        let mut set = [0u64; 10];
-        for &s in statuses.iter().filter(|s| (100..=599).contains(*s)) {
-            if let Some(word) = set.get_mut(usize::from(s / 64)) {
-                *word |= 1 << (s % 64);
-            }
+        let mut on = RetryOn { statuses: [0; 10], timeouts, network_errors };
+        for &s in statuses {
+            on.allow(s);
         }
-        RetryOn { statuses: set, timeouts, network_errors }
+        on
+    }
+
+    /// Adds `status` to the allowlist (ignored outside 100..=599).
+    pub fn allow(&mut self, status: u16) {
+        if let (true, Some(word)) = ((100..=599).contains(&status), self.statuses.get_mut(usize::from(status / 64))) {
+            *word |= 1 << (status % 64);
+        }
     }
 
     pub fn status(&self, status: u16) -> bool {

@@ -47,6 +47,7 @@ checked_arithmetic! {
     pub mod retry;
     pub mod retry_after;
     pub mod runtime;
+    pub mod schema;
     pub mod scheme;
     pub mod state;
     pub mod throttle;

@@ -1,14 +1,18 @@
 //! The options, their defaults and their accepted ranges, as data.
 //!
-//! The host reads each JS value and hands it to [`Options::set`] (or the
-//! typed setters); every check lives here, so one table says what is
-//! accepted and the error names the field and that range.
+//! [`POLICY`] is the schema of a policy's options and of a call's
+//! `init.retry` (a [`Kind::Scoped`] field differs between the two);
+//! `policy::schema::read` checks a caller's object against it and
+//! [`Options::apply`] takes what it read. The defaults are
+//! [`Options::default`]'s.
 
 use super::body::ResponseBody;
 use super::budget::quota::QuotaConfig;
 use super::budget::rate::RateConfig;
 use super::classify::RetryOn;
 use super::limits::{Backoff, Limits, MAX_TIMER_MS};
+use super::schema::{at, Def, Kind, Unit, Value, TIMER_MS};
+use super::schema::schema;
 
 /// A rejected option: which field, what it accepts, and whether the value
 /// had the wrong type (`TypeError`) or was out of range (`RangeError`).
@@ -30,90 +34,6 @@ impl OptionError {
 pub enum ErrorKind {
     Type,
     Range,
-}
-
-/// The numeric options.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Numeric {
-    MaxAttempts,
-    TotalMs,
-    AttemptMs,
-    BaseMs,
-    CapMs,
-    ThrottleBaseMs,
-    MaxBodyBytes,
-    QuotaCapacity,
-    QuotaRetryCost,
-    QuotaTimeoutCost,
-    QuotaSuccessRefund,
-    Concurrency,
-    RateRequests,
-    RatePerMs,
-    RateBurst,
-    FleetSize,
-}
-
-const MS: &str = "an integer number of milliseconds in 0..=2147483647";
-const POSITIVE_MS: &str = "an integer number of milliseconds in 1..=2147483647";
-const COUNT: &str = "an integer in 0..=1000000";
-
-impl Numeric {
-    pub const RATE: [Numeric; 3] = [Numeric::RateRequests, Numeric::RatePerMs, Numeric::RateBurst];
-    pub const TOP_LEVEL: [Numeric; 7] = [
-        Numeric::MaxAttempts,
-        Numeric::TotalMs,
-        Numeric::AttemptMs,
-        Numeric::BaseMs,
-        Numeric::CapMs,
-        Numeric::ThrottleBaseMs,
-        Numeric::MaxBodyBytes,
-    ];
-    pub const QUOTA: [Numeric; 4] = [
-        Numeric::QuotaCapacity,
-        Numeric::QuotaRetryCost,
-        Numeric::QuotaTimeoutCost,
-        Numeric::QuotaSuccessRefund,
-    ];
-
-    /// (full name, key inside its object, min, max, what is accepted)
-    fn spec(self) -> (&'static str, &'static str, u64, u64, &'static str) {
-        match self {
-            Numeric::MaxAttempts => ("maxAttempts", "maxAttempts", 1, 100, "an integer in 1..=100"),
-            Numeric::TotalMs => ("totalMs", "totalMs", 1, MAX_TIMER_MS, POSITIVE_MS),
-            Numeric::AttemptMs => ("attemptMs", "attemptMs", 1, MAX_TIMER_MS, POSITIVE_MS),
-            Numeric::BaseMs => ("baseMs", "baseMs", 0, MAX_TIMER_MS, MS),
-            Numeric::CapMs => ("capMs", "capMs", 0, MAX_TIMER_MS, MS),
-            Numeric::ThrottleBaseMs => ("throttleBaseMs", "throttleBaseMs", 0, MAX_TIMER_MS, MS),
-            Numeric::MaxBodyBytes => {
-                ("maxBodyBytes", "maxBodyBytes", 0, 1 << 32, "an integer number of bytes in 0..=4294967296")
-            }
-            Numeric::QuotaCapacity => ("quota.capacity", "capacity", 0, 1_000_000, COUNT),
-            Numeric::QuotaRetryCost => ("quota.retryCost", "retryCost", 0, 1_000_000, COUNT),
-            Numeric::QuotaTimeoutCost => ("quota.timeoutCost", "timeoutCost", 0, 1_000_000, COUNT),
-            Numeric::QuotaSuccessRefund => ("quota.successRefund", "successRefund", 0, 1_000_000, COUNT),
-            Numeric::Concurrency => ("concurrency", "concurrency", 1, 10_000, "an integer in 1..=10000"),
-            Numeric::RateRequests => ("rate.requests", "requests", 1, 1_000_000, "an integer in 1..=1000000"),
-            Numeric::RatePerMs => ("rate.perMs", "perMs", 1, MAX_TIMER_MS, POSITIVE_MS),
-            Numeric::RateBurst => ("rate.burst", "burst", 1, 1_000_000, "an integer in 1..=1000000"),
-            Numeric::FleetSize => ("shared.fleetSize", "fleetSize", 1, 10_000, "an integer in 1..=10000"),
-        }
-    }
-
-    /// The name a JS object holds this option under.
-    pub fn key(self) -> &'static str {
-        self.spec().1
-    }
-
-    pub fn type_error(self) -> OptionError {
-        let (field, _, _, _, expected) = self.spec();
-        OptionError { field, expected, kind: ErrorKind::Type }
-    }
-
-    /// Checks a JS number: an integer inside the field's range.
-    pub fn check(self, value: f64) -> Result<u64, OptionError> {
-        let (field, _, min, max, expected) = self.spec();
-        integer_in(value, min, max).ok_or(OptionError { field, expected, kind: ErrorKind::Range })
-    }
 }
 
 /// `value`'s whole part (its floor: it is not negative) in `min..=max`, if
@@ -146,45 +66,6 @@ pub fn integer_in(value: f64, min: u64, max: u64) -> Option<u64> {
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // exact, as said above
     let whole = value as u64;
     (whole as f64 == value && (min..=max).contains(&whole)).then_some(whole)
-}
-
-/// The boolean options.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flag {
-    RetryAfterSpread,
-    RetryOnTimeouts,
-    RetryOnNetworkErrors,
-}
-
-impl Flag {
-    pub fn key(self) -> &'static str {
-        match self {
-            Flag::RetryAfterSpread => "retryAfterSpread",
-            Flag::RetryOnTimeouts => "timeouts",
-            Flag::RetryOnNetworkErrors => "networkErrors",
-        }
-    }
-
-    pub fn type_error(self) -> OptionError {
-        let field = match self {
-            Flag::RetryAfterSpread => "retryAfterSpread",
-            Flag::RetryOnTimeouts => "retryOn.timeouts",
-            Flag::RetryOnNetworkErrors => "retryOn.networkErrors",
-        };
-        OptionError { field, expected: "a boolean", kind: ErrorKind::Type }
-    }
-}
-
-pub const STATUSES: OptionError = OptionError {
-    field: "retryOn.statuses",
-    expected: "an array of integer HTTP statuses in 100..=599",
-    kind: ErrorKind::Type,
-};
-
-/// Checks one entry of `retryOn.statuses`.
-pub fn check_status(value: f64) -> Result<u16, OptionError> {
-    let status = integer_in(value, 100, 599).and_then(|s| u16::try_from(s).ok());
-    status.ok_or(OptionError { kind: ErrorKind::Range, ..STATUSES })
 }
 
 /// Everything one operation runs under.
@@ -228,133 +109,161 @@ impl Default for Options {
     }
 }
 
+/// An integer in 0..=1000000 (a quota's counts).
+const COUNT: Kind = Kind::Int(Unit::Count, 0, 1_000_000);
+/// A duration in ms a timer can hold, from 0.
+const MS: Kind = Kind::Int(Unit::Ms, 0, MAX_TIMER_MS);
+
+/// An idempotency key: sent as a header value, unchanged.
+pub const KEY: Kind = Kind::Token(1, 255);
+
+schema! {
+    /// A policy's options, and a call's `init.retry`.
+    pub POLICY as Policy, open: false;
+    MaxAttempts "maxAttempts": Kind::Int(Unit::Count, 1, 100), Def::None;
+    TotalMs "totalMs": TIMER_MS, Def::None;
+    AttemptMs "attemptMs": TIMER_MS, Def::None;
+    BaseMs "baseMs": MS, Def::None;
+    CapMs "capMs": MS, Def::None;
+    ThrottleBaseMs "throttleBaseMs": MS, Def::None;
+    MaxBodyBytes "maxBodyBytes": Kind::Int(Unit::Bytes, 0, 1 << 32), Def::None;
+    ResponseBody "responseBody": Kind::Word("auto,buffer,stream,"), Def::None;
+    RetryOn "retryOn": Kind::Object(&RETRY_ON), Def::None;
+    RetryAfterSpread "retryAfterSpread": Kind::Bool, Def::None;
+    Quota "quota": Kind::Scoped(&Kind::Or(&Kind::Bool, &Kind::Object(&QUOTA)), &Kind::False), Def::None;
+    Concurrency "concurrency": Kind::Scoped(&Kind::Int(Unit::Count, 1, 10_000), &Kind::PolicyOnly), Def::None;
+    Rate "rate": Kind::Scoped(&Kind::Object(&RATE), &Kind::PolicyOnly), Def::None;
+    Random "random": Kind::Function, Def::None;
+    OnRetry "onRetry": Kind::Function, Def::None;
+    Fetch "fetch": Kind::Function, Def::None;
+    /// A policy makes a fresh key per call (`true`); a literal key is a call's.
+    IdempotencyKey "idempotencyKey": Kind::Scoped(&Kind::Bool, &Kind::Or(&KEY, &Kind::Bool)), Def::None;
+    NotBefore "notBefore": Kind::Scoped(&Kind::CallOnly, &Kind::Int(Unit::Epoch, 0, (1 << 53) - 1)), Def::None;
+    Shared "shared": Kind::Scoped(&Kind::Object(&SHARED), &Kind::PolicyOnly), Def::None;
+}
+
+schema! {
+    pub RETRY_ON as RetryOnField, open: false;
+    Statuses "statuses": Kind::List(0, 1000, &Kind::Int(Unit::Count, 100, 599)), Def::None;
+    Timeouts "timeouts": Kind::Bool, Def::None;
+    NetworkErrors "networkErrors": Kind::Bool, Def::None;
+}
+
+schema! {
+    /// The retry quota (`QuotaConfig`): absent counts keep their default.
+    pub QUOTA as Quota, open: false;
+    Capacity "capacity": COUNT, Def::None;
+    RetryCost "retryCost": COUNT, Def::None;
+    TimeoutCost "timeoutCost": COUNT, Def::None;
+    SuccessRefund "successRefund": COUNT, Def::None;
+}
+
+schema! {
+    pub RATE as Rate, open: false;
+    Requests "requests": Kind::Int(Unit::Count, 1, 1_000_000), Def::Required;
+    PerMs "perMs": TIMER_MS, Def::Int(1000);
+    Burst "burst": Kind::Int(Unit::Count, 1, 1_000_000), Def::Int(1);
+}
+
+schema! {
+    /// A shared budget: an interface, not an options bag (a carrier may
+    /// have members of its own: only these are read).
+    pub SHARED as Shared, open: true;
+    Exchange "exchange": Kind::Function, Def::Required;
+    Attach "attach": Kind::Function, Def::None;
+    FleetSize "fleetSize": super::schema::FLEET_SIZE, Def::None;
+    Scope "scope": Kind::Text(false), Def::None;
+}
+
+/// A u32 field's value (every such field's range is within u32).
+fn small(n: u64) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
 impl Options {
-    /// Sets a numeric option from a JS number, checking its range.
-    pub fn set(&mut self, field: Numeric, value: f64) -> Result<(), OptionError> {
-        let v = field.check(value)?;
-        // Every u32 field's range is within u32; saturation is unreachable.
-        let small = u32::try_from(v).unwrap_or(u32::MAX);
-        match field {
-            Numeric::MaxAttempts => self.limits.max_attempts = small,
-            Numeric::TotalMs => self.limits.total_ms = v,
-            Numeric::AttemptMs => self.limits.attempt_ms = v,
-            Numeric::BaseMs => self.backoff.base_ms = v,
-            Numeric::CapMs => self.backoff.cap_ms = v,
-            Numeric::ThrottleBaseMs => self.backoff.throttle_base_ms = v,
-            Numeric::MaxBodyBytes => self.max_body_bytes = v,
-            Numeric::Concurrency => self.concurrency = Some(small),
-            Numeric::FleetSize => self.fleet_size = small,
-            Numeric::RateRequests | Numeric::RatePerMs | Numeric::RateBurst => {
-                let rate = self.rate.get_or_insert(RateConfig { requests: 1, per_ms: 1000, burst: 1 });
-                match field {
-                    Numeric::RateRequests => rate.requests = small,
-                    Numeric::RatePerMs => rate.per_ms = v,
-                    _ => rate.burst = small,
-                }
-            }
-            quota_field => {
-                let quota = self.quota.get_or_insert_with(QuotaConfig::default);
-                let slot = match quota_field {
-                    Numeric::QuotaCapacity => &mut quota.capacity,
-                    Numeric::QuotaRetryCost => &mut quota.retry_cost,
-                    Numeric::QuotaTimeoutCost => &mut quota.timeout_cost,
-                    _ => &mut quota.success_refund,
-                };
-                *slot = small;
+    /// Takes what `schema::read` read of [`POLICY`] (on a policy or per
+    /// call: the fields set override these options, the others stay).
+    /// The options that are JS values (functions, the key, `notBefore`,
+    /// `shared`'s members) are the host's to take.
+    pub fn apply<V>(&mut self, values: &[Value<V>]) {
+        let int = |f: Policy| at(values, f).and_then(Value::int);
+        let flag = |f: Policy| at(values, f).and_then(Value::flag);
+        let limits = &mut self.limits;
+        let backoff = &mut self.backoff;
+        let numbers: [(Policy, &mut u64); 6] = [
+            (Policy::TotalMs, &mut limits.total_ms),
+            (Policy::AttemptMs, &mut limits.attempt_ms),
+            (Policy::BaseMs, &mut backoff.base_ms),
+            (Policy::CapMs, &mut backoff.cap_ms),
+            (Policy::ThrottleBaseMs, &mut backoff.throttle_base_ms),
+            (Policy::MaxBodyBytes, &mut self.max_body_bytes),
+        ];
+        for (field, slot) in numbers {
+            if let Some(n) = int(field) {
+                *slot = n;
             }
         }
-        Ok(())
-    }
-
-    pub fn set_flag(&mut self, flag: Flag, value: bool) {
-        match flag {
-            Flag::RetryAfterSpread => self.backoff.retry_after_spread = value,
-            Flag::RetryOnTimeouts => self.retry_on.timeouts = value,
-            Flag::RetryOnNetworkErrors => self.retry_on.network_errors = value,
+        if let Some(n) = int(Policy::MaxAttempts) {
+            limits.max_attempts = small(n);
+        }
+        if let Some(body) = at(values, Policy::ResponseBody).and_then(Value::word).and_then(ResponseBody::parse) {
+            self.response_body = body;
+        }
+        if let Some(spread) = flag(Policy::RetryAfterSpread) {
+            backoff.retry_after_spread = spread;
+        }
+        if let Some(on) = at(values, Policy::RetryOn).and_then(Value::fields) {
+            self.retry_on = retry_on(&self.retry_on, on);
+        }
+        match at(values, Policy::Quota) {
+            Some(Value::Bool(false)) => self.quota = None,
+            Some(Value::Bool(true)) => self.quota = Some(self.quota.unwrap_or_default()),
+            Some(Value::Object(_, fields)) => self.quota = Some(quota(self.quota.unwrap_or_default(), fields)),
+            _ => {}
+        }
+        if let Some(n) = int(Policy::Concurrency) {
+            self.concurrency = Some(small(n));
+        }
+        if let Some(rate) = at(values, Policy::Rate).and_then(Value::fields) {
+            let int = |f: Rate| at(rate, f).and_then(Value::int);
+            // `requests` is required; `perMs` and `burst` have defaults.
+            if let (Some(requests), Some(per_ms), Some(burst)) = (int(Rate::Requests), int(Rate::PerMs), int(Rate::Burst)) {
+                self.rate = Some(RateConfig { requests: small(requests), per_ms, burst: small(burst) });
+            }
+        }
+        let shared = at(values, Policy::Shared).and_then(Value::fields);
+        if let Some(n) = shared.and_then(|s| at(s, Shared::FleetSize)).and_then(Value::int) {
+            self.fleet_size = small(n);
         }
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numbers_outside_their_range_name_the_field_and_the_range() {
-        let mut o = Options::default();
-        let table: &[(Numeric, f64, bool)] = &[
-            (Numeric::MaxAttempts, 0.0, false),
-            (Numeric::MaxAttempts, 1.0, true),
-            (Numeric::MaxAttempts, 100.0, true),
-            (Numeric::MaxAttempts, 101.0, false),
-            (Numeric::MaxAttempts, 2.5, false),
-            (Numeric::MaxAttempts, f64::NAN, false),
-            (Numeric::MaxAttempts, f64::INFINITY, false),
-            (Numeric::TotalMs, -1.0, false),
-            (Numeric::TotalMs, 0.0, false),
-            (Numeric::TotalMs, 2_147_483_647.0, true),
-            (Numeric::TotalMs, 2_147_483_648.0, false),
-            (Numeric::BaseMs, 0.0, true),
-            (Numeric::QuotaCapacity, 1e6, true),
-            (Numeric::QuotaCapacity, 1e6 + 1.0, false),
-        ];
-        for &(field, value, ok) in table {
-            let got = o.set(field, value);
-            assert_eq!(got.is_ok(), ok, "{field:?} = {value}");
-            if let Err(e) = got {
-                assert_eq!(e.kind, ErrorKind::Range);
-                assert!(!e.field.is_empty() && e.expected.contains(".."), "{e:?}");
-            }
-        }
-        assert_eq!(Numeric::MaxAttempts.check(0.0).unwrap_err().field, "maxAttempts");
-        assert_eq!(Numeric::QuotaRetryCost.check(-2.0).unwrap_err().field, "quota.retryCost");
-    }
-
-    #[test]
-    fn setters_change_exactly_their_field() {
-        let mut o = Options::default();
-        o.set(Numeric::MaxAttempts, 7.0).unwrap();
-        o.set(Numeric::CapMs, 300.0).unwrap();
-        o.set(Numeric::QuotaCapacity, 20.0).unwrap();
-        o.set_flag(Flag::RetryOnTimeouts, false);
-        assert_eq!(o.limits.max_attempts, 7);
-        assert_eq!(o.backoff.cap_ms, 300);
-        assert_eq!(o.quota.unwrap().capacity, 20);
-        assert!(!o.retry_on.timeouts && o.retry_on.network_errors);
-        assert_eq!(o.limits.total_ms, Options::default().limits.total_ms);
-        o.quota = None;
-        o.set(Numeric::MaxAttempts, 2.0).unwrap();
-        assert_eq!(o.quota, None, "a non-quota field leaves a disabled quota disabled");
-    }
-
-    #[test]
-    fn integers_are_checked_against_their_bounds_exactly_even_above_2_pow_53() {
-        // Found by fuzzing: bounds above 2^53 were compared as f64, which
-        // rounds them, so values outside `min..=max` came back.
-        let p53 = 1u64 << 53;
-        let table: &[(f64, u64, u64, Option<u64>)] = &[
-            (p53 as f64, p53 + 1, u64::MAX, None),
-            ((1u64 << 60) as f64, 0, (1 << 60) - 1, None),
-            (18_446_744_073_709_551_616.0, 0, u64::MAX, None),
-            (p53 as f64, 0, p53, Some(p53)),
-            ((1u64 << 63) as f64, 1 << 63, 1 << 63, Some(1 << 63)),
-            (-0.0, 0, 5, Some(0)),
-            (-1.0, 0, 5, None),
-            (0.5, 0, 5, None),
-            (4503599627370495.5, 0, u64::MAX, None),
-            (f64::NAN, 0, u64::MAX, None),
-            (f64::INFINITY, 0, u64::MAX, None),
-        ];
-        for &(value, min, max, expected) in table {
-            assert_eq!(integer_in(value, min, max), expected, "{value} in {min}..={max}");
+fn retry_on<V>(base: &RetryOn, on: &[Value<V>]) -> RetryOn {
+    let mut r = base.clone();
+    if let Some(items) = at(on, RetryOnField::Statuses).and_then(Value::items) {
+        r = RetryOn::new(&[], r.timeouts, r.network_errors);
+        for status in items {
+            // Each one is in 100..=599 (`POLICY`).
+            r.allow(status.int().map_or(0, |s| u16::try_from(s).unwrap_or(0)));
         }
     }
+    let flag = |f: RetryOnField| at(on, f).and_then(Value::flag);
+    r.timeouts = flag(RetryOnField::Timeouts).unwrap_or(r.timeouts);
+    r.network_errors = flag(RetryOnField::NetworkErrors).unwrap_or(r.network_errors);
+    r
+}
 
-    #[test]
-    fn statuses_must_be_http_statuses() {
-        assert_eq!(check_status(503.0), Ok(503));
-        for bad in [99.0, 600.0, 99999.0, 503.5, f64::NAN] {
-            assert_eq!(check_status(bad).unwrap_err().kind, ErrorKind::Range, "{bad}");
+fn quota<V>(mut q: QuotaConfig, fields: &[Value<V>]) -> QuotaConfig {
+    let slots: [(Quota, &mut u32); 4] = [
+        (Quota::Capacity, &mut q.capacity),
+        (Quota::RetryCost, &mut q.retry_cost),
+        (Quota::TimeoutCost, &mut q.timeout_cost),
+        (Quota::SuccessRefund, &mut q.success_refund),
+    ];
+    for (field, slot) in slots {
+        if let Some(n) = at(fields, field).and_then(Value::int) {
+            *slot = small(n);
         }
     }
+    q
 }

@@ -28,7 +28,8 @@ use alloc::vec::Vec;
 use super::backoff::full_jitter;
 use super::classify::{normalize_method, Safety, Stage};
 use super::limits::REPLAY_BYTES;
-use super::options::{integer_in, ErrorKind, OptionError};
+use super::schema::{Def, Kind, Unit};
+use super::schema::schema;
 use super::report::{find, CREDENTIAL_HEADERS};
 
 /// How long an entry is kept when the caller names no `ttl`: a day.
@@ -40,11 +41,44 @@ pub const MAX_TTL_MS: u64 = 30 * DEFAULT_TTL_MS;
 pub const RESEND_BASE_MS: u64 = 2_000;
 pub const RESEND_CAP_MS: u64 = 5 * 60 * 1000;
 
-const TTL: OptionError = OptionError {
-    field: "outbox.ttl",
-    expected: "an integer number of milliseconds in 1..=2592000000 (30 days)",
-    kind: ErrorKind::Range,
-};
+/// How long a write is kept: at most 30 days.
+pub const TTL: Kind = Kind::Int(Unit::Ms, 1, MAX_TTL_MS);
+/// When a write goes into the store ([`Durable`]).
+pub const DURABLE: Kind = Kind::Word("after-try-later,before-send,");
+
+schema! {
+    /// `outbox(policy, name, options)`.
+    pub OUTBOX, open: false;
+    // The glue's (js/src/outbox.js); required where the runtime has no
+    // default store (`OUTBOX_STORE`).
+    "store": Kind::Object(&STORE), Def::None;
+    "ttl": TTL, Def::Int(DEFAULT_TTL_MS);
+    // The caller's opt-in to writing credentials to storage.
+    "credentials": Kind::Bool, Def::Bool(false);
+    "durable": DURABLE, Def::Word("after-try-later");
+}
+
+schema! {
+    /// An outbox's store: what the outbox calls of it every time (its
+    /// `lock`, `wake` and `close`, when it has them, are its own business).
+    pub STORE, open: true;
+    "list": Kind::Function, Def::Required;
+    "put": Kind::Function, Def::Required;
+    "delete": Kind::Function, Def::Required;
+}
+
+schema! {
+    /// An outbox's `store` where the runtime has no default one (Node,
+    /// Deno, Bun, workerd): required.
+    pub OUTBOX_STORE, open: true;
+    "store": Kind::Object(&STORE), Def::Required;
+}
+
+schema! {
+    /// `send(input, init)`'s own option (the rest of `init` is a call's).
+    pub SEND, open: true;
+    "durable": DURABLE, Def::None;
+}
 
 /// When a write goes into the store (`durable`, per outbox or per send).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -77,15 +111,19 @@ pub struct Config {
     pub durable: Durable,
 }
 
+impl Default for Config {
+    /// A day, no credentials, after `try-later`.
+    fn default() -> Config {
+        Config { ttl_ms: DEFAULT_TTL_MS, keep_credentials: false, durable: Durable::default() }
+    }
+}
+
 impl Config {
-    /// `ttl` as the caller gave it (`None`: the default); `durable` the
-    /// default (set the field to change it).
-    pub fn new(ttl: Option<f64>, keep_credentials: bool) -> Result<Config, OptionError> {
-        let ttl_ms = match ttl {
-            None => DEFAULT_TTL_MS,
-            Some(v) => integer_in(v, 1, MAX_TTL_MS).ok_or(TTL)?,
-        };
-        Ok(Config { ttl_ms, keep_credentials, durable: Durable::default() })
+    /// The options `schema::read` read of [`OUTBOX`] (each default in
+    /// place: `ttl` a whole number of ms in range, `durable` one of its
+    /// words), as the glue hands them on.
+    pub fn of(ttl_ms: u64, keep_credentials: bool, durable: &str) -> Config {
+        Config { ttl_ms, keep_credentials, durable: Durable::parse(durable).unwrap_or_default() }
     }
 }
 

@@ -19,6 +19,8 @@ use alloc::vec::Vec;
 use super::classify::Safety;
 use super::options::floor_in;
 use super::reason::Reason;
+use super::schema::schema;
+use super::schema::{at, Def, Kind, Value, TIMER_MS};
 use super::state::{Phase, WaitWhy};
 
 /// One phase of the schedule: poll every `every_ms` until `until_ms` after
@@ -47,6 +49,23 @@ impl Default for PollSchedule {
             budget_ms: 300_000,
         }
     }
+}
+
+schema! {
+    /// `policy.poll`'s spec. `status` and `verdict` are the executor's
+    /// hooks: js/src/core.js reads them, once, and the host checks what it
+    /// read (`schema::given`).
+    pub POLL as Spec, open: false;
+    Phases "phases": Kind::List(1, 100, &Kind::Object(&PHASE)), Def::None;
+    BudgetMs "budgetMs": TIMER_MS, Def::None;
+    Status "status": Kind::Glue(&Kind::Defined), Def::Required;
+    Verdict "verdict": Kind::Glue(&Kind::Function), Def::None;
+}
+
+schema! {
+    pub PHASE as Every, open: false;
+    EveryMs "everyMs": TIMER_MS, Def::Required;
+    ForMs "forMs": TIMER_MS, Def::None;
 }
 
 impl PollSchedule {
@@ -110,6 +129,26 @@ pub fn default_verdict(status: u16) -> PollVerdict {
 
 /// The largest epoch millisecond (or duration) a JS number holds exactly.
 const MAX_MS: u64 = (1 << 53) - 1;
+
+/// What `schema::read` read of [`POLL`], as the numbers [`unpack`] takes
+/// (`find`, `judge`: what the spec's hooks are). Each phase lasts `forMs`
+/// after the one before it.
+pub fn pack<V>(values: &[Value<V>], find: bool, judge: bool) -> Vec<f64> {
+    let ms = |v: Option<u64>| v.map_or(-1.0, |v| v as f64);
+    let mut out = alloc::vec![f64::from(u8::from(find)), f64::from(u8::from(judge))];
+    out.push(ms(at(values, Spec::BudgetMs).and_then(Value::int)));
+    let mut until = 0u64;
+    for p in at(values, Spec::Phases).and_then(Value::items).unwrap_or(&[]).iter().filter_map(Value::fields) {
+        let int = |f: Every| at(p, f).and_then(Value::int);
+        let until_ms = int(Every::ForMs).map(|f| {
+            until = until.saturating_add(f);
+            until
+        });
+        // `everyMs` is required (`PHASE`).
+        out.extend([ms(int(Every::EveryMs)), ms(until_ms)]);
+    }
+    out
+}
 
 /// A poll spec as the policy's module read it (`host::poll::read`), as
 /// numbers for the poll's module: `[find, judge, budgetMs | -1, (everyMs,

@@ -3,6 +3,8 @@
 //   node --test tests/demo/worker.test.mjs     (after `make build`)
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { startWorkerExample } from '../../www/worker/run.mjs';
 
@@ -12,6 +14,31 @@ after(async () => { await w?.close(); });
 
 const call = (path, init = {}) => fetch(`${w.url}/proxy?u=${encodeURIComponent(path)}`, { ...init, signal: AbortSignal.timeout(15_000) });
 const count = async (runId) => (await fetch(`${w.fault.url}/count/${runId}`, { signal: AbortSignal.timeout(5_000) })).json();
+
+/** Every file of the package `entry` reaches: static and dynamic imports
+ * and `new URL(...)` assets, relative to each file. */
+function reachable(entry) {
+  const seen = new Set();
+  const walk = (file) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    if (file.endsWith('.wasm')) return;
+    const src = readFileSync(file, 'utf8');
+    for (const m of src.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*|new URL\(\s*)["'](\.{1,2}\/[^"']+)["']/g)) {
+      walk(path.join(path.dirname(file), m[1]));
+    }
+  };
+  walk(entry);
+  return seen;
+}
+
+test('the example config names every module the workerd entry can reach, so none is missing at its first use', () => {
+  const config = readFileSync('www/worker/config.capnp', 'utf8');
+  const embedded = new Set([...config.matchAll(/embed "\.\.\/\.\.\/(js\/src\/[^"]+)"/g)].map((m) => m[1]));
+  const reached = [...reachable('js/src/workerd.js')].map((f) => path.relative('.', f)).filter((f) => f !== 'js/src/workerd.js');
+  assert.ok(reached.length > 20, `the walk found the package's modules (${reached.length})`);
+  assert.deepEqual(reached.filter((f) => !embedded.has(f)), [], 'modules the config does not give workerd');
+});
 
 test('503, 503, 200 upstream: the worker answers 200 after 3 attempts; the server counted 3', async () => {
   const run = randomUUID();

@@ -26,6 +26,19 @@ const pkg = process.env.SAFERETRY_E2E_PACKAGE;
 const saferetry = await import(pkg ? toUrl(pkg) : 'saferetry');
 const { startFaultServer } = await import(serverModule());
 
+// The entries beside the root one whose options the table covers
+// (tests/e2e/options.mjs): saferetry/redis, and saferetry/otel with the
+// OpenTelemetry API it takes providers from (an optional peer: skipped
+// where it is not installed).
+const sibling = (sub) => import(pkg ? toUrl(pkg.replace(/[^/]+$/, `${sub}.js`)) : `saferetry/${sub}`);
+const modules = { redis: await sibling('redis') };
+try {
+  modules.otelApi = await import('@opentelemetry/api');
+  modules.otel = await sibling('otel');
+} catch {
+  // no OpenTelemetry API here: the instrument row is skipped, saying so
+}
+
 const server = await startFaultServer();
 let code = 1;
 try {
@@ -34,6 +47,7 @@ try {
     server: { url: server.url, altUrl: server.altUrl },
     runtime: 'node',
     filter: process.argv[2],
+    modules,
   });
   code = failed === 0 ? 0 : 1;
 } catch (err) {

@@ -13,6 +13,7 @@
 // which counts what it actually received.
 
 import * as assert from './assert.mjs';
+import { optionCases } from './options.mjs';
 import { runCases, selects } from './run-cases.mjs';
 
 export const STOP_REASONS = ['http-stop', 'attempts-exhausted', 'wait-exceeds-budget', 'unsupported-retry-after',
@@ -42,7 +43,7 @@ const qs = (params, lead) => {
   return s ? lead + s : '';
 };
 
-export function cases({ saferetry, server, runtime = 'unknown' }) {
+export function cases({ saferetry, server, runtime = 'unknown', modules }) {
   const { RetryPolicy, retryFetch, RetryError, reportOf } = saferetry;
   const base = server.url.replace(/\/$/, '');
   const alt = (server.altUrl ?? server.url).replace(/\/$/, '');
@@ -677,6 +678,10 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
       assert.equal(res.status, 200, 'normal call status');
     });
   }
+
+  // Every options object and every key of each (tests/e2e/options.mjs).
+  const works = async () => assert.equal((await policy().fetch(seqUrl(rid(), ['200']))).status, 200, 'a normal call afterwards');
+  for (const c of optionCases({ saferetry, url: () => seqUrl(rid(), ['200']), works, modules })) add(c.name, c.run, c.skip ? { skip: c.skip } : {});
 
   add('policy.fetch and retryFetch work unbound and with any this, as SDKs call a custom fetch', async () => {
     const p = policy({ maxAttempts: 2 });
@@ -1615,7 +1620,7 @@ export function cases({ saferetry, server, runtime = 'unknown' }) {
   return list;
 }
 
-export async function runSuite({ saferetry, server, runtime = 'unknown', filter, log = (line) => console.log(line), timeoutMs = 15_000 }) {
-  const selected = cases({ saferetry, server, runtime }).filter((c) => selects(filter, c.name));
+export async function runSuite({ saferetry, server, runtime = 'unknown', filter, log = (line) => console.log(line), timeoutMs = 15_000, modules }) {
+  const selected = cases({ saferetry, server, runtime, modules }).filter((c) => selects(filter, c.name));
   return runCases(selected, { log, timeoutMs });
 }

@@ -97,6 +97,37 @@ export function cases(pkg) {
       assert(badBox instanceof TypeError && badBox.message.includes('outbox.durable'), `per outbox: ${badBox}`);
       await box.close();
     }],
+    ['write-ahead: a send whose options are refused (an empty, a 256-character or a non-ASCII key, a bad totalMs, an unknown key) throws the RangeError or TypeError naming the field, and nothing reaches the store or the server', async () => {
+      await server.reset();
+      await server.open(0);
+      const memory = m.memoryStore();
+      const writes = [];
+      // The store as the outbox sees it, every write and delete recorded.
+      const store = {
+        ...memory,
+        put: (entry) => (writes.push(`put ${entry.key}`), memory.put(entry)),
+        delete: (id) => (writes.push(`delete ${id}`), memory.delete(id)),
+      };
+      const { box } = await open(m, { store, durable });
+      const refused = [
+        ['an empty key', { idempotencyKey: '' }, RangeError, /`retry\.idempotencyKey`.*1\.\.=255/],
+        ['a 256-character key', { idempotencyKey: 'k'.repeat(256) }, RangeError, /`retry\.idempotencyKey`.*1\.\.=255/],
+        ['a non-ASCII key', { idempotencyKey: 'ключ-1' }, RangeError, /`retry\.idempotencyKey`.*visible ASCII/],
+        ['a totalMs of 0', { idempotencyKey: 'k-1', totalMs: 0 }, RangeError, /`retry\.totalMs`.*1\.\.=2147483647/],
+        ['an unknown key', { idempotencyKey: 'k-1', maxAtempts: 2 }, TypeError, /`maxAtempts` is not an option of `retry`/],
+      ];
+      for (const [label, retry, Type, message] of refused) {
+        const error = await box.send(`${server.url}/orders`, { method: 'POST', body: 'pay 10', retry }).then(() => null, (e) => e);
+        assert(error instanceof Type && message.test(error.message), `${label}: ${error?.name}: ${error?.message}`);
+      }
+      assert(writes.length === 0, `nothing was written to the store, not even for a moment: ${writes.join(', ')}`);
+      assert(Object.keys((await server.counts()).requests).length === 0, 'nothing was sent');
+      // A good key after them: written ahead, sent, deleted.
+      const r = await box.send(`${server.url}/orders`, { method: 'POST', body: 'pay 10', retry: { idempotencyKey: 'ahead-good-1' } });
+      assert(r.kind === 'succeeded' && r.ahead === true, `a good send afterwards: ${r.kind} ahead ${r.ahead}`);
+      assert(writes.length === 2 && writes[0] === 'put ahead-good-1' && writes[1].startsWith('delete '), `its write and delete: ${writes.join(', ')}`);
+      await box.close();
+    }],
   ];
   return { setup, teardown, list };
 }

@@ -21,6 +21,34 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>outbox</title>
 <script type="importmap">{ "imports": { "saferetry": "/pkg/web.js" } }</script>
 <script type="module" src="/outbox/page.mjs"></script>`;
 const AWAY = '<!doctype html><meta charset="utf-8"><title>away</title><p>away</p>';
+// saferetry/sw's `syncOutbox` options (the option table's row for it,
+// tests/e2e/options.mjs): a page that loads the entry alone (as a service
+// worker does) and fires a synthetic Background Sync event per outbox; what
+// each event's `waitUntil` promise settled with lands in `window.__sync`.
+const SYNC_OPTIONS = `<!doctype html><meta charset="utf-8"><title>sync options</title>
+<script type="module">
+  import { syncOutbox } from '/pkg/sw.js';
+  const table = [
+    ['opts-good', { policy: { maxAttempts: 2, retryOn: { statuses: [503] } }, ttl: 1000, credentials: true }],
+    ['opts-none', undefined],
+    ['opts-ttl', { ttl: 0 }],
+    ['opts-ttl-type', { ttl: '1d' }],
+    ['opts-credentials', { credentials: 'yes' }],
+    ['opts-policy', { policy: { maxAttempts: 0 } }],
+    ['opts-policy-key', { policy: { maxAttemps: 2 } }],
+    ['opts-unknown', { durable: 'before-send' }],
+  ];
+  for (const [name, options] of table) syncOutbox(name, options);
+  const fire = (name) => new Promise((resolve) => {
+    const event = new Event('sync');
+    event.tag = 'saferetry-outbox:' + name;
+    event.waitUntil = (p) => p.then(() => resolve('ok'), (e) => resolve(e.constructor.name + ': ' + e.message));
+    dispatchEvent(event);
+  });
+  const out = {};
+  for (const [name] of table) out[name] = await fire(name);
+  window.__sync = out;
+</script>`;
 // A frame whose origin is opaque (sandboxed without allow-same-origin): the
 // browser refuses it IndexedDB, so the outbox's store is unavailable there.
 const SANDBOXED = `<!doctype html><meta charset="utf-8"><title>sandboxed</title>
@@ -56,6 +84,7 @@ export function startPages() {
     if (p === '/outbox/away.html') return send(200, TYPES['.html'], AWAY);
     if (p === '/outbox/sandboxed.html') return send(200, TYPES['.html'], SANDBOXED);
     if (p === '/outbox/frame.html') return send(200, TYPES['.html'], FRAME);
+    if (p === '/outbox/sync-options.html') return send(200, TYPES['.html'], SYNC_OPTIONS);
     if (p === '/outbox/page.mjs' || p === '/outbox/crash-points.mjs') return send(200, TYPES['.mjs'], readFileSync(path.join(HERE, path.basename(p))));
     if (p === '/outbox/sw.mjs') return send(200, TYPES['.mjs'], readFileSync(path.join(HERE, 'sw.mjs')));
     const m = /^\/pkg\/((?:outbox-stores\/)?[a-z_-]+\.(js|wasm))$/.exec(p);
@@ -158,6 +187,21 @@ export function cases(browser) {
       const writes = (await js('return window.__transactions')).filter((t) => t.mode === 'readwrite');
       // The kept write, its claim, its delete.
       assert(writes.length >= 3 && writes.every((t) => t.asked === 'strict' && t.durability === 'strict'), `readwrite transactions: ${JSON.stringify(writes)}`);
+    }],
+    ['syncOutbox(name, options) (saferetry/sw): at its sync event, every key takes its values and a misspelled key, a wrong type and a value out of range reject the event with a TypeError or RangeError naming it', async () => {
+      await h.session.navigate(`${pages.url}/outbox/sync-options.html`, 20_000);
+      const got = await until('the sync events', 15_000, () => js('return window.__sync'));
+      const want = {
+        'opts-good': /^ok$/,
+        'opts-none': /^ok$/,
+        'opts-ttl': /^RangeError: saferetry: `syncOutbox\.ttl` must be an integer in 1\.\.=2592000000/,
+        'opts-ttl-type': /^TypeError: saferetry: `syncOutbox\.ttl` must be/,
+        'opts-credentials': /^TypeError: saferetry: `syncOutbox\.credentials` must be a boolean/,
+        'opts-policy': /^RangeError: saferetry: `syncOutbox\.policy\.maxAttempts` must be an integer in 1\.\.=100/,
+        'opts-policy-key': /^TypeError: saferetry: `maxAttemps` is not an option of `syncOutbox\.policy`/,
+        'opts-unknown': /^TypeError: saferetry: `durable` is not an option of `syncOutbox`/,
+      };
+      for (const [name, re] of Object.entries(want)) assert(re.test(got[name]), `${name}: ${got[name]}`);
     }],
     ['IndexedDB unavailable (an opaque-origin frame): the call still answers, and says the write was not kept', async () => {
       await server.reset();

@@ -36,14 +36,15 @@ export function cases(pkg) {
       const box = await m.outbox(policy, 'orders', { store });
       const url = `${server.url}/orders`;
       const table = [
-        [{ idempotencyKey: 5 }, TypeError, 'idempotencyKey'],
-        [{ idempotencyKey: '' }, RangeError, 'idempotencyKey'],
-        [{ idempotencyKey: 'two words' }, RangeError, 'idempotencyKey'],
-        [{ idempotencyKey: 'x'.repeat(256) }, RangeError, 'idempotencyKey'],
-        [{ maxAttempts: 0 }, RangeError, 'maxAttempts'],
-        [{ attemptMs: 'soon' }, TypeError, 'attemptMs'],
+        [{ idempotencyKey: 5 }, TypeError, 'retry.idempotencyKey'],
+        [{ idempotencyKey: '' }, RangeError, 'retry.idempotencyKey'],
+        [{ idempotencyKey: 'two words' }, RangeError, 'retry.idempotencyKey'],
+        [{ idempotencyKey: 'x'.repeat(256) }, RangeError, 'retry.idempotencyKey'],
+        [{ idempotencyKey: 'ключ-1' }, RangeError, 'retry.idempotencyKey'],
+        [{ maxAttempts: 0 }, RangeError, 'retry.maxAttempts'],
+        [{ attemptMs: 'soon' }, TypeError, 'retry.attemptMs'],
         [{ maxAtempts: 3 }, TypeError, 'maxAtempts'],
-        [{ concurrency: 2 }, TypeError, 'retry.rate/retry.concurrency'],
+        [{ concurrency: 2 }, TypeError, 'retry.concurrency'],
       ];
       for (const [retry, kind, field] of table) {
         const init = { method: 'POST', body: 'x', retry };

@@ -7,14 +7,18 @@
 //   GET  /pending                 → the object's pending()
 //   POST /flush                   → the object drains now, as its alarm does
 //   GET  /alarm                   → the object's alarm time (null: none set, or it ran)
+//   POST /options  { url }       → the option table (tests/e2e/options.mjs)
+//        for durableBudget and OutboxObject.send: [{ name, ok, error }]
 //   POST /seed     { url, key, point, server }   (workerd run with CRASH only)
 //        → a due write in the object's storage, as a kept write is, and its
 //          alarm now; that alarm's drain stops for good at `point`
 //          (tests/outbox/crash-points.mjs), tells `server` so and hangs,
 //          and the runner kills workerd there. Without CRASH (a restarted
 //          workerd) nothing stops anywhere.
+import * as saferetry from 'saferetry/cloudflare';
 import { OutboxObject, durableStore } from 'saferetry/cloudflare';
 import { atPoint, crashingFetch, crashingPut, dueWrite } from './crash-points.mjs';
+import { optionCases } from './options.mjs';
 
 /** A property of a native object, its methods bound to it. */
 const own = (t, p) => (typeof t[p] === 'function' ? t[p].bind(t) : t[p]);
@@ -80,6 +84,24 @@ export default {
       if (url.pathname === '/flush') return json(await box.flush());
       if (url.pathname === '/alarm') return json(await box.alarmAt());
       if (url.pathname === '/seed') return json(await box.seed(await request.json()));
+      if (url.pathname === '/options') {
+        const { url: target } = await request.json();
+        const cloudflare = { durableBudget: saferetry.durableBudget, namespace: env.OUTBOX, send: (r) => box.send(r) };
+        const works = async () => {
+          const r = await box.send({ url: target, method: 'PUT', body: 'x' });
+          if (r.kind !== 'succeeded') throw new Error(`a send afterwards: ${JSON.stringify(r)}`);
+        };
+        const results = [];
+        for (const c of optionCases({ saferetry, url: () => target, works, modules: { cloudflare, only: 'modules' } })) {
+          try {
+            await c.run();
+            results.push({ name: c.name, ok: true });
+          } catch (error) {
+            results.push({ name: c.name, ok: false, error: String(error?.message ?? error) });
+          }
+        }
+        return json(results);
+      }
       return json({ error: 'not found' }, 404);
     } catch (error) {
       return json({ error: String(error?.stack ?? error) }, 500);

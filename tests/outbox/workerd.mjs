@@ -82,6 +82,7 @@ export function cases() {
     const buildDir = path.join(OUT, 'build');
     mkdirSync(buildDir, { recursive: true });
     copyFileSync(path.join(HERE, 'crash-points.mjs'), path.join(buildDir, 'crash-points.mjs')); // worker.mjs imports it
+    for (const f of ['options.mjs', 'assert.mjs']) copyFileSync(path.join(REPO, 'tests/e2e', f), path.join(buildDir, f)); // and the option table
     wranglerWorker({ dir: buildDir, source: readFileSync(path.join(HERE, 'worker.mjs'), 'utf8'), packageDir: path.join(REPO, 'js'), compatibilityDate: COMPAT_DATE, wranglerJsonc: WRANGLER_JSONC });
     const modules = bundleModules(path.join(buildDir, 'dist'), 'main.js');
     configFile = path.join(OUT, 'outbox.capnp');
@@ -120,6 +121,13 @@ export function cases() {
     }
   };
   const list = [
+    ['durableBudget and OutboxObject.send (the option table, tests/e2e/options.mjs): every key takes its values and refuses a misspelled key, a wrong type and a value out of range with a TypeError or RangeError naming it', async () => {
+      await server.reset();
+      await server.open(0);
+      const results = await call('/options', { url: `${server.url}/orders` });
+      assert(results.length === 2, `two options objects: ${JSON.stringify(results)}`);
+      for (const r of results) assert(r.ok, `${r.name}: ${r.error}`);
+    }],
 
     ['a Durable Object\'s alarm sends the kept write after a workerd restart: once, with the same key', async () => {
       await server.reset();

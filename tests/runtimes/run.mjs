@@ -214,12 +214,13 @@ async function buildBundle(projectDir, suiteDir, entry) {
   // esbuild leaves `new URL("<rel>", import.meta.url)` alone, and in the
   // bundle import.meta.url is the bundle's URL: the wasm must be served at
   // <rel> relative to the bundle. Copy each where the package's loaders
-  // point (the entry's module, and the authority's and the poll's when the
-  // bundle has them; the glue's own default is not used when a loader
-  // passes a URL).
+  // point (the entry's module, and the authority's, the poll's and the
+  // outbox's rules' when the bundle has them, as the README asks of a
+  // bundler that does not copy assets; the glue's own default is not used
+  // when a loader passes a URL).
   const urlRefs = (src) => [...new Set([...src.matchAll(/new URL\(\s*(["'])([^"']+\.wasm)\1\s*,\s*import\.meta\.url\s*\)/g)].map((m) => m[2]))];
   const bundleRefs = urlRefs(readFileSync(outfile, 'utf8'));
-  const loaders = [entry, ...['authority.js', 'poll-web.js'].map((f) => path.join(path.dirname(entry), f))].filter((f) => existsSync(f));
+  const loaders = [entry, ...['authority.js', 'poll-web.js', 'outbox-rules.js'].map((f) => path.join(path.dirname(entry), f))].filter((f) => existsSync(f));
   const entryRefs = loaders.flatMap((f) => urlRefs(readFileSync(f, 'utf8'))).filter((r) => bundleRefs.includes(r));
   const targets = entryRefs.length ? entryRefs : bundleRefs;
   if (!targets.length) throw new Error('the bundle references no .wasm through new URL(..., import.meta.url)');

@@ -18,11 +18,14 @@ const config :Workerd.Config = (
 
 # workerd resolves `import ... from "saferetry"` in "worker/worker.js" as the
 # module named "worker/saferetry", and that module's own relative imports
-# ("./core.js", "./executor.js", "./attempts.js", "./body.js", "./hops.js" (the entry's: a browser's entry has none), "./packed.js", "./request.js", "./load.js", "./tabs.js", "./saferetry.js", "./saferetry_bg.wasm", and the
-# fleet authority's "./authority-workerd.js", "./authority-lazy.js", "./saferetry_authority.js",
-# "./saferetry_authority_bg.wasm", instantiated only at a first `new BudgetAuthority()` or outbox;
-# the outbox's "./outbox-workerd.js", "./outbox.js", "./outbox-stores/memory.js") against
-# the same folder: so the package's modules are named as siblings of its entry.
+# against the same folder: so the package's modules are named as siblings
+# of its entry. Every module the entry can reach is listed, the ones it
+# imports only when used too (workerd cannot load a module it was not
+# given): the fleet's (authority-*.js, lease-relay.js, saferetry_authority*),
+# instantiated at a first `new BudgetAuthority()` or shared budget; the
+# poll's (poll*.js, saferetry_poll*), at a first poll; the outbox's
+# (outbox*.js, saferetry_outbox*), at a first outbox. The demo tier checks
+# this list against the entry's imports (tests/demo/worker.test.mjs).
 const worker :Workerd.Worker = (
   modules = [
     (name = "worker/worker.js", esModule = embed "worker.js"),
@@ -34,16 +37,27 @@ const worker :Workerd.Worker = (
     (name = "worker/hops.js", esModule = embed "../../js/src/hops.js"),
     (name = "worker/packed.js", esModule = embed "../../js/src/packed.js"),
     (name = "worker/request.js", esModule = embed "../../js/src/request.js"),
+    (name = "worker/options.js", esModule = embed "../../js/src/options.js"),
     (name = "worker/load.js", esModule = embed "../../js/src/load.js"),
+    (name = "worker/lease.js", esModule = embed "../../js/src/lease.js"),
     (name = "worker/tabs.js", esModule = embed "../../js/src/tabs.js"),
     (name = "worker/saferetry.js", esModule = embed "../../js/src/saferetry.js"),
     (name = "worker/saferetry_bg.wasm", wasm = embed "../../js/src/saferetry_bg.wasm"),
     (name = "worker/authority-workerd.js", esModule = embed "../../js/src/authority-workerd.js"),
     (name = "worker/authority-lazy.js", esModule = embed "../../js/src/authority-lazy.js"),
+    (name = "worker/authority.js", esModule = embed "../../js/src/authority.js"),
+    (name = "worker/lease-relay.js", esModule = embed "../../js/src/lease-relay.js"),
     (name = "worker/saferetry_authority.js", esModule = embed "../../js/src/saferetry_authority.js"),
     (name = "worker/saferetry_authority_bg.wasm", wasm = embed "../../js/src/saferetry_authority_bg.wasm"),
+    (name = "worker/poll-workerd.js", esModule = embed "../../js/src/poll-workerd.js"),
+    (name = "worker/poll.js", esModule = embed "../../js/src/poll.js"),
+    (name = "worker/saferetry_poll.js", esModule = embed "../../js/src/saferetry_poll.js"),
+    (name = "worker/saferetry_poll_bg.wasm", wasm = embed "../../js/src/saferetry_poll_bg.wasm"),
     (name = "worker/outbox-workerd.js", esModule = embed "../../js/src/outbox-workerd.js"),
     (name = "worker/outbox.js", esModule = embed "../../js/src/outbox.js"),
+    (name = "worker/outbox-rules-workerd.js", esModule = embed "../../js/src/outbox-rules-workerd.js"),
+    (name = "worker/saferetry_outbox.js", esModule = embed "../../js/src/saferetry_outbox.js"),
+    (name = "worker/saferetry_outbox_bg.wasm", wasm = embed "../../js/src/saferetry_outbox_bg.wasm"),
     (name = "worker/outbox-stores/memory.js", esModule = embed "../../js/src/outbox-stores/memory.js"),
   ],
   compatibilityDate = "2025-06-01",

@@ -9,6 +9,7 @@
 pub mod backoff_limits;
 pub mod classify_options;
 pub mod http_date;
+pub mod plain;
 pub mod quota;
 pub mod rate;
 pub mod rate_limit;
