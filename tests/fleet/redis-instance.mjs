@@ -3,8 +3,11 @@
 // `saferetry/redis`. Takes its spec as JSON in argv[2]:
 //   { redisUrl, client: "node-redis" | "ioredis", mode: "shared" | "local",
 //     name, url, n, durationMs, concurrency, options, pauseMs, holdMs, skewMs,
-//     stopFile }
-// (`stopFile`: the loops also end once that file exists; the tier writes it)
+//     stopFile, readStats }
+// (`stopFile`: the loops also end once that file exists; the tier writes it;
+// `readStats`: beside the operations, a metrics reader reads `stats()` 200
+// times between turns of the event loop, so that V8 optimizes it: the
+// crash tier's load, tests/fleet/crash.mjs)
 // runs operations through one policy, samples `stats().shared.mode` every
 // 50 ms (printing "leased" the first time it is), and prints one JSON line: counts, the modes seen, stats(),
 // when the policy called `fetch` (`calls`) and the slot runs it was granted
@@ -17,7 +20,7 @@ import { redisBudget } from '../../js/src/redis.js';
 import { operate, sleep } from './operate.mjs';
 
 const spec = JSON.parse(process.argv[2]);
-const { mode, name, url, n = 1, durationMs = 60_000, concurrency = 1, options = {}, pauseMs = 0, holdMs = 0, skewMs = 0, stopFile } = spec;
+const { mode, name, url, n = 1, durationMs = 60_000, concurrency = 1, options = {}, pauseMs = 0, holdMs = 0, skewMs = 0, stopFile, readStats = false } = spec;
 if (skewMs) {
   // A clock skewMs ahead of the others' (and of Redis's).
   const now = Date.now.bind(Date);
@@ -74,7 +77,23 @@ const sample = setInterval(() => {
   }
 }, 50);
 // Bounded by n operations, durationMs and the stop file.
-await operate(policy, reportOf, out, { url, n, durationMs, concurrency, pauseMs, start, stop: () => Boolean(stopFile && existsSync(stopFile)) });
+const stop = () => Boolean(stopFile && existsSync(stopFile));
+let operating = true;
+const read = () => {
+  const s = policy.stats();
+  return s.operations + s.queued + s.inFlight + (s.quotaLevel ?? 0) + (s.shared?.mode === 'leased' ? 1 : 0) + (s.shared?.tokensHeld ?? 0);
+};
+const reader = async () => {
+  out.reads = 0;
+  while (operating) { // ends with the operations
+    for (let i = 0; i < 200; i++) out.reads += read() >= 0 ? 1 : 0;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+};
+const reading = readStats && reader();
+await operate(policy, reportOf, out, { url, n, durationMs, concurrency, pauseMs, start, stop });
+operating = false;
+await reading;
 out.elapsedMs = Date.now() - start;
 if (holdMs) {
   // Wait (bounded) until the policy holds a grant, say so, and stay alive to be killed.

@@ -34,7 +34,6 @@
 // Prints each case's figures and PASS/FAIL lines, then "N passed, M failed".
 // Every process started here is killed at the end; every wait is bounded.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -42,6 +41,7 @@ import { fileURLToPath } from 'node:url';
 import { createClient } from 'redis';
 import { runMain, start, startFaultServer, waitExit } from '../runtimes/procs.mjs';
 import { maxInWindow, merge } from './measure.mjs';
+import { freePort, killRedis, startRedis } from './redis-server.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '../..');
@@ -64,35 +64,6 @@ const FLEET = [
 ];
 const K = FLEET.length;
 const TTL_MS = 10_000; // AuthorityConfig::default().ttl_ms
-
-// ---------------- redis-server ----------------
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer().once('error', reject).listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** A redis-server on 127.0.0.1:`port` in `dir`: without persistence, or with an fsync'd append-only file. */
-async function startRedis(dir, port, { persist = false } = {}) {
-  mkdirSync(dir, { recursive: true });
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', persist ? 'yes' : 'no'];
-  if (persist) args.push('--appendfsync', 'always');
-  const p = start('redis-server', 'redis-server', args, { echo: false });
-  const until = Date.now() + 10_000;
-  while (!p.lines.some((l) => l.includes('Ready to accept connections'))) { // bounded by `until`
-    if (p.child.exitCode !== null || Date.now() > until) throw new Error(`redis-server did not start:\n${p.lines.join('\n')}\n${p.tail}`);
-    await sleep(20);
-  }
-  return p;
-}
-
-async function killRedis(p) {
-  try { process.kill(-p.child.pid, 'SIGKILL'); } catch { /* gone */ }
-  await Promise.race([p.exited, sleep(3000)]);
-}
 
 // ---------------- instances ----------------
 const BIN = { node: process.execPath, deno: path.join(REPO, 'node_modules/.bin/deno'), bun: path.join(REPO, 'node_modules/.bin/bun') };
