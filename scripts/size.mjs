@@ -62,7 +62,7 @@ const parts = [
   ["glue, redis", ["src/saferetry_redis.js"]],
   ["entry + core", ["src/node.js", "src/load.js", "src/options.js", "src/core.js", "src/executor.js", "src/attempts.js", "src/body.js", "src/hops.js", "src/packed.js", "src/request.js", "src/lease.js", "src/tabs.js"]],
   ["otel", ["src/otel.js"]],
-  ["authority loaders", ["src/authority.js", "src/authority-lazy.js", "src/authority-node.js", "src/authority-workerd.js", "src/lease-relay.js"]],
+  ["authority loaders", ["src/authority.js", "src/authority-api.js", "src/authority-lazy.js", "src/authority-node.js", "src/authority-workerd.js", "src/lease-relay.js"]],
   ["redis entry", ["src/redis.js"]],
   ["poll", ["src/poll.js", "src/poll-web.js", "src/poll-node.js", "src/poll-workerd.js"]],
   ["outbox", ["src/outbox.js", "src/outbox-web.js", "src/outbox-node.js", "src/outbox-workerd.js", "src/outbox-rules.js", "src/outbox-rules-node.js", "src/outbox-rules-workerd.js", "src/outbox-stores/memory.js", "src/outbox-stores/file.js", "src/outbox-stores/indexeddb.js", "src/outbox-stores/durable.js"]],

@@ -7,6 +7,7 @@
 import * as fleet from "./saferetry_authority.js";
 import { loadFailed } from "./load.js";
 import { provide } from "./lease-relay.js";
+import { withObjects } from "./authority-api.js";
 
 /** `module()` gives the wasm (bytes or a compiled module); `file` names it in errors. */
 export function lazily(file, module) {
@@ -26,7 +27,7 @@ export function lazily(file, module) {
   provide(load);
   // Anonymous, named below: a class expression named like the glue's class
   // it extends made esbuild (in Wrangler's build) refer `extends` to itself.
-  const Lazy = class extends fleet.BudgetAuthority {
+  const Lazy = class extends withObjects(fleet.BudgetAuthority) {
     constructor() {
       load();
       super();

@@ -9,6 +9,7 @@
 import init, * as fleet from "./saferetry_authority.js";
 import { loadFailed } from "./load.js";
 import { provide } from "./lease-relay.js";
+import { withObjects } from "./authority-api.js";
 
 const wasm = new URL("./saferetry_authority_bg.wasm", import.meta.url);
 try {
@@ -21,7 +22,7 @@ provide(() => fleet);
 
 // A class of this file's own (not a re-export of the glue's), so that no
 // bundler links the glue directly and drops the initialisation above.
-export class BudgetAuthority extends fleet.BudgetAuthority {}
+export class BudgetAuthority extends withObjects(fleet.BudgetAuthority) {}
 
 /** The module's exports, for the leased clients (js/src/lease-relay.js). */
 export { fleet };

@@ -405,7 +405,7 @@ export class RetryPolicy {
       // Status query `n`: `target` with the caller's headers, signal and options.
       const { headers, signal, retry } = i;
       const query = (target, method, n, leftMs) => drive(policy.execute(...callOf(target, { method, headers, signal, retry }), subscriber(observe), n + SUBMIT, leftMs), kept);
-      const mode = () => policy.stats().shared?.mode;
+      const mode = () => JSON.parse(policy.stats()).shared?.mode;
       return polls().then(
         (m) => m.poll({ numbers, submit, status, verdict, signal, observe, query, mode, settle: outcomeOf }),
         (error) => submit.then(([, response, cause]) => {
@@ -419,13 +419,13 @@ export class RetryPolicy {
 
   /** Counters over every call so far: operations, attempts histogram (1..4, 5+), retries, exhausted, quota level, queued, in flight. */
   stats() {
-    return this.#policy.stats();
+    return JSON.parse(this.#policy.stats());
   }
 
   /** Gives a shared budget's held tokens back to its authority (pagehide,
    * shutdown); resolves when it answered or gave up. */
   release() {
-    return this.#policy.release();
+    return new Promise((resolve) => this.#policy.release(resolve));
   }
 
   /** Which runtime's error rules apply here. */

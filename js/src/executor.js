@@ -215,28 +215,26 @@ export function drive(answer, settle) {
  * budget call made it due — adopts the answer as `await` would (a
  * thenable, a `then` that throws), and reports to `lease` whichever comes
  * first: how it settled or threw, or a timer of `ms`. What either means is
- * the policy's. Resolves once it reported. (In workerd an exchange begun
- * by a request that has ended may never settle, nor its timer fire: the
- * policy gives up on it by its own clock.) */
-export function exchange(lease, id, request, seq, ms, now) {
-  return new Promise((resolve) => {
-    let timer;
-    let done = false;
-    const report = (event) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      event();
-      resolve();
-    };
-    const send = () => {
-      timer = setTimeout(() => report(() => lease.onTimer(seq)), ms);
-      new Promise((r) => r(invoke(id, request))).then(
-        (v) => report(() => lease.onExchange(seq, true, v)),
-        (e) => report(() => lease.onExchange(seq, false, e)),
-      );
-    };
-    if (now) send();
-    else queueMicrotask(send);
-  });
+ * the policy's. Then calls `settled` (a release's resolve), if given. (In
+ * workerd an exchange begun by a request that has ended may never settle,
+ * nor its timer fire: the policy gives up on it by its own clock.) */
+export function exchange(lease, id, request, seq, ms, now, settled) {
+  let timer;
+  let done = false;
+  const report = (event) => {
+    if (done) return;
+    done = true;
+    clearTimeout(timer);
+    event();
+    settled?.();
+  };
+  const send = () => {
+    timer = setTimeout(() => report(() => lease.onTimer(seq)), ms);
+    new Promise((r) => r(invoke(id, request))).then(
+      (v) => report(() => lease.onExchange(seq, true, v)),
+      (e) => report(() => lease.onExchange(seq, false, e)),
+    );
+  };
+  if (now) send();
+  else queueMicrotask(send);
 }

@@ -7,7 +7,7 @@
 import { packed } from "./packed.js";
 import { callerLocation } from "./request.js";
 
-// `chain.seen`'s marks for the final response.
+// `chain.marks()`: the final response's.
 const REDIRECTED = 1;
 const CORS = 2;
 // `chain.follow`'s answers, and the next hop's body.
@@ -42,7 +42,7 @@ export async function follow(chain, send, input, init, again, response) {
       at = READ;
       const headers = response.headers;
       const location = chain.seen(response.status, headers.get("location"));
-      if (typeof location === "number") return marked(response, location);
+      if (location === undefined) return marked(response, chain.marks());
       response.body?.cancel().catch(() => {});
       first ??= referrerOf(input, init);
       let here;

@@ -18,7 +18,7 @@
 // budget of its own.
 import { exchange } from "./executor.js";
 import * as attempts from "./attempts.js";
-import { install, LEASE, NONE } from "./lease.js";
+import { install, LEASE, NONE, RELEASE } from "./lease.js";
 
 let provided;
 
@@ -30,7 +30,7 @@ export function provide(load) {
 // What a client performs (src/host/fleet.rs `LeaseGlue`): its exchanges, by
 // the executor, and the carrier's `attach`, with a release that holds its
 // `Lease` (whose reference to the client is weak).
-const perform = { exchange, attach: (id, lease) => attempts.invoke(id, () => lease.release()) };
+const perform = { exchange, attach: (id, lease) => attempts.invoke(id, () => new Promise((resolve) => lease.release(resolve))) };
 
 // By the relay's number: undefined while the module loads, then
 // { fleet, id } (the client's number there), or why it could not load;
@@ -64,11 +64,17 @@ install({
     const link = links[handle];
     return link?.id ? link.fleet.leaseCall(link.id, op, a, b) : NaN;
   },
-  /** The client's value (stats, a release's promise; closing it), or
-   * without one why its module could not load (undefined while it loads). */
-  leaseValue(handle, op) {
+  /** The client's value (its stats; a release, calling `done` once
+   * reported; closing it), or without one why its module could not load
+   * (undefined while it loads). The fleet's module answers stats as JSON
+   * text (src/host/fleet.rs `lease_value`: no export answers a lone JS
+   * value). */
+  leaseValue(handle, op, done) {
     const link = links[handle];
     if (op === CLOSE) links[handle] = null;
-    return link?.id ? link.fleet.leaseValue(link.id, op) : link;
+    if (op === RELEASE && !link?.id) return done();
+    if (!link?.id) return link;
+    const text = link.fleet.leaseValue(link.id, op, done);
+    return text === undefined ? undefined : JSON.parse(text);
   },
 });

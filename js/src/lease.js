@@ -8,9 +8,17 @@
 /** Where a carrier names its fleet module (lease-relay.js). */
 export const LEASE = Symbol.for("saferetry.lease");
 
+export { RELEASE };
+
 export const NONE = 'saferetry: no fleet module for this shared budget (README "Fleet budgets")';
 
-let relay = { leaseOpen: () => 0, leaseCall: () => NaN, leaseValue: () => NONE };
+const RELEASE = 1; // `leaseValue`'s op that releases (src/policy/budget/lease/link.rs)
+
+let relay = {
+  leaseOpen: () => 0,
+  leaseCall: () => NaN,
+  leaseValue: (handle, op, done) => (op === RELEASE ? done() : NONE),
+};
 
 /** Takes the stand-in's place (lease-relay.js). */
 export function install(real) {
@@ -20,5 +28,5 @@ export function install(real) {
 export const lease = {
   leaseOpen: (exchange, attach, ...config) => relay.leaseOpen(exchange, attach, ...config),
   leaseCall: (handle, op, a, b) => relay.leaseCall(handle, op, a, b),
-  leaseValue: (handle, op) => relay.leaseValue(handle, op),
+  leaseValue: (handle, op, done) => relay.leaseValue(handle, op, done),
 };

@@ -6,11 +6,13 @@
 //! (`FleetConfig::strictest`), so it needs no configuration of its own,
 //! follows a redeploy, and no single request can loosen or refill it.
 
+use alloc::string::String;
 use wasm_bindgen::prelude::*;
 
 use super::bind::date_now;
 use super::convert::to_js;
 use super::wire;
+use crate::json;
 use crate::policy::budget::lease::{Authority, AuthorityConfig, AuthorityState, FleetConfig};
 use crate::policy::options::{integer_in, ErrorKind, OptionError};
 
@@ -58,9 +60,12 @@ impl BudgetAuthority {
         Ok(to_js(&grant))
     }
 
-    /// A plain snapshot to persist (`undefined` before the first request).
-    pub fn state(&self) -> JsValue {
-        self.inner.as_ref().map_or(JsValue::UNDEFINED, |a| to_js(&a.state()))
+    /// A plain snapshot to persist, as JSON text (`undefined` before the
+    /// first request). Text, as `config` and `stats`: no export answers a
+    /// lone JS value (see `fleet::lease_value`); the JS class of
+    /// js/src/authority-api.js parses it.
+    pub fn state(&self) -> Option<String> {
+        self.inner.as_ref().map(|a| json::to_string(&a.state()))
     }
 
     /// Goes on from a snapshot of `state()`: the level, the schedule, the
@@ -77,14 +82,15 @@ impl BudgetAuthority {
     }
 
     /// The quota and rate in force (`{ quota, rate }`, each `null` when
-    /// none is kept; `undefined` before the first request).
-    pub fn config(&self) -> JsValue {
-        self.inner.as_ref().map_or(JsValue::UNDEFINED, |a| to_js(&a.config().fleet()))
+    /// none is kept; `undefined` before the first request), as JSON text.
+    pub fn config(&self) -> Option<String> {
+        self.inner.as_ref().map(|a| json::to_string(&a.config().fleet()))
     }
 
     /// `{ requests, duplicates, tokensGranted, tokensCredited, tokensRefunded, slotsGranted,
     /// differingConfigs, configChanges }`.
-    pub fn stats(&self) -> JsValue {
-        to_js(&self.inner.as_ref().map(Authority::stats).unwrap_or_default())
+    /// As JSON text.
+    pub fn stats(&self) -> String {
+        json::to_string(&self.inner.as_ref().map(Authority::stats).unwrap_or_default())
     }
 }

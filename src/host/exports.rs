@@ -9,7 +9,7 @@ use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::future::Future;
-use js_sys::{Object, Promise, Reflect};
+use js_sys::{Function, Object};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
@@ -28,6 +28,7 @@ use super::request::{prepare, Given, Prepared, Unprepared};
 use super::transport::{Attempt, FetchTransport, Received, StepFailure};
 use crate::engine::poll::Role;
 use crate::engine::{self, race, Budget, Call, Clock, Either, Finished};
+use crate::json;
 use crate::policy::budget::concurrency::Gate;
 use crate::policy::budget::{InMemory, SharedState, Stats};
 use crate::policy::classify::{Safety, Stage};
@@ -84,6 +85,23 @@ fn detect_runtime() -> Runtime {
     }
 }
 
+/// `policy.stats()`: the counters and the quota's level (and the shared
+/// budget's, added as text). No export of ours answers a lone JS value (a
+/// wasm `externref` result): V8 11.3 (Node 20) inlines such a call into
+/// optimized JS and, if that code is deoptimized while the call runs (an
+/// object built inside it changed a field's type, as `reason` appearing
+/// in `shared` did), aborts the process (`Fatal error … unreachable code`
+/// in `Deoptimizer::DoComputeBuiltinContinuation`, issue 38; the
+/// `crash-node` tier checks every export of every shipped module).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PolicyStats<'a> {
+    #[serde(flatten)]
+    counters: &'a Stats,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    quota_level: Option<u32>,
+}
+
 /// A retry policy: options plus the budgets its calls share.
 #[wasm_bindgen]
 pub struct Policy {
@@ -123,26 +141,36 @@ impl Policy {
         self.shared.options.limits.total_ms as f64
     }
 
-    /// Counters over every call of this policy so far.
-    pub fn stats(&self) -> JsValue {
-        let stats = to_js(&self.shared.stats);
-        if let Some(level) = self.shared.state.quota_level() {
-            // A data property on a fresh plain object: cannot fail.
-            let _ = Reflect::set(&stats, &JsValue::from_str("quotaLevel"), &level.into());
-        }
+    /// Counters over every call of this policy so far, as JSON text
+    /// (core.js parses it). Text, not an object: no export answers a lone
+    /// JS value (see [`PolicyStats`]).
+    pub fn stats(&self) -> String {
+        let mut text = json::to_string(&PolicyStats {
+            counters: &self.shared.stats,
+            quota_level: self.shared.state.quota_level(),
+        });
         if let Some(fleet) = &self.shared.fleet {
-            let _ = Reflect::set(&stats, &JsValue::from_str("shared"), &fleet.stats());
+            // The object written above (never empty), closed with the
+            // shared budget's.
+            text.pop();
+            text.push_str(",\"shared\":");
+            text.push_str(&fleet.stats());
+            text.push('}');
         }
-        stats
+        text
     }
 
     /// Gives the shared budget's held tokens back to its authority (a tab
-    /// closing, a Worker shutting down). Resolves when it answered or gave
-    /// up; without a shared budget, at once.
-    pub fn release(&self) -> Promise {
+    /// closing, a Worker shutting down), and calls `done` when it answered
+    /// or gave up; without a shared budget, at once. (A callback, not a
+    /// promise: no export answers a lone JS value, see [`PolicyStats`].)
+    pub fn release(&self, done: &Function) {
         match &self.shared.fleet {
-            Some(fleet) => fleet.release(),
-            None => Promise::resolve(&JsValue::UNDEFINED),
+            Some(fleet) => fleet.release(done),
+            None => {
+                // A promise's resolve: it cannot throw.
+                let _ = done.call0(&JsValue::UNDEFINED);
+            }
         }
     }
 

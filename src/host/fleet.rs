@@ -37,15 +37,17 @@ use alloc::rc::{Rc, Weak};
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::RefCell;
-use js_sys::{Promise, Reflect};
+use js_sys::Function;
+use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use super::bind::{date_now, math_random};
 use super::convert::to_js;
 use super::wire::{self, Answer};
+use crate::json;
 use crate::local::Local;
 use crate::policy::budget::lease::link;
-use crate::policy::budget::lease::{ClientConfig, LeaseRequest, LeasedClient};
+use crate::policy::budget::lease::{ClientConfig, LeaseRequest, LeaseStats, LeasedClient};
 use crate::policy::budget::SharedState;
 use crate::policy::limits::timer_ms;
 
@@ -58,8 +60,8 @@ extern "C" {
     /// calls the `exchange` it holds as `shared`'s method with `request`
     /// (`now`: at once, else in a microtask), adopts its answer as `await`
     /// would, and reports to `lease` whichever comes first: how it settled
-    /// (or the throw), or a timer of `ms` (js/src/executor.js). Resolves
-    /// once it reported.
+    /// (or the throw), or a timer of `ms` (js/src/executor.js); then calls
+    /// `done`, if given.
     #[wasm_bindgen(method, structural)]
     #[allow(clippy::too_many_arguments)]
     fn exchange(
@@ -70,7 +72,8 @@ extern "C" {
         seq: f64,
         ms: f64,
         now: bool,
-    ) -> Promise;
+        done: Option<&Function>,
+    );
 
     /// `attach(id, lease)`: calls the `shared.attach` the executor holds as
     /// `id` with a function that calls `lease.release()`: what it
@@ -122,12 +125,14 @@ impl Lease {
         }
     }
 
-    /// Gives every held token back (`attach`'s release): as
-    /// `policy.release()`.
-    pub fn release(&self) -> Promise {
+    /// Gives every held token back (`attach`'s release), as
+    /// `policy.release()`, and calls `done` once that was reported. (A
+    /// callback, not a promise: no export answers a lone JS value, see
+    /// [`lease_value`].)
+    pub fn release(&self, done: &Function) {
         match self.0.upgrade() {
-            Some(fleet) => fleet.release(),
-            None => Promise::resolve(&JsValue::UNDEFINED),
+            Some(fleet) => fleet.release(Some(done)),
+            None => settled(done),
         }
     }
 }
@@ -207,22 +212,56 @@ pub fn lease_call(id: u32, op: u32, a: f64, b: f64) -> f64 {
     }
 }
 
-/// Client `id`'s `stats().shared` (without the scope, which its policy
-/// adds), or its release's promise, or closes it (`link::STATS`,
-/// `link::RELEASE`, `link::CLOSE`: a report for it is then ignored).
+/// Calls a release's `done` (a promise's resolve, which cannot throw):
+/// nothing was held, or nothing is left to hold it.
+fn settled(done: &Function) {
+    let _ = done.call0(&JsValue::UNDEFINED);
+}
+
+/// Client `id`'s `stats().shared` as JSON text (without the scope, which
+/// its policy adds), or releases it (calling `done` once reported), or
+/// closes it (`link::STATS`, `link::RELEASE`, `link::CLOSE`: a report for
+/// it is then ignored). Text or nothing, never a JS value: no export of
+/// ours answers a lone JS value (a wasm `externref` result). V8 11.3
+/// (Node 20) inlines such a call into optimized JS and, if that code is
+/// deoptimized while the call runs (an object built inside it changed a
+/// field's type, as `reason` appearing in the stats did), aborts the
+/// process (`Fatal error … unreachable code` in
+/// `Deoptimizer::DoComputeBuiltinContinuation`, issue 38; the `crash-node`
+/// tier checks every export of every shipped module).
 #[wasm_bindgen(js_name = leaseValue)]
-pub fn lease_value(id: u32, op: u32) -> JsValue {
-    match (client(id), op) {
+pub fn lease_value(id: u32, op: u32, done: Option<Function>) -> Option<String> {
+    let fleet = client(id);
+    match (fleet, op) {
         (Some(fleet), link::STATS) => fleet.stats(),
-        (Some(fleet), link::RELEASE) => fleet.release().into(),
+        (Some(fleet), link::RELEASE) => {
+            fleet.release(done.as_ref());
+            None
+        }
         (Some(fleet), link::CLOSE) => {
             // Taken out here, dropped (with `fleet`) after the borrow ends.
             CLIENTS.with(|c| index(id).and_then(|i| c.borrow_mut().get_mut(i).and_then(Option::take)));
             drop(fleet);
-            JsValue::UNDEFINED
+            None
         }
-        _ => JsValue::UNDEFINED,
+        (None, link::RELEASE) => {
+            if let Some(done) = &done {
+                settled(done);
+            }
+            None
+        }
+        _ => None,
     }
+}
+
+/// `stats().shared` as the fleet's module writes it: the client's counters
+/// and why no authority can run, when a carrier said so.
+#[derive(Serialize)]
+struct SharedStats<'a> {
+    #[serde(flatten)]
+    counters: LeaseStats,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a str>,
 }
 
 /// A random 52-bit id (a JS number, unique in practice among the clients
@@ -247,22 +286,23 @@ impl Fleet {
     /// in flight and not yet given up on), in a microtask.
     fn pump(&self) {
         if let Some(request) = self.client.pending_request(now_ms()) {
-            let _ = self.send(&request, false);
+            self.send(&request, false, None);
         }
     }
 
     /// Gives every held token back: the client's last request, handed to
     /// the carrier before this returns (a page that is going away may run
-    /// no task, nor microtask, after the event that released). Resolves
-    /// once its answer or its timer was reported.
-    fn release(&self) -> Promise {
+    /// no task, nor microtask, after the event that released). Calls
+    /// `done` once its answer or its timer was reported.
+    fn release(&self, done: Option<&Function>) {
         let request = self.client.release_all(now_ms());
-        self.send(&request, true)
+        self.send(&request, true, done);
     }
 
     /// Has the executor carry `request` to `shared.exchange` (`now`: before
-    /// this returns, else in a microtask) under its answer timer.
-    fn send(&self, request: &LeaseRequest, now: bool) -> Promise {
+    /// this returns, else in a microtask) under its answer timer, and call
+    /// `done`, if given, once it reported.
+    fn send(&self, request: &LeaseRequest, now: bool, done: Option<&Function>) {
         self.glue.exchange(
             &self.lease,
             self.exchange,
@@ -270,7 +310,8 @@ impl Fleet {
             request.seq as f64,
             timer_ms(self.answer_timeout_ms) as f64,
             now,
-        )
+            done,
+        );
     }
 
     /// Hands the client what became of request `seq`: an answer read from
@@ -289,16 +330,12 @@ impl Fleet {
         }
     }
 
-    /// `stats().shared`, less the scope: the client's counters, and why no
-    /// authority can run when a carrier said so.
-    fn stats(&self) -> JsValue {
-        let Some(stats) = self.client.stats() else { return JsValue::UNDEFINED };
-        let js = to_js(&stats);
-        if let Some(reason) = self.unavailable.borrow().as_deref() {
-            // A data property on a fresh plain object: cannot fail.
-            let _ = Reflect::set(&js, &JsValue::from_str("reason"), &JsValue::from_str(reason));
-        }
-        js
+    /// `stats().shared`, less the scope, as JSON text: the client's
+    /// counters, and why no authority can run when a carrier said so.
+    fn stats(&self) -> Option<String> {
+        let counters = self.client.stats()?;
+        let reason = self.unavailable.borrow();
+        Some(json::to_string(&SharedStats { counters, reason: reason.as_deref() }))
     }
 }
 

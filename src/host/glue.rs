@@ -12,7 +12,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::RefCell;
-use js_sys::Array;
+use js_sys::{Array, Function};
 use crate::local::Local;
 use wasm_bindgen::prelude::*;
 
@@ -143,11 +143,12 @@ extern "C" {
     #[wasm_bindgen(method, structural, js_name = leaseCall)]
     pub fn lease_call(this: &Glue, handle: u32, op: u32, a: f64, b: f64) -> f64;
 
-    /// `leaseValue(handle, op)`: the client's stats or its release's
-    /// promise, or closes it (`link`); without a client, why its module
-    /// could not load (a string), `undefined` while it loads.
+    /// `leaseValue(handle, op, done)`: the client's stats, or releases it
+    /// (calling `done` once the authority answered or the client gave up;
+    /// at once without a client), or closes it (`link`); without a client,
+    /// why its module could not load (a string), `undefined` while it loads.
     #[wasm_bindgen(method, structural, js_name = leaseValue)]
-    pub fn lease_value(this: &Glue, handle: u32, op: u32) -> JsValue;
+    pub fn lease_value(this: &Glue, handle: u32, op: u32, done: Option<&Function>) -> JsValue;
 
     /// `navigator.onLine` when the host has it (a boolean), else nothing.
     #[wasm_bindgen(method, structural, js_name = onLine)]

@@ -48,20 +48,30 @@ pub struct Followed {
     /// What failed, once something did: the chain's own stop, or what
     /// hops.js reported.
     failed: Cell<Option<Result<u8, Stop>>>,
+    /// The final response's marks, once the chain saw it.
+    marks: Cell<u8>,
 }
 
 #[wasm_bindgen]
 impl Chain {
-    /// A response with `status` and `location` arrived: the marks of the
-    /// final response (a number: [`REDIRECTED`], [`CORS`]), or the
-    /// `Location` to follow (a string, to parse against its URL).
-    pub fn seen(&self, status: u16, location: Option<String>) -> JsValue {
+    /// A response with `status` and `location` arrived: the `Location` to
+    /// follow (to parse against its URL), or `undefined` for the final
+    /// response, whose marks [`Chain::marks`] then answers. Text or
+    /// nothing, never a lone JS value (see `exports::PolicyStats`).
+    pub fn seen(&self, status: u16, location: Option<String>) -> Option<String> {
         match self.0.chain.borrow_mut().seen(status, location.as_deref()) {
-            Seen::Redirect(location) => JsValue::from_str(&location),
+            Seen::Redirect(location) => Some(location.into_owned()),
             Seen::Final { redirected, cors } => {
-                JsValue::from(u8::from(redirected) * REDIRECTED + u8::from(cors) * CORS)
+                self.0.marks.set(u8::from(redirected) * REDIRECTED + u8::from(cors) * CORS);
+                None
             }
         }
+    }
+
+    /// The final response's marks ([`REDIRECTED`], [`CORS`]), once
+    /// [`Chain::seen`] saw it.
+    pub fn marks(&self) -> u8 {
+        self.0.marks.get()
     }
 
     /// The redirect's target and the first request's referrer, packed
@@ -142,7 +152,7 @@ pub fn redirected(t: &FetchTransport, facts: &Facts) -> Option<(Chain, Rc<Follow
     let Seen::Redirect(_) = chain.seen(facts.status, facts.location.as_deref()) else {
         return None;
     };
-    let followed = Rc::new(Followed { chain: RefCell::new(chain), failed: Cell::new(None) });
+    let followed = Rc::new(Followed { chain: RefCell::new(chain), failed: Cell::new(None), marks: Cell::new(0) });
     Some((Chain(followed.clone()), followed))
 }
 

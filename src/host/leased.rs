@@ -18,7 +18,7 @@
 use alloc::rc::Rc;
 use alloc::string::String;
 use core::cell::OnceCell;
-use js_sys::{Object, Promise, Reflect};
+use js_sys::{Function, Object, Reflect, JSON};
 use wasm_bindgen::prelude::*;
 
 use super::glue::{Glue, Held};
@@ -89,7 +89,7 @@ impl Leased {
         if !answer.is_nan() {
             return Ok(answer);
         }
-        match self.glue.lease_value(self.handle, link::STATS).as_string() {
+        match self.glue.lease_value(self.handle, link::STATS, None).as_string() {
             None => Err(&self.loading),
             Some(reason) => {
                 let (quota, rate, fleet_size) = self.config;
@@ -99,10 +99,10 @@ impl Leased {
         }
     }
 
-    /// `stats().shared`: the client's counters, or while there is none its
-    /// mode and why; and the scope.
-    pub fn stats(&self) -> JsValue {
-        let mut stats = self.glue.lease_value(self.handle, link::STATS);
+    /// `stats().shared`, as JSON text: the client's counters, or while
+    /// there is none its mode and why; and the scope.
+    pub fn stats(&self) -> String {
+        let mut stats = self.glue.lease_value(self.handle, link::STATS, None);
         if !stats.is_object() {
             let reason = if stats.is_string() { stats } else { JsValue::from_str(LOADING) };
             stats = Object::new().into();
@@ -112,7 +112,8 @@ impl Leased {
         if let Some(scope) = &self.exchange.scope {
             set(&stats, "scope", &JsValue::from_str(scope));
         }
-        stats
+        // A plain object of strings and numbers: it stringifies.
+        JSON::stringify(&stats).map(String::from).unwrap_or_default()
     }
 
     /// The budget's mode, for a report: the client's, or `fallback`
@@ -121,14 +122,11 @@ impl Leased {
         self.ask(link::MODE, 0.0, 0.0).map_or(Some(Mode::Fallback), link::mode_back)
     }
 
-    /// Gives every held token back (`policy.release()`): resolves when the
-    /// authority answered or the client gave up; at once without a client.
-    pub fn release(&self) -> Promise {
-        let answer = self.glue.lease_value(self.handle, link::RELEASE);
-        match answer.dyn_into::<Promise>() {
-            Ok(promise) => promise,
-            Err(_) => Promise::resolve(&JsValue::UNDEFINED),
-        }
+    /// Gives every held token back (`policy.release()`): calls `done` when
+    /// the authority answered or the client gave up; at once without a
+    /// client.
+    pub fn release(&self, done: &Function) {
+        self.glue.lease_value(self.handle, link::RELEASE, Some(done));
     }
 }
 
@@ -139,7 +137,7 @@ fn set(object: &JsValue, key: &str, value: &JsValue) {
 
 impl Drop for Leased {
     fn drop(&mut self) {
-        self.glue.lease_value(self.handle, link::CLOSE);
+        self.glue.lease_value(self.handle, link::CLOSE, None);
     }
 }
 

@@ -9,7 +9,9 @@ use super::transport::{not_sent, FetchTransport, StepFailure};
 use crate::engine::Failed;
 
 /// What an attempt hands js/src/attempts.js for its hops: never one here.
-pub type Chain = js_sys::Object;
+/// A number, so that `machineChain` answers no lone JS value (see
+/// `exports::PolicyStats`).
+pub type Chain = u32;
 
 /// An attempt's chain, which this module never starts.
 pub enum Followed {}

@@ -45,6 +45,7 @@ const worker :Workerd.Worker = (
     (name = "worker/saferetry_bg.wasm", wasm = embed "../../js/src/saferetry_bg.wasm"),
     (name = "worker/authority-workerd.js", esModule = embed "../../js/src/authority-workerd.js"),
     (name = "worker/authority-lazy.js", esModule = embed "../../js/src/authority-lazy.js"),
+    (name = "worker/authority-api.js", esModule = embed "../../js/src/authority-api.js"),
     (name = "worker/authority.js", esModule = embed "../../js/src/authority.js"),
     (name = "worker/lease-relay.js", esModule = embed "../../js/src/lease-relay.js"),
     (name = "worker/saferetry_authority.js", esModule = embed "../../js/src/saferetry_authority.js"),
