@@ -302,7 +302,8 @@ pub struct Shared {
 impl Shared {
     pub fn new(options: &saferetry::policy::options::Options) -> Shared {
         Shared {
-            state: saferetry::policy::budget::InMemory::new(options.quota, options.rate),
+            state: saferetry::policy::budget::InMemory::new(options.quota, options.rate)
+                .throttled(options.throttle),
             gate: options.concurrency.map(saferetry::policy::budget::concurrency::Gate::new),
             stats: Default::default(),
         }
