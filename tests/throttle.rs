@@ -2,21 +2,12 @@
 //! promises as properties, and the outage, recovery and false-alarm
 //! figures the module docs state, for one budget at a steady load.
 
+mod support;
+
 use proptest::prelude::*;
 use saferetry::policy::backoff::BadRandom;
 use saferetry::policy::throttle::{Admit, Throttle, ThrottleConfig, MIN_REQUESTS, WINDOW_MS};
-
-/// A small deterministic random source for the scenarios (xorshift).
-struct Draws(u64);
-
-impl Draws {
-    fn next(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+use support::sim::Draws;
 
 /// One budget's calls at `rate` per second for `seconds`: each call's
 /// first attempt is admitted or rejected, and an admitted one is answered

@@ -18,7 +18,7 @@ use saferetry::policy::options::Options;
 use saferetry::policy::rate_limit::FloorHeaders;
 use saferetry::policy::reason::Reason;
 use saferetry::policy::state::Phase;
-use support::sim::{Shared, Sim, SimClock, EPOCH_MS};
+use support::sim::{Draws, Shared, Sim, SimClock, EPOCH_MS};
 
 /// An upstream that answers 503 (with `retry_after`, if set) while
 /// `down` (ms since the start), 200 otherwise, after `answer_ms`; it
@@ -111,18 +111,6 @@ impl Calls<'_> {
             })
             .collect();
         sim.run_all(tasks, 24 * 3_600_000)
-    }
-}
-
-/// A deterministic random source (xorshift), shared by the calls.
-struct Draws(u64);
-
-impl Draws {
-    fn next(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 

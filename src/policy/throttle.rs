@@ -19,6 +19,12 @@
 //! 1 in requests + 1), which is how its recovery is seen. A rejected call
 //! sends nothing and ends `try-later` at once.
 //!
+//! `K` and the window are a policy's options (`throttle: { k, windowMs }`,
+//! `policy::options::THROTTLE`); `throttle: false` turns it off, and a
+//! call's `retry: { throttle: false }` sends whatever the window says
+//! (its attempts still count). The window is the policy's own
+//! (`budget::InMemory`): a shared budget does not carry it yet.
+//!
 //! Choices, and why (measured on virtual time in tests/throttle.rs):
 //! - `requests` counts every attempt the policy sends or rejects, retries
 //!   and calls that opted out included (all of them load the upstream, or
