@@ -17,7 +17,8 @@ export type Reason =
   | "invalid-random"
   | "task-failed"
   | "offline"
-  | "refused";
+  | "refused"
+  | "throttled";
 
 export type Stage = "not-sent" | "maybe-delivered";
 export type WaitKind = "backoff" | "throttle" | "retry-after";
@@ -43,6 +44,13 @@ export interface QuotaOptions {
   successRefund?: number;
 }
 
+export interface ThrottleOptions {
+  /** `K` in the SRE formula `max(0, (requests - K·accepts) / (requests + 1))`: nothing is throttled while at least 1 in K requests is accepted. A number in 1..=100, default 2. */
+  k?: number;
+  /** The sliding window requests and accepts are counted over. 10..=600000 ms, default 1500. */
+  windowMs?: number;
+}
+
 /** A policy's options, and a call's `init.retry`. Any other key, a value of the wrong type or one out of its
  * range throws a `TypeError`/`RangeError` naming the option by its path (`retryOn.statuses[]`; per call
  * `retry.<key>`) and what it accepts (README "Options"). */
@@ -66,6 +74,8 @@ export interface RetryOptions {
   maxBodyBytes?: number;
   /** The shared retry quota; false disables it. */
   quota?: boolean | QuotaOptions;
+  /** Adaptive throttling (README "The rules"): a first attempt the upstream has been refusing is not sent and ends `try-later` with reason `throttled`. On a policy: false turns it off; per call only `false` (send whatever the window says). Default on. */
+  throttle?: boolean | ThrottleOptions;
   /** Policy only: at most this many requests in flight at once (FIFO queue), 1..=10000. Default unlimited. */
   concurrency?: number;
   /** Policy only: starts spaced evenly, retries included (GCRA); `requests` and `burst` 1..=1000000, `perMs` 1..=2147483647. Default unlimited. */

@@ -32,6 +32,7 @@ use crate::policy::report::{AttemptRecord, ErrorInfo, Report};
 use crate::policy::retry::{plan_retry, RetryCase};
 use crate::policy::retry_after::RetryAfter;
 use crate::policy::state::{Phase, StateMachine, WaitWhy};
+use crate::policy::throttle::{accepted, Admit};
 
 /// How a sleep ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,7 +120,8 @@ pub struct Finished<B, E> {
 }
 
 /// Runs one logical operation to its end. `random` is drawn once per
-/// planned wait; `observe` sees every state change.
+/// planned wait, and before the first attempt when adaptive throttling
+/// may reject it; `observe` sees every state change.
 pub async fn run<T: Transport, C: Clock>(
     call: Call<'_>,
     transport: &T,
@@ -151,6 +153,19 @@ pub async fn run<T: Transport, C: Clock>(
             return op.finish(clock.now_ms(), Reason::Cancelled, None, None, None);
         }
     }
+    // Adaptive throttling: a first attempt the upstream would most likely
+    // refuse is not sent (a call that opted out is never refused).
+    if call.options.throttle.is_some() {
+        let now = known.unwrap_or_else(|| clock.now_ms());
+        known = Some(now);
+        match budget.shared.admit(now, random) {
+            Ok(Admit::Go) => {}
+            Ok(Admit::Reject { retry_at }) => {
+                return op.finish(now, Reason::Throttled, Some(retry_at), None, None)
+            }
+            Err(_) => return op.finish(now, Reason::InvalidRandom, None, None, None),
+        }
+    }
     let mut last_retry_cost = None;
     let mut attempt = 0u32;
     loop {
@@ -159,6 +174,7 @@ pub async fn run<T: Transport, C: Clock>(
             Ok(admitted) => admitted,
             Err((reason, retry_at)) => return op.finish(clock.now_ms(), reason, retry_at, None, None),
         };
+        budget.shared.sent(now);
         let Some((timer_ms, timer)) = limits.attempt_timer(now, deadline) else {
             return op.finish(now, Reason::Deadline, None, None, None);
         };
@@ -193,9 +209,6 @@ pub async fn run<T: Transport, C: Clock>(
                 record.status = Some(answer.status);
                 record.retry_after_ms = ra.and_then(RetryAfter::floor_ms);
                 record.floor_header = floor.map(|(_, header)| header);
-                if let Some(until) = record.retry_after_ms.and_then(|f| end.checked_add(f)) {
-                    op.report.not_before = op.report.not_before.max(Some(until));
-                }
                 let hidden =
                     answer.cross_origin && ra.is_none() && call.options.retry_on.status(answer.status);
                 op.report.retry_after_hidden |= hidden;
@@ -215,6 +228,10 @@ pub async fn run<T: Transport, C: Clock>(
                 (Attempted::Failed(failed.failure), None, failed.error)
             }
         };
+        // The server's floor, for a later operation (`retryNow`) and the throttle.
+        let floor = record.retry_after_ms.and_then(|f| end.checked_add(f));
+        op.report.not_before = op.report.not_before.max(floor);
+        budget.shared.answered(end, accepted(attempted, &call.options.retry_on), floor);
         let verdict = classify(attempted, call.safety, &call.options.retry_on);
         let next = match verdict {
             Verdict::Succeeded => {

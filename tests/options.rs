@@ -22,6 +22,7 @@ use saferetry::policy::schema::{
     self, code, describe, Class, Failure, Kind, Schema, Unit, Value, DURABLE_BUDGET, INSTRUMENT,
     OUTBOX_OBJECT_SEND, REDIS_BUDGET, RETRY_NOW, SYNC_OUTBOX, TAB_BUDGET,
 };
+use saferetry::policy::throttle::{ThrottleConfig, WINDOW_MS};
 
 const T: Class = Class::Type;
 const R: Class = Class::Range;
@@ -127,6 +128,23 @@ fn a_policys_options_take_each_key_in_range_and_refuse_a_misspelling_a_wrong_typ
         (one("quota", one("timeoutCost", s("1"))), Some((T, "quota.timeoutCost"))),
         (one("quota", one("successRefund", num(0.5))), Some((R, "quota.successRefund"))),
         (one("quota", one("capcity", num(1.0))), Some((U, "quota.capcity"))),
+        (one("throttle", Plain::Bool(true)), None),
+        (one("throttle", Plain::Bool(false)), None),
+        (one("throttle", obj(&[])), None),
+        (one("throttle", obj(&[("k", num(1.0)), ("windowMs", num(10.0))])), None),
+        (one("throttle", obj(&[("k", num(1.5)), ("windowMs", num(600_000.0))])), None),
+        (one("throttle", one("k", num(100.0))), None),
+        (one("throttle", one("k", num(0.99))), Some((R, "throttle.k"))),
+        (one("throttle", one("k", num(100.5))), Some((R, "throttle.k"))),
+        (one("throttle", one("k", num(f64::NAN))), Some((R, "throttle.k"))),
+        (one("throttle", one("k", num(f64::INFINITY))), Some((R, "throttle.k"))),
+        (one("throttle", one("k", s("2"))), Some((T, "throttle.k"))),
+        (one("throttle", one("windowMs", num(9.0))), Some((R, "throttle.windowMs"))),
+        (one("throttle", one("windowMs", num(600_001.0))), Some((R, "throttle.windowMs"))),
+        (one("throttle", one("windowMs", num(1500.5))), Some((R, "throttle.windowMs"))),
+        (one("throttle", one("window", num(1500.0))), Some((U, "throttle.window"))),
+        (one("throttle", num(2.0)), Some((T, "throttle"))),
+        (one("throttle", s("off")), Some((T, "throttle"))),
         (one("concurrency", num(10_000.0)), None),
         (one("concurrency", num(0.0)), Some((R, "concurrency"))),
         (one("concurrency", num(10_001.0)), Some((R, "concurrency"))),
@@ -177,6 +195,9 @@ fn a_calls_retry_options_are_the_policys_but_for_what_only_a_policy_or_only_a_ca
         (one("quota", Plain::Bool(false)), None),
         (one("quota", Plain::Bool(true)), Some((T, "retry.quota"))),
         (one("quota", one("capacity", num(1.0))), Some((T, "retry.quota"))),
+        (one("throttle", Plain::Bool(false)), None),
+        (one("throttle", Plain::Bool(true)), Some((T, "retry.throttle"))),
+        (one("throttle", one("k", num(2.0))), Some((T, "retry.throttle"))),
         (one("concurrency", num(1.0)), Some((T, "retry.concurrency"))),
         (one("rate", one("requests", num(1.0))), Some((T, "retry.rate"))),
         (one("shared", one("exchange", Plain::Fun)), Some((T, "retry.shared"))),
@@ -460,6 +481,7 @@ fn what_a_policys_options_read_as_becomes_its_options_and_nothing_else_changes()
         ("quota", one("capacity", num(20.0))),
         ("rate", one("requests", num(5.0))),
         ("concurrency", num(2.0)),
+        ("throttle", one("k", num(1.5))),
         ("shared", obj(&[("exchange", Plain::Fun), ("fleetSize", num(8.0))])),
     ]);
     let mut o = Options::default();
@@ -479,12 +501,22 @@ fn what_a_policys_options_read_as_becomes_its_options_and_nothing_else_changes()
     assert_eq!(o.quota, Some(QuotaConfig { capacity: 20, ..QuotaConfig::default() }));
     assert_eq!(o.rate, Some(RateConfig { requests: 5, per_ms: 1000, burst: 1 }));
     assert_eq!((o.concurrency, o.fleet_size), (Some(2), 8));
+    assert_eq!(o.throttle, Some(ThrottleConfig { k: 1.5, window_ms: WINDOW_MS }));
+    assert_eq!(d.throttle, Some(ThrottleConfig { k: 2.0, window_ms: 1500 }), "on by default");
+    let mut windowed = Options::default();
+    windowed.apply(&read(&POLICY, "", false, &one("throttle", one("windowMs", num(120_000.0)))).unwrap());
+    assert_eq!(windowed.throttle, Some(ThrottleConfig { k: 2.0, window_ms: 120_000 }));
+    windowed.apply(&read(&POLICY, "", false, &one("throttle", Plain::Bool(false))).unwrap());
+    assert_eq!(windowed.throttle, None);
     // A call's options over the policy's: what it sets, nothing else.
     let mut call = o.clone();
-    let per_call =
-        obj(&[("quota", Plain::Bool(false)), ("retryOn", one("networkErrors", Plain::Bool(false)))]);
+    let per_call = obj(&[
+        ("quota", Plain::Bool(false)),
+        ("throttle", Plain::Bool(false)),
+        ("retryOn", one("networkErrors", Plain::Bool(false))),
+    ]);
     call.apply(&read(&POLICY, "retry", true, &per_call).unwrap());
-    assert_eq!(call.quota, None);
+    assert_eq!((call.quota, call.throttle), (None, None));
     assert!(call.retry_on.status(503) && !call.retry_on.network_errors && !call.retry_on.timeouts);
     assert_eq!((call.limits, call.rate), (o.limits, o.rate));
     // `quota: true` keeps a configured quota; an empty read changes nothing.
@@ -509,6 +541,9 @@ fn a_kind_is_described_as_nodes_of_a_code_two_bounds_and_the_words_of_its_lists_
     let mut out = String::new();
     describe(&Kind::List(0, 1000, &Kind::Int(Unit::Ms, 1, (1 << 53) - 1)), &mut out);
     assert_eq!(out, format!("{} 0 1000 ;{} 1 9007199254740991 milliseconds,;", code::LIST, code::INT));
+    let mut out = String::new();
+    describe(&Kind::Num(1, 100), &mut out);
+    assert_eq!(out, format!("{} 1 100 ;", code::NUM));
 }
 
 #[test]

@@ -2,20 +2,12 @@
 //! promises as properties, and the outage, recovery and false-alarm
 //! figures the module docs state, for one budget at a steady load.
 
+mod support;
+
 use proptest::prelude::*;
+use saferetry::policy::backoff::BadRandom;
 use saferetry::policy::throttle::{Admit, Throttle, ThrottleConfig, MIN_REQUESTS, WINDOW_MS};
-
-/// A small deterministic random source for the scenarios (xorshift).
-struct Draws(u64);
-
-impl Draws {
-    fn next(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+use support::sim::Draws;
 
 /// One budget's calls at `rate` per second for `seconds`: each call's
 /// first attempt is admitted or rejected, and an admitted one is answered
@@ -29,7 +21,8 @@ fn run(rate: u64, seconds: u64, mut up: impl FnMut(u64, f64) -> bool) -> Vec<(u6
     while t < seconds * 1000 {
         let second = &mut per_second[(t / 1000) as usize];
         second.0 += 1;
-        if throttle.admit(t, draws.next()) == Admit::Go {
+        if throttle.admit(t, || draws.next()) == Ok(Admit::Go) {
+            throttle.sent(t);
             second.1 += 1;
             let accepted = up(t, draws.next());
             throttle.record(t + 5, accepted, None);
@@ -75,15 +68,42 @@ fn an_upstream_failing_30_percent_at_random_keeps_over_95_percent_of_the_calls_g
 fn a_rejection_names_when_to_try_again_within_the_window() {
     let mut throttle = Throttle::new(ThrottleConfig::default());
     for t in 0..20 {
-        assert_eq!(throttle.admit(t * 10, 0.999_999), Admit::Go, "a draw above p goes");
+        assert_eq!(throttle.admit(t * 10, || 0.999_999), Ok(Admit::Go), "a draw above p goes");
+        throttle.sent(t * 10);
         throttle.record(t * 10, false, None);
     }
-    let Admit::Reject { retry_at } = throttle.admit(200, 0.0) else {
+    let Ok(Admit::Reject { retry_at }) = throttle.admit(200, || 0.0) else {
         panic!("everything failed: a draw of 0 is rejected")
     };
     assert!((200..=200 + WINDOW_MS).contains(&retry_at), "{retry_at}");
     // With no new requests, the window empties and nothing is rejected.
-    assert_eq!(throttle.admit(200 + 2 * WINDOW_MS, 0.0), Admit::Go);
+    assert_eq!(throttle.admit(200 + 2 * WINDOW_MS, || 0.0), Ok(Admit::Go));
+}
+
+#[test]
+fn the_random_source_is_drawn_only_when_a_rejection_is_possible_and_a_bad_draw_is_refused() {
+    let mut throttle = Throttle::new(ThrottleConfig::default());
+    for t in 0..20 {
+        let admitted = throttle.admit(t, || panic!("nothing failed yet: no draw"));
+        assert_eq!(admitted, Ok(Admit::Go));
+        throttle.sent(t);
+        throttle.record(t, true, None);
+    }
+    for t in 20..60 {
+        throttle.sent(t);
+        throttle.record(t, false, None);
+    }
+    let mut draws = 0;
+    assert_eq!(
+        throttle.admit(60, || {
+            draws += 1;
+            0.999_999
+        }),
+        Ok(Admit::Go)
+    );
+    assert_eq!(draws, 1, "a failing window draws once");
+    assert_eq!(throttle.admit(60, || 1.0), Err(BadRandom));
+    assert_eq!(throttle.admit(60, || f64::NAN), Err(BadRandom));
 }
 
 proptest! {
@@ -99,18 +119,19 @@ proptest! {
         for (gap, accepted, draw) in steps {
             t += gap;
             let c = throttle.counts(t);
-            let decided = throttle.admit(t, draw);
+            let decided = throttle.admit(t, || draw).unwrap();
             if k * c.accepts as f64 >= c.requests as f64 || c.requests < MIN_REQUESTS {
                 prop_assert_eq!(decided, Admit::Go, "counts {:?}", c);
             }
             if decided == Admit::Go {
+                throttle.sent(t);
                 throttle.record(t, accepted, None);
             }
         }
     }
 
-    /// A rejection never names a time before a server's floor still in the
-    /// window, nor before now.
+    /// A rejection never names a time before a server's floor seen
+    /// earlier (however long ago), nor before now.
     #[test]
     fn a_rejection_never_shortens_a_server_s_retry_after(
         steps in proptest::collection::vec((0u64..300, any::<bool>(), proptest::option::of(0u64..5_000)), 1..300),
@@ -120,17 +141,14 @@ proptest! {
         let mut floors: Vec<(u64, u64)> = Vec::new();
         for (gap, accepted, floor) in steps {
             t += gap;
-            if let Admit::Reject { retry_at } = throttle.admit(t, 0.0) {
+            if let Admit::Reject { retry_at } = throttle.admit(t, || 0.0).unwrap() {
                 prop_assert!(retry_at >= t);
-                // Floors recorded within the last window (bucket-aligned: a
-                // bucket's worth more is kept).
                 for &(at, until) in &floors {
-                    if t.saturating_sub(at) < WINDOW_MS - WINDOW_MS / 10 {
-                        prop_assert!(retry_at >= until, "retry_at {} before the floor {} set at {}", retry_at, until, at);
-                    }
+                    prop_assert!(retry_at >= until, "retry_at {} before the floor {} set at {}", retry_at, until, at);
                 }
                 continue;
             }
+            throttle.sent(t);
             let until = floor.map(|f| t + f);
             throttle.record(t, accepted, until);
             if let Some(u) = until {

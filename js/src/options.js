@@ -48,6 +48,7 @@ const ACCEPTS = [
   () => "set on the policy, not per call",
   () => "set per call, not on the policy",
   () => "given (not null or undefined)",
+  (a, b) => `a number in ${a}..=${b}`,
 ];
 
 /** `nodes` ("code a b words", in prefix order) from the next one on. */

@@ -36,6 +36,7 @@ const INSTRUMENTS = [
   ["retryDelay", "Histogram", "saferetry.client.operation.retry_delay", "s", "Time per operation with no attempt in flight: backoff, Retry-After, rate limit, queue, offline."],
   ["duration", "Histogram", "saferetry.client.operation.duration", "s", "Operations by outcome and stop reason, and how long each took."],
   ["attempts", "Counter", "saferetry.client.attempts", "{attempt}", "Attempts, by the stage their failure reached (responded: a status came back)."],
+  ["throttled", "Counter", "saferetry.client.throttled", "{operation}", "Operations adaptive throttling ended try-later without sending a request (stop reason throttled)."],
   ["quotaLevel", "ObservableGauge", "saferetry.client.quota.level", "{token}", "Tokens in the retry quota (with a shared budget: the tokens this client holds)."],
   ["budgetMode", "ObservableGauge", "saferetry.client.budget.mode", "1", "The shared budget's mode: 1 for the mode in force, 0 for the others."],
   ["queued", "ObservableUpDownCounter", "saferetry.client.queued", "{operation}", "Operations waiting for a concurrency permit or a rate slot."],
@@ -122,7 +123,7 @@ export function instrument(policy, options) {
 
   const made = {};
   for (const [key, kind, metric, unit, description, advice] of INSTRUMENTS) made[key] = meter[`create${kind}`](metric, { unit, description, advice });
-  const { retries, retryDelay, duration, attempts, quotaLevel, budgetMode, queued, inFlight } = made;
+  const { retries, retryDelay, duration, attempts, throttled, quotaLevel, budgetMode, queued, inFlight } = made;
   const observe = (result) => {
     const stats = policy.stats();
     if (stats.quotaLevel !== undefined) result.observe(quotaLevel, stats.quotaLevel, policyAttributes);
@@ -211,6 +212,7 @@ export function instrument(policy, options) {
         const stage = a.error?.stage ?? "responded";
         attempts.add(1, { ...policyAttributes, "saferetry.attempt.stage": stage, "saferetry.operation": attributes["saferetry.operation"] });
       }
+      if (report.reason === "throttled") throttled.add(1, attributes);
       retries.record(Math.max(0, tries.length - 1), attributes);
       retryDelay.record(waited / 1000, attributes);
       duration.record(report.elapsedMs / 1000, attributes);

@@ -51,7 +51,8 @@ impl Role {
     }
 
     /// A query's options: one attempt, within what is left of the polling
-    /// budget and never longer than `attemptMs`. `None`: the call's own.
+    /// budget and never longer than `attemptMs`, never throttled (the
+    /// submit was asked; a query belongs to its task). `None`: the call's own.
     pub fn options(self, options: &Options) -> Option<Options> {
         let Role::Query { left_ms, .. } = self else {
             return None;
@@ -59,6 +60,7 @@ impl Role {
         let mut one = options.clone();
         one.limits.max_attempts = 1;
         one.limits.total_ms = one.limits.attempt_ms.min(left_ms).max(1);
+        one.throttle = None;
         Some(one)
     }
 

@@ -120,7 +120,7 @@ impl Policy {
         let fleet = hooks.shared.take().map(|exchange| Rc::new(Leased::new(&options, exchange, &glue)));
         let state: Rc<dyn SharedState> = match &fleet {
             Some(fleet) => fleet.clone(),
-            None => Rc::new(InMemory::new(options.quota, options.rate)),
+            None => Rc::new(InMemory::new(options.quota, options.rate).throttled(options.throttle)),
         };
         let gate = options.concurrency.map(Gate::new);
         let (stats, runtime) = (Stats::default(), detect_runtime());

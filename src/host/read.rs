@@ -150,6 +150,7 @@ fn to_js(v: &Value<JsValue>) -> JsValue {
         Value::Absent => JsValue::UNDEFINED,
         // Every integer option is at most 2^53: exact.
         Value::Int(n) => JsValue::from_f64(*n as f64),
+        Value::Num(n) => JsValue::from_f64(*n),
         Value::Bool(b) => JsValue::from_bool(*b),
         Value::Word(w) => JsValue::from_str(w),
         Value::Text(s) => JsValue::from_str(s),

@@ -13,6 +13,7 @@ use super::classify::RetryOn;
 use super::limits::{Backoff, Limits, MAX_TIMER_MS};
 use super::schema::{at, Def, Kind, Unit, Value, TIMER_MS};
 use super::schema::schema;
+use super::throttle::{ThrottleConfig, MAX_WINDOW_MS, MIN_WINDOW_MS};
 
 /// A rejected option: which field, what it accepts, and whether the value
 /// had the wrong type (`TypeError`) or was out of range (`RangeError`).
@@ -69,7 +70,7 @@ pub fn integer_in(value: f64, min: u64, max: u64) -> Option<u64> {
 }
 
 /// Everything one operation runs under.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Options {
     pub limits: Limits,
     pub backoff: Backoff,
@@ -81,6 +82,9 @@ pub struct Options {
     pub rate: Option<RateConfig>,
     /// Requests in flight at once; `None`: unlimited.
     pub concurrency: Option<u32>,
+    /// Adaptive throttling (`policy::throttle`); `None`: off (on a call:
+    /// opted out — its attempts still count in the policy's window).
+    pub throttle: Option<ThrottleConfig>,
     /// Whether response bodies are read inside the attempt (rule 13).
     pub response_body: ResponseBody,
     /// With a shared budget (rule 9): the clients expected to share it; the
@@ -103,6 +107,7 @@ impl Default for Options {
             quota: Some(QuotaConfig::default()),
             rate: None,
             concurrency: None,
+            throttle: Some(ThrottleConfig::default()),
             response_body: ResponseBody::Auto,
             fleet_size: 4,
         }
@@ -131,6 +136,7 @@ schema! {
     RetryOn "retryOn": Kind::Object(&RETRY_ON), Def::None;
     RetryAfterSpread "retryAfterSpread": Kind::Bool, Def::None;
     Quota "quota": Kind::Scoped(&Kind::Or(&Kind::Bool, &Kind::Object(&QUOTA)), &Kind::False), Def::None;
+    Throttle "throttle": Kind::Scoped(&Kind::Or(&Kind::Bool, &Kind::Object(&THROTTLE)), &Kind::False), Def::None;
     Concurrency "concurrency": Kind::Scoped(&Kind::Int(Unit::Count, 1, 10_000), &Kind::PolicyOnly), Def::None;
     Rate "rate": Kind::Scoped(&Kind::Object(&RATE), &Kind::PolicyOnly), Def::None;
     Random "random": Kind::Function, Def::None;
@@ -156,6 +162,13 @@ schema! {
     RetryCost "retryCost": COUNT, Def::None;
     TimeoutCost "timeoutCost": COUNT, Def::None;
     SuccessRefund "successRefund": COUNT, Def::None;
+}
+
+schema! {
+    /// Adaptive throttling (`ThrottleConfig`): absent fields keep their default.
+    pub THROTTLE as ThrottleField, open: false;
+    K "k": Kind::Num(1, 100), Def::None;
+    WindowMs "windowMs": Kind::Int(Unit::Ms, MIN_WINDOW_MS, MAX_WINDOW_MS), Def::None;
 }
 
 schema! {
@@ -221,6 +234,12 @@ impl Options {
             Some(Value::Object(_, fields)) => self.quota = Some(quota(self.quota.unwrap_or_default(), fields)),
             _ => {}
         }
+        match at(values, Policy::Throttle) {
+            Some(Value::Bool(false)) => self.throttle = None,
+            Some(Value::Bool(true)) => self.throttle = Some(self.throttle.unwrap_or_default()),
+            Some(Value::Object(_, fields)) => self.throttle = Some(throttle(self.throttle.unwrap_or_default(), fields)),
+            _ => {}
+        }
         if let Some(n) = int(Policy::Concurrency) {
             self.concurrency = Some(small(n));
         }
@@ -251,6 +270,16 @@ fn retry_on<V>(base: &RetryOn, on: &[Value<V>]) -> RetryOn {
     r.timeouts = flag(RetryOnField::Timeouts).unwrap_or(r.timeouts);
     r.network_errors = flag(RetryOnField::NetworkErrors).unwrap_or(r.network_errors);
     r
+}
+
+fn throttle<V>(mut t: ThrottleConfig, fields: &[Value<V>]) -> ThrottleConfig {
+    if let Some(k) = at(fields, ThrottleField::K).and_then(Value::num) {
+        t.k = k;
+    }
+    if let Some(ms) = at(fields, ThrottleField::WindowMs).and_then(Value::int) {
+        t.window_ms = ms;
+    }
+    t
 }
 
 fn quota<V>(mut q: QuotaConfig, fields: &[Value<V>]) -> QuotaConfig {

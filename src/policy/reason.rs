@@ -8,7 +8,8 @@ use serde::Serialize;
 /// task that its verdict hook called fatal, `offline` when the host
 /// reported itself offline until the budget ran out, and `refused` when
 /// `fetch` refused the request in a way that will repeat (the rejection is
-/// then the host's own error).
+/// then the host's own error), and `throttled` when adaptive throttling
+/// (`policy::throttle`) rejected the first attempt: nothing was sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(into = "&'static str")]
 pub enum Reason {
@@ -33,6 +34,9 @@ pub enum Reason {
     Offline,
     /// The host refused the request in a way that repeating cannot change.
     Refused,
+    /// Adaptive throttling rejected the first attempt locally: the
+    /// upstream has been refusing most requests; nothing was sent.
+    Throttled,
 }
 
 impl Reason {
@@ -57,6 +61,7 @@ impl Reason {
             Reason::TaskFailed => "task-failed",
             Reason::Offline => "offline",
             Reason::Refused => "refused",
+            Reason::Throttled => "throttled",
         }
     }
 }

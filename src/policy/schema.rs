@@ -41,6 +41,8 @@ pub enum Unit {
 pub enum Kind {
     /// An integer in `min..=max` (a number of its unit).
     Int(Unit, u32, u64),
+    /// A number, fractions allowed, in `min..=max` (NaN is out of range).
+    Num(u32, u32),
     Bool,
     /// A string; `true`: not empty.
     Text(bool),
@@ -158,6 +160,7 @@ pub(crate) use schema;
 pub enum Value<V> {
     Absent,
     Int(u64),
+    Num(f64),
     Bool(bool),
     /// One of a [`Kind::Word`]'s words.
     Word(&'static str),
@@ -173,6 +176,13 @@ impl<V> Value<V> {
     pub fn int(&self) -> Option<u64> {
         match self {
             Value::Int(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    pub fn num(&self) -> Option<f64> {
+        match self {
+            Value::Num(n) => Some(*n),
             _ => None,
         }
     }
@@ -429,6 +439,11 @@ impl<S: Source> Reader<'_, S> {
                 }
                 None => Err(Class::Type),
             },
+            Kind::Num(min, max) => match src.number(&v) {
+                Some(n) if (f64::from(min)..=f64::from(max)).contains(&n) => Ok(Value::Num(n)),
+                Some(_) => Err(Class::Range),
+                None => Err(Class::Type),
+            },
             Kind::Bool | Kind::False => match src.boolean(&v) {
                 Some(b) if matches!(kind, Kind::Bool) || !b => Ok(Value::Bool(b)),
                 _ => Err(Class::Type),
@@ -513,6 +528,7 @@ pub mod code {
     pub const POLICY_ONLY: u8 = 10;
     pub const CALL_ONLY: u8 = 11;
     pub const DEFINED: u8 = 12;
+    pub const NUM: u8 = 13;
 }
 
 /// `kind` as js/src/options.js reads it to say what a field accepts: one
@@ -539,6 +555,7 @@ pub fn describe(kind: &Kind, out: &mut String) {
             };
             node(code::INT, min.into(), max, unit);
         }
+        Kind::Num(min, max) => node(code::NUM, min.into(), max.into(), ""),
         Kind::Bool => node(code::BOOL, 0, 0, ""),
         Kind::Text(non_empty) => node(code::TEXT, non_empty.into(), 0, ""),
         Kind::Token(min, max) => node(code::TOKEN, min.into(), max.into(), ""),

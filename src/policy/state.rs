@@ -103,7 +103,8 @@ impl Phase {
             | Reason::RetryQuotaExhausted
             | Reason::QueueExceedsBudget
             | Reason::NetworkError
-            | Reason::Offline => Phase::TryLater { retry_at, reason },
+            | Reason::Offline
+            | Reason::Throttled => Phase::TryLater { retry_at, reason },
             Reason::AttemptTimeout | Reason::Deadline if safety.repeatable() => {
                 Phase::TryLater { retry_at, reason }
             }
@@ -182,6 +183,7 @@ pub fn message(reason: Reason) -> &'static str {
         Reason::TaskFailed => "The task failed.",
         Reason::Offline => "You are offline; nothing was sent.",
         Reason::Refused => "The request cannot succeed as it is; trying again would fail the same way.",
+        Reason::Throttled => "The server is refusing most requests right now; this one was not sent.",
     }
 }
 

@@ -19,10 +19,22 @@
 //! 1 in requests + 1), which is how its recovery is seen. A rejected call
 //! sends nothing and ends `try-later` at once.
 //!
+//! `K` and the window are a policy's options (`throttle: { k, windowMs }`,
+//! `policy::options::THROTTLE`); `throttle: false` turns it off, and a
+//! call's `retry: { throttle: false }` sends whatever the window says
+//! (its attempts still count). The window is the policy's own
+//! (`budget::InMemory`): a shared budget does not carry it yet.
+//!
 //! Choices, and why (measured on virtual time in tests/throttle.rs):
-//! - `requests` counts every attempt the policy starts or rejects, retries
-//!   included (all of them load the upstream, or would have); only first
-//!   attempts are rejected here — retries are the retry quota's to bound.
+//! - `requests` counts every attempt the policy sends or rejects, retries
+//!   and calls that opted out included (all of them load the upstream, or
+//!   would have); only first attempts are rejected here — retries are the
+//!   retry quota's to bound. An admitted attempt is counted when it is
+//!   sent ([`Throttle::sent`]), not when admitted: one that then waits out
+//!   its deadline in the concurrency queue never reached the upstream and
+//!   says nothing about it.
+//! - the random draw is made only when the probability is above 0, so a
+//!   healthy upstream's calls cost no draw.
 //! - the window is short: [`WINDOW_MS`] (1.5 s, in [`BUCKETS`] buckets).
 //!   With the book's 2 minutes, rejected requests fill the window for
 //!   minutes after the upstream is back: recovery takes about
@@ -45,9 +57,11 @@
 //!   about the upstream and count as accepted.
 //! - a rejection's `retryAt` is the first moment at which, with no new
 //!   requests, the window would reject fewer than half, and never sooner
-//!   than a server's `Retry-After` seen in the window: throttling never
-//!   shortens a server's wait.
+//!   than the latest server floor (`Retry-After` and the like) seen, kept
+//!   until it has passed even when its answer has left the window:
+//!   throttling never shortens a server's wait.
 
+use super::backoff::{check_random, BadRandom};
 use super::classify::{Attempted, Failure, RetryOn};
 
 /// The default `K`: throttle once fewer than half the requests are accepted.
@@ -56,6 +70,11 @@ pub const DEFAULT_K: f64 = 2.0;
 pub const WINDOW_MS: u64 = 1500;
 /// The window's buckets: it slides by a tenth of itself.
 pub const BUCKETS: usize = 10;
+/// The shortest window (`throttle.windowMs`): a millisecond per bucket.
+pub const MIN_WINDOW_MS: u32 = 10;
+const _: () = assert!(MIN_WINDOW_MS as usize == BUCKETS);
+/// The longest window (`throttle.windowMs`): ten minutes.
+pub const MAX_WINDOW_MS: u64 = 600_000;
 /// Requests the window must hold before anything is rejected.
 pub const MIN_REQUESTS: u64 = 5;
 
@@ -73,7 +92,7 @@ impl Default for ThrottleConfig {
     }
 }
 
-/// One bucket of the window: its counts, and the latest server floor seen in it.
+/// One bucket of the window, or the whole window's sum.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
     pub requests: u64,
@@ -106,10 +125,13 @@ impl Counts {
 }
 
 /// Whether an attempt's outcome counts as accepted by the upstream (see
-/// the module docs).
+/// the module docs): not a 429, a 503 with a `Retry-After`, a status the
+/// policy retries, a timeout or a network failure.
 pub fn accepted(attempted: Attempted, retry_on: &RetryOn) -> bool {
     match attempted {
-        Attempted::Responded { status, .. } => !(status == 429 || retry_on.status(status)),
+        Attempted::Responded { status, retry_after, .. } => {
+            !(status == 429 || (status == 503 && retry_after.is_some()) || retry_on.status(status))
+        }
         Attempted::Failed(Failure::Network(_) | Failure::AttemptTimeout | Failure::Deadline) => false,
         Attempted::Failed(Failure::Cancelled | Failure::Refused(_) | Failure::BodyTooLarge) => true,
     }
@@ -133,9 +155,8 @@ pub enum Admit {
 pub struct Throttle {
     config: ThrottleConfig,
     buckets: [Counts; BUCKETS],
-    /// The latest server floor (`Retry-After` and the like, epoch ms) seen
-    /// in each bucket.
-    floors: [u64; BUCKETS],
+    /// The latest server floor (`Retry-After` and the like, epoch ms) seen.
+    floor: u64,
     /// The bucket `now` falls in, and the time it started.
     head: usize,
     head_start: u64,
@@ -143,7 +164,7 @@ pub struct Throttle {
 
 impl Throttle {
     pub fn new(config: ThrottleConfig) -> Throttle {
-        Throttle { config, buckets: [Counts::default(); BUCKETS], floors: [0; BUCKETS], head: 0, head_start: 0 }
+        Throttle { config, buckets: [Counts::default(); BUCKETS], floor: 0, head: 0, head_start: 0 }
     }
 
     pub fn config(&self) -> ThrottleConfig {
@@ -169,7 +190,6 @@ impl Throttle {
         for _ in 0..clear {
             self.head = next(self.head, 1);
             self.buckets[self.head] = Counts::default();
-            self.floors[self.head] = 0;
         }
         self.head_start = self.head_start.saturating_add(steps.saturating_mul(width));
     }
@@ -188,20 +208,22 @@ impl Throttle {
         *head = head.add(counts);
     }
 
-    /// A first attempt is about to start: whether it may, drawing
-    /// `random` in [0, 1). It is counted as a request either way.
-    pub fn admit(&mut self, now: u64, random: f64) -> Admit {
+    /// A first attempt is about to start: whether it may. `random` (in
+    /// [0, 1)) is drawn only when the probability of a rejection is above
+    /// 0; a draw outside [0, 1) is refused. A rejection counts as a
+    /// request; an admitted attempt counts when it is [`Throttle::sent`].
+    pub fn admit(&mut self, now: u64, random: impl FnOnce() -> f64) -> Result<Admit, BadRandom> {
         let p = self.counts(now).reject_probability(self.config.k);
-        self.add(now, Counts { requests: 1, accepts: 0 });
-        if random < p {
-            Admit::Reject { retry_at: self.retry_at(now) }
-        } else {
-            Admit::Go
+        if p <= 0.0 || check_random(random())? >= p {
+            return Ok(Admit::Go);
         }
+        self.add(now, Counts { requests: 1, accepts: 0 });
+        Ok(Admit::Reject { retry_at: self.retry_at(now) })
     }
 
-    /// A retry is about to start: counted as a request (never rejected here).
-    pub fn retry(&mut self, now: u64) {
+    /// An attempt (first or retry, admitted or never asked) is sent:
+    /// counted as a request.
+    pub fn sent(&mut self, now: u64) {
         self.add(now, Counts { requests: 1, accepts: 0 });
     }
 
@@ -209,19 +231,15 @@ impl Throttle {
     /// floor its answer set (epoch ms), if any.
     pub fn record(&mut self, now: u64, accepted: bool, floor: Option<u64>) {
         self.add(now, Counts { requests: 0, accepts: u64::from(accepted) });
-        if let Some(at) = floor {
-            let kept = &mut self.floors[self.head];
-            *kept = (*kept).max(at);
-        }
+        self.floor = self.floor.max(floor.unwrap_or(0));
     }
 
     /// When to try again after a rejection at `now`: the first bucket
     /// boundary after which, with no new requests, fewer than half would be
     /// rejected; at the latest when the whole window has slid past; never
-    /// before a server floor seen in the window.
+    /// before the latest server floor seen.
     pub fn retry_at(&self, now: u64) -> u64 {
         let width = self.bucket_ms();
-        let floor = self.floors.iter().copied().max().unwrap_or(0);
         // The buckets from the oldest to the newest; the oldest leaves the
         // window at the head's start plus one bucket.
         let mut left = self.buckets.iter().fold(Counts::default(), |sum, b| sum.add(*b));
@@ -238,7 +256,7 @@ impl Throttle {
             }
             at = at.saturating_add(width);
         }
-        at.max(now).max(floor)
+        at.max(now).max(self.floor)
     }
 }
 

@@ -18,7 +18,7 @@ import { runCases, selects } from './run-cases.mjs';
 
 export const STOP_REASONS = ['http-stop', 'attempts-exhausted', 'wait-exceeds-budget', 'unsupported-retry-after',
   'attempt-timeout', 'deadline', 'cancelled', 'maybe-delivered', 'network-error', 'retry-quota-exhausted',
-  'queue-exceeds-budget', 'body-not-replayable', 'body-too-large'];
+  'queue-exceeds-budget', 'body-not-replayable', 'body-too-large', 'throttled'];
 export const RUNTIMES = ['node', 'deno', 'bun', 'workerd', 'chromium', 'firefox', 'webkit'];
 const BROWSERS = ['chromium', 'firefox', 'webkit'];
 // Runtimes whose fetch errors let the library prove `not-sent` for a buffered body.
@@ -1372,6 +1372,50 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
     const span = c.starts[3] - c.starts[0];
     // Evenly spaced starts give ~600 ms, a sliding window ~400 ms, no limit ~0 ms; allow for connection setup.
     assert.ok(span >= 300, `first to fourth start at the server: ${span} ms`);
+  });
+
+  // ---- adaptive throttling (rule 15) ------------------------------------
+  add('An upstream answering 503 gets 5 requests, then calls end throttled without a request (run() at once, try-later with retryAt); once it heals, calls go out again', async () => {
+    const id = rid();
+    const url = seqUrl(id, ['503', '503', '503', '503', '503', '200']);
+    // One attempt per call; FOUNDATION's random() is 0.5: rejected while p > 0.5.
+    const p = policy({ maxAttempts: 1 });
+    for (let i = 0; i < 5; i++) assert.equal((await p.fetch(url)).status, 503, `call ${i + 1} went out`);
+    let err;
+    for (let i = 0; i < 5; i++) {
+      err = await retryError(p.fetch(url), 'throttled', `call ${i + 6}`);
+      assert.equal(err.report.attempts.length, 0, 'a throttled call has no attempt');
+      assert.ok(typeof err.retryAt === 'number' && err.retryAt > Date.now() - 50, `retryAt ${err.retryAt}`);
+    }
+    const op = p.run(url);
+    const seen = [];
+    op.subscribe((s) => seen.push(stateOf(s)));
+    const outcome = await op.result;
+    assert.equal([outcome.kind, outcome.reason].join(), 'try-later,throttled', 'run() outcome');
+    assert.equal(typeof outcome.retryAt, 'number', 'run() outcome.retryAt');
+    assert.equal(outcome.report.elapsedMs, 0, 'ended at once');
+    assert.ok(!seen.includes('requesting') && !seen.includes('waiting'), `states: ${seen}`);
+    assert.equal((await settledCount(id)).requests, 5, 'the server saw only the five calls that went out');
+    // Healed (the sixth request answers 200): at retryAt the next call goes out.
+    await sleep(Math.max(0, outcome.retryAt - Date.now()) + 20);
+    const back = await p.fetch(url);
+    assert.equal(back.status, 200, 'the call at retryAt went out');
+    // A window later (1.5 s) with the upstream answering, every call goes out.
+    await sleep(1600);
+    for (let i = 0; i < 5; i++) assert.equal((await p.fetch(url)).status, 200, `healed call ${i + 1}`);
+    assert.equal((await count(id)).requests, 11, 'server requests');
+  });
+
+  add('A call that opts out of throttling (retry: { throttle: false }) is sent while the others are throttled; throttle: false on the policy never throttles', async () => {
+    const id = rid();
+    const url = seqUrl(id, ['503']);
+    const p = policy({ maxAttempts: 1 });
+    for (let i = 0; i < 5; i++) await p.fetch(url);
+    await retryError(p.fetch(url), 'throttled');
+    assert.equal((await p.fetch(url, { retry: { throttle: false } })).status, 503, 'the opted-out call went out');
+    const off = policy({ maxAttempts: 1, throttle: false });
+    for (let i = 0; i < 10; i++) assert.equal((await off.fetch(url)).status, 503, `throttle: false, call ${i + 1}`);
+    assert.equal((await settledCount(id)).requests, 16, 'server requests');
   });
 
   // ---- shared budgets (rule 9): policies leasing from one BudgetAuthority --

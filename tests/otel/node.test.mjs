@@ -187,6 +187,28 @@ describe("each attempt a span of its own (no instrumented fetch)", () => {
     assert.equal(await countOf("saferetry.client.operation.duration", "try-later", { "saferetry.outcome": "try-later", "saferetry.stop_reason": outcome.reason }), 1);
   });
 
+  test("a throttled call is a try-later span with error.type throttled and no attempt, counted by saferetry.client.throttled", async () => {
+    // One attempt per call; a draw of 0 rejects as soon as the window may (5 requests, none accepted).
+    const p = policy("throttled", { maxAttempts: 1, random: () => 0 });
+    const before = server.seen.get("/later")?.length ?? 0;
+    for (let i = 0; i < 5; i++) assert.equal((await p.fetch(`${server.origin}/later`)).status, 503);
+    const outcome = await p.run(`${server.origin}/later`).result;
+    assert.equal(server.seen.get("/later").length - before, 5, "the throttled call sent nothing");
+    assert.equal(outcome.kind, "try-later");
+    assert.equal(outcome.reason, "throttled");
+    assert.ok(outcome.retryAt >= Date.now() + 3_500_000, "never before the server's Retry-After: 3600");
+    const op = opsOf("throttled").at(-1);
+    console.log(render([op]));
+    assert.equal(op.attributes["error.type"], "throttled");
+    assert.equal(op.attributes["saferetry.stop_reason"], "throttled");
+    assert.equal(op.attributes["saferetry.outcome"], "try-later");
+    assert.equal(op.attributes["saferetry.attempts"], 0);
+    assert.equal(op.attributes["saferetry.retry_at"], outcome.retryAt);
+    assert.equal(op.status.code, SpanStatusCode.ERROR);
+    assert.equal(await sumOf("saferetry.client.throttled", "throttled", { "saferetry.operation": "run" }), 1);
+    assert.equal(await sumOf("saferetry.client.throttled", "throttled"), 1, "the five calls that went out are not counted");
+  });
+
   test("no credential, cookie, body or query value reaches an attribute, an event or a metric point", async () => {
     const p = policy("redaction");
     const url = `${server.origin}/ok?token=s3cr3t-token&page=2#frag`;

@@ -292,6 +292,18 @@ impl Transport for Script {
     }
 }
 
+/// A small deterministic random source for scenarios (xorshift).
+pub struct Draws(pub u64);
+
+impl Draws {
+    pub fn next(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
 /// What one policy's calls share, as the host keeps it.
 pub struct Shared {
     pub state: saferetry::policy::budget::InMemory,
@@ -302,7 +314,8 @@ pub struct Shared {
 impl Shared {
     pub fn new(options: &saferetry::policy::options::Options) -> Shared {
         Shared {
-            state: saferetry::policy::budget::InMemory::new(options.quota, options.rate),
+            state: saferetry::policy::budget::InMemory::new(options.quota, options.rate)
+                .throttled(options.throttle),
             gate: options.concurrency.map(saferetry::policy::budget::concurrency::Gate::new),
             stats: Default::default(),
         }

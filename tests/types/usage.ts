@@ -117,3 +117,13 @@ export async function outboxUsage(): Promise<string> {
   const held: OutboxStore = { ...memoryStore(), lock: async (_name, fn, signal) => (signal?.aborted ? undefined : fn()) };
   return `${r.kept} ${why} ${waiting.length} ${stores.length} ${typeof held.lock}`;
 }
+
+// Adaptive throttling: tuned or off on a policy, opted out of per call; its stop reason.
+new RetryPolicy({ throttle: { k: 1.5, windowMs: 120_000 } });
+new RetryPolicy({ throttle: false });
+export const mustTry: Promise<Response> = policy.fetch("http://127.0.0.1/pay", { retry: { throttle: false } });
+export const throttledReason: Reason = "throttled";
+// @ts-expect-error k is a number
+new RetryPolicy({ throttle: { k: "2" } });
+// @ts-expect-error the window is `windowMs`
+new RetryPolicy({ throttle: { window: 1500 } });

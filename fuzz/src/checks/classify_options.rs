@@ -193,6 +193,7 @@ fn read(o: &Options, field: &Numeric) -> u64 {
         "rate.perMs" => rate.per_ms,
         "rate.burst" => u64::from(rate.burst),
         "shared.fleetSize" => u64::from(o.fleet_size),
+        "throttle.windowMs" => o.throttle.unwrap_or_default().window_ms,
         other => panic!("an integer option this check does not know: {other}"),
     }
 }

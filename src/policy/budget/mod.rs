@@ -6,7 +6,10 @@
 //! Cloudflare Durable Object for a fleet of workers, a `BroadcastChannel`
 //! or `localStorage` lease for browser tabs) without touching the engine.
 //! Concurrency and the counters describe this isolate's own requests, so
-//! they stay local. [`lease`] is the pure core of such an adapter: an
+//! they stay local. So does adaptive throttling's window
+//! (`policy::throttle`) for now: [`InMemory`] keeps it, and a shared
+//! state that does not carry one answers its default methods (never
+//! throttled, nothing counted). [`lease`] is the pure core of such an adapter: an
 //! authority that keeps the fleet's budget and a client that spends small,
 //! expiring grants of it without waiting.
 
@@ -17,8 +20,11 @@ checked_arithmetic! {
     pub mod rate;
 }
 
-use core::cell::Cell;
+use core::cell::{Cell, RefCell};
 use serde::{Serialize, Serializer};
+
+use super::backoff::BadRandom;
+use super::throttle::{Admit, Throttle, ThrottleConfig};
 
 use quota::{Quota, QuotaConfig};
 use rate::{Rate, RateConfig};
@@ -46,17 +52,40 @@ pub trait SharedState {
     fn keep_start(&self, _start_ms: u64, _now_ms: u64) -> bool {
         true
     }
+    /// Adaptive throttling (`policy::throttle`): whether an operation's
+    /// first attempt may start at `now_ms`, drawing `random` only when a
+    /// rejection is possible. Without a throttle, always.
+    fn admit(&self, _now_ms: u64, _random: &mut dyn FnMut() -> f64) -> Result<Admit, BadRandom> {
+        Ok(Admit::Go)
+    }
+    /// An attempt is sent at `now_ms` (counted as a request).
+    fn sent(&self, _now_ms: u64) {}
+    /// An attempt ended at `now_ms`: whether the upstream accepted it
+    /// (`policy::throttle::accepted`), and the server floor it set.
+    fn answered(&self, _now_ms: u64, _accepted: bool, _floor: Option<u64>) {}
 }
 
 /// The default: everything in this isolate's memory.
 pub struct InMemory {
     quota: Option<Quota>,
     rate: Option<Rate>,
+    throttle: Option<RefCell<Throttle>>,
 }
 
 impl InMemory {
     pub fn new(quota: Option<QuotaConfig>, rate: Option<RateConfig>) -> InMemory {
-        InMemory { quota: quota.map(Quota::new), rate: rate.map(Rate::new) }
+        InMemory { quota: quota.map(Quota::new), rate: rate.map(Rate::new), throttle: None }
+    }
+
+    /// With adaptive throttling (`None`: without).
+    pub fn throttled(self, config: Option<ThrottleConfig>) -> InMemory {
+        InMemory { throttle: config.map(|c| RefCell::new(Throttle::new(c))), ..self }
+    }
+
+    /// The throttle, when there is one and it is not in use (it never is:
+    /// its methods do not call out).
+    fn throttle(&self) -> Option<core::cell::RefMut<'_, Throttle>> {
+        self.throttle.as_ref().and_then(|t| t.try_borrow_mut().ok())
     }
 }
 
@@ -91,6 +120,25 @@ impl SharedState for InMemory {
     fn release_start(&self, start_ms: u64) {
         if let Some(r) = &self.rate {
             r.release(start_ms);
+        }
+    }
+
+    fn admit(&self, now_ms: u64, random: &mut dyn FnMut() -> f64) -> Result<Admit, BadRandom> {
+        match self.throttle() {
+            Some(mut t) => t.admit(now_ms, random),
+            None => Ok(Admit::Go),
+        }
+    }
+
+    fn sent(&self, now_ms: u64) {
+        if let Some(mut t) = self.throttle() {
+            t.sent(now_ms);
+        }
+    }
+
+    fn answered(&self, now_ms: u64, accepted: bool, floor: Option<u64>) {
+        if let Some(mut t) = self.throttle() {
+            t.record(now_ms, accepted, floor);
         }
     }
 }
