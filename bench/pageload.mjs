@@ -98,10 +98,10 @@ function buildPages() {
   // (an experiment, not a shipped entry: one request instead of two).
   dir = add("saferetry bundled, wasm inlined", {
     "main.mjs": `import bytes from ${JSON.stringify(wasm)};
-import { initSync, Outcome, Policy } from ${JSON.stringify(path.join(pkg, "saferetry_web.js"))};
+import * as glue from ${JSON.stringify(path.join(pkg, "saferetry_web.js"))};
 import { loaded } from ${JSON.stringify(path.join(pkg, "load.js"))};
 import { RetryPolicy } from ${JSON.stringify(path.join(pkg, "core.js"))};
-initSync({ module: bytes }); loaded({ Outcome, Policy });
+loaded(glue, glue.initSync({ module: bytes }));
 window.__client = new RetryPolicy(); window.__ready = ${READY};`,
   }, page({ script: "app.js" }));
   esbuild(path.join(dir, "main.mjs"), path.join(dir, "app.js"), ["--loader:.wasm=binary"]);

@@ -9,8 +9,8 @@
 #                             pinned in scripts/lean-toolchain, std rebuilt
 #                             with `panic=immediate-abort` (no panic or
 #                             formatting machinery in the module; 5.3 KB
-#                             gzip less for a page, BENCHMARKS.md "Lean
-#                             build"); falls back to stable, saying so, when
+#                             gzip less for a page, docs/benchmarks-history.md
+#                             "Lean build"); falls back to stable, saying so, when
 #                             that toolchain cannot be installed.
 #   NAMES=1 scripts/build.sh  only the default module and the browser's
 #                             (saferetry_web), with their function names
@@ -66,7 +66,7 @@ module() { # <out-name> [cargo flags]   (into $out, default js/src)
   CARGO_TARGET_DIR=$target "${cargo[@]}" build --quiet --release --target wasm32-unknown-unknown "$@"
   wasm-bindgen --target web --no-typescript --out-dir "$dir" --out-name "$name" \
     "$target/wasm32-unknown-unknown/release/saferetry.wasm"
-  # Other wasm-opt passes and flags were measured and do not pay (BENCHMARKS.md "Lean build").
+  # Other wasm-opt passes and flags were measured and do not pay (docs/benchmarks-history.md "Lean build").
   node_modules/.bin/wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue "${strip[@]}" --strip-producers \
     -o "$dir/${name}_bg.wasm" "$dir/${name}_bg.wasm"
 }

@@ -1,8 +1,8 @@
 //! The executor's helpers (core.js `glue`, most of them js/src/attempts.js),
 //! each one crossing from wasm into JS where reading or building the same
-//! thing from here took one crossing per property (BENCHMARKS.md
-//! "Crossings"). The objects they act on stay in JavaScript, named by
-//! number: a call (its input, `init` copy and signal), an attempt (its
+//! thing from here took one crossing per property
+//! (docs/benchmarks-history.md "Crossings"). The objects they act on stay
+//! in JavaScript, named by number: a call (its input, `init` copy and signal), an attempt (its
 //! `AbortController`, response, body), a thrown value ([`Held`]). A helper
 //! performs one step on them and answers plain values — the response's
 //! status, type and the headers the policy reads packed in one string

@@ -4,7 +4,7 @@
 //!
 //! Why a machine and not a future on wasm-bindgen-futures: the futures
 //! executor, `JsFuture`, gloo's timers and a wasm closure per listener were
-//! the floor of the old shape (BENCHMARKS.md "Sans-IO spike"); here the
+//! the floor of the old shape (docs/benchmarks-history.md "Sans-IO spike"); here the
 //! engine's future is polled only when something happened, by the export
 //! that reports it, and the waiting — promises, timers, the caller's
 //! signal, `online` — is the executor's (js/src/executor.js).
