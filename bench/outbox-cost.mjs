@@ -1,4 +1,4 @@
-// What write-ahead costs per send (README "Outbox", BENCHMARKS.md "Outbox
+// What write-ahead costs per send (docs/outbox.md, BENCHMARKS.md "Outbox
 // write-ahead"): one store write of the entry before the first send and
 // one delete after its final outcome, measured in each store with a
 // typical entry (a 200-byte JSON body, four headers, the schedule). Not a

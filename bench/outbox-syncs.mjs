@@ -1,4 +1,4 @@
-// What reaches the disk when an outbox store writes (README "Outbox",
+// What reaches the disk when an outbox store writes (docs/outbox.md,
 // stores; BENCHMARKS.md "Outbox durability"): the sync system calls
 // (`fsync`, `fdatasync`) made per write and per delete, counted with
 // strace on the processes doing them. Not a test: figures, printed as

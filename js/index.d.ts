@@ -53,7 +53,7 @@ export interface ThrottleOptions {
 
 /** A policy's options, and a call's `init.retry`. Any other key, a value of the wrong type or one out of its
  * range throws a `TypeError`/`RangeError` naming the option by its path (`retryOn.statuses[]`; per call
- * `retry.<key>`) and what it accepts (README "Options"). */
+ * `retry.<key>`) and what it accepts (docs/options.md). */
 export interface RetryOptions {
   /** Attempts, counting the first. 1..=100, default 3. */
   maxAttempts?: number;
@@ -74,7 +74,7 @@ export interface RetryOptions {
   maxBodyBytes?: number;
   /** The shared retry quota; false disables it. */
   quota?: boolean | QuotaOptions;
-  /** Adaptive throttling (README "The rules"): a first attempt the upstream has been refusing is not sent and ends `try-later` with reason `throttled`. On a policy: false turns it off; per call only `false` (send whatever the window says). Default on. */
+  /** Adaptive throttling (docs/rules.md): a first attempt the upstream has been refusing is not sent and ends `try-later` with reason `throttled`. On a policy: false turns it off; per call only `false` (send whatever the window says). Default on. */
   throttle?: boolean | ThrottleOptions;
   /** Policy only: at most this many requests in flight at once (FIFO queue), 1..=10000. Default unlimited. */
   concurrency?: number;
@@ -89,7 +89,7 @@ export interface RetryOptions {
   notBefore?: number;
   /** Per call: a key sent unchanged with every attempt (1..=255 visible ASCII characters); `true` generates one. On a policy: a boolean. */
   idempotencyKey?: string | boolean;
-  /** Policy only: share the quota and the start rate with a fleet (README "Fleet budgets"). */
+  /** Policy only: share the quota and the start rate with a fleet (docs/fleet-budgets.md). */
   shared?: SharedBudget;
 }
 
@@ -117,7 +117,7 @@ export interface LeaseRequest {
   wantSlots: number;
   /** The client holds a grant that has not expired (absent: false). An authority that does not know such a client lost its state, and starts its schedule a horizon (1 s) after its first request. */
   leased?: boolean;
-  /** The policy's quota and rate, offered: the authority keeps the strictest offered within a grant's lifetime (README "One budget name, one budget"). */
+  /** The policy's quota and rate, offered: the authority keeps the strictest offered within a grant's lifetime (docs/fleet-budgets.md "One budget name, one budget"). */
   config: FleetConfig;
 }
 
@@ -143,7 +143,7 @@ export type LeaseAnswer = LeaseGrant | { unavailable: string };
 
 export type BudgetMode = "local" | "leased" | "fallback";
 
-/** `stats().shared`: the counters of the policy's leased client, or, while it has none, why (README "Fleet budgets"). */
+/** `stats().shared`: the counters of the policy's leased client, or, while it has none, why (docs/fleet-budgets.md). */
 export type SharedStats = LeaseClientStats | NoLeaseClientStats;
 
 /** The policy has no leased client (it runs in the fleet's wasm module): that module is loading (a browser fetches it when the policy is made), or could not be loaded. Its budget meanwhile: no retry tokens and `rate` / fleetSize while it loads; a budget of its own (capacity / fleetSize) once it failed. */
@@ -370,7 +370,7 @@ export declare class RetryError extends TypeError {
 export declare function retryFetch(input: RequestInfo | URL, init?: RetryInit): Promise<Response>;
 export declare function reportOf(response: Response | unknown): Report | undefined;
 
-// ---- The durable outbox (README "Outbox") ----
+// ---- The durable outbox (docs/outbox.md) ----
 
 /** Why a write was not kept. */
 export type NotKept =
@@ -436,7 +436,7 @@ export interface OutboxOptions {
   durable?: OutboxDurable;
 }
 
-/** When an outbox writes a write to its store (README "Outbox", write-ahead). */
+/** When an outbox writes a write to its store (docs/outbox.md, write-ahead). */
 export type OutboxDurable = "before-send" | "after-try-later";
 
 /** `send`'s init: a call's, plus `durable` (this send's write-ahead choice). */

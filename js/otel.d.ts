@@ -22,7 +22,7 @@ export interface Instrumentation {
   disable(): void;
 }
 
-/** Spans for `policy.fetch`, `run`, `poll` (and an outbox's sends) and their attempts; the retry metrics (README "Observability"). */
+/** Spans for `policy.fetch`, `run`, `poll` (and an outbox's sends) and their attempts; the retry metrics (docs/observability.md). */
 export declare function instrument(policy: RetryPolicy, options?: InstrumentOptions): Instrumentation;
 
 /** `{ "http.request.resend_count": n }` for a request a policy resends through an instrumented `fetch`

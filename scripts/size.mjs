@@ -22,7 +22,7 @@
 //      import), minified, + the wasm modules it imports;
 //    - cloudflare: the same with `RetryPolicy`, `durableBudget` and the
 //      `RetryBudget` class from "saferetry/cloudflare";
-//    - outbox: a page that opens an `outbox` (README "Outbox"), counting
+//    - outbox: a page that opens an `outbox` (docs/outbox.md), counting
 //      the outbox's wasm it loads at the first outbox;
 //    - poll: a page that calls `policy.poll()`, counting the poll's module
 //      it loads at the first poll;
@@ -118,7 +118,7 @@ const ENTRIES = {
     platform: "browser", loads: ["poll-web.js"],
     code: 'import { RetryPolicy } from "saferetry";\nglobalThis.op = new RetryPolicy().poll("/jobs", { method: "POST" }, { status: (r) => r.headers.get("location") });\n',
   },
-  // saferetry/otel (README "Observability") on the page entry, without
+  // saferetry/otel (docs/observability.md) on the page entry, without
   // @opentelemetry/api (the app's own, shared with its SDK): what the
   // instrumentation adds. Every entry above imports nothing of it.
   otel: {

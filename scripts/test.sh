@@ -14,7 +14,7 @@ resolve_tools
 scripts/build.sh >test-output/build.log 2>&1 || { cat test-output/build.log; echo "build failed"; exit 1; }
 tail -n 6 test-output/build.log
 
-ALL="fmt clippy native wasm-node wasm-chromium sdks types pack e2e-node e2e-deno e2e-bun e2e-workerd e2e-chromium e2e-firefox e2e-webkit e2e-bundle fidelity streams fleet-workerd fleet-redis crash-node bundlers browser-errors fleet-browsers leaks-node leaks-chromium outbox demo otel"
+ALL="fmt clippy native wasm-node wasm-chromium sdks types pack e2e-node e2e-deno e2e-bun e2e-workerd e2e-chromium e2e-firefox e2e-webkit e2e-bundle fidelity streams fleet-workerd fleet-redis crash-node bundlers browser-errors fleet-browsers leaks-node leaks-chromium outbox demo otel docs"
 results=test-output/results
 rm -rf "$results" && mkdir -p "$results"
 
@@ -77,6 +77,8 @@ package_lane() {
   tier demo          node --test tests/demo/
   # saferetry/otel with the real SDKs: Node (sdk-trace-base, sdk-metrics, context-async-hooks, instrumentation-undici), Chromium (sdk-trace-web, instrumentation-fetch), workerd (the API alone) (tests/otel)
   tier otel          node --test --test-concurrency=1 tests/otel/
+  # every relative link and #anchor in README.md, BENCHMARKS.md and docs/*.md resolves (tests/docs)
+  tier docs          node --test tests/docs/
 }
 rust_lane & rust=$!
 package_lane & package=$!

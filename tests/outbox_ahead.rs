@@ -1,4 +1,4 @@
-//! Write-ahead (src/policy/outbox.rs `ahead`, README "Outbox"): which
+//! Write-ahead (src/policy/outbox.rs `ahead`, docs/outbox.md): which
 //! writes are in the store before their first send, and when a drainer
 //! may send one that a crash left behind.
 

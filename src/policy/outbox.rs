@@ -1,4 +1,4 @@
-//! The durable outbox's rules (README "Outbox"): which finished writes are
+//! The durable outbox's rules (docs/outbox.md): which finished writes are
 //! kept to be sent later, when a kept entry is due, and what a re-send's
 //! outcome makes of it.
 //!

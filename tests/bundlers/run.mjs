@@ -31,7 +31,7 @@ const RUN_BUDGET_MS = 12 * 60_000;
 const WASM = 'saferetry_bg.wasm'; // Node, Deno, Bun, workerd
 const WEB_WASM = 'saferetry_web_bg.wasm'; // browsers (src/web.js): the same without the redirect hops
 const AUTHORITY_WASM = 'saferetry_authority_bg.wasm';
-const OUTBOX_WASM = 'saferetry_outbox_bg.wasm'; // the outbox's rules (README "Outbox")
+const OUTBOX_WASM = 'saferetry_outbox_bg.wasm'; // the outbox's rules (docs/outbox.md)
 const POLL_WASM = 'saferetry_poll_bg.wasm'; // `policy.poll`'s loop, loaded at the first poll
 const t0 = Date.now();
 const note = (line) => process.stderr.write(`[bundlers ${((Date.now() - t0) / 1000).toFixed(1)} s] ${line}\n`);

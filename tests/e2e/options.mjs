@@ -1,5 +1,5 @@
 // Every options object a caller hands the package, and every key of each
-// (README "Options" and the option tables): values in range are taken; a
+// (docs/options.md and the option tables): values in range are taken; a
 // misspelled key, a value of the wrong type and one out of range are each
 // refused — a TypeError or RangeError whose message names the option by
 // its path (`retryOn.statuses`, `shared.fleetSize`, `retry.idempotencyKey`)

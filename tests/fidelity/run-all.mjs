@@ -37,8 +37,8 @@ function parseArgs(argv) {
 // for the cases that call from one (tests/fidelity/cases-origin.mjs), which
 // skip in the first. (The other cases keep Deno without one: with one, its
 // fetch sends no Origin on a redirect to another origin where saferetry's
-// hops, by the standard, send the caller's — README "Where policy.fetch
-// differs" 3 — and eleven redirect cases would each need that deliberate.)
+// hops, by the standard, send the caller's — docs/fetch-differences.md
+// item 3 — and eleven redirect cases would each need that deliberate.)
 const WITH_LOCATION = 'deno --location';
 const ORIGIN_CASES = "From a caller's origin";
 

@@ -27,7 +27,7 @@ const RUN_BUDGET_MS = Number(process.env.FLEET_BROWSERS_BUDGET_MS) || 360_000; /
 const t0 = Date.now();
 const note = (line) => process.stderr.write(`[fleet ${((Date.now() - t0) / 1000).toFixed(1)} s] ${line}\n`);
 
-// The documented figures (README "Browser tabs"; js/src/tabs.js).
+// The documented figures (docs/fleet-budgets.md "Browser tabs"; js/src/tabs.js).
 const STALE_MS = 2500; // tabBudget's default staleMs
 const FROZEN_BOUND_MS = STALE_MS + 2500; // a silent leader is replaced within staleMs + 2.5 s (probe 500 ms, two timer checks of up to 1 s in a hidden tab)
 const CLOSED_BOUND_MS = 1000; // a closed leader's lock goes to the next tab at once

@@ -1,4 +1,4 @@
-// Write-ahead in Node (README "Outbox", `durable: "before-send"`): the
+// Write-ahead in Node (docs/outbox.md, `durable: "before-send"`): the
 // write is in the store, claimed, before its first send; no other drainer
 // sends it while it is in flight; it leaves the store when its outcome is
 // final; and a process killed mid-send leaves it for the next process,

@@ -1,4 +1,4 @@
-// IndexedDB + Web Locks under crashes (README "Outbox", "Exactly once"),
+// IndexedDB + Web Locks under crashes (docs/outbox.md, "Exactly once"),
 // in each browser. Each round, a page holds four outboxes, each with one
 // due write (written to its IndexedDB store as a kept write is), and opens
 // them with drains that stop for good at the four crash points

@@ -1,4 +1,4 @@
-// The outbox in Chromium, Firefox and WebKit (README "Outbox"): the real
+// The outbox in Chromium, Firefox and WebKit (docs/outbox.md): the real
 // IndexedDB store and Web Locks. A page closed between the try-later and
 // the send, reopened: the write is sent once, with the same key; two tabs
 // open on one outbox: sent once; IndexedDB refused (an opaque-origin

@@ -1,4 +1,4 @@
-// One validation for every way into the outbox (README "Outbox"): `send()`
+// One validation for every way into the outbox (docs/outbox.md): `send()`
 // takes what `policy.fetch` takes and refuses what it refuses, with the
 // same error; `outbox()` refuses unknown options by name; a body over the
 // replay bound answers `body-too-large` whatever its type; an entry's id

@@ -1,4 +1,4 @@
-// The four crash points of a drain (README "Outbox", "Exactly once"), as
+// The four crash points of a drain (docs/outbox.md, "Exactly once"), as
 // test hooks a test wraps around a store's `put` and around the policy's
 // `fetch` (its `fetch` option): nothing of the package knows of them.
 // `stop(point)` is how the drainer dies there: a Node process kills itself

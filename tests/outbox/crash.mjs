@@ -1,4 +1,4 @@
-// The file store's exactly-once under crashes (README "Outbox", "Exactly
+// The file store's exactly-once under crashes (docs/outbox.md, "Exactly
 // once"): real Node processes on one directory. Each round, a drainer is
 // killed at one crash point with its lock left behind; its heartbeat is
 // then made old (the file's mtime set back, as time would), and three

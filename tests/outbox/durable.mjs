@@ -1,4 +1,4 @@
-// The file store's writes survive a power cut (README "Outbox", stores):
+// The file store's writes survive a power cut (docs/outbox.md, stores):
 // each is written to a temporary file, synced, renamed over the entry's
 // name, and the directory synced, before it resolves; a delete syncs the
 // directory too. Real processes of Node, Deno and Bun, the store's three

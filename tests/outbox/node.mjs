@@ -1,4 +1,4 @@
-// The outbox in Node (README "Outbox"): real stores, a real server on
+// The outbox in Node (docs/outbox.md): real stores, a real server on
 // 127.0.0.1, real processes. Each case is a sentence; `cases(pkg)` returns
 // them for tests/outbox/run.mjs. Every wait is bounded.
 import { spawn } from 'node:child_process';

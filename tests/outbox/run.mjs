@@ -1,4 +1,4 @@
-// The outbox tier (README "Outbox"): Node (memory and file stores, process
+// The outbox tier (docs/outbox.md): Node (memory and file stores, process
 // restarts), the three browsers (IndexedDB, Web Locks, a page closed and
 // reopened, two tabs) and workerd (a Durable Object whose alarm sends after
 // a restart); for each store, the four crash points of a drain with

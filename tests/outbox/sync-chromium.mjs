@@ -1,4 +1,4 @@
-// saferetry/sw in Chromium (README "Outbox", service worker): a page keeps
+// saferetry/sw in Chromium (docs/outbox.md, service worker): a page keeps
 // a write (503 + Retry-After), which registers a Background Sync; every
 // page of the origin is closed; once the write is due the sync event is
 // dispatched through the DevTools protocol (ServiceWorker.dispatchSyncEvent,

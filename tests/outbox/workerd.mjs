@@ -1,4 +1,4 @@
-// The outbox in workerd (README "Outbox"): an `OutboxObject` Durable
+// The outbox in workerd (docs/outbox.md): an `OutboxObject` Durable
 // Object on localDisk storage. A write ends try-later and is kept; workerd
 // is stopped before it is due and started again on the same storage; the
 // object's alarm sends it, once, with the same key, with no request to the

@@ -9,8 +9,8 @@ const CLOSE_SEEN_WITHIN_MS = 3000;
 const READ_AFTER_ABORT_MS = 2000; // reads after the abort that do not reject stop by then
 
 // How a read aborted by the caller's signal rejected: with the reason itself,
-// as the host's own read did, or (WebKit, README "Where policy.fetch differs
-// from fetch" item 5) with WebKit's TypeError("AbortError: Fetch is aborted").
+// as the host's own read did, or (WebKit, docs/fetch-differences.md
+// item 5) with WebKit's TypeError("AbortError: Fetch is aborted").
 function abortProblem(runtime, host, pol) {
   const e = pol.readError;
   if (!e) return `the policy's read did not reject after the abort (${pol.chunksAfterAbort} chunks read after it)`;

@@ -1,4 +1,4 @@
-// saferetry/otel's types (README "Observability").
+// saferetry/otel's types (docs/observability.md).
 import { trace, metrics, type Attributes } from "@opentelemetry/api";
 import { RetryPolicy } from "saferetry";
 import { instrument, redactUrl, resendAttributes, type Instrumentation } from "saferetry/otel";

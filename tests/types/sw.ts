@@ -1,4 +1,4 @@
-// saferetry/sw's types (README "Outbox", service worker), and write-ahead's.
+// saferetry/sw's types (docs/outbox.md, service worker), and write-ahead's.
 import { syncOutbox } from "saferetry/sw";
 import { outbox, memoryStore, RetryPolicy } from "saferetry";
 import type { OutboxDurable, OutboxResult } from "saferetry";

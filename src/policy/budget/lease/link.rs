@@ -2,7 +2,7 @@
 //! wasm modules: the policy and the engine in the page's module, the client
 //! (this module's `client.rs`, the rules that spend grants, refill them
 //! ahead of need and fall back) in the fleet's module, with the authority
-//! (src/host/mod.rs, README "Fleet budgets"). A page that never shares a
+//! (src/host/mod.rs, docs/fleet-budgets.md). A page that never shares a
 //! budget loads none of the client.
 //!
 //! The engine calls its [`SharedState`](super::super::SharedState)
