@@ -3,7 +3,7 @@
 //!
 //! Why not serde-wasm-bindgen: it builds each object from wasm, one
 //! imported call per property, and it needs `std`, whose panic and
-//! allocation-failure paths bring `core::fmt` into every module (README
+//! allocation-failure paths bring `core::fmt` into every module (docs/development.md
 //! "The stack" has the bytes). A report, a state or the stats written as
 //! text cost one string crossing, and the glue's `JSON.parse` is the
 //! fastest object builder the host has. The types keep their serde derives

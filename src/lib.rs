@@ -15,7 +15,7 @@
 //! allocator) and trap on a panic: the shipped code has no panicking paths,
 //! a panic would trap the module for every later call anyway, and without
 //! `std` no panic or allocation-failure message is formatted, so no
-//! `core::fmt` is linked (README "The stack"). The feature `std` (the wasm
+//! `core::fmt` is linked (docs/development.md "The stack"). The feature `std` (the wasm
 //! test builds, whose harness needs it, and the Redis module, whose
 //! gloo-timers brings it) links `std` and its own panic handler instead.
 

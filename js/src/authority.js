@@ -1,4 +1,4 @@
-// The fleet's module in browsers and bundlers (README "Fleet budgets"): the
+// The fleet's module in browsers and bundlers (docs/fleet-budgets.md "Fleet budgets"): the
 // authority, `BudgetAuthority`, and the policies' leased clients
 // (src/host/mod.rs), a wasm module of its own, so a page that only retries
 // never downloads it. Loaded by `import { BudgetAuthority }` (a bundler

@@ -88,7 +88,7 @@ export function durableBudget(namespace, name, options) {
   return budget;
 }
 
-/** A durable outbox kept by a Durable Object (README "Outbox"): `send`
+/** A durable outbox kept by a Durable Object (docs/outbox.md "Outbox"): `send`
  * runs the write through the object's policy and keeps it in the object's
  * storage when it ends `try-later`; the object's alarm sends it when due,
  * after an eviction or a restart too. Subclass it to give the policy's

@@ -1,4 +1,4 @@
-// A policy's shared budget (README "Fleet budgets"), between the page's
+// A policy's shared budget (docs/fleet-budgets.md "Fleet budgets"), between the page's
 // wasm module, where the policy runs (src/host/leased.rs), and the fleet's,
 // where its leased client does (src/host/fleet.rs: the authority's module,
 // or the Redis module). Glue only: this relays numbers between the two

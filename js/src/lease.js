@@ -10,7 +10,7 @@ export const LEASE = Symbol.for("saferetry.lease");
 
 export { RELEASE };
 
-export const NONE = 'saferetry: no fleet module for this shared budget (README "Fleet budgets")';
+export const NONE = 'saferetry: no fleet module for this shared budget (docs/fleet-budgets.md "Fleet budgets")';
 
 const RELEASE = 1; // `leaseValue`'s op that releases (src/policy/budget/lease/link.rs)
 

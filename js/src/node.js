@@ -15,7 +15,7 @@ try {
 loaded(glue, instance, follow, () => import("./poll-node.js")); // the poll's module: read at the first `policy.poll()`
 
 export * from "./core.js";
-/** The fleet's authority (README "Fleet budgets"): a module of its own, instantiated at its first `new`. */
+/** The fleet's authority (docs/fleet-budgets.md "Fleet budgets"): a module of its own, instantiated at its first `new`. */
 export { BudgetAuthority } from "./authority-node.js";
-/** The durable outbox (README "Outbox"). */
+/** The durable outbox (docs/outbox.md "Outbox"). */
 export { outbox, fileStore } from "./outbox-node.js";

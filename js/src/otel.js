@@ -1,4 +1,4 @@
-// saferetry/otel (README "Observability"): a policy's operations and attempts
+// saferetry/otel (docs/observability.md "Observability"): a policy's operations and attempts
 // as OpenTelemetry spans, its retries as metrics. Glue only: every value
 // comes from what the policy already produces (the report, the states of
 // each operation, `stats()`); this file maps them to OpenTelemetry through
@@ -30,7 +30,7 @@ const STATUS_OF_REASON = {
 };
 /** A wait's cause as the span event names it (`why` of a `waiting` state, `waitKind` of a report). */
 const CAUSE_OF_WHY = { queue: "concurrency" };
-/** The metrics (README "Observability" says why each name): key, instrument, name, unit, description, advice. */
+/** The metrics (docs/observability.md "Observability" says why each name): key, instrument, name, unit, description, advice. */
 const INSTRUMENTS = [
   ["retries", "Histogram", "saferetry.client.operation.retries", "{retry}", "Retries per operation (attempts after the first; polls excluded).", { explicitBucketBoundaries: [0, 1, 2, 3, 4, 5, 10] }],
   ["retryDelay", "Histogram", "saferetry.client.operation.retry_delay", "s", "Time per operation with no attempt in flight: backoff, Retry-After, rate limit, queue, offline."],

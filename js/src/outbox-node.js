@@ -1,4 +1,4 @@
-// `outbox()` in Node, Deno and Bun (README "Outbox"): a store must be given
+// `outbox()` in Node, Deno and Bun (docs/outbox.md "Outbox"): a store must be given
 // (`fileStore(dir)`, `memoryStore()` or one of your own). The outbox's glue
 // and its rules (a wasm module of their own) are read when the first outbox
 // opens: a process that imports the package only to retry reads neither.

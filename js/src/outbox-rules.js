@@ -1,4 +1,4 @@
-// The durable outbox's rules, `OutboxRules` (README "Outbox"), in browsers
+// The durable outbox's rules, `OutboxRules` (docs/outbox.md "Outbox"), in browsers
 // and bundlers: a wasm module of its own (src/host/mod.rs), fetched when
 // the first outbox opens (outbox-web.js, `import()`). Its wasm file sits
 // beside it, as the package's own does.

@@ -1,4 +1,4 @@
-// `outbox()` in browsers (README "Outbox"): IndexedDB is the default store,
+// `outbox()` in browsers (docs/outbox.md "Outbox"): IndexedDB is the default store,
 // and the rules are a wasm module of their own, fetched at the first
 // outbox (outbox-rules.js).
 import { openOutbox } from "./outbox.js";

@@ -1,4 +1,4 @@
-// `outbox()` in workerd (README "Outbox"): a store must be given (on
+// `outbox()` in workerd (docs/outbox.md "Outbox"): a store must be given (on
 // Cloudflare, `OutboxObject` of saferetry/cloudflare keeps it in a Durable
 // Object); the rules are a wasm module of their own, instantiated at the
 // first outbox.

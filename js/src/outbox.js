@@ -1,4 +1,4 @@
-// The durable outbox (README "Outbox"): a write that ends `try-later` is
+// The durable outbox (docs/outbox.md "Outbox"): a write that ends `try-later` is
 // kept in a store and sent again later, once, by whichever page, tab,
 // process or Durable Object next runs the outbox. Glue only: every decision
 // (what is kept, its retryAt and expiry, what is due, what a re-send makes

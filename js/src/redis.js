@@ -1,5 +1,5 @@
 // saferetry/redis: a fleet budget kept in Redis (or Valkey), for Node, Deno
-// and Bun services run as many processes or containers (README "Fleet
+// and Bun services run as many processes or containers (docs/fleet-budgets.md "Fleet
 // budgets"). Glue only: the Rust `RedisExchange` (its own wasm module,
 // src/host/redis.rs) reads the state, decides each grant with the same
 // authority a Durable Object runs, and writes it back with a

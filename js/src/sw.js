@@ -1,4 +1,4 @@
-// saferetry/sw (README "Outbox", service worker): a service worker that
+// saferetry/sw (docs/outbox.md "Outbox", service worker): a service worker that
 // sends an outbox's waiting writes while no page of the origin is open,
 // on the Background Sync `sync` event a page's outbox registers when it
 // keeps a write (Chromium; elsewhere no such event comes, and the next

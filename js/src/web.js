@@ -17,7 +17,7 @@ try {
 loaded(glue, instance, undefined, () => import("./poll-web.js"));
 
 export * from "./core.js";
-/** The fleet's authority (README "Fleet budgets"): a module of its own, which a bundler leaves out of a build that does not use it. */
+/** The fleet's authority (docs/fleet-budgets.md "Fleet budgets"): a module of its own, which a bundler leaves out of a build that does not use it. */
 export { BudgetAuthority } from "./authority.js";
-/** The durable outbox (README "Outbox"): modules of their own, left out of a build that does not use them. */
+/** The durable outbox (docs/outbox.md "Outbox"): modules of their own, left out of a build that does not use them. */
 export { outbox, indexedDBStore } from "./outbox-web.js";

@@ -9,7 +9,7 @@ import { loaded } from "./load.js";
 loaded(glue, glue.initSync({ module: wasm }), follow, () => import("./poll-workerd.js")); // the poll's module: instantiated at the first `policy.poll()`
 
 export * from "./core.js";
-/** The fleet's authority (README "Fleet budgets"): a module of its own, instantiated at its first `new`. */
+/** The fleet's authority (docs/fleet-budgets.md "Fleet budgets"): a module of its own, instantiated at its first `new`. */
 export { BudgetAuthority } from "./authority-workerd.js";
-/** The durable outbox (README "Outbox"). */
+/** The durable outbox (docs/outbox.md "Outbox"). */
 export { outbox } from "./outbox-workerd.js";

@@ -2,7 +2,7 @@
 //!
 //! An operation is a machine (`super::machine`) that js/src/executor.js
 //! drives; [`start`] polls it once synchronously, inside the export, before
-//! handing it over (README "The stack").
+//! handing it over (docs/development.md "The stack").
 
 use alloc::boxed::Box;
 use alloc::rc::Rc;

@@ -31,7 +31,7 @@
 //! The module therefore links no futures executor and no timer crate: this
 //! used to be a task of its own on wasm-bindgen-futures bounded by a
 //! gloo-timers `Timeout`, and a page loaded 3.4 KB gzip more (wasm 73.9 →
-//! 70.7 KB, its glue 9.0 → 8.6 KB; README "The stack").
+//! 70.7 KB, its glue 9.0 → 8.6 KB; docs/development.md "The stack").
 
 use alloc::rc::{Rc, Weak};
 use alloc::string::String;

@@ -3,7 +3,7 @@
 //! spend grants, refill them ahead of need, fall back, release — runs in
 //! the fleet's module (`super::fleet`, with the authority), which only a
 //! policy with a shared budget loads: a page that never shares a budget
-//! carries none of it (README "Fleet budgets", "Architecture").
+//! carries none of it (docs/fleet-budgets.md "Fleet budgets", "Architecture").
 //!
 //! Each budget call is one crossing by number (`policy::budget::lease::link`):
 //! the glue's `leaseCall` (js/src/lease.js, lease-relay.js) relays it to the client's

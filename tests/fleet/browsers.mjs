@@ -235,7 +235,7 @@ class Tabs {
 
 async function quota(t, browser, handles, kind, label, more = {}) {
   const runId = `quota-${kind}-${browser}-${Date.now()}`;
-  // Without adaptive throttling (README "The rules"): it would stop first
+  // Without adaptive throttling (docs/rules.md "The rules"): it would stop first
   // attempts to the always-failing path, and this case counts the retries
   // a quota allows.
   const options = { maxAttempts: 4, baseMs: 1, capMs: 4, totalMs: 8000, quota: { capacity: CAPACITY, retryCost: RETRY_COST }, throttle: false, ...more };

@@ -133,7 +133,7 @@ function check(name, ok, detail) {
   console.log(`${ok ? 'PASS' : 'FAIL'} ${name}${detail ? ` — ${detail}` : ''}`);
 }
 
-// The retry budgets under test, without adaptive throttling (README "The
+// The retry budgets under test, without adaptive throttling (docs/rules.md "The
 // rules"): it would stop most first attempts of an always-503 path, and
 // these cases count the retries a budget allows.
 const OUTAGE_OPTIONS = { maxAttempts: 3, totalMs: 20_000, attemptMs: 5_000, baseMs: 1, capMs: 4, throttle: false }; // default quota: 500 tokens, 5 a retry

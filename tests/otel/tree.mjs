@@ -1,4 +1,4 @@
-// Helpers shared by the otel tier's runtimes: a span tree as text (README
+// Helpers shared by the otel tier's runtimes: a span tree as text (docs/observability.md
 // "Observability" shows one), and the secrets no attribute may hold.
 
 export const SECRETS = ["pa55word", "s3cr3t-token", "tok-SECRET-1234", "sid-SECRET-5678", "body-SECRET-90"];

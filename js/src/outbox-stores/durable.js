@@ -1,4 +1,4 @@
-// An outbox store in a Durable Object's storage (README "Outbox", stores):
+// An outbox store in a Durable Object's storage (docs/outbox.md "Outbox", stores):
 // entries under one key prefix, and `wake(at)` sets the object's alarm, so
 // the entry is sent when due even if the object was evicted or workerd
 // restarted meanwhile (`OutboxObject` in cloudflare.js). No lock: one

@@ -1,4 +1,4 @@
-// The file store's lock (README "Outbox", stores): processes sharing an
+// The file store's lock (docs/outbox.md "Outbox", stores): processes sharing an
 // outbox directory drain one at a time, on one machine.
 //
 // The lock is a series of generation files `.lock.1`, `.lock.2`, … in the

@@ -1,4 +1,4 @@
-// An outbox store in a directory, for Node (README "Outbox", stores):
+// An outbox store in a directory, for Node (docs/outbox.md "Outbox", stores):
 // Node 20 has no `node:sqlite`, so one JSON file per entry. Bodies are
 // kept as base64. Processes sharing the directory drain one at a time,
 // under the directory's lock (file-lock.js). An entry's file is named by a

@@ -1,4 +1,4 @@
-// An outbox store in IndexedDB, for browsers (README "Outbox", stores): one
+// An outbox store in IndexedDB, for browsers (docs/outbox.md "Outbox", stores): one
 // database per outbox name, one object store keyed by entry id; bodies are
 // kept as bytes (structured clone). `lock` is a Web Lock of the origin, so
 // exactly one tab (or worker) drains at a time: the others find the entries
@@ -9,7 +9,7 @@
 
 const STORE = "entries";
 // Every write and delete completes only once the browser has flushed it to
-// the disk (README "Outbox", stores): Chromium (since 121) and Firefox
+// the disk (docs/outbox.md "Outbox", stores): Chromium (since 121) and Firefox
 // complete a default transaction before any sync; WebKit makes a strict
 // commit a full checkpoint. A browser without the option ignores it.
 const STRICT = { durability: "strict" };

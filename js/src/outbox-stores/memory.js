@@ -1,4 +1,4 @@
-// An outbox store in memory (README "Outbox", stores): for tests, and for
+// An outbox store in memory (docs/outbox.md "Outbox", stores): for tests, and for
 // a process that wants the outbox's rules without durability. Entries are
 // copied in and out, as a real store would; `lock` serialises the drains of
 // every outbox sharing this store in this process.
