@@ -441,35 +441,46 @@ const READS = ["arrayBuffer", "blob", "bytes", "formData", "json", "text"];
  * reading its body once that signal has aborted fails (the machine says
  * with what: `abortError`, else the reason). Checked when read — by the
  * body stream's `pull` and by the read methods, which still disturb the
- * body as a failed read does — so no listener of ours outlives the call. */
-function bufferedResponse(body, init, signal, abortError) {
-  const fail = () => (abortError ? new DOMException("The operation was aborted.", "AbortError") : signal.reason);
-  const source = {
-    pull(controller) {
-      if (signal.aborted) return controller.error(fail());
-      controller.enqueue(new Uint8Array(body));
-      controller.close();
-    },
-  };
-  const response = new Response(new ReadableStream(source, { highWaterMark: 0 }), init);
-  for (const name of READS) {
-    const readBody = Response.prototype[name];
-    if (!readBody) continue;
-    const value = function () {
-      if (!signal.aborted) return readBody.call(this);
-      readBody.call(this).catch(() => {});
-      return Promise.reject(fail());
+ * body as a failed read does — so no listener of ours outlives the call.
+ * The read methods are the class's (one per method, not per response). */
+class SignalledResponse extends Response {
+  #signal;
+  #abortError;
+
+  constructor(body, init, signal, abortError) {
+    const source = {
+      pull(controller) {
+        if (signal.aborted) return controller.error(failed(signal, abortError));
+        controller.enqueue(new Uint8Array(body));
+        controller.close();
+      },
     };
-    Object.defineProperty(response, name, { value, writable: true, configurable: true });
+    super(new ReadableStream(source, { highWaterMark: 0 }), init);
+    this.#signal = signal;
+    this.#abortError = abortError;
   }
-  return response;
+
+  static {
+    for (const name of READS) {
+      const readBody = Response.prototype[name];
+      if (!readBody) continue;
+      const value = function () {
+        if (!this.#signal.aborted) return readBody.call(this);
+        readBody.call(this).catch(() => {});
+        return Promise.reject(failed(this.#signal, this.#abortError));
+      };
+      Object.defineProperty(this.prototype, name, { value, writable: true, configurable: true });
+    }
+  }
 }
+
+const failed = (signal, abortError) => (abortError ? new DOMException("The operation was aborted.", "AbortError") : signal.reason);
 
 function define(target, key, value) {
   Object.defineProperty(target, key, { value });
 }
 
-/** `response` again around `body`; `abort` 1 or 2: see `bufferedResponse`.
+/** `response` again around `body`; `abort` 1 or 2: see `SignalledResponse`.
  * Status text, URL, `redirected`, type and headers as the host's (a
  * constructed Response would lose the first four, and its headers could be
  * changed where the host's are immutable; Deno would take the standard
@@ -477,7 +488,7 @@ function define(target, key, value) {
 function rebuilt(response, body, signal, abort) {
   const headers = response.headers;
   const init = { status: response.status, statusText: response.statusText, headers };
-  const out = abort ? bufferedResponse(body, init, signal, abort === 1) : new Response(body, init);
+  const out = abort ? new SignalledResponse(body, init, signal, abort === 1) : new Response(body, init);
   define(out, "url", response.url);
   define(out, "redirected", response.redirected);
   define(out, "type", response.type);
@@ -487,7 +498,7 @@ function rebuilt(response, body, signal, abort) {
 
 /** Attempt `id`'s response again around the bytes read (kept as it is if
  * that throws); `abort` 1 or 2 when reading them must follow the caller's
- * signal (see `bufferedResponse`). */
+ * signal (see `SignalledResponse`). */
 export function rebuild(id, abort) {
   const a = held.get(id);
   try {
