@@ -39,7 +39,7 @@ const selected = () => SCENARIOS.find((s) => s.id === new FormData($('picker')).
 function describe(scenario, request) {
   $('about-server').textContent = scenario.server;
   $('about-expect').textContent = scenario.expect;
-  $('about-code').textContent = request ? codeFor(request) : '';
+  $('about-code').textContent = request ? codeFor(request, scenario.load) : '';
 }
 $('picker').addEventListener('change', () => { if (!current || current.outcome) describe(selected()); });
 describe(selected());
@@ -64,6 +64,7 @@ $('picker').addEventListener('submit', async (event) => {
   $('status').dataset.run = runId;
   clearResult();
   if (scenario.outbox) return sendThroughOutbox(run, request);
+  if (scenario.load) return runLoad(run, scenario.load, request);
   run.op = policy.run(request.url, request.init);
   run.op.subscribe((s) => onState(run, s));
   onState(run, run.op.getSnapshot());
@@ -87,6 +88,79 @@ $('cancel').addEventListener('click', () => {
   timeline.mark('Cancel');
   current.op.cancel();
 });
+
+// ---------- the load scenario: adaptive throttling ----------
+// Two policies side by side, each against an upstream of its own that is
+// down, then back: the default (throttling) and `throttle: false`. Each
+// call is a `policy.fetch`; the page counts how each one ended, and the
+// server counts what reached it.
+const LOAD_OPTIONS = { maxAttempts: 2, totalMs: 2_000, attemptMs: 1_000, baseMs: 50, capMs: 200 };
+
+async function runLoad(run, { calls, everyMs, downMs }, request) {
+  const sides = [
+    { name: 'throttling', policy: new RetryPolicy(LOAD_OPTIONS), url: request.url },
+    { name: 'control', policy: new RetryPolicy({ ...LOAD_OPTIONS, throttle: false }), url: request.url.replace(run.runId, `${run.runId}-control`) },
+  ];
+  for (const side of sides) Object.assign(side, { ok: 0, throttled: 0, failed: 0, backAt: null, pending: [] });
+  run.load = { calls, done: 0 };
+  run.state = { state: 'requesting', attempt: 1, maxAttempts: LOAD_OPTIONS.maxAttempts };
+  renderStatus(run);
+  resume(run);
+  const t0 = Date.now();
+  for (let i = 0; i < calls && run === current; i++) {
+    for (const side of sides) {
+      side.pending.push(side.policy.fetch(side.url).then(
+        async (response) => {
+          await response.arrayBuffer();
+          side.ok += 1;
+          const at = Date.now() - t0;
+          if (at >= downMs && side.backAt === null) side.backAt = at;
+        },
+        (error) => {
+          if (error.reason === 'throttled') side.throttled += 1;
+          else side.failed += 1;
+        },
+      ));
+    }
+    run.load.done = i + 1;
+    renderStatus(run);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+  await Promise.all(sides.flatMap((side) => side.pending));
+  if (run !== current) return;
+  const counts = await Promise.all(sides.map((side) => fetch(`/count/${side.url.split('/')[3].split('?')[0]}`, { cache: 'no-store' }).then((r) => r.json())));
+  sides.forEach((side, i) => { side.sent = counts[i].requests; });
+  for (const stopTimer of run.timers.splice(0)) stopTimer();
+  $('server-count').textContent = `${sides[0].sent} (without throttling: ${sides[1].sent})`;
+  $('client-count').textContent = `${calls} calls each way`;
+  run.outcome = { kind: 'load' };
+  run.state = { state: 'succeeded' };
+  run.load.text = `Done — ${calls} calls each way: the upstream received ${sides[0].sent} requests with throttling, ${sides[1].sent} without; ${sides[0].throttled} calls ended at once, throttled, with nothing sent.`;
+  renderStatus(run);
+  renderLoad(sides, { calls, downMs });
+}
+
+function renderLoad(sides, { calls, downMs }) {
+  const table = document.createElement('table');
+  table.innerHTML = `<caption>${calls} calls each, one every 100 ms; the upstream down for ${downMs / 1000} s</caption><thead><tr><th scope="col"></th>`
+    + '<th scope="col">Requests the server got</th><th scope="col">Succeeded</th><th scope="col">Throttled (nothing sent)</th><th scope="col">Other failures</th><th scope="col">First success after the upstream came back</th></tr></thead>';
+  const body = table.createTBody();
+  for (const side of sides) {
+    const row = body.insertRow();
+    const label = side.name === 'throttling' ? 'Throttling (the default)' : 'throttle: false';
+    const back = side.backAt === null ? '—' : `+${formatMs(side.backAt - downMs)}`;
+    for (const v of [label, side.sent, side.ok, side.throttled, side.failed, back]) row.insertCell().textContent = String(v);
+  }
+  const result = $('result');
+  result.replaceChildren(table);
+  result.dataset.outcome = 'load';
+  result.dataset.sent = String(sides[0].sent);
+  result.dataset.sentControl = String(sides[1].sent);
+  result.dataset.throttled = String(sides[0].throttled);
+  result.dataset.ok = String(sides[0].ok);
+  result.dataset.okControl = String(sides[1].ok);
+  result.dataset.back = String(sides[0].backAt ?? '');
+}
 
 // ---------- the outbox scenario ----------
 // The outbox (IndexedDB) of the page, opened at its first use: it also
@@ -207,6 +281,7 @@ function inSeconds(ms) {
 }
 
 function statusText(run) {
+  if (run.load) return run.load.text ?? `Calling the upstream — ${run.load.done} of ${run.load.calls} calls each way.`;
   const s = run.state ?? { state: 'idle' };
   const o = run.outcome;
   switch (s.state) {

@@ -75,6 +75,14 @@ export const SCENARIOS = [
     request: (runId) => ({ url: seq(runId, '200'), init: { retry: { totalMs: 30_000 } } }),
   },
   {
+    id: 'outage-load',
+    title: 'Upstream down 3 s, then back (many calls)',
+    load: { calls: 60, everyMs: 100, downMs: 3_000 },
+    server: 'Answers 503 to every request for 3 s after the first one, then 200. The page calls it every 100 ms for 6 s, twice side by side: through a policy that throttles (the default) and through one with throttle: false, each against an upstream of its own.',
+    expect: 'Once the window has seen the upstream refuse (5 requests or more, most of them failed), the throttling policy sends only a trickle of probes: most calls end at once, “throttled”, with nothing sent. When the upstream is back, a probe succeeds and traffic returns within a second or two. The server counts far fewer requests than without throttling.',
+    request: (runId) => ({ url: `/s/outage/${runId}?ms=3000`, init: {} }),
+  },
+  {
     id: 'outbox',
     title: 'Outbox: 503 with Retry-After: 3 against a 2 s budget',
     outbox: true,
@@ -88,7 +96,12 @@ export const SCENARIOS = [
 ];
 
 /** The call as a visitor would write it, for display. */
-export function codeFor({ url, init }) {
+export function codeFor({ url, init }, load) {
+  if (load) {
+    return `const policy = new RetryPolicy({ maxAttempts: 2, totalMs: 2000 }); // throttles by default\n`
+      + `// every ${load.everyMs} ms, ${load.calls} times:\n`
+      + `policy.fetch(${JSON.stringify(url)}).catch((e) => e.reason); // "throttled": nothing was sent`;
+  }
   const shown = { ...init };
   if (shown.headers) shown.headers = { ...shown.headers };
   const args = Object.keys(shown).length ? `, ${JSON.stringify(shown, null, 2)}` : '';

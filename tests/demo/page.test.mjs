@@ -206,6 +206,22 @@ test('offline: no attempt while offline, waits for the network, sends once when 
   }
 });
 
+test('upstream down 3 s, then back: the throttling policy sends far fewer requests than throttle: false, ends calls throttled with nothing sent, and traffic returns', async () => {
+  const run = await start('Upstream down 3 s, then back (many calls)');
+  assert.equal(await settled(), 'load');
+  const data = async (key) => Number(await page.locator('#result').getAttribute(`data-${key}`));
+  const [sent, sentControl, throttled, ok, okControl] = [await data('sent'), await data('sent-control'), await data('throttled'), await data('ok'), await data('ok-control')];
+  // The server's own counts, for both upstreams.
+  assert.equal((await serverSaw(run)).requests, sent);
+  assert.equal((await serverSaw(`${run}-control`)).requests, sentControl);
+  assert.ok(throttled > 0, `some calls were throttled (${throttled})`);
+  assert.ok(sent < sentControl, `fewer requests with throttling: ${sent} < ${sentControl}`);
+  assert.ok(ok > 0 && okControl > 0, `both sides succeed once the upstream is back (${ok}, ${okControl})`);
+  assert.ok(await data('back') >= 3000, 'the first success after the outage is after it ended');
+  assert.match(await stateText(), /^Done — 60 calls each way: the upstream received \d+ requests with throttling, \d+ without; \d+ calls ended at once, throttled, with nothing sent\.$/);
+  await shot('outage-load');
+});
+
 test('outbox: try later, the write kept with its key, then sent once by the outbox with the same key; the server counted 2', async () => {
   const run = await start('Outbox: 503 with Retry-After: 3 against a 2 s budget');
   assert.equal(await settled(), 'try-later');

@@ -45,6 +45,9 @@
 //                      cl=0 sent chunked (Node's undici still takes that
 //                      close for the end of the body; browsers do not))
 //   hold               ?ms=300  200 after ms (observe maxInFlight)
+//   outage             ?ms=3000  503 to every request that arrives within ms
+//                      of the run's first request, 200 after (an upstream
+//                      that is down, then back)
 //   echo               ?status=200&setcookie=v  JSON {method,path,headers,
 //                      bodyLength,body}; setcookie adds a Set-Cookie header
 //   task            POST: 202 + Location of task-status (same runId and query); counts both
@@ -335,6 +338,11 @@ export async function startFaultServer({ port = 0, host = '127.0.0.1', staticDir
       send(res, status, 'redirect', { Location: to });
     },
     big,
+    outage: async (req, res, url, s) => {
+      await readBody(req, s);
+      const down = Date.now() - s.starts[0] < clampInt(url.searchParams.get('ms'), 3000, 0, MAX_MS);
+      send(res, down ? 503 : 200, down ? 'down' : 'up');
+    },
     hold: async (req, res, url, s) => {
       await readBody(req, s);
       await sleep(clampInt(url.searchParams.get('ms'), 300, 0, MAX_MS), res);
