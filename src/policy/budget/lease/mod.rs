@@ -191,6 +191,7 @@ use serde::Serialize;
 use super::quota::QuotaConfig;
 use super::rate::RateConfig;
 use crate::policy::report::ms;
+use crate::policy::throttle::{Counts, ThrottleConfig};
 
 pub use authority::{Authority, AuthorityConfig, AuthorityStats};
 
@@ -244,9 +245,57 @@ impl FleetConfig {
     }
 }
 
+/// What a client says of the upstream with each request, when its policy
+/// throttles (`policy::throttle`): its `K` and window (the fleet's window
+/// is kept as the latest request says) and the running totals of the
+/// requests it counted and of those the upstream accepted, credited like
+/// `returned_total` (each increase once).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThrottleReport {
+    pub k: f64,
+    #[serde(serialize_with = "ms")]
+    pub window_ms: u64,
+    #[serde(serialize_with = "ms")]
+    pub requests: u64,
+    #[serde(serialize_with = "ms")]
+    pub accepts: u64,
+}
+
+impl ThrottleReport {
+    pub fn config(&self) -> ThrottleConfig {
+        ThrottleConfig { k: self.k, window_ms: self.window_ms }
+    }
+
+    pub fn totals(&self) -> Counts {
+        Counts { requests: self.requests, accepts: self.accepts }
+    }
+}
+
+/// The fleet's window as the authority answers it: its counts when it
+/// granted, and the first moment at which, with no new requests, it would
+/// reject fewer than half (`Throttle::retry_at`, under the asking
+/// client's `K`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FleetWindow {
+    #[serde(serialize_with = "ms")]
+    pub requests: u64,
+    #[serde(serialize_with = "ms")]
+    pub accepts: u64,
+    #[serde(serialize_with = "ms")]
+    pub retry_ms: u64,
+}
+
+impl FleetWindow {
+    pub fn counts(&self) -> Counts {
+        Counts { requests: self.requests, accepts: self.accepts }
+    }
+}
+
 /// A client's ask, as plain data (a Durable Object call's or a message's
 /// body). Integers travel as JS numbers (`ms` writes them as `f64`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LeaseRequest {
     /// Who asks; unique within the fleet (a random id chosen at start-up).
@@ -286,6 +335,11 @@ pub struct LeaseRequest {
     /// The quota and rate this client's policy asks for (an offer: see
     /// [`FleetConfig::strictest`]).
     pub config: FleetConfig,
+    /// What it counted of the upstream, when its policy throttles (absent
+    /// from a client of an older version, or one that does not throttle:
+    /// no counts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub throttle: Option<ThrottleReport>,
 }
 
 /// The authority's answer, as plain data.
@@ -312,6 +366,9 @@ pub struct Grant {
     /// counted from when the request was sent.
     #[serde(serialize_with = "ms")]
     pub ttl_ms: u64,
+    /// The fleet's window, to a request that reported counts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<FleetWindow>,
 }
 
 /// Where a client's budget comes from right now.
