@@ -496,11 +496,15 @@ impl State {
         // flight while leased, even before `next_ask_ms` (a short answer's
         // pause): each spend makes at most one request; cut off, it waits.
         let report = self.spent_total > self.spent_acked && self.stats.mode == Mode::Leased;
-        // New throttling counts: at most `REPORTS_PER_WINDOW` asks a window.
+        // New throttling counts: at most `REPORTS_PER_WINDOW` asks a
+        // window, leased even before `next_ask_ms` (a short answer's pause,
+        // as an outage's empty bucket gives: the fleet's picture is what
+        // lets it recover); cut off, they wait too.
         let counts = self.window.as_ref().is_some_and(|w| {
             let every = w.config().window_ms / REPORTS_PER_WINDOW;
             self.counted != self.counted_acked && self.now_ms >= self.asked_ms.saturating_add(every)
         });
+        let report = report || (counts && self.stats.mode == Mode::Leased);
         if self.sent.is_some() || (self.now_ms < self.next_ask_ms && !report) {
             return None;
         }
