@@ -1433,7 +1433,10 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
   add('Three policies sharing one BudgetAuthority (one through a plain thenable) spend one quota: 30 operations against a 503 send at most 40 requests', async () => {
     const { BudgetAuthority } = saferetry;
     const authority = new BudgetAuthority();
-    const policies = [fleet(authority), fleet(authority), fleet(authority, {}, true)];
+    // About the quota: without adaptive throttling (shared too, it would
+    // stop these operations, which fail on purpose, before a retry).
+    const quota = { throttle: false };
+    const policies = [fleet(authority, quota), fleet(authority, quota), fleet(authority, quota, true)];
     const id = rid();
     let last;
     for (let i = 0; i < 10; i += 1) {
@@ -1449,6 +1452,28 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
     assert.equal(shared.scope, 'test', 'stats().shared.scope');
     assert.ok(shared.roundTrips >= 1, `round trips: ${shared.roundTrips}`);
     assert.ok(policies[2].stats().shared.roundTrips >= 1, 'an exchange answering through a thenable is followed');
+  });
+
+  add('Two policies sharing one BudgetAuthority share the throttling window: after one sees the upstream fail, the other, whose own calls all succeeded, is throttled', async () => {
+    const authority = new saferetry.BudgetAuthority();
+    const [seer, other] = [fleet(authority, { maxAttempts: 1 }), fleet(authority, { maxAttempts: 1 })];
+    const [down, up] = [rid(), rid()];
+    for (let i = 0; i < 8; i++) await seer.fetch(seqUrl(down, ['503'])).catch(() => {});
+    // Its last counts go with its next exchange (at most every 300 ms, after a call).
+    await sleep(350);
+    await seer.fetch(seqUrl(down, ['503'])).catch(() => {});
+    await sleep(50);
+    const first = await other.fetch(seqUrl(up, ['200']));
+    assert.equal(first.status, 200, 'its first call went out (no picture of the fleet yet)');
+    await sleep(50);
+    const err = await retryError(other.fetch(seqUrl(up, ['200'])), 'throttled', 'the other policy, after its exchange');
+    assert.equal(err.report.attempts.length, 0, 'a throttled call has no attempt');
+    assert.equal(err.report.budget, 'leased', 'report.budget');
+    assert.equal((await settledCount(up)).requests, 1, 'the healthy path saw only its first call');
+    // Alone (a budget of its own), the same history throttles nothing.
+    const alone = policy({ maxAttempts: 1 });
+    assert.equal((await alone.fetch(seqUrl(up, ['200']))).status, 200);
+    assert.equal((await alone.fetch(seqUrl(up, ['200']))).status, 200, 'not throttled alone');
   });
 
   add('A shared budget whose authority throws falls back (first attempts out, stats() and the report say so) and is leased again when it answers', async () => {
@@ -1575,7 +1600,9 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
       exchange: () => { exchanges += 1; throw new Error('no client should ask'); },
       [LEASE]: () => loading,
     };
-    const p = policy({ quota: { capacity: 50 }, shared });
+    // About the quota: without adaptive throttling (the budget of its own
+    // throttles too, and these operations fail on purpose).
+    const p = policy({ quota: { capacity: 50 }, throttle: false, shared });
     const [first, quiet] = [rid(), rid()];
     const res = await p.fetch(seqUrl(first, ['503', '200']));
     assert.equal(res.status, 503, 'no retry without a held token');
