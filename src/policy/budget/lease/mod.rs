@@ -162,6 +162,38 @@
 //! once and keeps its level (its successes refund it, not the authority's
 //! bucket) until an authority answers.
 //!
+//! # Adaptive throttling, shared
+//!
+//! The throttling window (`policy::throttle`) is the fleet's: one picture
+//! of the upstream, whichever client saw it fail. The design, and why it
+//! is exact:
+//!
+//! - A client counts, in a window of its own, every request and every
+//!   accept, and keeps running totals of both. Each request carries the
+//!   totals ([`ThrottleReport`]); the authority keeps per client the
+//!   totals already credited ([`HolderState::counted`]) and adds only
+//!   their increase to the fleet's window, in the bucket of its arrival —
+//!   the pattern of `returned_total`: a lost request's counts come with
+//!   the next, a duplicate or late one adds nothing, nothing is counted
+//!   twice. A client's first request ever is credited whole; a client the
+//!   authority does not know past that (forgotten, or known to a lost
+//!   state) is counted from its next increase.
+//! - Every grant to a request that reported answers the fleet's window
+//!   ([`FleetWindow`]: its requests and accepts, and `Throttle::retry_at`
+//!   under the asking client's `K`). The client admits a first attempt on
+//!   those counts plus what it counted since the request it answers: its
+//!   own later requests and accepts are not in the picture, the others'
+//!   are not known yet. No count is in both.
+//! - A picture is used while leased and younger than a window; otherwise
+//!   (before the first answer, cut off, idle a window) the client's own
+//!   window decides, as an unshared policy's does.
+//! - A client with new counts asks at most five times a window (every
+//!   300 ms by default), past a short answer's pause too: a busy client's
+//!   picture is at most that old plus a round trip, an idle one asks
+//!   nothing. The authority keeps the window with the request's width
+//!   (a change starts it anew with its counts) and in its state
+//!   ([`AuthorityState::window`]), so a restored one goes on with it.
+//!
 //! # Defaults, and why
 //!
 //! [`ClientConfig::default`]: hold 32 slots and ask at 8 or fewer, so a
