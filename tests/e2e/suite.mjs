@@ -1585,6 +1585,29 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
     assert.equal([c.quotaLevel, c.stats().tokensReclaimed, c.grant(good).duplicate].join(), '10,0,true', 'an older state restores');
   });
 
+  add("BudgetAuthority keeps the fleet's throttling window from the counts requests report: a request without counts (an older client) gets no window; state() keeps it, restore() goes on with it, and a malformed report is refused by name", async () => {
+    const { BudgetAuthority } = saferetry;
+    const a = new BudgetAuthority();
+    const ask = (client, seq, throttle) => ({ client, seq, wantTokens: 0, holdingTokens: 0, returnedTotal: 0, refundedTotal: 0, wantSlots: 0,
+      config: { quota: null, rate: null }, ...(throttle && { throttle: { k: 2, windowMs: 1500, ...throttle } }) });
+    const now = 1_700_000_000_000;
+    assert.equal(a.grant(ask(1, 1), now).window, undefined, 'no counts, no window');
+    const g = a.grant(ask(2, 1, { requests: 9, accepts: 0 }), now);
+    assert.equal([g.window.requests, g.window.accepts].join(), '9,0', 'a first request is counted whole');
+    assert.ok(g.window.retryMs >= now, `retryMs ${g.window.retryMs}`);
+    const seen = a.grant(ask(2, 2, { requests: 12, accepts: 1 }), now + 10).window;
+    assert.equal([seen.requests, seen.accepts].join(), '12,1', 'running totals: only the increase');
+    const state = JSON.parse(JSON.stringify(a.state()));
+    assert.equal(state.window.buckets.length, 10, 'state().window');
+    const b = new BudgetAuthority();
+    b.restore(state);
+    const back = b.grant(ask(3, 1, { requests: 1, accepts: 0 }), now + 20).window;
+    assert.equal([back.requests, back.accepts].join(), '13,1', 'a restored authority goes on with the window');
+    assert.match(assert.throws(() => a.grant(ask(4, 1, { requests: -1, accepts: 0 })), TypeError).message, /request\.throttle\.requests/);
+    assert.match(assert.throws(() => a.grant({ ...ask(4, 1, { requests: 1, accepts: 0 }), throttle: { k: 0.5, windowMs: 1500, requests: 1, accepts: 0 } }), TypeError).message, /request\.throttle\.k/);
+    assert.match(assert.throws(() => b.restore({ ...state, window: { ...state.window, buckets: 'x' } }), TypeError).message, /state\.window\.buckets/);
+  });
+
   // The leased client runs in the fleet's module, which its carrier names
   // (src/host/leased.rs; js/src/lease-relay.js `LEASE`): until it is
   // there the policy keeps the documented fallback, and if it cannot load,
