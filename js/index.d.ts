@@ -119,6 +119,8 @@ export interface LeaseRequest {
   leased?: boolean;
   /** The policy's quota and rate, offered: the authority keeps the strictest offered within a grant's lifetime (docs/fleet-budgets.md "One budget name, one budget"). */
   config: FleetConfig;
+  /** Adaptive throttling, when the policy throttles (absent: no counts): its `K` and window, and running totals of the requests it counted and of those the upstream accepted; the authority adds each increase once to the fleet's window. */
+  throttle?: { k: number; windowMs: number; requests: number; accepts: number };
 }
 
 /** A fleet's quota and start rate (`null`: none offered, or none kept). */
@@ -136,6 +138,8 @@ export interface LeaseGrant {
   firstSlotMs: number;
   lastSlotMs: number;
   ttlMs: number;
+  /** The fleet's throttling window, to a request that reported counts: its requests and accepts, and the epoch ms from which it would reject fewer than half. */
+  window?: { requests: number; accepts: number; retryMs: number };
 }
 
 /** What an exchange answers: the authority's grant, or word that no authority can run here. */

@@ -14,7 +14,7 @@ resolve_tools
 scripts/build.sh >test-output/build.log 2>&1 || { cat test-output/build.log; echo "build failed"; exit 1; }
 tail -n 6 test-output/build.log
 
-ALL="fmt clippy native wasm-node wasm-chromium sdks types pack e2e-node e2e-deno e2e-bun e2e-workerd e2e-chromium e2e-firefox e2e-webkit e2e-bundle fidelity streams fleet-workerd fleet-redis crash-node bundlers browser-errors fleet-browsers leaks-node leaks-chromium outbox demo otel docs"
+ALL="fmt clippy native wasm-node wasm-chromium sdks types pack e2e-node e2e-deno e2e-bun e2e-workerd e2e-chromium e2e-firefox e2e-webkit e2e-bundle fidelity streams fleet-workerd fleet-redis crash-node throttle bundlers browser-errors fleet-browsers leaks-node leaks-chromium outbox demo otel docs"
 results=test-output/results
 rm -rf "$results" && mkdir -p "$results"
 
@@ -69,6 +69,8 @@ package_lane() {
   tier fleet-redis   node tests/fleet/redis.mjs
   # no wasm export answers a lone JS value, and four fresh Node processes under load through a Redis outage do not die (tests/fleet/crash.mjs)
   tier crash-node    node tests/fleet/crash.mjs
+  # adaptive throttling shared through Redis: an upstream down 30 s, 3 Node processes per variant, beside throttle: false, cockatiel's breaker and an AWS-style limiter (tests/fleet/throttle.mjs)
+  tier throttle      node tests/fleet/throttle.mjs
   tier bundlers      node tests/bundlers/run.mjs test-output/project
   tier browser-errors bash -c 'node tests/browsers/measure-failures.mjs --check && node tests/browsers/offline.mjs'
   tier fleet-browsers node tests/fleet/browsers.mjs

@@ -12,7 +12,8 @@ use std::rc::Rc;
 use proptest::prelude::*;
 use saferetry::engine::{run, Budget, Call};
 use saferetry::policy::budget::lease::{
-    Authority, AuthorityConfig, ClientConfig, FleetConfig, Grant, LeaseRequest, LeasedClient, Mode,
+    Authority, AuthorityConfig, ClientConfig, FleetConfig, FleetWindow, Grant, LeaseRequest, LeasedClient,
+    Mode, ThrottleReport,
 };
 use saferetry::policy::budget::quota::QuotaConfig;
 use saferetry::policy::budget::rate::{Rate, RateConfig};
@@ -20,6 +21,7 @@ use saferetry::policy::budget::{InMemory, SharedState, Stats};
 use saferetry::policy::classify::Safety;
 use saferetry::policy::options::Options;
 use saferetry::policy::reason::Reason;
+use saferetry::policy::throttle::ThrottleConfig;
 use support::sim::{Script, Sim, SimClock, Step, EPOCH_MS};
 
 #[derive(Clone, Copy)]
@@ -1357,6 +1359,7 @@ proptest! {
         });
         let c = LeasedClient::new(ClientConfig {
             local_rate: Some(RateConfig { requests: 3, per_ms: 1000, burst: 1 }),
+            throttle: Some(ThrottleConfig::default()),
             ..ClientConfig::default()
         });
         for (n, (seq, x, y, z, w, t1, t2)) in msgs.into_iter().enumerate() {
@@ -1370,6 +1373,12 @@ proptest! {
                 spent_total: u64::from(x % 11),
                 want_slots: x % 100,
                 leased: z % 2 == 0,
+                throttle: (y % 2 == 0).then(|| ThrottleReport {
+                    k: 1.0 + f64::from(z % 100),
+                    window_ms: 10 + t2 % 600_000,
+                    requests: u64::from(y),
+                    accepts: u64::from(w),
+                }),
                 config: match w % 3 {
                     0 => FleetConfig::default(),
                     1 => FleetConfig {
@@ -1383,7 +1392,11 @@ proptest! {
                 },
             };
             let g = a.grant(&req, t1);
-            c.on_grant(&Grant { seq: n as u64, first_slot_ms: t2, last_slot_ms: t1, slots: y, tokens: z, ttl_ms: t2, ..g }, t1);
+            let window = Some(FleetWindow { requests: u64::from(x), accepts: u64::from(y), retry_ms: t2 });
+            c.on_grant(&Grant { seq: n as u64, first_slot_ms: t2, last_slot_ms: t1, slots: y, tokens: z, ttl_ms: t2, window, ..g }, t1);
+            let _ = c.admit(t1, &mut || f64::from(z % 100) / 100.0);
+            c.sent(t2);
+            c.answered(t1, w % 2 == 0, Some(t2));
             let _ = c.pending_request(t2);
             let _ = c.reserve_start(t1, t2);
             c.release_start(t1);

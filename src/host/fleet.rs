@@ -46,10 +46,12 @@ use super::convert::to_js;
 use super::wire::{self, Answer};
 use crate::json;
 use crate::local::Local;
+use crate::policy::backoff::BadRandom;
 use crate::policy::budget::lease::link;
 use crate::policy::budget::lease::{ClientConfig, LeaseRequest, LeaseStats, LeasedClient};
 use crate::policy::budget::SharedState;
 use crate::policy::limits::timer_ms;
+use crate::policy::throttle::Admit;
 
 #[wasm_bindgen]
 extern "C" {
@@ -152,8 +154,8 @@ fn client(id: u32) -> Option<Rc<Fleet>> {
 
 /// A policy's client: `exchange` and `attach` (0: none) are the carrier's
 /// functions as the page's executor holds them, `glue` what performs the
-/// exchanges, `c0`… its quota, rate and fleet size (`link::pack`). Its
-/// number.
+/// exchanges, `c0`… its quota, rate, throttle and fleet size
+/// (`link::pack`). Its number.
 #[allow(clippy::too_many_arguments)]
 #[wasm_bindgen(js_name = leaseOpen)]
 pub fn lease_open(
@@ -168,9 +170,14 @@ pub fn lease_open(
     c5: f64,
     c6: f64,
     c7: f64,
+    c8: f64,
+    c9: f64,
 ) -> u32 {
-    let (quota, rate, fleet_size) = link::unpack(&[c0, c1, c2, c3, c4, c5, c6, c7]);
-    let fleet = Fleet::new(ClientConfig::for_policy(random_id(), quota, rate, fleet_size), exchange, glue);
+    let packed = [c0, c1, c2, c3, c4, c5, c6, c7, c8, c9];
+    let (quota, rate, fleet_size) = link::unpack(&packed);
+    let throttle = link::unpack_throttle(&packed);
+    let config = ClientConfig { throttle, ..ClientConfig::for_policy(random_id(), quota, rate, fleet_size) };
+    let fleet = Fleet::new(config, exchange, glue);
     let id = CLIENTS.with(|c| {
         let mut clients = c.borrow_mut();
         let free = clients.iter().position(Option::is_none);
@@ -208,6 +215,32 @@ pub fn lease_call(id: u32, op: u32, a: f64, b: f64) -> f64 {
         }
         link::KEEP => f64::from(u8::from(leased.keep_start(link::ms_back(a), link::ms_back(b)))),
         link::MODE => link::mode(fleet.client.stats().map(|s| s.mode)),
+        link::ADMIT => {
+            // Without a random (`NO_RANDOM`), a client that needs one
+            // refuses the draw, and that is what is answered.
+            let mut needed = false;
+            let answer = leased.admit(link::ms_back(a), &mut || {
+                needed = true;
+                b
+            });
+            if needed && b == link::NO_RANDOM {
+                link::NO_RANDOM
+            } else {
+                link::admitted(answer)
+            }
+        }
+        link::SENT => {
+            leased.sent(link::ms_back(a));
+            0.0
+        }
+        link::ANSWERED => {
+            let (accepted, floor) = match link::start_back(b) {
+                Ok(floor) => (true, floor),
+                Err(floor) => (false, floor),
+            };
+            leased.answered(link::ms_back(a), accepted, Some(floor).filter(|&f| f > 0));
+            0.0
+        }
         _ => f64::NAN,
     }
 }
@@ -371,5 +404,21 @@ impl SharedState for Leased<'_> {
 
     fn keep_start(&self, start_ms: u64, now_ms: u64) -> bool {
         self.0.client.keep_start(start_ms, now_ms)
+    }
+
+    fn admit(&self, now_ms: u64, random: &mut dyn FnMut() -> f64) -> Result<Admit, BadRandom> {
+        let admit = self.0.client.admit(now_ms, random);
+        self.0.pump();
+        admit
+    }
+
+    fn sent(&self, now_ms: u64) {
+        self.0.client.sent(now_ms);
+        self.0.pump();
+    }
+
+    fn answered(&self, now_ms: u64, accepted: bool, floor: Option<u64>) {
+        self.0.client.answered(now_ms, accepted, floor);
+        self.0.pump();
     }
 }

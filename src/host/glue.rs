@@ -136,6 +136,8 @@ extern "C" {
         c5: f64,
         c6: f64,
         c7: f64,
+        c8: f64,
+        c9: f64,
     ) -> u32;
 
     /// `leaseCall(handle, op, a, b)`: the client's answer to a budget call

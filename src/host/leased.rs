@@ -22,12 +22,14 @@ use js_sys::{Function, Object, Reflect, JSON};
 use wasm_bindgen::prelude::*;
 
 use super::glue::{Glue, Held};
+use crate::policy::backoff::BadRandom;
 use crate::policy::budget::lease::link::{self, Unlinked};
 use crate::policy::budget::lease::Mode;
 use crate::policy::budget::quota::QuotaConfig;
 use crate::policy::budget::rate::RateConfig;
 use crate::policy::budget::{InMemory, SharedState};
 use crate::policy::options::Options;
+use crate::policy::throttle::{Admit, ThrottleConfig};
 
 /// What `shared` gave: where requests go, and the label `stats()` shows.
 /// Its functions are the executor's to hold and call, as `shared`'s
@@ -51,8 +53,9 @@ pub struct Leased {
     glue: Glue,
     /// Held while the policy lives: the client calls them by number.
     exchange: Exchange,
-    /// The policy's quota, rate and fleet size (for the budget of its own).
-    config: (Option<QuotaConfig>, Option<RateConfig>, u32),
+    /// The policy's quota, rate, fleet size and throttle (for the budget of
+    /// its own).
+    config: (Option<QuotaConfig>, Option<RateConfig>, u32, Option<ThrottleConfig>),
     /// The budget while the client's module loads.
     loading: InMemory,
     /// Once it could not load: a budget of its own, and why.
@@ -65,14 +68,14 @@ impl Leased {
     pub fn new(options: &Options, exchange: Exchange, glue: &Glue) -> Leased {
         let (quota, rate, fleet_size) = (options.quota, options.rate, options.fleet_size);
         let attach = exchange.attach.as_ref().map_or(0, |a| a.id());
-        let [c0, c1, c2, c3, c4, c5, c6, c7] = link::pack(quota, rate, fleet_size);
-        let handle = glue.lease_open(exchange.function.id(), attach, c0, c1, c2, c3, c4, c5, c6, c7);
+        let [c0, c1, c2, c3, c4, c5, c6, c7, c8, c9] = link::pack(quota, rate, options.throttle, fleet_size);
+        let handle = glue.lease_open(exchange.function.id(), attach, c0, c1, c2, c3, c4, c5, c6, c7, c8, c9);
         let (quota, rate) = link::unlinked(quota, rate, fleet_size, Unlinked::Loading);
         Leased {
             handle,
             glue: JsValue::clone(glue).unchecked_into(),
             exchange,
-            config: (options.quota, options.rate, options.fleet_size),
+            config: (options.quota, options.rate, options.fleet_size, options.throttle),
             loading: InMemory::new(quota, rate),
             failed: OnceCell::new(),
         }
@@ -92,9 +95,9 @@ impl Leased {
         match self.glue.lease_value(self.handle, link::STATS, None).as_string() {
             None => Err(&self.loading),
             Some(reason) => {
-                let (quota, rate, fleet_size) = self.config;
+                let (quota, rate, fleet_size, throttle) = self.config;
                 let (quota, rate) = link::unlinked(quota, rate, fleet_size, Unlinked::Failed);
-                Err(&self.failed.get_or_init(|| (InMemory::new(quota, rate), reason)).0)
+                Err(&self.failed.get_or_init(|| (InMemory::new(quota, rate).throttled(throttle), reason)).0)
             }
         }
     }
@@ -179,6 +182,34 @@ impl SharedState for Leased {
         match self.ask(link::KEEP, link::ms(start_ms), link::ms(now_ms)) {
             Ok(answer) => answer != 0.0,
             Err(alone) => alone.keep_start(start_ms, now_ms),
+        }
+    }
+
+    /// The fleet's window decides (in its module); a random is drawn only
+    /// when the client says it needs one (`link::ADMIT`).
+    fn admit(&self, now_ms: u64, random: &mut dyn FnMut() -> f64) -> Result<Admit, BadRandom> {
+        let now = link::ms(now_ms);
+        let answer = match self.ask(link::ADMIT, now, link::NO_RANDOM) {
+            Ok(needs) if needs == link::NO_RANDOM => self.ask(link::ADMIT, now, random()),
+            other => other,
+        };
+        match answer {
+            Ok(answer) => link::admitted_back(answer),
+            Err(alone) => alone.admit(now_ms, random),
+        }
+    }
+
+    fn sent(&self, now_ms: u64) {
+        if let Err(alone) = self.ask(link::SENT, link::ms(now_ms), 0.0) {
+            alone.sent(now_ms);
+        }
+    }
+
+    fn answered(&self, now_ms: u64, accepted: bool, floor: Option<u64>) {
+        let at = floor.unwrap_or(0);
+        let outcome = link::start(if accepted { Ok(at) } else { Err(at) });
+        if let Err(alone) = self.ask(link::ANSWERED, link::ms(now_ms), outcome) {
+            alone.answered(now_ms, accepted, floor);
         }
     }
 }

@@ -21,11 +21,13 @@ use alloc::vec::Vec;
 use super::bind::get;
 use super::caller::list;
 use crate::policy::budget::lease::{
-    AuthorityState, AuthorityStats, FleetConfig, Grant, HolderState, LeaseRequest,
+    AuthorityState, AuthorityStats, FleetConfig, FleetWindow, Grant, HolderState, LeaseRequest,
+    ThrottleReport,
 };
 use crate::policy::budget::quota::QuotaConfig;
 use crate::policy::budget::rate::RateConfig;
 use crate::policy::options::integer_in;
+use crate::policy::throttle::{Counts, WindowState, BUCKETS, MAX_WINDOW_MS, MIN_WINDOW_MS};
 
 /// A field that is not what it must be: `object.key`.
 pub struct Malformed {
@@ -79,6 +81,12 @@ impl Fields<'_> {
         v.and_then(|n| u32::try_from(n).ok()).ok_or(self.wrong(key, "an integer in 0..=4294967295"))
     }
 
+    /// `K` (`throttle.k`): a number in 1..=100.
+    fn k(&self, key: &'static str) -> Result<f64, Malformed> {
+        let v = get(self.js, key).as_f64().filter(|n| (1.0..=100.0).contains(n));
+        v.ok_or(self.wrong(key, "a number in 1..=100"))
+    }
+
     fn flag(&self, key: &'static str) -> Result<bool, Malformed> {
         get(self.js, key).as_bool().ok_or(self.wrong(key, "a boolean"))
     }
@@ -113,6 +121,21 @@ pub fn request(js: &JsValue) -> Result<LeaseRequest, Malformed> {
         // Absent from a client of an older version: not known to hold one.
         leased: f.maybe("leased", |_| f.flag("leased"))?.unwrap_or(false),
         config: config(&get(js, "config"), "request.config")?,
+        // Absent from a client of an older version, or one that does not
+        // throttle: no counts.
+        throttle: f.maybe("throttle", |t| {
+            let t = Fields::of(t, "request.throttle")?;
+            let window_ms = t.int("windowMs")?;
+            if !(u64::from(MIN_WINDOW_MS)..=MAX_WINDOW_MS).contains(&window_ms) {
+                return Err(t.wrong("windowMs", "an integer in 10..=600000"));
+            }
+            Ok(ThrottleReport {
+                k: t.k("k")?,
+                window_ms,
+                requests: t.int("requests")?,
+                accepts: t.int("accepts")?,
+            })
+        })?,
     })
 }
 
@@ -143,6 +166,16 @@ fn grant(js: &JsValue) -> Result<Grant, Malformed> {
         first_slot_ms: f.int("firstSlotMs")?,
         last_slot_ms: f.int("lastSlotMs")?,
         ttl_ms: f.int("ttlMs")?,
+        // Absent from an authority of an older version, or to a request
+        // without counts: no picture of the fleet's window.
+        window: f.maybe("window", |w| {
+            let w = Fields::of(w, "grant.window")?;
+            Ok(FleetWindow {
+                requests: w.int("requests")?,
+                accepts: w.int("accepts")?,
+                retry_ms: w.int("retryMs")?,
+            })
+        })?,
     })
 }
 
@@ -189,7 +222,26 @@ pub fn state(js: &JsValue) -> Result<AuthorityState, Malformed> {
             differing_configs: s.maybe("differingConfigs", |_| s.int("differingConfigs"))?.unwrap_or(0),
             config_changes: s.maybe("configChanges", |_| s.int("configChanges"))?.unwrap_or(0),
         },
+        // Absent from a state kept by an older version: no window yet.
+        window: f.maybe("window", |w| {
+            let w = Fields::of(w, "state.window")?;
+            let buckets = list(&get(w.js, "buckets"), BUCKETS as u32)
+                .ok_or(w.wrong("buckets", "an array of at most 10"))?;
+            Ok(WindowState {
+                window_ms: w.int("windowMs")?,
+                head_ms: w.int("headMs")?,
+                buckets: buckets
+                    .iter()
+                    .map(|b| counts(&b, "state.window.buckets[]"))
+                    .collect::<Result<Vec<_>, _>>()?,
+            })
+        })?,
     })
+}
+
+fn counts(js: &JsValue, object: &'static str) -> Result<Counts, Malformed> {
+    let f = Fields::of(js, object)?;
+    Ok(Counts { requests: f.int("requests")?, accepts: f.int("accepts")? })
 }
 
 fn holder(js: &JsValue) -> Result<HolderState, Malformed> {
@@ -206,5 +258,7 @@ fn holder(js: &JsValue) -> Result<HolderState, Malformed> {
         seen_ms: f.int("seenMs")?,
         // Absent from a state kept by an older version: no offer known.
         config: f.maybe("config", |c| config(c, "state.holders[].config"))?.unwrap_or_default(),
+        // Absent from a state kept by an older version: not known yet.
+        counted: f.maybe("counted", |c| counts(c, "state.holders[].counted"))?,
     })
 }

@@ -23,7 +23,9 @@
 //! `policy::options::THROTTLE`); `throttle: false` turns it off, and a
 //! call's `retry: { throttle: false }` sends whatever the window says
 //! (its attempts still count). The window is the policy's own
-//! (`budget::InMemory`): a shared budget does not carry it yet.
+//! (`budget::InMemory`), or, where the budget is shared, the fleet's: kept
+//! by the lease authority from the counts every client reports, and read
+//! back with each grant (`budget::lease`, [`Throttle::admit_on`]).
 //!
 //! Choices, and why (measured on virtual time in tests/throttle.rs):
 //! - `requests` counts every attempt the policy sends or rejects, retries
@@ -61,8 +63,12 @@
 //!   until it has passed even when its answer has left the window:
 //!   throttling never shortens a server's wait.
 
+use alloc::vec::Vec;
+use serde::Serialize;
+
 use super::backoff::{check_random, BadRandom};
 use super::classify::{Attempted, Failure, RetryOn};
+use super::report::ms;
 
 /// The default `K`: throttle once fewer than half the requests are accepted.
 pub const DEFAULT_K: f64 = 2.0;
@@ -92,18 +98,30 @@ impl Default for ThrottleConfig {
     }
 }
 
-/// One bucket of the window, or the whole window's sum.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// One bucket of the window, or the whole window's sum (or a client's
+/// running totals, `budget::lease`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Counts {
+    #[serde(serialize_with = "ms")]
     pub requests: u64,
+    #[serde(serialize_with = "ms")]
     pub accepts: u64,
 }
 
 impl Counts {
-    fn add(self, other: Counts) -> Counts {
+    pub fn plus(self, other: Counts) -> Counts {
         Counts {
             requests: self.requests.saturating_add(other.requests),
             accepts: self.accepts.saturating_add(other.accepts),
+        }
+    }
+
+    /// What these running totals counted since `before` (none where they
+    /// went back).
+    pub fn since(self, before: Counts) -> Counts {
+        Counts {
+            requests: self.requests.saturating_sub(before.requests),
+            accepts: self.accepts.saturating_sub(before.accepts),
         }
     }
 
@@ -150,6 +168,20 @@ pub enum Admit {
     Reject { retry_at: u64 },
 }
 
+/// A window as plain data (a lease authority's, in its saved state): its
+/// width, when its newest bucket began, and its buckets from the oldest to
+/// the newest. `K` is not kept: every request that reads the window says
+/// its own. Nor is the server floor: an authority records none.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WindowState {
+    #[serde(serialize_with = "ms")]
+    pub window_ms: u64,
+    #[serde(serialize_with = "ms")]
+    pub head_ms: u64,
+    pub buckets: Vec<Counts>,
+}
+
 /// The sliding window of one budget's requests and accepts.
 #[derive(Debug, Clone)]
 pub struct Throttle {
@@ -169,6 +201,38 @@ impl Throttle {
 
     pub fn config(&self) -> ThrottleConfig {
         self.config
+    }
+
+    /// Goes on under `config` (a fleet's window follows the `K` and window
+    /// its latest request says): a new width starts the window anew with
+    /// what it held in its newest bucket.
+    pub fn configure(&mut self, now: u64, config: ThrottleConfig) {
+        if config.window_ms != self.config.window_ms {
+            let held = self.counts(now);
+            *self = Throttle::new(config);
+            self.add(now, held);
+        }
+        self.config = config;
+    }
+
+    /// This window as plain data (see [`WindowState`]).
+    pub fn state(&self) -> WindowState {
+        let buckets = (1..=BUCKETS).map(|step| self.buckets[next(self.head, step)]).collect();
+        WindowState { window_ms: self.config.window_ms, head_ms: self.head_start, buckets }
+    }
+
+    /// A window that goes on from `state` (its newest [`BUCKETS`] buckets),
+    /// under `k`.
+    pub fn restore(k: f64, state: &WindowState) -> Throttle {
+        let mut t = Throttle::new(ThrottleConfig { k, window_ms: state.window_ms.max(BUCKETS as u64) });
+        let kept = state.buckets.len().min(BUCKETS);
+        let from = state.buckets.len().saturating_sub(BUCKETS);
+        for (i, b) in state.buckets.iter().skip(from).enumerate() {
+            t.buckets[BUCKETS.saturating_sub(kept).saturating_add(i)] = *b;
+        }
+        t.head = BUCKETS.saturating_sub(1);
+        t.head_start = state.head_ms;
+        t
     }
 
     fn bucket_ms(&self) -> u64 {
@@ -197,7 +261,7 @@ impl Throttle {
     /// The window's counts at `now`.
     pub fn counts(&mut self, now: u64) -> Counts {
         self.advance(now);
-        self.buckets.iter().fold(Counts::default(), |sum, b| sum.add(*b))
+        self.buckets.iter().fold(Counts::default(), |sum, b| sum.plus(*b))
     }
 
     /// Adds counts seen elsewhere (a fleet's, through a shared budget) to
@@ -205,7 +269,7 @@ impl Throttle {
     pub fn add(&mut self, now: u64, counts: Counts) {
         self.advance(now);
         let head = &mut self.buckets[self.head];
-        *head = head.add(counts);
+        *head = head.plus(counts);
     }
 
     /// A first attempt is about to start: whether it may. `random` (in
@@ -213,12 +277,27 @@ impl Throttle {
     /// 0; a draw outside [0, 1) is refused. A rejection counts as a
     /// request; an admitted attempt counts when it is [`Throttle::sent`].
     pub fn admit(&mut self, now: u64, random: impl FnOnce() -> f64) -> Result<Admit, BadRandom> {
-        let p = self.counts(now).reject_probability(self.config.k);
+        self.admit_on(now, None, random)
+    }
+
+    /// [`Throttle::admit`], deciding on `seen` when given — a fleet's
+    /// window (`budget::lease`) and the earliest time it says to try again
+    /// — instead of this window's own counts. A rejection is counted here
+    /// and waits for the later of the two windows' `retry_at`.
+    pub fn admit_on(
+        &mut self,
+        now: u64,
+        seen: Option<(Counts, u64)>,
+        random: impl FnOnce() -> f64,
+    ) -> Result<Admit, BadRandom> {
+        let own = self.counts(now);
+        let (counts, fleet_retry_at) = seen.unwrap_or((own, 0));
+        let p = counts.reject_probability(self.config.k);
         if p <= 0.0 || check_random(random())? >= p {
             return Ok(Admit::Go);
         }
         self.add(now, Counts { requests: 1, accepts: 0 });
-        Ok(Admit::Reject { retry_at: self.retry_at(now) })
+        Ok(Admit::Reject { retry_at: self.retry_at(now).max(fleet_retry_at) })
     }
 
     /// An attempt (first or retry, admitted or never asked) is sent:
@@ -242,7 +321,7 @@ impl Throttle {
         let width = self.bucket_ms();
         // The buckets from the oldest to the newest; the oldest leaves the
         // window at the head's start plus one bucket.
-        let mut left = self.buckets.iter().fold(Counts::default(), |sum, b| sum.add(*b));
+        let mut left = self.buckets.iter().fold(Counts::default(), |sum, b| sum.plus(*b));
         let mut at = self.head_start.saturating_add(width);
         for step in 1..=BUCKETS {
             let oldest = next(self.head, step);
@@ -282,5 +361,26 @@ mod tests {
         for (c, k, p) in table {
             assert!((c.reject_probability(k) - p).abs() < 1e-12, "{c:?} k={k}: {} != {p}", c.reject_probability(k));
         }
+    }
+
+    #[test]
+    fn a_window_kept_as_data_goes_on_where_it_was() {
+        let mut t = Throttle::new(ThrottleConfig::default());
+        for at in (0..1_400).step_by(100) {
+            t.sent(at);
+            t.record(at, at % 200 == 0, None);
+        }
+        let saved = t.state();
+        assert_eq!(saved.buckets.len(), BUCKETS);
+        let mut back = Throttle::restore(DEFAULT_K, &saved);
+        assert_eq!(back.state(), saved, "a restore is exact");
+        for now in [1_400, 1_650, 2_000, 2_999, 3_000] {
+            assert_eq!(back.counts(now), t.counts(now), "at {now}");
+        }
+        let mut wider = Throttle::restore(DEFAULT_K, &saved);
+        let held = wider.counts(1_450);
+        wider.configure(1_450, ThrottleConfig { k: 3.0, window_ms: 3_000 });
+        assert_eq!((wider.counts(1_450), wider.config().k), (held, 3.0), "a new width keeps what was held");
+        assert_eq!(wider.counts(4_500), Counts::default(), "and slides it out after the new window");
     }
 }

@@ -1433,7 +1433,10 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
   add('Three policies sharing one BudgetAuthority (one through a plain thenable) spend one quota: 30 operations against a 503 send at most 40 requests', async () => {
     const { BudgetAuthority } = saferetry;
     const authority = new BudgetAuthority();
-    const policies = [fleet(authority), fleet(authority), fleet(authority, {}, true)];
+    // About the quota: without adaptive throttling (shared too, it would
+    // stop these operations, which fail on purpose, before a retry).
+    const quota = { throttle: false };
+    const policies = [fleet(authority, quota), fleet(authority, quota), fleet(authority, quota, true)];
     const id = rid();
     let last;
     for (let i = 0; i < 10; i += 1) {
@@ -1449,6 +1452,28 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
     assert.equal(shared.scope, 'test', 'stats().shared.scope');
     assert.ok(shared.roundTrips >= 1, `round trips: ${shared.roundTrips}`);
     assert.ok(policies[2].stats().shared.roundTrips >= 1, 'an exchange answering through a thenable is followed');
+  });
+
+  add('Two policies sharing one BudgetAuthority share the throttling window: after one sees the upstream fail, the other, whose own calls all succeeded, is throttled', async () => {
+    const authority = new saferetry.BudgetAuthority();
+    const [seer, other] = [fleet(authority, { maxAttempts: 1 }), fleet(authority, { maxAttempts: 1 })];
+    const [down, up] = [rid(), rid()];
+    for (let i = 0; i < 8; i++) await seer.fetch(seqUrl(down, ['503'])).catch(() => {});
+    // Its last counts go with its next exchange (at most every 300 ms, after a call).
+    await sleep(350);
+    await seer.fetch(seqUrl(down, ['503'])).catch(() => {});
+    await sleep(50);
+    const first = await other.fetch(seqUrl(up, ['200']));
+    assert.equal(first.status, 200, 'its first call went out (no picture of the fleet yet)');
+    await sleep(50);
+    const err = await retryError(other.fetch(seqUrl(up, ['200'])), 'throttled', 'the other policy, after its exchange');
+    assert.equal(err.report.attempts.length, 0, 'a throttled call has no attempt');
+    assert.equal(err.report.budget, 'leased', 'report.budget');
+    assert.equal((await settledCount(up)).requests, 1, 'the healthy path saw only its first call');
+    // Alone (a budget of its own), the same history throttles nothing.
+    const alone = policy({ maxAttempts: 1 });
+    assert.equal((await alone.fetch(seqUrl(up, ['200']))).status, 200);
+    assert.equal((await alone.fetch(seqUrl(up, ['200']))).status, 200, 'not throttled alone');
   });
 
   add('A shared budget whose authority throws falls back (first attempts out, stats() and the report say so) and is leased again when it answers', async () => {
@@ -1560,6 +1585,29 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
     assert.equal([c.quotaLevel, c.stats().tokensReclaimed, c.grant(good).duplicate].join(), '10,0,true', 'an older state restores');
   });
 
+  add("BudgetAuthority keeps the fleet's throttling window from the counts requests report: a request without counts (an older client) gets no window; state() keeps it, restore() goes on with it, and a malformed report is refused by name", async () => {
+    const { BudgetAuthority } = saferetry;
+    const a = new BudgetAuthority();
+    const ask = (client, seq, throttle) => ({ client, seq, wantTokens: 0, holdingTokens: 0, returnedTotal: 0, refundedTotal: 0, wantSlots: 0,
+      config: { quota: null, rate: null }, ...(throttle && { throttle: { k: 2, windowMs: 1500, ...throttle } }) });
+    const now = 1_700_000_000_000;
+    assert.equal(a.grant(ask(1, 1), now).window, undefined, 'no counts, no window');
+    const g = a.grant(ask(2, 1, { requests: 9, accepts: 0 }), now);
+    assert.equal([g.window.requests, g.window.accepts].join(), '9,0', 'a first request is counted whole');
+    assert.ok(g.window.retryMs >= now, `retryMs ${g.window.retryMs}`);
+    const seen = a.grant(ask(2, 2, { requests: 12, accepts: 1 }), now + 10).window;
+    assert.equal([seen.requests, seen.accepts].join(), '12,1', 'running totals: only the increase');
+    const state = JSON.parse(JSON.stringify(a.state()));
+    assert.equal(state.window.buckets.length, 10, 'state().window');
+    const b = new BudgetAuthority();
+    b.restore(state);
+    const back = b.grant(ask(3, 1, { requests: 1, accepts: 0 }), now + 20).window;
+    assert.equal([back.requests, back.accepts].join(), '13,1', 'a restored authority goes on with the window');
+    assert.match(assert.throws(() => a.grant(ask(4, 1, { requests: -1, accepts: 0 })), TypeError).message, /request\.throttle\.requests/);
+    assert.match(assert.throws(() => a.grant({ ...ask(4, 1, { requests: 1, accepts: 0 }), throttle: { k: 0.5, windowMs: 1500, requests: 1, accepts: 0 } }), TypeError).message, /request\.throttle\.k/);
+    assert.match(assert.throws(() => b.restore({ ...state, window: { ...state.window, buckets: 'x' } }), TypeError).message, /state\.window\.buckets/);
+  });
+
   // The leased client runs in the fleet's module, which its carrier names
   // (src/host/leased.rs; js/src/lease-relay.js `LEASE`): until it is
   // there the policy keeps the documented fallback, and if it cannot load,
@@ -1575,7 +1623,9 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
       exchange: () => { exchanges += 1; throw new Error('no client should ask'); },
       [LEASE]: () => loading,
     };
-    const p = policy({ quota: { capacity: 50 }, shared });
+    // About the quota: without adaptive throttling (the budget of its own
+    // throttles too, and these operations fail on purpose).
+    const p = policy({ quota: { capacity: 50 }, throttle: false, shared });
     const [first, quiet] = [rid(), rid()];
     const res = await p.fetch(seqUrl(first, ['503', '200']));
     assert.equal(res.status, 503, 'no retry without a held token');

@@ -278,7 +278,8 @@ async function restart(ctx) {
 }
 
 async function stopped(ctx) {
-  const options = { maxAttempts: 3, totalMs: 5_000, attemptMs: 2_000, baseMs: 1, capMs: 4 };
+  // Every first attempt must go out to an upstream failing on purpose: without adaptive throttling.
+  const options = { maxAttempts: 3, totalMs: 5_000, attemptMs: 2_000, baseMs: 1, capMs: 4, throttle: false };
   const faults = {
     // Stopped: nothing listens for 1.5 s (connections refused), then a fresh Redis.
     stopped: async () => {
@@ -382,7 +383,8 @@ async function malformed(ctx) {
   for (const [label, value, says] of cases) {
     const name = `malformed-${crypto.randomUUID()}`;
     await ctx.redis.set(`saferetry:budget:${name}`, value);
-    const spec = { mode: 'shared', name, n: 30, pauseMs: 20, concurrency: 1, options: { maxAttempts: 3, totalMs: 5_000, baseMs: 1, capMs: 4 }, query: 'steps=503' };
+    // Every first attempt must go out to an upstream failing on purpose: without adaptive throttling.
+    const spec = { mode: 'shared', name, n: 30, pauseMs: 20, concurrency: 1, options: { maxAttempts: 3, totalMs: 5_000, baseMs: 1, capMs: 4, throttle: false }, query: 'steps=503' };
     const run = await fleetRun(ctx, spec, 'malformed', { members: [FLEET[0], FLEET[5]] });
     const left = await ctx.redis.get(`saferetry:budget:${name}`);
     const reasons = run.results.map((r) => r.stats.shared?.reason);

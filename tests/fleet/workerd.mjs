@@ -209,7 +209,8 @@ async function restart(wd, server, configFile) {
 }
 
 async function fallback(wd, server) {
-  const options = { maxAttempts: 3, totalMs: 5_000, attemptMs: 2_000, baseMs: 1, capMs: 4 };
+  // Every first attempt must go out to an upstream failing on purpose: without adaptive throttling.
+  const options = { maxAttempts: 3, totalMs: 5_000, attemptMs: 2_000, baseMs: 1, capMs: 4, throttle: false };
   for (const mode of ['throwing', 'hanging']) {
     const id = `fallback-${mode}-${crypto.randomUUID()}`;
     const began = Date.now();

@@ -6,10 +6,10 @@
 //! Cloudflare Durable Object for a fleet of workers, a `BroadcastChannel`
 //! or `localStorage` lease for browser tabs) without touching the engine.
 //! Concurrency and the counters describe this isolate's own requests, so
-//! they stay local. So does adaptive throttling's window
-//! (`policy::throttle`) for now: [`InMemory`] keeps it, and a shared
-//! state that does not carry one answers its default methods (never
-//! throttled, nothing counted). [`lease`] is the pure core of such an adapter: an
+//! they stay local. Adaptive throttling's window (`policy::throttle`) is
+//! [`InMemory`]'s own, or the fleet's with a leased client ([`lease`]:
+//! its authority keeps it); a shared state that keeps none answers the
+//! default methods (never throttled, nothing counted). [`lease`] is the pure core of such an adapter: an
 //! authority that keeps the fleet's budget and a client that spends small,
 //! expiring grants of it without waiting.
 

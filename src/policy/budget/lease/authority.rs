@@ -11,8 +11,9 @@ use serde::Serialize;
 
 use super::super::quota::{Quota, QuotaConfig};
 use super::super::rate::{Rate, RateConfig};
-use super::{AuthorityState, FleetConfig, Grant, HolderState, LeaseRequest};
+use super::{AuthorityState, FleetConfig, FleetWindow, Grant, HolderState, LeaseRequest};
 use crate::policy::report::ms;
+use crate::policy::throttle::{Counts, Throttle, DEFAULT_K};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AuthorityConfig {
@@ -98,6 +99,10 @@ pub struct Authority {
     /// The first request after a ttl without any (see `forget`).
     resumed_ms: u64,
     stats: AuthorityStats,
+    /// The fleet's adaptive-throttling window (`policy::throttle`): the
+    /// requests and accepts its clients report, each increase of their
+    /// running totals once. `None` until a request reports counts.
+    window: Option<Throttle>,
 }
 
 impl Authority {
@@ -109,6 +114,7 @@ impl Authority {
             holders: Vec::new(),
             resumed_ms: 0,
             stats: AuthorityStats::default(),
+            window: None,
         }
     }
 
@@ -141,6 +147,10 @@ impl Authority {
                     reclaimed: req.holding_tokens,
                     seen_ms: now_ms,
                     config: FleetConfig::default(),
+                    // A client's first request ever: all it counted is
+                    // new. Any later one (a client forgotten, or known to
+                    // an authority that lost its state): from here on.
+                    counted: if req.seq == 1 { Some(Counts::default()) } else { req.throttle.map(|t| t.totals()) },
                 };
                 self.holders.insert(at, new);
                 at
@@ -168,6 +178,11 @@ impl Authority {
         holder.refunded = holder.refunded.max(req.refunded_total);
         holder.spent = holder.spent.max(req.spent_total);
         holder.holding = holder.holding.saturating_sub(credit).saturating_sub(spent).min(req.holding_tokens);
+        let totals = req.throttle.map(|t| t.totals());
+        let counted = holder.counted.zip(totals).map(|(before, now)| now.since(before)).unwrap_or_default();
+        if let Some(now) = totals {
+            holder.counted = Some(holder.counted.unwrap_or(now).plus(counted));
+        }
         // Tokens given back when this client went silent that it still
         // claims (a request that was long on its way): the grant renews
         // them, so they are taken from the bucket again, as far as it has
@@ -203,6 +218,14 @@ impl Authority {
                 grant.slots = grant.slots.saturating_add(1);
             }
             self.stats.slots_granted = self.stats.slots_granted.saturating_add(u64::from(grant.slots));
+        }
+        if let Some(report) = req.throttle {
+            let window = self.window.get_or_insert_with(|| Throttle::new(report.config()));
+            window.configure(now_ms, report.config());
+            window.add(now_ms, counted);
+            let counts = window.counts(now_ms);
+            let retry_ms = window.retry_at(now_ms);
+            grant.window = Some(FleetWindow { requests: counts.requests, accepts: counts.accepts, retry_ms });
         }
         grant
     }
@@ -306,6 +329,7 @@ impl Authority {
             holders: self.holders.clone(),
             resumed_ms: self.resumed_ms,
             stats: self.stats,
+            window: self.window.as_ref().map(Throttle::state),
         }
     }
 
@@ -333,6 +357,8 @@ impl Authority {
         }
         a.resumed_ms = state.resumed_ms;
         a.stats = state.stats;
+        // `K` comes with every request that reads the window.
+        a.window = state.window.as_ref().map(|w| Throttle::restore(DEFAULT_K, w));
         a
     }
 
@@ -376,6 +402,7 @@ impl Authority {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::budget::lease::ThrottleReport;
 
     fn ask(client: u64, seq: u64) -> LeaseRequest {
         LeaseRequest { client, seq, ..LeaseRequest::default() }
@@ -490,6 +517,26 @@ mod tests {
             c.grant(&want(1, seq, 1, false), t);
         }
         assert_eq!(slots(c.grant(&want(4, 3, 1, true), 20_500)), (1, 20_500));
+    }
+
+    #[test]
+    fn throttling_counts_are_credited_once_each_however_requests_are_lost_or_repeated() {
+        let mut a = Authority::new(AuthorityConfig::default());
+        let report = |requests, accepts| Some(ThrottleReport { k: 2.0, window_ms: 1_500, requests, accepts });
+        let seen = |g: Grant| g.window.map(|w| (w.requests, w.accepts));
+        let g = a.grant(&LeaseRequest { throttle: report(3, 1), ..ask(1, 1) }, 0);
+        assert_eq!(seen(g), Some((3, 1)), "a first request's counts are all new");
+        // Request 2 was lost: 3 carries the running totals.
+        assert_eq!(seen(a.grant(&LeaseRequest { throttle: report(10, 2), ..ask(1, 3) }, 100)), Some((10, 2)));
+        assert!(a.grant(&LeaseRequest { throttle: report(10, 2), ..ask(1, 3) }, 101).duplicate);
+        assert_eq!(seen(a.grant(&LeaseRequest { throttle: report(10, 2), ..ask(1, 4) }, 102)), Some((10, 2)));
+        // A client it does not know, past its first request (forgotten,
+        // or known to a lost authority): counted from here on.
+        assert_eq!(seen(a.grant(&LeaseRequest { throttle: report(500, 0), ..ask(2, 9) }, 103)), Some((10, 2)));
+        assert_eq!(seen(a.grant(&LeaseRequest { throttle: report(504, 0), ..ask(2, 10) }, 104)), Some((14, 2)));
+        let g = a.grant(&LeaseRequest { throttle: report(14, 2), ..ask(1, 5) }, 1_700);
+        assert_eq!(seen(g), Some((4, 0)), "the window slid past the first counts");
+        assert_eq!(a.grant(&ask(1, 6), 1_701).window, None, "a request without counts gets no picture");
     }
 
     /// A request for `slots`, from a client that holds a grant or not.

@@ -15,13 +15,21 @@ use super::super::rate::{Rate, RateConfig};
 use super::super::SharedState;
 use super::link;
 use super::slots::Slots;
-use super::{FleetConfig, Grant, LeaseRequest, Mode, HORIZON_MS};
+use super::{FleetConfig, FleetWindow, Grant, LeaseRequest, Mode, ThrottleReport, HORIZON_MS};
+use crate::policy::backoff::BadRandom;
 use crate::policy::report::ms;
+use crate::policy::throttle::{Admit, Counts, Throttle, ThrottleConfig};
 
 /// How soon a start refused while a request is in flight is tried again.
 const QUEUE_POLL_MS: u64 = 25;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A throttling client with new counts reports them at most this many
+/// times per window (every two of its buckets: 300 ms by default), and the
+/// fleet's picture it admits with is at most that old plus a round trip
+/// while it is busy.
+const REPORTS_PER_WINDOW: u64 = 5;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ClientConfig {
     /// This client's id, unique within the fleet.
     pub client: u64,
@@ -60,6 +68,10 @@ pub struct ClientConfig {
     /// can run at all (`on_no_authority`): its policy's quota divided
     /// among the fleet; `None`, no retries then.
     pub alone_quota: Option<QuotaConfig>,
+    /// Its policy's adaptive throttling (`policy::throttle`), `None` when
+    /// off: the window it counts in, reported to the authority, which
+    /// answers the fleet's (see `admit`).
+    pub throttle: Option<ThrottleConfig>,
 }
 
 impl ClientConfig {
@@ -116,6 +128,7 @@ impl Default for ClientConfig {
             local_rate: None,
             offer: FleetConfig::default(),
             alone_quota: None,
+            throttle: None,
         }
     }
 }
@@ -180,6 +193,19 @@ struct Sent {
     want_slots: u32,
     returned: u64,
     spent: u64,
+    /// The throttling totals it reported.
+    counted: Counts,
+}
+
+/// The fleet's window as the last grant answered it.
+#[derive(Debug, Clone, Copy)]
+struct Picture {
+    window: FleetWindow,
+    /// When it came.
+    at_ms: u64,
+    /// This client's totals as the request it answered reported them:
+    /// what it counted since is not in the picture.
+    reported: Counts,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -239,6 +265,14 @@ struct State {
     lost_ms: Option<u64>,
     /// When this client last took a held slot (see `reserve`).
     took_ms: Option<u64>,
+    /// Adaptive throttling: its own window (all it decides on without a
+    /// fresh picture of the fleet's), its running totals, those the
+    /// authority acknowledged, the fleet's picture, and when it last asked.
+    window: Option<Throttle>,
+    counted: Counts,
+    counted_acked: Counts,
+    picture: Option<Picture>,
+    asked_ms: u64,
     stats: LeaseStats,
 }
 
@@ -295,6 +329,11 @@ impl LeasedClient {
                 floor_ms: 0,
                 lost_ms: None,
                 took_ms: None,
+                window: config.throttle.map(Throttle::new),
+                counted: Counts::default(),
+                counted_acked: Counts::default(),
+                picture: None,
+                asked_ms: 0,
                 stats,
             }),
         }
@@ -457,6 +496,15 @@ impl State {
         // flight while leased, even before `next_ask_ms` (a short answer's
         // pause): each spend makes at most one request; cut off, it waits.
         let report = self.spent_total > self.spent_acked && self.stats.mode == Mode::Leased;
+        // New throttling counts: at most `REPORTS_PER_WINDOW` asks a
+        // window, leased even before `next_ask_ms` (a short answer's pause,
+        // as an outage's empty bucket gives: the fleet's picture is what
+        // lets it recover); cut off, they wait too.
+        let counts = self.window.as_ref().is_some_and(|w| {
+            let every = w.config().window_ms / REPORTS_PER_WINDOW;
+            self.counted != self.counted_acked && self.now_ms >= self.asked_ms.saturating_add(every)
+        });
+        let report = report || (counts && self.stats.mode == Mode::Leased);
         if self.sent.is_some() || (self.now_ms < self.next_ask_ms && !report) {
             return None;
         }
@@ -475,7 +523,8 @@ impl State {
             || (want_slots > 0 && (held <= c.low_slots || self.debt > 0))
             || renew
             || self.returned_total > self.returned_acked
-            || report;
+            || report
+            || counts;
         due.then(|| self.request(self.now_ms, want_tokens, want_slots))
     }
 
@@ -488,7 +537,9 @@ impl State {
             want_slots,
             returned: self.returned_total,
             spent: self.spent_total,
+            counted: self.counted,
         });
+        self.asked_ms = now_ms;
         self.active = false;
         self.stats.requests = self.stats.requests.saturating_add(1);
         LeaseRequest {
@@ -502,6 +553,12 @@ impl State {
             want_slots,
             leased: now_ms < self.tokens_expire_ms,
             config: self.config.offer,
+            throttle: self.window.as_ref().map(|w| ThrottleReport {
+                k: w.config().k,
+                window_ms: w.config().window_ms,
+                requests: self.counted.requests,
+                accepts: self.counted.accepts,
+            }),
         }
     }
 
@@ -515,6 +572,8 @@ impl State {
         self.sent = None;
         self.returned_acked = sent.returned;
         self.spent_acked = sent.spent;
+        self.counted_acked = sent.counted;
+        self.picture = grant.window.map(|window| Picture { window, at_ms: self.now_ms, reported: sent.counted });
         self.stats.mode = Mode::Leased;
         self.lost_ms = None;
         self.alone = false;
@@ -667,6 +726,46 @@ impl State {
         }
     }
 
+    /// A first attempt may start (`policy::throttle`)? Leased, with a
+    /// picture of the fleet's window younger than a window: on that picture
+    /// plus what this client counted since it reported (the fleet's own
+    /// outage, seen by any client, throttles them all). Otherwise — before
+    /// the first answer, cut off, idle a window — on its own window, as an
+    /// unshared budget does.
+    fn admit(&mut self, now_ms: u64, random: &mut dyn FnMut() -> f64) -> Result<Admit, BadRandom> {
+        self.observe(now_ms);
+        let now = self.now_ms;
+        let leased = self.stats.mode == Mode::Leased;
+        let counted = self.counted;
+        let picture = self.picture.filter(|_| leased);
+        let Some(window) = self.window.as_mut() else { return Ok(Admit::Go) };
+        let fresh = picture.filter(|p| now < p.at_ms.saturating_add(window.config().window_ms));
+        let seen = fresh.map(|p| (p.window.counts().plus(counted.since(p.reported)), p.window.retry_ms));
+        let admit = window.admit_on(now, seen, random)?;
+        if admit != Admit::Go {
+            self.counted.requests = self.counted.requests.saturating_add(1);
+        }
+        Ok(admit)
+    }
+
+    /// An attempt went out: counted here and in the next report.
+    fn sent(&mut self, now_ms: u64) {
+        self.observe(now_ms);
+        if let Some(window) = self.window.as_mut() {
+            window.sent(self.now_ms);
+            self.counted.requests = self.counted.requests.saturating_add(1);
+        }
+    }
+
+    /// An attempt ended: counted here and in the next report.
+    fn answered(&mut self, now_ms: u64, accepted: bool, floor: Option<u64>) {
+        self.observe(now_ms);
+        if let Some(window) = self.window.as_mut() {
+            window.record(self.now_ms, accepted, floor);
+            self.counted.accepts = self.counted.accepts.saturating_add(u64::from(accepted));
+        }
+    }
+
     fn spend_retry(&mut self, after_timeout: bool) -> Option<u32> {
         let Some(q) = &self.quota else { return Some(0) };
         let cost = q.cost(after_timeout);
@@ -744,5 +843,19 @@ impl SharedState for LeasedClient {
     /// the engine reserves again.
     fn keep_start(&self, start_ms: u64, now_ms: u64) -> bool {
         self.with(true, |s| s.keep_start(start_ms, now_ms))
+    }
+
+    /// On the fleet's window, as the last grant pictured it, plus what
+    /// this client counted since; else on its own (see `State::admit`).
+    fn admit(&self, now_ms: u64, random: &mut dyn FnMut() -> f64) -> Result<Admit, BadRandom> {
+        self.with(Ok(Admit::Go), |s| s.admit(now_ms, random))
+    }
+
+    fn sent(&self, now_ms: u64) {
+        self.with((), |s| s.sent(now_ms));
+    }
+
+    fn answered(&self, now_ms: u64, accepted: bool, floor: Option<u64>) {
+        self.with((), |s| s.answered(now_ms, accepted, floor));
     }
 }

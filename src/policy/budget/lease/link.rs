@@ -15,7 +15,9 @@
 use super::super::quota::QuotaConfig;
 use super::super::rate::RateConfig;
 use super::Mode;
+use crate::policy::backoff::BadRandom;
 use crate::policy::options::integer_in;
+use crate::policy::throttle::{Admit, ThrottleConfig};
 
 // What the page's module asks its client (`leaseCall`'s `op`), and the
 // numbers that go with it.
@@ -33,6 +35,18 @@ pub const RELEASE_START: u32 = 4;
 pub const KEEP: u32 = 5;
 /// The client's mode → [`mode`].
 pub const MODE: u32 = 6;
+/// `admit(a, random)` → [`admitted`]: `b` is the random drawn, or
+/// [`NO_RANDOM`] — the client then answers [`NO_RANDOM`] if it needs one,
+/// and the page draws it and asks again (a healthy upstream's calls draw
+/// nothing, as in memory).
+pub const ADMIT: u32 = 7;
+/// `sent(a)`.
+pub const SENT: u32 = 8;
+/// `answered(a, accepted, floor)`: `b` is [`start`] of `Ok(floor)` when
+/// accepted, `Err(floor)` when not (no floor: 0).
+pub const ANSWERED: u32 = 9;
+/// No random drawn yet; one is needed.
+pub const NO_RANDOM: f64 = -2.0;
 // What it asks for as a JS value (`leaseValue`'s `op`): without a client,
 // the answer is why its module could not load, or `undefined` while it
 // loads.
@@ -102,18 +116,53 @@ pub fn mode_back(value: f64) -> Option<Mode> {
     [Mode::Local, Mode::Leased, Mode::Fallback].into_iter().zip([0.0, 1.0, 2.0]).find(|&(_, v)| v == value).map(|(m, _)| m)
 }
 
-/// What the client is made from: the policy's quota and start rate, and
-/// the fleet's expected size. A quota of no capacity cannot be kept, so a
-/// capacity of −1 says there is none; the same for a rate of −1 requests.
-pub fn pack(quota: Option<QuotaConfig>, rate: Option<RateConfig>, fleet_size: u32) -> [f64; 8] {
+/// `admit`'s answer: −1 to go, a rejection's `retry_at`, [`NO_RANDOM`]
+/// (see [`ADMIT`]), −3 for a random out of range.
+pub fn admitted(answer: Result<Admit, BadRandom>) -> f64 {
+    match answer {
+        Ok(Admit::Go) => -1.0,
+        Ok(Admit::Reject { retry_at }) => ms(retry_at),
+        Err(BadRandom) => -3.0,
+    }
+}
+
+/// [`admitted`] read back.
+pub fn admitted_back(value: f64) -> Result<Admit, BadRandom> {
+    if value == -1.0 {
+        Ok(Admit::Go)
+    } else if value >= 0.0 {
+        Ok(Admit::Reject { retry_at: ms_back(value) })
+    } else {
+        Err(BadRandom)
+    }
+}
+
+/// What the client is made from: the policy's quota, start rate and
+/// throttling, and the fleet's expected size. A quota of no capacity
+/// cannot be kept, so a capacity of −1 says there is none; the same for a
+/// rate of −1 requests and a throttle of `K` −1.
+pub fn pack(
+    quota: Option<QuotaConfig>,
+    rate: Option<RateConfig>,
+    throttle: Option<ThrottleConfig>,
+    fleet_size: u32,
+) -> [f64; 10] {
     let q = quota.map_or([-1.0, 0.0, 0.0, 0.0], |q| {
         [q.capacity, q.retry_cost, q.timeout_cost, q.success_refund].map(f64::from)
     });
     let r = rate.map_or([-1.0, 0.0, 0.0], |r| [f64::from(r.requests), ms(r.per_ms), f64::from(r.burst)]);
-    [f64::from(fleet_size), q[0], q[1], q[2], q[3], r[0], r[1], r[2]]
+    let t = throttle.map_or([-1.0, 0.0], |t| [t.k, ms(t.window_ms)]);
+    [f64::from(fleet_size), q[0], q[1], q[2], q[3], r[0], r[1], r[2], t[0], t[1]]
 }
 
-/// [`pack`] read back: `(quota, rate, fleet_size)`.
+/// [`pack`]'s throttle read back.
+pub fn unpack_throttle(packed: &[f64]) -> Option<ThrottleConfig> {
+    let at = |i: usize| packed.get(i).copied().unwrap_or(-1.0);
+    let k = Some(at(8)).filter(|k| *k >= 1.0)?;
+    integer_in(at(9), 1, SAFE).map(|window_ms| ThrottleConfig { k, window_ms })
+}
+
+/// [`pack`] read back: `(quota, rate, fleet_size)` (the throttle: [`unpack_throttle`]).
 pub fn unpack(packed: &[f64]) -> (Option<QuotaConfig>, Option<RateConfig>, u32) {
     let at = |i: usize| packed.get(i).copied().unwrap_or(-1.0);
     let small = |i: usize| count_back(at(i));
@@ -188,6 +237,11 @@ mod tests {
         for m in [None, Some(Mode::Local), Some(Mode::Leased), Some(Mode::Fallback)] {
             assert_eq!(mode_back(mode(m)), m);
         }
+        for a in [Ok(Admit::Go), Ok(Admit::Reject { retry_at: 0 }), Ok(Admit::Reject { retry_at: SAFE }), Err(BadRandom)] {
+            assert_eq!(admitted_back(admitted(a)), a);
+        }
+        assert_ne!(admitted(Ok(Admit::Go)), NO_RANDOM);
+        assert_ne!(admitted(Err(BadRandom)), NO_RANDOM);
         assert_eq!(count_back(f64::NAN), None, "no client answers NaN");
         assert_eq!(count_back(2.5), None);
     }
@@ -196,10 +250,14 @@ mod tests {
     fn a_policys_config_reads_back_as_it_was_written() {
         let quota = QuotaConfig { capacity: 50, retry_cost: 5, timeout_cost: 10, success_refund: 1 };
         let rate = RateConfig { requests: 100, per_ms: 1_000, burst: 3 };
+        let throttle = ThrottleConfig { k: 1.5, window_ms: 2_000 };
         for (q, r, k) in [(Some(quota), Some(rate), 8), (None, Some(rate), 1), (Some(quota), None, 10_000), (None, None, 4)] {
-            assert_eq!(unpack(&pack(q, r, k)), (q, r, k));
+            assert_eq!(unpack(&pack(q, r, Some(throttle), k)), (q, r, k));
         }
+        assert_eq!(unpack_throttle(&pack(None, None, Some(throttle), 1)), Some(throttle));
+        assert_eq!(unpack_throttle(&pack(None, None, None, 1)), None);
         assert_eq!(unpack(&[]), (None, None, 1), "nothing packed: no quota, no rate, a fleet of one");
+        assert_eq!(unpack_throttle(&[]), None, "nor a throttle");
     }
 
     #[test]

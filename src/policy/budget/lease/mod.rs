@@ -162,6 +162,38 @@
 //! once and keeps its level (its successes refund it, not the authority's
 //! bucket) until an authority answers.
 //!
+//! # Adaptive throttling, shared
+//!
+//! The throttling window (`policy::throttle`) is the fleet's: one picture
+//! of the upstream, whichever client saw it fail. The design, and why it
+//! is exact:
+//!
+//! - A client counts, in a window of its own, every request and every
+//!   accept, and keeps running totals of both. Each request carries the
+//!   totals ([`ThrottleReport`]); the authority keeps per client the
+//!   totals already credited ([`HolderState::counted`]) and adds only
+//!   their increase to the fleet's window, in the bucket of its arrival —
+//!   the pattern of `returned_total`: a lost request's counts come with
+//!   the next, a duplicate or late one adds nothing, nothing is counted
+//!   twice. A client's first request ever is credited whole; a client the
+//!   authority does not know past that (forgotten, or known to a lost
+//!   state) is counted from its next increase.
+//! - Every grant to a request that reported answers the fleet's window
+//!   ([`FleetWindow`]: its requests and accepts, and `Throttle::retry_at`
+//!   under the asking client's `K`). The client admits a first attempt on
+//!   those counts plus what it counted since the request it answers: its
+//!   own later requests and accepts are not in the picture, the others'
+//!   are not known yet. No count is in both.
+//! - A picture is used while leased and younger than a window; otherwise
+//!   (before the first answer, cut off, idle a window) the client's own
+//!   window decides, as an unshared policy's does.
+//! - A client with new counts asks at most five times a window (every
+//!   300 ms by default), past a short answer's pause too: a busy client's
+//!   picture is at most that old plus a round trip, an idle one asks
+//!   nothing. The authority keeps the window with the request's width
+//!   (a change starts it anew with its counts) and in its state
+//!   ([`AuthorityState::window`]), so a restored one goes on with it.
+//!
 //! # Defaults, and why
 //!
 //! [`ClientConfig::default`]: hold 32 slots and ask at 8 or fewer, so a
@@ -191,6 +223,7 @@ use serde::Serialize;
 use super::quota::QuotaConfig;
 use super::rate::RateConfig;
 use crate::policy::report::ms;
+use crate::policy::throttle::{Counts, ThrottleConfig};
 
 pub use authority::{Authority, AuthorityConfig, AuthorityStats};
 
@@ -244,9 +277,57 @@ impl FleetConfig {
     }
 }
 
+/// What a client says of the upstream with each request, when its policy
+/// throttles (`policy::throttle`): its `K` and window (the fleet's window
+/// is kept as the latest request says) and the running totals of the
+/// requests it counted and of those the upstream accepted, credited like
+/// `returned_total` (each increase once).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThrottleReport {
+    pub k: f64,
+    #[serde(serialize_with = "ms")]
+    pub window_ms: u64,
+    #[serde(serialize_with = "ms")]
+    pub requests: u64,
+    #[serde(serialize_with = "ms")]
+    pub accepts: u64,
+}
+
+impl ThrottleReport {
+    pub fn config(&self) -> ThrottleConfig {
+        ThrottleConfig { k: self.k, window_ms: self.window_ms }
+    }
+
+    pub fn totals(&self) -> Counts {
+        Counts { requests: self.requests, accepts: self.accepts }
+    }
+}
+
+/// The fleet's window as the authority answers it: its counts when it
+/// granted, and the first moment at which, with no new requests, it would
+/// reject fewer than half (`Throttle::retry_at`, under the asking
+/// client's `K`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FleetWindow {
+    #[serde(serialize_with = "ms")]
+    pub requests: u64,
+    #[serde(serialize_with = "ms")]
+    pub accepts: u64,
+    #[serde(serialize_with = "ms")]
+    pub retry_ms: u64,
+}
+
+impl FleetWindow {
+    pub fn counts(&self) -> Counts {
+        Counts { requests: self.requests, accepts: self.accepts }
+    }
+}
+
 /// A client's ask, as plain data (a Durable Object call's or a message's
 /// body). Integers travel as JS numbers (`ms` writes them as `f64`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LeaseRequest {
     /// Who asks; unique within the fleet (a random id chosen at start-up).
@@ -286,6 +367,11 @@ pub struct LeaseRequest {
     /// The quota and rate this client's policy asks for (an offer: see
     /// [`FleetConfig::strictest`]).
     pub config: FleetConfig,
+    /// What it counted of the upstream, when its policy throttles (absent
+    /// from a client of an older version, or one that does not throttle:
+    /// no counts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub throttle: Option<ThrottleReport>,
 }
 
 /// The authority's answer, as plain data.
@@ -312,6 +398,9 @@ pub struct Grant {
     /// counted from when the request was sent.
     #[serde(serialize_with = "ms")]
     pub ttl_ms: u64,
+    /// The fleet's window, to a request that reported counts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<FleetWindow>,
 }
 
 /// Where a client's budget comes from right now.

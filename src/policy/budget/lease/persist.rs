@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::{AuthorityStats, FleetConfig};
 use crate::policy::report::{ms, opt_ms};
+use crate::policy::throttle::{Counts, WindowState};
 
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -29,6 +30,9 @@ pub struct AuthorityState {
     #[serde(serialize_with = "ms")]
     pub resumed_ms: u64,
     pub stats: AuthorityStats,
+    /// The fleet's adaptive-throttling window, once a client reported counts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<WindowState>,
 }
 
 /// What the authority knows of one client.
@@ -57,4 +61,9 @@ pub struct HolderState {
     pub seen_ms: u64,
     /// The quota and rate its latest request offered.
     pub config: FleetConfig,
+    /// Its running totals of requests and accepts already credited to the
+    /// fleet's window (`None`: not known yet, as from a state kept by an
+    /// older version: its next report sets them and credits nothing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counted: Option<Counts>,
 }

@@ -22,7 +22,7 @@
 //! (measured on a loaded machine at 100 a second: 110 slots in one second
 //! of the instances' clocks, for the schedule's 100).
 
-use super::Grant;
+use super::{FleetWindow, Grant};
 use crate::policy::backoff::draw;
 
 /// How long the fastest read stays the estimate (clocks drift apart by a
@@ -85,13 +85,18 @@ impl StoreClock {
 
     /// `grant`'s slots, decided in the store's clock, in this instance's:
     /// shifted by the offset of the estimate (none before any read).
+    /// So is the fleet's window's time to try again.
     pub fn local(&self, grant: Grant) -> Grant {
-        let Some(read) = self.best.filter(|_| grant.slots > 0) else { return grant };
+        let Some(read) = self.best else { return grant };
         let shift = |at: u64| match read.local_ms.checked_sub(read.store_ms) {
             Some(ahead) => at.saturating_add(ahead),
             None => at.saturating_sub(read.store_ms.saturating_sub(read.local_ms)),
         };
-        Grant { first_slot_ms: shift(grant.first_slot_ms), last_slot_ms: shift(grant.last_slot_ms), ..grant }
+        let window = grant.window.map(|w| FleetWindow { retry_ms: shift(w.retry_ms), ..w });
+        if grant.slots == 0 {
+            return Grant { window, ..grant };
+        }
+        Grant { first_slot_ms: shift(grant.first_slot_ms), last_slot_ms: shift(grant.last_slot_ms), window, ..grant }
     }
 }
 

@@ -1,0 +1,219 @@
+//! Adaptive throttling shared by a fleet (`policy::budget::lease`,
+//! `policy::throttle`) on virtual time: leased clients report their
+//! requests and accepts with their lease requests, the authority keeps the
+//! fleet's window and answers it with each grant, and every client admits
+//! on that picture plus what it counted since.
+//!
+//! Figures: `cargo test --test fleet_throttle -- --nocapture`.
+
+mod support;
+
+use saferetry::policy::budget::lease::{
+    Authority, AuthorityConfig, AuthorityState, ClientConfig, LeasedClient, Mode,
+};
+use saferetry::policy::budget::{InMemory, SharedState};
+use saferetry::policy::throttle::{Admit, ThrottleConfig};
+use support::sim::Draws;
+
+fn client(id: u64) -> LeasedClient {
+    LeasedClient::new(ClientConfig {
+        client: id,
+        throttle: Some(ThrottleConfig::default()),
+        ..ClientConfig::default()
+    })
+}
+
+/// Carries the request `c` says is due, if any, and its grant (no delay).
+fn exchange(c: &LeasedClient, a: &mut Authority, now: u64) {
+    if let Some(request) = c.pending_request(now) {
+        let grant = a.grant(&request, now);
+        c.on_grant(&grant, now);
+    }
+}
+
+/// One call's first attempt at `now`, drawing `random`: whether it went
+/// out; if it did, the upstream answers at once, `up` or not.
+fn call(state: &dyn SharedState, now: u64, random: f64, up: bool) -> bool {
+    match state.admit(now, &mut || random) {
+        Ok(Admit::Go) => {
+            state.sent(now);
+            state.answered(now, up, None);
+            true
+        }
+        Ok(Admit::Reject { retry_at }) => {
+            assert!(retry_at >= now, "a rejection's retryAt is not in the past");
+            false
+        }
+        Err(_) => panic!("the draws are in [0, 1)"),
+    }
+}
+
+/// A fleet of two leased clients on one authority, both leased at 0.
+fn fleet() -> (Authority, LeasedClient, LeasedClient) {
+    let mut a = Authority::new(AuthorityConfig::default());
+    let (x, y) = (client(1), client(2));
+    exchange(&x, &mut a, 0);
+    exchange(&y, &mut a, 0);
+    assert_eq!(x.stats().map(|s| s.mode), Some(Mode::Leased));
+    (a, x, y)
+}
+
+/// Client `x` alone meets an outage: 30 calls, one every 20 ms from 1000,
+/// every one refused by the upstream (`random` 0.999: only a certainty
+/// rejects), exchanging after each as the host pumps; its last counts are
+/// reported at 1900 (a report goes out at most every 300 ms).
+fn outage_seen_by(x: &LeasedClient, a: &mut Authority) {
+    for t in (1_000..1_600).step_by(20) {
+        assert!(call(x, t, 0.999, false));
+        exchange(x, a, t);
+    }
+    exchange(x, a, 1_900);
+}
+
+#[test]
+fn a_client_that_saw_nothing_of_an_outage_is_throttled_once_the_fleets_picture_reaches_it() {
+    let (mut a, x, y) = fleet();
+    outage_seen_by(&x, &mut a);
+    // `y` was idle: its picture is a window old, so its first call goes
+    // out on its own (empty) window; sending it makes a report due, and
+    // the grant answers the fleet's window.
+    assert!(call_unanswered(&y, 2_000), "a stale picture throttles nothing");
+    exchange(&y, &mut a, 2_000);
+    // Its one call not even answered, it has seen no failure; the fleet has.
+    let rejected = (0..4).filter(|i| !call_unanswered(&y, 2_010 + i)).count();
+    assert_eq!(rejected, 4, "the fleet's outage throttles a client that saw none of it");
+    // Without sharing (a window of its own, as before), the same calls
+    // would have gone out: the control.
+    let alone = InMemory::new(None, None).throttled(Some(ThrottleConfig::default()));
+    let sent = (0..5).filter(|i| call_unanswered(&alone, 2_000 + i * 10)).count();
+    assert_eq!(sent, 5, "a window of its own holds nothing to throttle on");
+}
+
+/// A call whose attempt goes out and is not answered yet (random 0.0:
+/// any probability above 0 rejects).
+fn call_unanswered(state: &dyn SharedState, now: u64) -> bool {
+    match state.admit(now, &mut || 0.0) {
+        Ok(Admit::Go) => {
+            state.sent(now);
+            true
+        }
+        _ => false,
+    }
+}
+
+#[test]
+fn the_fleet_throttles_after_an_outage_seen_by_either_client_and_recovers_within_10_s_of_the_upstreams_return(
+) {
+    for seer in [0, 1] {
+        let (mut a, x, y) = fleet();
+        let clients = [&x, &y];
+        let mut draws = Draws(0x2545_f491_4f6c_dd1d + seer as u64);
+        // Both call every 20 ms (100 a second between them); the upstream
+        // is down from 1 s to 11 s, but only `seer` calls it before 2 s
+        // (the other is idle then).
+        let (mut offered, mut sent) = ([0u64; 30], [0u64; 30]);
+        // What the idle client sends in its first 300 ms of calls.
+        let mut joined_sent = 0;
+        for t in (1_000..30_000u64).step_by(10) {
+            let who = ((t / 10) % 2) as usize;
+            if t < 2_000 && who != seer {
+                continue;
+            }
+            let up = !(1_000..11_000).contains(&t);
+            let second = (t / 1_000) as usize;
+            offered[second] += 1;
+            if call(clients[who], t, draws.next(), up) {
+                sent[second] += 1;
+                if who != seer && t < 2_300 {
+                    joined_sent += 1;
+                }
+            }
+            exchange(clients[who], &mut a, t);
+        }
+        let outage: (u64, u64) = (2..11).fold((0, 0), |(o, s), i| (o + offered[i], s + sent[i]));
+        let share = outage.1 as f64 / outage.0 as f64;
+        let back = (11..30).position(|i| sent[i] as f64 >= 0.95 * offered[i] as f64);
+        println!(
+            "outage seen first by client {}: {:.1} % of the calls in seconds 2-11 went out; back to 95 % {back:?} s after the return",
+            seer + 1,
+            share * 100.0
+        );
+        assert!(share <= 0.15, "the fleet holds back during the outage: {:.1} %", share * 100.0);
+        // On its own window it would send 5 before rejecting anything.
+        assert!(joined_sent <= 2, "the client joining mid-outage is throttled at once: sent {joined_sent}");
+        for i in 2..11 {
+            assert!(sent[i] < offered[i] / 2, "second {i}: {} of {} went out", sent[i], offered[i]);
+        }
+        assert!(back.is_some_and(|s| s <= 10), "back to 95 % within 10 s: {back:?}");
+        assert_eq!(sent[29], offered[29], "and every call goes out once recovered");
+    }
+}
+
+#[test]
+fn a_restored_authority_keeps_the_fleets_window() {
+    let (mut a, x, y) = fleet();
+    outage_seen_by(&x, &mut a);
+    let saved = a.state();
+    let window = saved.window.clone().expect("a client reported counts");
+    assert_eq!(
+        window.buckets.iter().map(|b| (b.requests, b.accepts)).fold((0, 0), |s, b| (s.0 + b.0, s.1 + b.1)),
+        (30, 0)
+    );
+    let mut restored = Authority::restore(a.config(), &saved);
+    assert_eq!(restored.state(), saved, "a restore is exact");
+    // `y`'s next report reaches the restored authority: it is throttled
+    // on the window the old one kept.
+    assert!(call_unanswered(&y, 2_000));
+    exchange(&y, &mut restored, 2_000);
+    assert!(!call_unanswered(&y, 2_001), "the restored window throttles");
+    // And one restored from a state without a window (kept by an older
+    // version) starts one empty: nothing throttles.
+    let mut older = Authority::restore(a.config(), &saved_without_window(&saved));
+    let z = client(3);
+    exchange(&z, &mut older, 2_000);
+    assert!(call_unanswered(&z, 2_001));
+}
+
+fn saved_without_window(saved: &AuthorityState) -> AuthorityState {
+    AuthorityState { window: None, ..saved.clone() }
+}
+
+#[test]
+fn a_random_failure_rate_of_30_percent_in_a_fleet_keeps_over_95_percent_of_the_calls_going_out() {
+    let (mut a, x, y) = fleet();
+    let mut draws = Draws(0x9e37_79b9_7f4a_7c15);
+    let (mut offered, mut sent) = (0, 0);
+    for t in (1_000..31_000u64).step_by(10) {
+        let c = if (t / 10) % 2 == 0 { &x } else { &y };
+        offered += 1;
+        let up = draws.next() >= 0.3;
+        if call(c, t, draws.next(), up) {
+            sent += 1;
+        }
+        exchange(c, &mut a, t);
+    }
+    let share = sent as f64 / offered as f64;
+    println!(
+        "30 % random failures, two clients at 50 a second each: {:.2} % of the calls went out",
+        share * 100.0
+    );
+    assert!(share >= 0.95, "{:.2} %", share * 100.0);
+}
+
+#[test]
+fn counts_are_reported_at_most_five_times_a_window_and_credited_once() {
+    let (mut a, x, _) = fleet();
+    let before = x.stats().unwrap().requests;
+    for t in (1_000..2_500).step_by(5) {
+        call(&x, t, 0.999, true);
+        exchange(&x, &mut a, t);
+    }
+    let asked = x.stats().unwrap().requests - before;
+    assert!((4..=6).contains(&asked), "one report per 300 ms over 1.5 s: {asked}");
+    // Every count was credited exactly once: the fleet's window holds the
+    // 300 requests and accepts made (the last report's, less what came after).
+    let w = a.state().window.unwrap();
+    let (requests, accepts) = w.buckets.iter().fold((0, 0), |s, b| (s.0 + b.requests, s.1 + b.accepts));
+    assert_eq!(requests, accepts);
+    assert!((240..=300).contains(&requests), "{requests}");
+}
