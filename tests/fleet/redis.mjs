@@ -266,7 +266,12 @@ async function restart(ctx) {
     await killRedis(proc);
     proc = await startRedis(dir, port, { persist: true });
     const after = (await stateOf(client, kept))?.level;
-    await fleetRun(one, { mode: 'shared', name: kept, n: 1, options: OUTAGE_OPTIONS, query: 'steps=200' }, 'aof-after', { members: [FLEET[0]] });
+    // `holdMs`: the instance stays until it holds its grant (bounded), so the
+    // grant's write to Redis is done before it exits: a one-operation
+    // process otherwise could end (and close its client) with its first
+    // exchange still in flight, and the level read below would be the old
+    // one (seen once: 315 < 315).
+    await fleetRun(one, { mode: 'shared', name: kept, n: 1, holdMs: 2000, options: OUTAGE_OPTIONS, query: 'steps=200' }, 'aof-after', { members: [FLEET[0]] });
     const used = (await stateOf(client, kept))?.level;
     console.log(`restart (append-only file, fsync always): level before a kill ${before}, after ${after}, after a new instance's grant ${used} (capacity 500)`);
     check('restart: with persistence the bucket was drained, and the restarted Redis keeps its level', before < 500 && after === before, `${after} === ${before}`);
