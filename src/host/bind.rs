@@ -3,8 +3,14 @@
 //! reading plain JS objects.
 
 use alloc::string::String;
-use js_sys::Reflect;
+use js_sys::{Function, Reflect};
 use wasm_bindgen::prelude::*;
+
+/// Calls a release's `done` (a promise's resolve, which cannot throw):
+/// nothing was held, or nothing is left to hold it.
+pub fn settled(done: &Function) {
+    let _ = done.call0(&JsValue::UNDEFINED);
+}
 
 #[wasm_bindgen]
 extern "C" {

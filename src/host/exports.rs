@@ -13,7 +13,7 @@ use js_sys::{Function, Object};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::bind::{get, get_string, math_random};
+use super::bind::{get, get_string, math_random, settled};
 use super::clock::HostClock;
 use super::convert::to_js;
 use super::glue::{self, invoke, Glue, Held};
@@ -167,10 +167,7 @@ impl Policy {
     pub fn release(&self, done: &Function) {
         match &self.shared.fleet {
             Some(fleet) => fleet.release(done),
-            None => {
-                // A promise's resolve: it cannot throw.
-                let _ = done.call0(&JsValue::UNDEFINED);
-            }
+            None => settled(done),
         }
     }
 

@@ -41,7 +41,7 @@ use js_sys::Function;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::bind::{date_now, math_random};
+use super::bind::{date_now, math_random, settled};
 use super::convert::to_js;
 use super::wire::{self, Answer};
 use crate::json;
@@ -243,12 +243,6 @@ pub fn lease_call(id: u32, op: u32, a: f64, b: f64) -> f64 {
         }
         _ => f64::NAN,
     }
-}
-
-/// Calls a release's `done` (a promise's resolve, which cannot throw):
-/// nothing was held, or nothing is left to hold it.
-fn settled(done: &Function) {
-    let _ = done.call0(&JsValue::UNDEFINED);
 }
 
 /// Client `id`'s `stats().shared` as JSON text (without the scope, which

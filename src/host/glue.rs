@@ -119,7 +119,7 @@ extern "C" {
     /// the fleet's module for the carrier whose `exchange` the executor
     /// holds as `exchange` and opens the policy's leased client there, now
     /// or once the module has loaded (`super::leased`); the relay's number
-    /// for it. `config`: `policy::budget::lease::link::pack`'s eight
+    /// for it. `config`: `policy::budget::lease::link::pack`'s ten
     /// numbers (as numbers: an array would bring its copying helpers into
     /// the page's glue).
     #[allow(clippy::too_many_arguments)]
