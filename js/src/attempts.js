@@ -19,7 +19,7 @@ let last = 0;
 
 // Each id names a record: a call's (`input`, `init`, `caller`, `fetch`,
 // and a replay copy's `bytes`), an attempt's (`call`, `fetch`, `input`,
-// `controller`, `joined`, `caller`, `response`, `bytes`, `reader`), either
+// `controller`, `joined`, `caller`, `response`, the host's one under a stream of ours as `host`, `bytes`, `buffered`, `reader`), either
 // with `error` once a step failed and with its step's state (`stepping`,
 // the operation awaiting it as `run` and `wait`, or its answer kept:
 // `answered`, `ok`, `value`); a thrown value's alone (`error`); or one of the
@@ -171,6 +171,8 @@ export function handed(id) {
   const { response } = a;
   a.response = undefined;
   a.run = undefined;
+  // A body handed over as a stream (not one rebuilt around bytes read).
+  if (a.joined && !a.buffered && a.controller && response?.body) followCaller(a, a.host ?? response);
   return response;
 }
 
@@ -243,38 +245,52 @@ function factsOf(response, rateLimit, bits) {
   return bits & MANUAL ? out + packed(headers.get("location")) : out;
 }
 
-// The signal `fetch` follows (ours joined with the caller's), held for as
-// long as the response or its body lives. WebKit collects an
-// `AbortSignal.any` signal that nothing else references even while a fetch
-// follows it, and the caller's abort then no longer reaches a body handed
-// over after our controller was dropped: the body kept streaming and its
-// connection stayed open (tests/streams, the abort case).
-const heldSignals = new WeakMap();
-function holdSignal(response, signal) {
-  if (typeof response !== "object" || response === null) return response;
-  heldSignals.set(response, signal);
-  const body = response.body;
-  if (typeof body === "object" && body !== null) heldSignals.set(body, signal);
-  return response;
+// A response handed over as a stream (`handed`) follows the caller's signal
+// after the operation ended, as `fetch`'s would: when that signal aborts,
+// the attempt's controller aborts with its reason, and the host errors the
+// body as it errors its own. Not `AbortSignal.any` at every attempt, which
+// costs 10–17 µs per call in Node (BENCHMARKS.md); a response the
+// operation buffered follows the signal by itself (`SignalledResponse`),
+// and during the operation the executor listens. One listener per signal,
+// over the controllers of the bodies handed over under it, held weakly (a
+// long-lived signal keeps neither the responses of the calls made under it
+// nor a listener each: Node warns past ten); those collected are dropped
+// as more come. Each controller lives as long as its body: the host's
+// response and body keep it, and so does a stream of ours around that body
+// (`handOver`: js/src/body.js `joined`). WebKit collects a signal, or an
+// object only a `WeakMap` or `FinalizationRegistry` follows, while its
+// fetch still streams, and the abort would then no longer reach the body.
+const kept = new WeakMap();
+const underSignal = new WeakMap();
+
+/** Attempt `a`'s body, of the host's `response`, follows the caller's signal. */
+function followCaller(a, response) {
+  const { caller, controller } = a;
+  if (caller.aborted) return controller.abort(caller.reason);
+  kept.set(response, controller);
+  kept.set(response.body, controller);
+  let refs = underSignal.get(caller);
+  if (refs === undefined) {
+    refs = new Set();
+    refs.bound = 64;
+    underSignal.set(caller, refs);
+    const abort = () => {
+      underSignal.delete(caller);
+      for (const ref of refs) ref.deref()?.abort(caller.reason);
+    };
+    caller.addEventListener("abort", abort, { once: true });
+  } else if (refs.size >= refs.bound) {
+    for (const ref of refs) if (ref.deref() === undefined) refs.delete(ref);
+    refs.bound = Math.max(64, 2 * refs.size);
+  }
+  refs.add(new WeakRef(controller));
 }
 
-/** `fetch(input, init)` of attempt `a`: under its controller's signal
- * (joined with the caller's with `a.joined`: `AbortSignal.any`, where the
- * host has it), with `redirect: "manual"` with `manual`; a non-promise
- * answer adopted. */
+/** `fetch(input, init)` of attempt `a`: under its controller's signal,
+ * with `redirect: "manual"` with `manual`; a non-promise answer adopted. */
 function send(a, input, init, manual) {
   const controller = a.controller;
-  if (controller) {
-    if (a.joined === true) {
-      try {
-        a.joined = AbortSignal.any([controller.signal, a.caller]);
-      } catch {
-        // No `AbortSignal.any` here: ours alone.
-        a.joined = undefined;
-      }
-    }
-    init.signal = a.joined || controller.signal;
-  }
+  if (controller) init.signal = controller.signal;
   if (manual) init.redirect = "manual";
   // Called as a function: a browser's `fetch` refuses any other `this`.
   const fetch = a.fetch;
@@ -283,8 +299,8 @@ function send(a, input, init, manual) {
 }
 
 // FETCH's bits (src/host/io.rs): a clone of the call's Request, under an
-// AbortController of our own, with `redirect: "manual"`, its signal joined
-// with the caller's.
+// AbortController of our own, with `redirect: "manual"`; its body, if handed
+// over as a stream, follows the caller's signal afterwards (`handed`).
 const CLONE = 1;
 const CONTROLLED = 2;
 const MANUAL = 4;
@@ -294,8 +310,8 @@ const JOIN = 8;
  * `fetch(input, init)` (the function held as `fetchId`, else the call's
  * own: 0), as `bits` say (above): of a clone of `input` (whose Request a
  * 307/308 reads the body again from), under an AbortController of its own
- * (none for a call passed through as it is), joined with the call's
- * signal, with `redirect: "manual"` (we follow redirects hop by hop: the
+ * (none for a call passed through as it is; a body handed over as a
+ * stream follows the call's signal then), with `redirect: "manual"` (we follow redirects hop by hop: the
  * facts then carry the `Location`). Its step answers the response's facts
  * (only its status, or −1 for an answer that is not a Response, when not
  * controlled), or fails where it failed: a start that threw sent nothing. */
@@ -308,6 +324,7 @@ export function attempt(id, fetchId, callId, bits) {
     input: undefined,
     controller: undefined,
     joined: bits & JOIN && c.caller !== undefined,
+    buffered: false,
     bits: 0,
     response: undefined,
     error: undefined,
@@ -335,7 +352,7 @@ export function attempt(id, fetchId, callId, bits) {
 function arrived(a, sent, bits) {
   sent.then(
     (response) => {
-      a.response = a.joined ? holdSignal(response, a.joined) : response;
+      a.response = response;
       let facts;
       try {
         facts = bits & CONTROLLED ? factsOf(response, false, bits) : response instanceof Response ? response.status : -1;
@@ -503,6 +520,7 @@ export function rebuild(id, abort) {
   const a = held.get(id);
   try {
     a.response = rebuilt(a.response, a.bytes, a.caller, abort);
+    a.buffered = true;
   } catch {
     // The host's own response, as it is.
   }
@@ -513,7 +531,8 @@ export function rebuild(id, abort) {
 export function handOver(id) {
   const a = held.get(id);
   try {
-    const body = joined(a.reader, a.caller, heldSignals.has(a.response));
+    const body = joined(a.reader, a.caller, a.joined, a.controller);
+    a.host = a.response;
     a.response = rebuilt(a.response, body, undefined, 0);
     return "";
   } catch (error) {

@@ -95,8 +95,9 @@ function erring(reader, controller) {
  * caller's cancel cancels the host's body; `signal` (the caller's) also
  * stops the chunks read earlier, as it would have stopped them in the
  * host's body (`follows`: the host's body follows `signal` too). Not a tee
- * of the body: undici's tee costs ~100 µs on every chunked answer. */
-export function joined(r, signal, follows) {
+ * of the body: undici's tee costs ~100 µs on every chunked answer.
+ * `keep` (the attempt's controller) lives as long as the stream. */
+export function joined(r, signal, follows, keep) {
   const { reader } = r;
   // The registry's target: reachable only from this stream's algorithms
   // (the held reader knows nothing of it).
@@ -133,6 +134,7 @@ export function joined(r, signal, follows) {
       });
     },
     cancel: (reason) => reader.cancel(reason),
+    keep,
   };
   return new ReadableStream(source, { highWaterMark: 0 });
 }

@@ -44,10 +44,10 @@ pub const AWAIT_HELD: u32 = 6;
 /// kind's bits added: [`CLONE`] a clone of the call's `Request` (a 307/308
 /// reads its body again), [`CONTROLLED`] under an `AbortController` of its
 /// own, [`MANUAL`] with `redirect: "manual"` (we follow redirects hop by
-/// hop: its facts carry the `Location`), [`JOIN`] under its controller's
-/// signal joined with the call's (`AbortSignal.any`: a body that may be
-/// handed over as a stream follows the caller's signal after the hand-over;
-/// otherwise the caller's abort reaches the attempt through the machine).
+/// hop: its facts carry the `Location`), [`JOIN`] its body, if handed
+/// over as a stream, follows the caller's signal after the hand-over (one
+/// listener per signal aborts the attempt's controller; otherwise the
+/// caller's abort reaches the attempt through the machine).
 /// [`LENGTH`] and [`TYPE`] say which of the body's headers its facts carry
 /// (`Content-Length` and `Content-Encoding`; `Content-Type`): only those the
 /// response body mode reads. Its step ([`step`]) answers as any attempt's;

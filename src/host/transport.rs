@@ -10,9 +10,10 @@
 //!
 //! Dropping an attempt aborts it: the engine drops the loser of the race
 //! against our timers and the caller's signal, so the request and its body
-//! read stop at once, whichever fired. `fetch` gets `AbortSignal.any([ours,
-//! caller's])`, so a streamed body keeps following the caller's signal
-//! after the hand-over with no listener of ours.
+//! read stop at once, whichever fired. `fetch` gets our controller's
+//! signal; a body handed over as a stream keeps following the caller's
+//! after the hand-over through one listener per caller signal, which aborts
+//! the controllers of the bodies still alive (js/src/attempts.js `handed`).
 
 use alloc::rc::Rc;
 use alloc::string::String;
@@ -262,13 +263,11 @@ impl FetchTransport {
     /// `Request` while its body may be needed again, otherwise the input
     /// itself (a URL, whose `init` body is replayable, or a one-shot stream
     /// sent once); with `redirect: "manual"` where `policy::redirect` says
-    /// we follow redirects. Its signal is joined with the caller's only
-    /// where the body may be handed over as a stream (which must follow
-    /// the caller's signal after the hand-over): a body read inside the
-    /// attempt, and the request itself, stop through the machine when the
-    /// caller aborts, and a buffered response follows the caller's signal
-    /// by itself (`rebuild`). `AbortSignal.any` is the costliest thing an
-    /// attempt can build (BENCHMARKS.md).
+    /// we follow redirects. [`JOIN`] where the body may be handed over as
+    /// a stream (which must follow the caller's signal after the
+    /// hand-over): a body read inside the attempt, and the request itself,
+    /// stop through the machine when the caller aborts, and a buffered
+    /// response follows the caller's signal by itself (`rebuild`).
     fn start(&self, manual: bool) -> Attempt {
         let p = &self.prepared;
         let again = if p.is_request && p.replayable { CLONE } else { 0 };

@@ -1071,6 +1071,37 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
     assert.ok(next instanceof Error || (typeof next === 'object' && next !== null), `the next read rejected, got ${String(next)}`);
   });
 
+  add('Five bodies handed over as streams under one long-lived signal (a browser opens six connections to a host) put at most one abort listener on it between them, and its abort still stops every one', async () => {
+    const ac = new AbortController();
+    const signal = ac.signal;
+    let live = 0;
+    let most = 0;
+    const listeners = new Set();
+    const add = signal.addEventListener;
+    const remove = signal.removeEventListener;
+    signal.addEventListener = function (type, fn, options) {
+      if (type === 'abort' && !listeners.has(fn)) listeners.add(fn), most = Math.max(most, ++live);
+      return add.call(this, type, fn, options);
+    };
+    signal.removeEventListener = function (type, fn, options) {
+      if (type === 'abort' && listeners.delete(fn)) live -= 1;
+      return remove.call(this, type, fn, options);
+    };
+    const p = policy({ responseBody: 'stream' });
+    const readers = [];
+    for (let i = 0; i < 5; i += 1) {
+      const res = await p.fetch(scen('slow-body', rid(), { ms: 3000, type: EVENTS }), { signal });
+      readers.push(res.body.getReader());
+    }
+    for (const reader of readers) assert.ok(!(await reader.read()).done, 'a first chunk');
+    assert.ok(most <= 2 && live <= 1, `abort listeners at most 2 during a call and 1 between calls, got ${most} at most, ${live} after`);
+    ac.abort(new Error('user left'));
+    for (const reader of readers) {
+      const next = await Promise.race([reader.read().then(() => 'resolved', (e) => e), sleep(2000).then(() => 'hung')]);
+      assert.ok(next !== 'resolved' && next !== 'hung', `every body's next read rejected, got ${String(next)}`);
+    }
+  });
+
   add('In stream mode a 503 is retried (its body cancelled) and the final 200 is the host\'s own Response, redirected and url kept', async () => {
     const id = rid();
     const target = seqUrl(id, ['503', '200']);
