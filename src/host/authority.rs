@@ -14,7 +14,8 @@ use super::convert::to_js;
 use super::wire;
 use crate::json;
 use crate::policy::budget::lease::{Authority, AuthorityConfig, AuthorityState, FleetConfig};
-use crate::policy::options::{integer_in, ErrorKind, OptionError};
+use crate::policy::number::integer_in;
+use crate::policy::options::{ErrorKind, OptionError};
 
 const NOW: OptionError = OptionError {
     field: "nowMs",

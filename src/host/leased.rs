@@ -24,10 +24,9 @@ use wasm_bindgen::prelude::*;
 use super::glue::{Glue, Held};
 use crate::policy::backoff::BadRandom;
 use crate::policy::budget::lease::link::{self, Unlinked};
-use crate::policy::budget::lease::Mode;
 use crate::policy::budget::quota::QuotaConfig;
 use crate::policy::budget::rate::RateConfig;
-use crate::policy::budget::{InMemory, SharedState};
+use crate::policy::budget::{InMemory, Mode, SharedState};
 use crate::policy::options::Options;
 use crate::policy::throttle::{Admit, ThrottleConfig};
 

@@ -18,6 +18,7 @@
 use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::sync::Arc;
+use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 use core::future::Future;
@@ -301,6 +302,19 @@ pub fn finished(id: u32) -> Option<Outcome> {
 // wasm32-unknown-unknown --lib`, tier wasm-node): what each wait asks of the
 // executor, and what each event resumes. The engine's decisions are tested
 // natively; the whole, in every runtime, by the e2e tiers.
+/// Machine `machine`'s outcome, once it ended (the machine is let go): its
+/// data as JSON text (`{ kind, reason, message, retryAt?, notBefore?,
+/// report }`), with the ids of its last response and its cause (the
+/// host's error, a cancel's reason; 0: none) in the work buffer's first
+/// two places (js/src/attempts.js `handed`, `thrown`). `undefined` for a
+/// machine that has not ended.
+#[wasm_bindgen(js_name = outcomeOf)]
+pub fn outcome_of(machine: u32) -> Option<String> {
+    let (response, cause, data) = finished(machine)?.hand_over();
+    answer_pair(response, cause);
+    Some(data)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::glue::install;

@@ -72,6 +72,7 @@ macro_rules! default_module_only {
 default_module_only! {
     mod clock;
     mod exports;
+    mod failure;
     mod glue;
     #[cfg(not(feature = "browser"))]
     mod hops;

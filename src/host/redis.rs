@@ -38,7 +38,7 @@ use super::wire;
 use crate::engine::{race, Either};
 use crate::policy::budget::lease::swap::{conflict_wait_ms, store_time_ms, StoreClock};
 use crate::policy::budget::lease::LeaseRequest;
-use crate::policy::options::floor_in;
+use crate::policy::number::floor_in;
 use crate::policy::schema::MAX_COMMAND_MS;
 
 #[wasm_bindgen]

@@ -26,7 +26,7 @@ use crate::policy::budget::lease::{
 };
 use crate::policy::budget::quota::QuotaConfig;
 use crate::policy::budget::rate::RateConfig;
-use crate::policy::options::integer_in;
+use crate::policy::number::integer_in;
 use crate::policy::throttle::{Counts, WindowState, BUCKETS, MAX_WINDOW_MS, MIN_WINDOW_MS};
 
 /// A field that is not what it must be: `object.key`.

@@ -24,7 +24,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::limits::MAX_TIMER_MS;
-use super::options::{floor_in, integer_in};
+use super::number::{floor_in, integer_in};
 
 /// How an integer is named in the sentence (js/src/options.js).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -622,27 +622,6 @@ schema! {
     "meterProvider": Kind::Object(&METER_PROVIDER), Def::None;
     "attemptSpans": Kind::Or(&Kind::Bool, &Kind::Word("auto,")), Def::Word("auto");
     "name": Kind::Text(false), Def::None;
-}
-
-schema! {
-    /// `syncOutbox(name, options)` (saferetry/sw, js/src/sw.js): the
-    /// policy's options and the outbox's, as the pages open it.
-    pub SYNC_OUTBOX, open: false;
-    "policy": Kind::Object(&super::options::POLICY), Def::None;
-    "ttl": super::outbox::TTL, Def::None;
-    "credentials": Kind::Bool, Def::None;
-}
-
-schema! {
-    /// `OutboxObject.send(request)` (saferetry/cloudflare): a write, as an
-    /// RPC carries it.
-    pub OUTBOX_OBJECT_SEND, open: false;
-    "url": Kind::Text(true), Def::Required;
-    "method": Kind::Text(true), Def::None;
-    "headers": Kind::Any, Def::None;
-    "body": Kind::Any, Def::None;
-    "idempotencyKey": Kind::Or(&super::options::KEY, &Kind::Bool), Def::None;
-    "durable": super::outbox::DURABLE, Def::None;
 }
 
 /// The longest a Redis command may take (`redisBudget`'s `commandMs`).
