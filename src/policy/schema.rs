@@ -4,7 +4,7 @@
 //! A [`Schema`] lists an object's keys and, for each, its [`Kind`] (an
 //! integer in a range, a boolean, a word out of a list, a function, a
 //! nested object, a list…) and its default. [`read`] reads an object
-//! through a [`Source`] — the host's is JavaScript (src/host/read.rs: one
+//! through a [`Source`] — the host's is JavaScript (src/host/api/read.rs: one
 //! crossing per object, the glue reading the keys named here) — and
 //! answers each field's [`Value`], or the first [`Refusal`]: an unknown key,
 //! a value of the wrong type, or one out of its range, with the field's
@@ -18,7 +18,7 @@
 //! (`policy::options`, `policy::poll`, `policy::outbox`, and below: the
 //! options of `redisBudget` and of the JavaScript entries that keep no
 //! Rust state, which the default module's `checkOptions` checks for them,
-//! src/host/read.rs).
+//! src/host/api/read.rs).
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -629,7 +629,7 @@ pub const MAX_COMMAND_MS: u64 = 60_000;
 
 schema! {
     /// `redisBudget(client, name, options)` (saferetry/redis): the Redis
-    /// module's `RedisExchange` takes them checked (src/host/redis.rs);
+    /// module's `RedisExchange` takes them checked (src/host/lease/redis.rs);
     /// `key`'s default is the name's, `"saferetry:budget:<name>"`.
     pub REDIS_BUDGET, open: false;
     "fleetSize": FLEET_SIZE, Def::None;

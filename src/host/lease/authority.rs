@@ -9,9 +9,9 @@
 use alloc::string::String;
 use wasm_bindgen::prelude::*;
 
-use super::bind::date_now;
-use super::convert::to_js;
 use super::wire;
+use crate::host::shared::bind::date_now;
+use crate::host::shared::convert::to_js;
 use crate::json;
 use crate::policy::budget::lease::{Authority, AuthorityConfig, AuthorityState, FleetConfig};
 use crate::policy::number::integer_in;

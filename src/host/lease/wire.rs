@@ -18,8 +18,8 @@ use wasm_bindgen::JsValue;
 
 use alloc::vec::Vec;
 
-use super::bind::get;
-use super::caller::list;
+use crate::host::shared::bind::get;
+use crate::host::shared::caller::list;
 use crate::policy::budget::lease::{
     AuthorityState, AuthorityStats, FleetConfig, FleetWindow, Grant, HolderState, LeaseRequest,
     ThrottleReport,
@@ -149,7 +149,7 @@ pub enum Answer {
 }
 
 pub fn answer(js: &JsValue) -> Result<Answer, Malformed> {
-    match super::bind::get_string(js, "unavailable") {
+    match crate::host::shared::bind::get_string(js, "unavailable") {
         Some(reason) => Ok(Answer::Unavailable(reason)),
         None => grant(js).map(Answer::Grant),
     }

@@ -139,7 +139,7 @@ impl<T: 'static> Machine<T> {
 
     /// The redirect chain a [`super::io::FETCH`] of attempt `id` with the
     /// `CHAIN` bit starts with (js/src/hops.js follows it).
-    pub fn chain(&self, id: u32) -> Option<super::hops::Chain> {
+    pub fn chain(&self, id: u32) -> Option<crate::host::attempt::hops::Chain> {
         self.io.chain(id)
     }
 
@@ -283,7 +283,7 @@ pub fn on_event(id: u32) -> u32 {
 
 /// The redirect chain of machine `id`'s attempt `attempt` (see [`Machine::chain`]).
 #[wasm_bindgen(js_name = machineChain)]
-pub fn machine_chain(id: u32, attempt: u32) -> Option<super::hops::Chain> {
+pub fn machine_chain(id: u32, attempt: u32) -> Option<crate::host::attempt::hops::Chain> {
     MACHINES.with(|ms| ms.borrow().iter().find(|m| m.id == id).and_then(|m| m.chain(attempt)))
 }
 
@@ -319,7 +319,7 @@ pub fn outcome_of(machine: u32) -> Option<String> {
 mod tests {
     use super::super::glue::install;
     use super::super::io::{sleep, step, AWAIT_HELD, CLEAR_TIMER, CLONE, CONTROLLED, FETCH, SET_TIMER};
-    use super::super::transport::Attempt;
+    use crate::host::attempt::transport::Attempt;
     use super::*;
     use crate::engine::{race, Either, Slept};
     use crate::policy::budget::concurrency::Gate;

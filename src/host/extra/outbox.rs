@@ -10,9 +10,9 @@ use js_sys::Array;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::bind::{get, get_string, math_random};
-use super::caller::list;
-use super::convert::to_js;
+use crate::host::shared::bind::{get, get_string, math_random};
+use crate::host::shared::caller::list;
+use crate::host::shared::convert::to_js;
 use crate::policy::classify::Stage;
 use crate::policy::limits::{timer_ms, MAX_TIMER_MS, REPLAY_BYTES};
 use crate::policy::number::{floor_in, integer_in, opt_ms};

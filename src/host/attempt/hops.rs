@@ -12,7 +12,7 @@ use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 use wasm_bindgen::prelude::*;
 
-use super::glue::{Facts, Held};
+use crate::host::operation::glue::{Facts, Held};
 use super::failure::{delivered_by, failed as failed_with, fetch_failed, not_sent, StepFailure};
 use super::request::Prepared;
 use crate::engine::Failed;

@@ -4,7 +4,7 @@
 //! module carries no chain. Where it does say so — the browser entry
 //! loaded outside a browser — the attempt fails before sending.
 
-use super::glue::{Facts, Glue, Held};
+use crate::host::operation::glue::{Facts, Glue, Held};
 use super::failure::{not_sent, StepFailure};
 use super::request::Prepared;
 use crate::engine::Failed;

@@ -17,11 +17,11 @@
 use alloc::rc::Rc;
 use alloc::string::String;
 
-use super::bind::date_now;
+use crate::host::shared::bind::date_now;
 use super::failure::{delivered_by, failed, fetch_failed, not_sent, StepFailure, REJECTED, THREW};
-use super::glue::{end, reserve, Facts, Glue, Held, ABORT, CANCEL, KEEP};
+use crate::host::operation::glue::{end, reserve, Facts, Glue, Held, ABORT, CANCEL, KEEP};
 use super::hops::{self, Followed};
-use super::io::{self, sleep, step, Io, CLONE, CONTROLLED, JOIN, LENGTH, MANUAL, READ_NEXT, READ_UP_TO, READ_WHOLE, TYPE};
+use crate::host::operation::io::{self, sleep, step, Io, CLONE, CONTROLLED, JOIN, LENGTH, MANUAL, READ_NEXT, READ_UP_TO, READ_WHOLE, TYPE};
 use super::request::Prepared;
 use crate::engine::{race, Answer, Either, Failed, Transport};
 use crate::policy::body::{handling, Handling, Inside, Next, ResponseBody};
@@ -85,27 +85,27 @@ impl Drop for Received {
 
 /// An attempt in progress, aborted and let go if dropped before it ended
 /// (its start taken back if the executor has not read it yet).
-pub(super) struct Attempt {
+pub(in crate::host) struct Attempt {
     id: u32,
     io: Option<Rc<Io>>,
 }
 
 impl Attempt {
-    /// Has the executor start attempt `bits` (`super::io::FETCH`'s) of
+    /// Has the executor start attempt `bits` (`crate::host::operation::io::FETCH`'s) of
     /// call `call` with the `fetch` it holds as `fetch` (0: the call's
     /// own). Its step answers the response's facts, or fails where the
     /// start failed.
-    pub(super) fn start(call: u32, fetch: u32, bits: u32) -> Attempt {
+    pub(in crate::host) fn start(call: u32, fetch: u32, bits: u32) -> Attempt {
         let id = reserve();
         Attempt { id, io: io::fetch(id, call, fetch, bits) }
     }
 
-    pub(super) fn id(&self) -> u32 {
+    pub(in crate::host) fn id(&self) -> u32 {
         self.id
     }
 
     /// The attempt's number, from here on its holder's to end.
-    pub(super) fn take(mut self) -> u32 {
+    pub(in crate::host) fn take(mut self) -> u32 {
         let id = self.id;
         self.io = None;
         core::mem::forget(self);
@@ -119,7 +119,7 @@ impl Attempt {
 
     /// The attempt failed: aborted, and kept while the value that failed
     /// it is held as its own.
-    pub(super) fn failed(self, failure: Failed<Held>) -> Failed<Held> {
+    pub(in crate::host) fn failed(self, failure: Failed<Held>) -> Failed<Held> {
         let id = self.take();
         let kept = failure.error.as_ref().is_some_and(|e| e.id() == id);
         end(id, if kept { ABORT | KEEP } else { ABORT });
@@ -128,7 +128,7 @@ impl Attempt {
 
     /// The attempt ended as the caller's: what it holds is the caller's
     /// to take (a pass-through's response), or its failure, held.
-    pub(super) fn kept(self) -> Held {
+    pub(in crate::host) fn kept(self) -> Held {
         Held::new(self.take())
     }
 }
@@ -155,7 +155,7 @@ fn null_body(status: u16) -> bool {
 
 impl FetchTransport {
     /// A failure after the response started: the request was delivered.
-    pub(super) fn delivered(&self, id: u32, e: &JsValue) -> Failed<Held> {
+    pub(in crate::host) fn delivered(&self, id: u32, e: &JsValue) -> Failed<Held> {
         delivered_by(id, StepFailure::parse(e))
     }
 

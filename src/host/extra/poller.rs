@@ -14,8 +14,8 @@ use alloc::vec::Vec;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::bind::date_now;
-use super::convert;
+use crate::host::shared::bind::date_now;
+use crate::host::shared::convert;
 use crate::json;
 use crate::policy::number::{floor_in, opt_ms};
 use crate::policy::poll::{unpack, Cause, Ending, Next, Poll, PollVerdict, Queried, STATUS_METHOD};

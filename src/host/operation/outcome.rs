@@ -5,7 +5,7 @@
 
 use alloc::string::String;
 
-use super::convert;
+use crate::host::shared::convert;
 use super::glue::{end, Held};
 use crate::policy::report::Report;
 use crate::policy::state::Phase;
@@ -24,7 +24,7 @@ impl Outcome {
     }
 
     /// Hands the response and the cause over (their ids; 0: none) with the
-    /// data as JSON text (`outcomeOf`, src/host/machine.rs).
+    /// data as JSON text (`outcomeOf`, src/host/operation/machine.rs).
     pub fn hand_over(mut self) -> (u32, u32, String) {
         let response = self.response.take().unwrap_or(0);
         let cause = self.cause.take().map_or(0, Held::take);

@@ -7,33 +7,33 @@
 use alloc::string::String;
 use wasm_bindgen::JsValue;
 
-use super::glue::Held;
+use crate::host::operation::glue::Held;
 use super::request::Prepared;
 use crate::engine::Failed;
 use crate::packed::Fields;
 use crate::policy::classify::{Failure, Stage};
 use crate::policy::runtime::{doomed, fetch_failure, ErrorShape, Runtime, Sent};
 
-pub(super) fn failed(failure: Failure, code: &str, name: &str, error: Option<Held>) -> Failed<Held> {
+pub(in crate::host) fn failed(failure: Failure, code: &str, name: &str, error: Option<Held>) -> Failed<Held> {
     Failed { failure, code: String::from(code), name: String::from(name), error }
 }
 
 /// The request could not even be handed to `fetch`.
-pub(super) fn not_sent(e: Held) -> Failed<Held> {
+pub(in crate::host) fn not_sent(e: Held) -> Failed<Held> {
     failed(Failure::Network(Stage::NotSent), "setup", "TypeError", Some(e))
 }
 
 /// Where a step failed, first in its failure (js/src/attempts.js):
 /// starting the attempt threw (nothing was sent), `fetch` rejected, or
 /// reading the response or its body failed.
-pub(super) const THREW: u8 = 0;
-pub(super) const REJECTED: u8 = 1;
+pub(in crate::host) const THREW: u8 = 0;
+pub(in crate::host) const REJECTED: u8 = 1;
 
 /// A step's failure as js/src/attempts.js packs it: where, then the fields
 /// of the thrown value that classification and reports read (its `name`,
 /// `message`, whether it has a `cause`, its `code`, the cause's `code`,
 /// `syscall` and `message`). The value itself stays with the attempt.
-pub(super) struct StepFailure {
+pub(in crate::host) struct StepFailure {
     pub at: u8,
     fields: ErrorFields,
 }
@@ -53,7 +53,7 @@ impl StepFailure {
 }
 
 /// The fields of a JS error that classification and reports read.
-pub(super) struct ErrorFields {
+pub(in crate::host) struct ErrorFields {
     pub name: String,
     message: Option<String>,
     has_cause: bool,
@@ -95,12 +95,12 @@ impl ErrorFields {
 }
 
 /// A failure after the response started: the request was delivered.
-pub(super) fn delivered_by(id: u32, f: StepFailure) -> Failed<Held> {
+pub(in crate::host) fn delivered_by(id: u32, f: StepFailure) -> Failed<Held> {
     f.fields.failed(Failure::Network(Stage::MaybeDelivered), Held::new(id))
 }
 
 /// `fetch` rejected: how far the request got, by the runtime's rules.
-pub(super) fn fetch_failed(prepared: &Prepared, runtime: Runtime, id: u32, f: StepFailure) -> Failed<Held> {
+pub(in crate::host) fn fetch_failed(prepared: &Prepared, runtime: Runtime, id: u32, f: StepFailure) -> Failed<Held> {
     let url = match runtime {
         Runtime::Deno => prepared.url.clone(),
         _ => String::new(),

@@ -15,8 +15,8 @@ use alloc::vec::Vec;
 use js_sys::Array;
 use wasm_bindgen::prelude::*;
 
-use super::bind::get;
-use super::caller::array_from;
+use crate::host::shared::bind::get;
+use crate::host::shared::caller::array_from;
 use crate::policy::schema::{self, describe, Class, Failure, Refusal, Schema, Source, Value};
 
 #[wasm_bindgen]
