@@ -13,10 +13,11 @@ use proptest::prelude::*;
 use saferetry::engine::{run, Budget, Call};
 use saferetry::policy::budget::lease::{
     Authority, AuthorityConfig, ClientConfig, FleetConfig, FleetWindow, Grant, LeaseRequest, LeasedClient,
-    Mode, ThrottleReport,
+    ThrottleReport,
 };
 use saferetry::policy::budget::quota::QuotaConfig;
 use saferetry::policy::budget::rate::{Rate, RateConfig};
+use saferetry::policy::budget::Mode;
 use saferetry::policy::budget::{InMemory, SharedState, Stats};
 use saferetry::policy::classify::Safety;
 use saferetry::policy::options::Options;

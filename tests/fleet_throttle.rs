@@ -9,9 +9,9 @@
 mod support;
 
 use saferetry::policy::budget::lease::{
-    Authority, AuthorityConfig, AuthorityState, ClientConfig, LeasedClient, Mode,
+    Authority, AuthorityConfig, AuthorityState, ClientConfig, LeasedClient,
 };
-use saferetry::policy::budget::{InMemory, SharedState};
+use saferetry::policy::budget::{InMemory, Mode, SharedState};
 use saferetry::policy::throttle::{Admit, ThrottleConfig};
 use support::sim::Draws;
 

@@ -16,11 +16,13 @@ use saferetry::policy::body::ResponseBody;
 use saferetry::policy::budget::quota::QuotaConfig;
 use saferetry::policy::budget::rate::RateConfig;
 use saferetry::policy::options::{Options, POLICY};
-use saferetry::policy::outbox::{Config, Durable, DEFAULT_TTL_MS, MAX_TTL_MS, OUTBOX, OUTBOX_STORE, SEND};
+use saferetry::policy::outbox::{
+    Config, Durable, DEFAULT_TTL_MS, MAX_TTL_MS, OUTBOX, OUTBOX_OBJECT_SEND, OUTBOX_STORE, SEND, SYNC_OUTBOX,
+};
 use saferetry::policy::poll::{pack, unpack, PollPhase, PollSchedule, POLL};
 use saferetry::policy::schema::{
     self, code, describe, Class, Failure, Kind, Schema, Unit, Value, DURABLE_BUDGET, INSTRUMENT,
-    OUTBOX_OBJECT_SEND, REDIS_BUDGET, RETRY_NOW, SYNC_OUTBOX, TAB_BUDGET,
+    REDIS_BUDGET, RETRY_NOW, TAB_BUDGET,
 };
 use saferetry::policy::throttle::{ThrottleConfig, WINDOW_MS};
 

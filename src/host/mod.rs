@@ -10,14 +10,14 @@
 //! One crate, six wasm modules (DESIGN §3, "Pay for what you use"): the
 //! default build exports the policy, the engine and the host (`Policy`),
 //! for Node, Deno, Bun and workerd; `--features browser` builds the same
-//! for browsers without the redirect hops (`hops.rs`, the `Chain` export:
+//! for browsers without the redirect hops (`attempt/hops.rs`, the `Chain` export:
 //! a browser's `fetch` follows redirects itself, so
-//! `policy::redirect::follower` never says we do there), `nohops.rs` in
+//! `policy::redirect::follower` never says we do there), `attempt/nohops.rs` in
 //! their place, loaded by js/src/web.js and sw.js (4.9 KB gzip less for a
 //! page). `--features authority` builds the fleet's module: the authority
 //! (`BudgetAuthority`, the readers of lease requests and of its saved
-//! state) and the policies' leased clients (`fleet.rs`: a policy with a
-//! shared budget reaches its client there by number, `leased.rs`), which
+//! state) and the policies' leased clients (`lease/fleet.rs`: a policy with a
+//! shared budget reaches its client there by number, `api/leased.rs`), which
 //! only `saferetry/cloudflare`, a policy with a shared budget (a
 //! `tabBudget`'s, a carrier of one's own) and `import { BudgetAuthority }`
 //! load: a page that only retries carries none of it (4.5 KB gzip);
@@ -30,39 +30,33 @@
 //! the default module's own operations, so a page that never polls
 //! carries no poll loop (issue 37). `--features redis` (which implies
 //! `authority`) builds a module for `saferetry/redis` alone: the fleet's
-//! module plus the Redis budget's read–decide–write loop (`redis`), the
+//! module plus the Redis budget's read–decide–write loop (`lease/redis.rs`), the
 //! one place where Rust waits on JavaScript by nature (the Redis client's
 //! answers, each under a gloo-timers time limit); the policies that take a
 //! `redisBudget` run their clients there. Only a server that imports
 //! `saferetry/redis` loads it; the default and the authority's modules
 //! are unchanged by it. Each module links only what its exports reach;
 //! the helpers they share are compiled into each.
+//!
+//! One folder per job, each with its module doc: `shared` (what every
+//! module links), `operation` (the machine and its mailbox), `attempt`
+//! (one attempt's mechanics), `api` (the default module's exports),
+//! `lease` (the fleet's module and the Redis one), `extra` (the outbox's
+//! and the poll's modules). The default module's folders import `shared`
+//! and each other along `api` → `attempt` → `operation` (two names the
+//! other way: `attempt::hops::Chain`, which the mailbox holds, and
+//! `api::options::Key`, which a prepared request carries); `lease` and
+//! `extra` import `shared` only. No file imports itself through others
+//! (tests/layout.rs).
 
+// What every module shares.
+mod shared;
+// The fleet's module (with the authority; the Redis module's too).
 #[cfg(feature = "authority")]
-mod authority;
-#[cfg_attr(any(feature = "authority", feature = "outbox", feature = "poll"), allow(dead_code))]
-mod bind;
-#[cfg(not(feature = "poll"))]
-#[cfg_attr(any(feature = "authority", feature = "outbox"), allow(dead_code))]
-mod caller;
-#[cfg_attr(any(feature = "authority", feature = "outbox", feature = "poll"), allow(dead_code))]
-mod convert;
-mod error;
-// The Redis budget's time limits (gloo-timers).
-#[cfg(feature = "redis")]
-mod expiry;
-// The leased client (the fleet's module: with the authority, and the Redis
-// module's too).
-#[cfg(feature = "authority")]
-mod fleet;
-#[cfg(feature = "outbox")]
-mod outbox;
-#[cfg(feature = "poll")]
-mod poller;
-#[cfg(feature = "redis")]
-mod redis;
-#[cfg(feature = "authority")]
-mod wire;
+mod lease;
+// The outbox's and the poll's modules.
+#[cfg(any(feature = "outbox", feature = "poll"))]
+mod extra;
 
 // The default module's own parts: every one is left out of the authority's,
 // the outbox's and the poll's modules.
@@ -70,22 +64,7 @@ macro_rules! default_module_only {
     ($($item:item)*) => { $(#[cfg(not(any(feature = "authority", feature = "outbox", feature = "poll")))] $item)* };
 }
 default_module_only! {
-    mod clock;
-    mod exports;
-    mod glue;
-    #[cfg(not(feature = "browser"))]
-    mod hops;
-    #[cfg(feature = "browser")]
-    #[path = "nohops.rs"]
-    mod hops;
-    mod io;
-    mod leased;
-    mod machine;
-    mod options;
-    mod outcome;
-    mod poll;
-    mod read;
-    mod replay;
-    mod request;
-    mod transport;
+    mod api;
+    mod attempt;
+    mod operation;
 }

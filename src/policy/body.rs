@@ -315,7 +315,7 @@ mod tests {
     }
 
     /// How a body read under `auto` ends, on virtual time, as the transport
-    /// reads it (src/host/transport.rs `read_up_to`): each chunk is (ms after
+    /// reads it (src/host/attempt/transport.rs `read_up_to`): each chunk is (ms after
     /// the headers, bytes); `end` is when the body ends (`None`: it never
     /// does). A read waits for the next chunk or the end, raced against the
     /// deadline [`Inside::next`] gives; the attempt times out at

@@ -36,6 +36,7 @@ checked_arithmetic! {
     pub mod chain;
     pub mod classify;
     pub mod limits;
+    pub mod number;
     pub mod options;
     pub mod outbox;
     pub mod poll;

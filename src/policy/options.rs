@@ -37,38 +37,6 @@ pub enum ErrorKind {
     Range,
 }
 
-/// `value`'s whole part (its floor: it is not negative) in `min..=max`, if
-/// it is a number there (written without `f64::floor`, which is not in
-/// `core`).
-pub fn floor_in(value: f64, min: u64, max: u64) -> Option<u64> {
-    /// 2^64, exactly representable.
-    const BEYOND_U64: f64 = 18_446_744_073_709_551_616.0;
-    if !(0.0..BEYOND_U64).contains(&value) {
-        return None;
-    }
-    // In [0, 2^64) the cast truncates without saturating: the floor.
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // as said above
-    let whole = value as u64;
-    (min..=max).contains(&whole).then_some(whole)
-}
-
-/// `value` as an integer in `min..=max`, if it is one (NaN, infinities and
-/// fractions are not). Written without `f64::fract`, which is not in `core`.
-/// The range is compared in integers: `max as f64` rounds above 2^53, so a
-/// float comparison would let values just outside the range through.
-pub fn integer_in(value: f64, min: u64, max: u64) -> Option<u64> {
-    /// 2^64, exactly representable.
-    const BEYOND_U64: f64 = 18_446_744_073_709_551_616.0;
-    if !(0.0..BEYOND_U64).contains(&value) {
-        return None;
-    }
-    // Exact: `value` is in [0, 2^64), so the cast truncates without
-    // saturating, and an integer below 2^64 converts back exactly.
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // exact, as said above
-    let whole = value as u64;
-    (whole as f64 == value && (min..=max).contains(&whole)).then_some(whole)
-}
-
 /// Everything one operation runs under.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {

@@ -59,6 +59,27 @@ schema! {
 }
 
 schema! {
+    /// `syncOutbox(name, options)` (saferetry/sw, js/src/sw.js): the
+    /// policy's options and the outbox's, as the pages open it.
+    pub SYNC_OUTBOX, open: false;
+    "policy": Kind::Object(&super::options::POLICY), Def::None;
+    "ttl": TTL, Def::None;
+    "credentials": Kind::Bool, Def::None;
+}
+
+schema! {
+    /// `OutboxObject.send(request)` (saferetry/cloudflare): a write, as an
+    /// RPC carries it.
+    pub OUTBOX_OBJECT_SEND, open: false;
+    "url": Kind::Text(true), Def::Required;
+    "method": Kind::Text(true), Def::None;
+    "headers": Kind::Any, Def::None;
+    "body": Kind::Any, Def::None;
+    "idempotencyKey": Kind::Or(&super::options::KEY, &Kind::Bool), Def::None;
+    "durable": DURABLE, Def::None;
+}
+
+schema! {
     /// An outbox's store: what the outbox calls of it every time (its
     /// `lock`, `wake` and `close`, when it has them, are its own business).
     pub STORE, open: true;

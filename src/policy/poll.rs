@@ -17,7 +17,7 @@
 use alloc::vec::Vec;
 
 use super::classify::Safety;
-use super::options::floor_in;
+use super::number::floor_in;
 use super::reason::Reason;
 use super::schema::schema;
 use super::schema::{at, Def, Kind, Value, TIMER_MS};

@@ -11,21 +11,9 @@ use serde::{Serialize, Serializer};
 
 use super::classify::{Stage, WaitKind};
 use super::rate_limit::FloorHeader;
-use super::budget::lease::Mode;
+use super::budget::Mode;
+use super::number::{ms, opt_ms};
 use super::reason::Reason;
-
-/// Milliseconds as a plain number. Serializers may refuse a `u64` above
-/// 2^53 (serde-wasm-bindgen did), and a Retry-After floor can be any
-/// size, up to `u64::MAX` for "never": as a number it loses precision
-/// only where no clock could tell.
-pub fn ms<S: Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(*v as f64)
-}
-
-/// [`ms`] for an optional field (skipped when `None`).
-pub fn opt_ms<S: Serializer>(v: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
-    v.map(|v| v as f64).serialize(s)
-}
 
 fn is_false(b: &bool) -> bool {
     !*b

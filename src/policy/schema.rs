@@ -4,7 +4,7 @@
 //! A [`Schema`] lists an object's keys and, for each, its [`Kind`] (an
 //! integer in a range, a boolean, a word out of a list, a function, a
 //! nested object, a list…) and its default. [`read`] reads an object
-//! through a [`Source`] — the host's is JavaScript (src/host/read.rs: one
+//! through a [`Source`] — the host's is JavaScript (src/host/api/read.rs: one
 //! crossing per object, the glue reading the keys named here) — and
 //! answers each field's [`Value`], or the first [`Refusal`]: an unknown key,
 //! a value of the wrong type, or one out of its range, with the field's
@@ -18,13 +18,13 @@
 //! (`policy::options`, `policy::poll`, `policy::outbox`, and below: the
 //! options of `redisBudget` and of the JavaScript entries that keep no
 //! Rust state, which the default module's `checkOptions` checks for them,
-//! src/host/read.rs).
+//! src/host/api/read.rs).
 
 use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::limits::MAX_TIMER_MS;
-use super::options::{floor_in, integer_in};
+use super::number::{floor_in, integer_in};
 
 /// How an integer is named in the sentence (js/src/options.js).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -624,33 +624,12 @@ schema! {
     "name": Kind::Text(false), Def::None;
 }
 
-schema! {
-    /// `syncOutbox(name, options)` (saferetry/sw, js/src/sw.js): the
-    /// policy's options and the outbox's, as the pages open it.
-    pub SYNC_OUTBOX, open: false;
-    "policy": Kind::Object(&super::options::POLICY), Def::None;
-    "ttl": super::outbox::TTL, Def::None;
-    "credentials": Kind::Bool, Def::None;
-}
-
-schema! {
-    /// `OutboxObject.send(request)` (saferetry/cloudflare): a write, as an
-    /// RPC carries it.
-    pub OUTBOX_OBJECT_SEND, open: false;
-    "url": Kind::Text(true), Def::Required;
-    "method": Kind::Text(true), Def::None;
-    "headers": Kind::Any, Def::None;
-    "body": Kind::Any, Def::None;
-    "idempotencyKey": Kind::Or(&super::options::KEY, &Kind::Bool), Def::None;
-    "durable": super::outbox::DURABLE, Def::None;
-}
-
 /// The longest a Redis command may take (`redisBudget`'s `commandMs`).
 pub const MAX_COMMAND_MS: u64 = 60_000;
 
 schema! {
     /// `redisBudget(client, name, options)` (saferetry/redis): the Redis
-    /// module's `RedisExchange` takes them checked (src/host/redis.rs);
+    /// module's `RedisExchange` takes them checked (src/host/lease/redis.rs);
     /// `key`'s default is the name's, `"saferetry:budget:<name>"`.
     pub REDIS_BUDGET, open: false;
     "fleetSize": FLEET_SIZE, Def::None;

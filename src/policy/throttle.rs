@@ -68,7 +68,7 @@ use serde::Serialize;
 
 use super::backoff::{check_random, BadRandom};
 use super::classify::{Attempted, Failure, RetryOn};
-use super::report::ms;
+use super::number::ms;
 
 /// The default `K`: throttle once fewer than half the requests are accepted.
 pub const DEFAULT_K: f64 = 2.0;

@@ -6,7 +6,8 @@ use saferetry::policy::classify::RetryOn;
 use saferetry::policy::classify::{
     classify, normalize_method, Attempted, Failure, Safety, Stage, Verdict, WaitKind,
 };
-use saferetry::policy::options::{integer_in, Options, POLICY};
+use saferetry::policy::number::integer_in;
+use saferetry::policy::options::{Options, POLICY};
 use saferetry::policy::outbox::{OUTBOX, OUTBOX_STORE, SEND};
 use saferetry::policy::poll::POLL;
 use saferetry::policy::reason::Reason;
@@ -215,8 +216,8 @@ pub fn roots() -> Vec<(&'static str, &'static Schema, bool)> {
         ("durableBudget", &schema::DURABLE_BUDGET, false),
         ("retryNow", &schema::RETRY_NOW, false),
         ("instrument", &schema::INSTRUMENT, false),
-        ("syncOutbox", &schema::SYNC_OUTBOX, false),
-        ("OutboxObject.send", &schema::OUTBOX_OBJECT_SEND, false),
+        ("syncOutbox", &saferetry::policy::outbox::SYNC_OUTBOX, false),
+        ("OutboxObject.send", &saferetry::policy::outbox::OUTBOX_OBJECT_SEND, false),
     ]);
     out
 }

@@ -162,7 +162,7 @@ pub struct Stats {
     pub in_flight: Cell<u32>,
 }
 
-/// A counter as a plain number (see [`crate::policy::report::ms`]).
+/// A counter as a plain number (see [`crate::policy::number::ms`]).
 fn count<S: Serializer>(c: &Cell<u64>, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(c.get() as f64)
 }
@@ -201,6 +201,19 @@ impl Drop for Counting<'_> {
     fn drop(&mut self) {
         self.0.set(self.0.get().saturating_sub(1));
     }
+}
+
+/// Where a client's budget comes from right now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// No answer yet: the local budget only.
+    Local,
+    /// The last request was answered: spending leased grants.
+    Leased,
+    /// The authority is unreachable: held grants until they expire, then
+    /// the local budget (first attempts only).
+    Fallback,
 }
 
 // Native only: they use proptest or serde_json, which the wasm tests do not have.

@@ -19,7 +19,7 @@
 use core::cell::Cell;
 use serde::Serialize;
 
-use crate::policy::report::ms;
+use crate::policy::number::ms;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -7,12 +7,10 @@
 //! which.
 
 use alloc::vec::Vec;
-use serde::Serialize;
 
 use super::super::quota::{Quota, QuotaConfig};
 use super::super::rate::{Rate, RateConfig};
-use super::{AuthorityState, FleetConfig, FleetWindow, Grant, HolderState, LeaseRequest};
-use crate::policy::report::ms;
+use super::{AuthorityState, AuthorityStats, FleetConfig, FleetWindow, Grant, HolderState, LeaseRequest};
 use crate::policy::throttle::{Counts, Throttle, DEFAULT_K};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,36 +54,6 @@ impl Default for AuthorityConfig {
             forget_ms: 600_000,
         }
     }
-}
-
-/// Counters for the authority's own report.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AuthorityStats {
-    #[serde(serialize_with = "ms")]
-    pub requests: u64,
-    #[serde(serialize_with = "ms")]
-    pub duplicates: u64,
-    #[serde(serialize_with = "ms")]
-    pub tokens_granted: u64,
-    #[serde(serialize_with = "ms")]
-    pub tokens_credited: u64,
-    #[serde(serialize_with = "ms")]
-    pub tokens_refunded: u64,
-    /// Tokens given back for clients silent two `ttl_ms` (a killed
-    /// instance's unspent tokens). Those a late request takes again count
-    /// as granted again.
-    #[serde(serialize_with = "ms")]
-    pub tokens_reclaimed: u64,
-    #[serde(serialize_with = "ms")]
-    pub slots_granted: u64,
-    /// Requests whose policy offered a quota or a rate other than the one
-    /// in force when they arrived (a mixed fleet, a redeploy under way).
-    #[serde(serialize_with = "ms")]
-    pub differing_configs: u64,
-    /// Times the configuration in force changed ([`FleetConfig::strictest`]).
-    #[serde(serialize_with = "ms")]
-    pub config_changes: u64,
 }
 
 #[derive(Debug)]

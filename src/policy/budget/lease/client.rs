@@ -15,9 +15,10 @@ use super::super::rate::{Rate, RateConfig};
 use super::super::SharedState;
 use super::link;
 use super::slots::Slots;
-use super::{FleetConfig, FleetWindow, Grant, LeaseRequest, Mode, ThrottleReport, HORIZON_MS};
+use super::super::Mode;
+use super::{FleetConfig, FleetWindow, Grant, LeaseRequest, ThrottleReport, HORIZON_MS};
 use crate::policy::backoff::BadRandom;
-use crate::policy::report::ms;
+use crate::policy::number::ms;
 use crate::policy::throttle::{Admit, Counts, Throttle, ThrottleConfig};
 
 /// How soon a start refused while a request is in flight is tried again.

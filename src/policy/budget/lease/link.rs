@@ -14,9 +14,9 @@
 
 use super::super::quota::QuotaConfig;
 use super::super::rate::RateConfig;
-use super::Mode;
+use super::super::Mode;
 use crate::policy::backoff::BadRandom;
-use crate::policy::options::integer_in;
+use crate::policy::number::integer_in;
 use crate::policy::throttle::{Admit, ThrottleConfig};
 
 // What the page's module asks its client (`leaseCall`'s `op`), and the

@@ -51,7 +51,7 @@
 //!   start: it answers `reserve_start` with the time to ask again (when its
 //!   refill goes out, or shortly after, while one is in flight), and the
 //!   engine queues the operation until then, within its deadline, as it
-//!   queues for the in-memory rate. A fresh client ([`Mode::Local`]) makes
+//!   queues for the in-memory rate. A fresh client ([`Mode::Local`](super::Mode::Local)) makes
 //!   at most `borrow` starts before its first answer (repaid from its first
 //!   slots) and queues the rest for that answer: were it to start on its
 //!   local rate, K fresh clients at R/K each would add R to the schedule the
@@ -59,7 +59,7 @@
 //!   = 100). So K fresh clients whose answers come within a fraction of the
 //!   horizon start at most `R + (B − 1) + K × borrow` in any window, the
 //!   first included (tests/fleet.rs). Only clients cut off from the
-//!   authority ([`Mode::Fallback`]) start on their conservative
+//!   authority ([`Mode::Fallback`](super::Mode::Fallback)) start on their conservative
 //!   `local_rate`, at most one local rate's worth (+1) each per window:
 //!   with `local_rate` = R/K, at most `R + K` while the authority is away.
 //!   A later local start is not committed to while an answer is on its way
@@ -144,12 +144,12 @@
 //! # When the authority is gone
 //!
 //! A request unanswered within `answer_timeout_ms` (or reported with
-//! [`LeasedClient::on_unreachable`]) puts the client in [`Mode::Fallback`]:
+//! [`LeasedClient::on_unreachable`]) puts the client in [`Mode::Fallback`](super::Mode::Fallback):
 //! first attempts are never blocked (they start on the held slots, then, a
 //! horizon after the loss, on a conservative local rate, `local_rate`,
 //! typically R/K), retries only from
 //! the tokens still held and unexpired — after expiry, none. The client asks
-//! again every `retry_ms`; the first answer puts it back in [`Mode::Leased`].
+//! again every `retry_ms`; the first answer puts it back in [`Mode::Leased`](super::Mode::Leased).
 //!
 //! When the carrier answers that no authority can run for the client at all
 //! ([`LeasedClient::on_no_authority`]: a tab that cannot load the
@@ -222,10 +222,10 @@ use serde::Serialize;
 
 use super::quota::QuotaConfig;
 use super::rate::RateConfig;
-use crate::policy::report::ms;
+use crate::policy::number::ms;
 use crate::policy::throttle::{Counts, ThrottleConfig};
 
-pub use authority::{Authority, AuthorityConfig, AuthorityStats};
+pub use authority::{Authority, AuthorityConfig};
 
 /// How far ahead of a grant its slots may be reserved
 /// ([`AuthorityConfig::horizon_ms`]): a client that loses the authority
@@ -233,7 +233,7 @@ pub use authority::{Authority, AuthorityConfig, AuthorityStats};
 /// ([`ClientConfig::horizon_ms`]).
 pub const HORIZON_MS: u64 = 1_000;
 pub use client::{ClientConfig, LeaseStats, LeasedClient};
-pub use persist::{AuthorityState, HolderState};
+pub use persist::{AuthorityState, AuthorityStats, HolderState};
 
 /// What a fleet shares, as one client offers it: its policy's quota and
 /// start rate (`None`: this policy keeps none). Every request carries it,
@@ -401,19 +401,6 @@ pub struct Grant {
     /// The fleet's window, to a request that reported counts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<FleetWindow>,
-}
-
-/// Where a client's budget comes from right now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// No answer yet: the local budget only.
-    Local,
-    /// The last request was answered: spending leased grants.
-    Leased,
-    /// The authority is unreachable: held grants until they expire, then
-    /// the local budget (first attempts only).
-    Fallback,
 }
 
 #[cfg(test)]

@@ -8,8 +8,8 @@
 use alloc::vec::Vec;
 use serde::Serialize;
 
-use super::{AuthorityStats, FleetConfig};
-use crate::policy::report::{ms, opt_ms};
+use super::FleetConfig;
+use crate::policy::number::{ms, opt_ms};
 use crate::policy::throttle::{Counts, WindowState};
 
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
@@ -66,4 +66,34 @@ pub struct HolderState {
     /// older version: its next report sets them and credits nothing).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub counted: Option<Counts>,
+}
+
+/// Counters for the authority's own report.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthorityStats {
+    #[serde(serialize_with = "ms")]
+    pub requests: u64,
+    #[serde(serialize_with = "ms")]
+    pub duplicates: u64,
+    #[serde(serialize_with = "ms")]
+    pub tokens_granted: u64,
+    #[serde(serialize_with = "ms")]
+    pub tokens_credited: u64,
+    #[serde(serialize_with = "ms")]
+    pub tokens_refunded: u64,
+    /// Tokens given back for clients silent two `ttl_ms` (a killed
+    /// instance's unspent tokens). Those a late request takes again count
+    /// as granted again.
+    #[serde(serialize_with = "ms")]
+    pub tokens_reclaimed: u64,
+    #[serde(serialize_with = "ms")]
+    pub slots_granted: u64,
+    /// Requests whose policy offered a quota or a rate other than the one
+    /// in force when they arrived (a mixed fleet, a redeploy under way).
+    #[serde(serialize_with = "ms")]
+    pub differing_configs: u64,
+    /// Times the configuration in force changed ([`FleetConfig::strictest`]).
+    #[serde(serialize_with = "ms")]
+    pub config_changes: u64,
 }

@@ -9,12 +9,13 @@
 use alloc::string::String;
 use wasm_bindgen::prelude::*;
 
-use super::bind::date_now;
-use super::convert::to_js;
 use super::wire;
+use crate::host::shared::bind::date_now;
+use crate::host::shared::convert::to_js;
 use crate::json;
 use crate::policy::budget::lease::{Authority, AuthorityConfig, AuthorityState, FleetConfig};
-use crate::policy::options::{integer_in, ErrorKind, OptionError};
+use crate::policy::number::integer_in;
+use crate::policy::options::{ErrorKind, OptionError};
 
 const NOW: OptionError = OptionError {
     field: "nowMs",

@@ -18,15 +18,15 @@ use wasm_bindgen::JsValue;
 
 use alloc::vec::Vec;
 
-use super::bind::get;
-use super::caller::list;
+use crate::host::shared::bind::get;
+use crate::host::shared::caller::list;
 use crate::policy::budget::lease::{
     AuthorityState, AuthorityStats, FleetConfig, FleetWindow, Grant, HolderState, LeaseRequest,
     ThrottleReport,
 };
 use crate::policy::budget::quota::QuotaConfig;
 use crate::policy::budget::rate::RateConfig;
-use crate::policy::options::integer_in;
+use crate::policy::number::integer_in;
 use crate::policy::throttle::{Counts, WindowState, BUCKETS, MAX_WINDOW_MS, MIN_WINDOW_MS};
 
 /// A field that is not what it must be: `object.key`.
@@ -149,7 +149,7 @@ pub enum Answer {
 }
 
 pub fn answer(js: &JsValue) -> Result<Answer, Malformed> {
-    match super::bind::get_string(js, "unavailable") {
+    match crate::host::shared::bind::get_string(js, "unavailable") {
         Some(reason) => Ok(Answer::Unavailable(reason)),
         None => grant(js).map(Answer::Grant),
     }

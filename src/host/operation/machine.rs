@@ -18,6 +18,7 @@
 use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::sync::Arc;
+use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 use core::future::Future;
@@ -138,7 +139,7 @@ impl<T: 'static> Machine<T> {
 
     /// The redirect chain a [`super::io::FETCH`] of attempt `id` with the
     /// `CHAIN` bit starts with (js/src/hops.js follows it).
-    pub fn chain(&self, id: u32) -> Option<super::hops::Chain> {
+    pub fn chain(&self, id: u32) -> Option<crate::host::attempt::hops::Chain> {
         self.io.chain(id)
     }
 
@@ -282,7 +283,7 @@ pub fn on_event(id: u32) -> u32 {
 
 /// The redirect chain of machine `id`'s attempt `attempt` (see [`Machine::chain`]).
 #[wasm_bindgen(js_name = machineChain)]
-pub fn machine_chain(id: u32, attempt: u32) -> Option<super::hops::Chain> {
+pub fn machine_chain(id: u32, attempt: u32) -> Option<crate::host::attempt::hops::Chain> {
     MACHINES.with(|ms| ms.borrow().iter().find(|m| m.id == id).and_then(|m| m.chain(attempt)))
 }
 
@@ -301,11 +302,24 @@ pub fn finished(id: u32) -> Option<Outcome> {
 // wasm32-unknown-unknown --lib`, tier wasm-node): what each wait asks of the
 // executor, and what each event resumes. The engine's decisions are tested
 // natively; the whole, in every runtime, by the e2e tiers.
+/// Machine `machine`'s outcome, once it ended (the machine is let go): its
+/// data as JSON text (`{ kind, reason, message, retryAt?, notBefore?,
+/// report }`), with the ids of its last response and its cause (the
+/// host's error, a cancel's reason; 0: none) in the work buffer's first
+/// two places (js/src/attempts.js `handed`, `thrown`). `undefined` for a
+/// machine that has not ended.
+#[wasm_bindgen(js_name = outcomeOf)]
+pub fn outcome_of(machine: u32) -> Option<String> {
+    let (response, cause, data) = finished(machine)?.hand_over();
+    answer_pair(response, cause);
+    Some(data)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::glue::install;
     use super::super::io::{sleep, step, AWAIT_HELD, CLEAR_TIMER, CLONE, CONTROLLED, FETCH, SET_TIMER};
-    use super::super::transport::Attempt;
+    use crate::host::attempt::transport::Attempt;
     use super::*;
     use crate::engine::{race, Either, Slept};
     use crate::policy::budget::concurrency::Gate;

@@ -10,16 +10,16 @@ use js_sys::Array;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::bind::{get, get_string, math_random};
-use super::caller::list;
-use super::convert::to_js;
+use crate::host::shared::bind::{get, get_string, math_random};
+use crate::host::shared::caller::list;
+use crate::host::shared::convert::to_js;
 use crate::policy::classify::Stage;
 use crate::policy::limits::{timer_ms, MAX_TIMER_MS, REPLAY_BYTES};
-use crate::policy::options::{floor_in, integer_in, OptionError};
+use crate::policy::number::{floor_in, integer_in, opt_ms};
+use crate::policy::options::OptionError;
 use crate::policy::outbox::{self, Config, Durable, Ended, Entry, Next, Outcome, Progress, Write};
 use crate::policy::outbox::{DEFAULT_TTL_MS, MAX_TTL_MS};
 use crate::policy::reason::Reason;
-use crate::policy::report::opt_ms;
 
 /// The largest epoch millisecond a JS number holds exactly.
 const MAX_MS: u64 = (1 << 53) - 1;
@@ -112,9 +112,9 @@ fn entry_of(js: &JsValue) -> Result<Entry, OptionError> {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Schedule {
-    #[serde(serialize_with = "crate::policy::report::ms")]
+    #[serde(serialize_with = "crate::policy::number::ms")]
     retry_at: u64,
-    #[serde(serialize_with = "crate::policy::report::ms")]
+    #[serde(serialize_with = "crate::policy::number::ms")]
     expires_at: u64,
     sends: u32,
 }

@@ -12,14 +12,15 @@ use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 use wasm_bindgen::prelude::*;
 
-use super::glue::{Facts, Held};
-use super::transport::{failed as failed_with, not_sent, FetchTransport, StepFailure};
+use crate::host::operation::glue::{Facts, Held};
+use super::failure::{delivered_by, failed as failed_with, fetch_failed, not_sent, StepFailure};
+use super::request::Prepared;
 use crate::engine::Failed;
 use crate::packed::Fields;
 use crate::policy::chain::{self, Body, First, Seen, Stop, Target};
 use crate::policy::classify::{Failure, Stage};
 use crate::policy::redirect::stage_on_hop;
-use crate::policy::runtime::cross_origin_redirect_is_cors;
+use crate::policy::runtime::{cross_origin_redirect_is_cors, Runtime};
 
 // What js/src/hops.js reports failed (`Chain::failed`): the `fetch` call
 // threw or rejected, reading its response threw, or reading the body again
@@ -140,14 +141,13 @@ impl Chain {
 /// a call that is not redirected makes no chain. A redirect `fetch` would
 /// refuse (see `policy::redirect::check_hop`) is a `TypeError` that
 /// repeating cannot change.
-pub fn redirected(t: &FetchTransport, facts: &Facts) -> Option<(Chain, Rc<Followed>)> {
-    let prepared = &t.prepared;
+pub fn redirected(prepared: &Prepared, runtime: Runtime, facts: &Facts) -> Option<(Chain, Rc<Followed>)> {
     let mut chain = chain::Chain::new(chain::Request {
         method: prepared.method.clone(),
         same_origin_mode: prepared.same_origin,
         streamed: prepared.streamed,
         again: prepared.is_request && prepared.replayable,
-        cors_type: cross_origin_redirect_is_cors(t.runtime),
+        cors_type: cross_origin_redirect_is_cors(runtime),
     });
     let Seen::Redirect(_) = chain.seen(facts.status, facts.location.as_deref()) else {
         return None;
@@ -158,7 +158,7 @@ pub fn redirected(t: &FetchTransport, facts: &Facts) -> Option<(Chain, Rc<Follow
 
 /// The chain's `fetch` rejected (attempt `id`, failing with `f`): what
 /// failed, by what the chain last did.
-pub fn failed(t: &FetchTransport, followed: &Followed, id: u32, f: StepFailure) -> Failed<Held> {
+pub fn failed(prepared: &Prepared, runtime: Runtime, followed: &Followed, id: u32, f: StepFailure) -> Failed<Held> {
     let error = || Some(Held::new(id));
     let hop = followed.chain.borrow().hops();
     match followed.failed.get() {
@@ -169,9 +169,9 @@ pub fn failed(t: &FetchTransport, followed: &Followed, id: u32, f: StepFailure) 
             "TypeError",
             error(),
         ),
-        Some(Ok(READ)) => t.delivered_by(id, f),
+        Some(Ok(READ)) => delivered_by(id, f),
         Some(Ok(THREW)) => on_hop(not_sent(Held::new(id)), hop),
-        None | Some(Ok(_)) => on_hop(t.fetch_failed(id, f), hop),
+        None | Some(Ok(_)) => on_hop(fetch_failed(prepared, runtime, id, f), hop),
     }
 }
 

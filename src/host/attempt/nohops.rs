@@ -4,9 +4,11 @@
 //! module carries no chain. Where it does say so — the browser entry
 //! loaded outside a browser — the attempt fails before sending.
 
-use super::glue::{Facts, Glue, Held};
-use super::transport::{not_sent, FetchTransport, StepFailure};
+use crate::host::operation::glue::{Facts, Glue, Held};
+use super::failure::{not_sent, StepFailure};
+use super::request::Prepared;
 use crate::engine::Failed;
+use crate::policy::runtime::Runtime;
 
 /// What an attempt hands js/src/attempts.js for its hops: never one here.
 /// A number, so that `machineChain` answers no lone JS value (see
@@ -24,11 +26,11 @@ pub fn unfollowed(glue: &Glue) -> Failed<Held> {
 }
 
 /// No chain here: the attempt never follows redirects itself.
-pub fn redirected(_: &FetchTransport, _: &Facts) -> Option<(Chain, alloc::rc::Rc<Followed>)> {
+pub fn redirected(_: &Prepared, _: Runtime, _: &Facts) -> Option<(Chain, alloc::rc::Rc<Followed>)> {
     None
 }
 
 /// Never called: no attempt here has a chain.
-pub fn failed(_: &FetchTransport, followed: &Followed, _: u32, _: StepFailure) -> Failed<Held> {
+pub fn failed(_: &Prepared, _: Runtime, followed: &Followed, _: u32, _: StepFailure) -> Failed<Held> {
     match *followed {}
 }

@@ -1,6 +1,6 @@
 //! A poll's spec, read for the policy's module: `policy.poll()` checks it
 //! at the call (a bad spec throws there, naming the field, and sends
-//! nothing), and the poll's own module (`super::poller`, loaded at the
+//! nothing), and the poll's own module (`crate::host::extra::poller`, loaded at the
 //! first poll) gets it as numbers (`policy::poll::unpack`: the defaults
 //! are applied there). The hooks are js/src/poll.js's to call; here only
 //! what they are is checked, by `policy::poll::POLL` as every other
@@ -9,7 +9,7 @@
 use alloc::vec::Vec;
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::glue::Glue;
+use crate::host::operation::glue::Glue;
 use super::read::Reader;
 use crate::policy::poll::{pack, Spec, POLL};
 

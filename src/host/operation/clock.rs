@@ -5,7 +5,7 @@
 
 use core::future::Future;
 
-use super::bind::date_now;
+use crate::host::shared::bind::date_now;
 use super::glue::{aborted, Glue};
 use super::io::sleep;
 use crate::engine::{Clock, Slept};

@@ -4,7 +4,7 @@
 //! carries a request to the fleet's authority (a Durable Object, a leader
 //! tab, Redis) and answers its grant. A page that never shares a budget
 //! never loads it: the policy, in the page's module, reaches its client
-//! here by number (`super::leased`, `policy::budget::lease::link`), one
+//! here by number (`crate::host::api::leased`, `policy::budget::lease::link`), one
 //! call of `leaseCall` per budget call, relayed by js/src/lease-relay.js.
 //!
 //! Nothing here waits and nothing in JS decides. After every budget call
@@ -41,9 +41,9 @@ use js_sys::Function;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::bind::{date_now, math_random, settled};
-use super::convert::to_js;
 use super::wire::{self, Answer};
+use crate::host::shared::bind::{date_now, math_random, settled};
+use crate::host::shared::convert::to_js;
 use crate::json;
 use crate::local::Local;
 use crate::policy::backoff::BadRandom;

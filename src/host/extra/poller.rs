@@ -14,12 +14,12 @@ use alloc::vec::Vec;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::bind::date_now;
-use super::convert;
+use crate::host::shared::bind::date_now;
+use crate::host::shared::convert;
 use crate::json;
-use crate::policy::options::floor_in;
+use crate::policy::number::{floor_in, opt_ms};
 use crate::policy::poll::{unpack, Cause, Ending, Next, Poll, PollVerdict, Queried, STATUS_METHOD};
-use crate::policy::report::{opt_ms, Report};
+use crate::policy::report::Report;
 use crate::policy::state::Phase;
 
 /// The largest epoch millisecond (or duration) a JS number holds exactly.

@@ -7,7 +7,7 @@ use alloc::rc::Rc;
 use alloc::string::String;
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::glue::{Glue, Held};
+use crate::host::operation::glue::{Glue, Held};
 use super::leased::Exchange;
 use super::read::Reader;
 use crate::policy::options::{Options, Policy, Shared, POLICY};

@@ -9,8 +9,9 @@ use serde::Serialize;
 use wasm_bindgen::JsValue;
 
 use crate::json;
+use crate::policy::number::opt_ms;
 use crate::policy::reason::Reason;
-use crate::policy::report::{opt_ms, Report};
+use crate::policy::report::Report;
 use crate::policy::state::{phase_message, Phase};
 
 /// `value` as a plain JS value: `None` is `null` (a `try-later` state's

@@ -1,6 +1,6 @@
 //! What JavaScript calls: `Policy` (`new`, `execute`, `pollSpec`, `stats`).
 //!
-//! An operation is a machine (`super::machine`) that js/src/executor.js
+//! An operation is a machine (`crate::host::operation::machine`) that js/src/executor.js
 //! drives; [`start`] polls it once synchronously, inside the export, before
 //! handing it over (docs/development.md "The stack").
 
@@ -13,19 +13,20 @@ use js_sys::{Function, Object};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::bind::{get, get_string, math_random, settled};
-use super::clock::HostClock;
-use super::convert::to_js;
-use super::glue::{self, invoke, Glue, Held};
-use super::io::step;
+use crate::host::shared::bind::{get, get_string, math_random, settled};
+use crate::host::operation::clock::HostClock;
+use crate::host::shared::convert::to_js;
+use crate::host::operation::glue::{self, invoke, Glue, Held};
+use crate::host::operation::io::step;
 use super::leased::Leased;
-use super::machine::{keep, Machine};
+use crate::host::operation::machine::{keep, Machine};
 use super::options::{self, Hooks, Key};
-use super::outcome::Outcome;
+use crate::host::operation::outcome::Outcome;
 use super::poll;
-use super::replay;
-use super::request::{prepare, Given, Prepared, Unprepared};
-use super::transport::{Attempt, FetchTransport, Received, StepFailure};
+use crate::host::attempt::replay;
+use crate::host::attempt::request::{prepare, Given, Prepared, Unprepared};
+use crate::host::attempt::failure::StepFailure;
+use crate::host::attempt::transport::{Attempt, FetchTransport, Received};
 use crate::engine::poll::Role;
 use crate::engine::{self, race, Budget, Call, Clock, Either, Finished};
 use crate::json;
@@ -34,12 +35,13 @@ use crate::policy::budget::{InMemory, SharedState, Stats};
 use crate::policy::classify::{Safety, Stage};
 use crate::policy::options::Options;
 use crate::policy::reason::Reason;
-use crate::policy::report::{ms, AttemptRecord, ErrorInfo, Report};
+use crate::policy::number::ms;
+use crate::policy::report::{AttemptRecord, ErrorInfo, Report};
 use crate::policy::runtime::{fetch_settles_at_once, Runtime};
 use crate::policy::scheme::is_http;
 use crate::policy::state::{Phase, WaitWhy};
 
-/// Starts an operation as a machine (`super::machine`), polled once here:
+/// Starts an operation as a machine (`crate::host::operation::machine`), polled once here:
 /// `policy.fetch()` hands the first request to `fetch` before it returns
 /// (a caller that aborts right after the call, or a test counting requests,
 /// sees that one). The answer is the machine's number, which the executor
@@ -111,7 +113,7 @@ pub struct Policy {
 #[wasm_bindgen]
 impl Policy {
     /// Validates the options; throws `TypeError`/`RangeError` naming the field.
-    /// `glue` is core.js's helpers (`super::glue`).
+    /// `glue` is core.js's helpers (`crate::host::operation::glue`).
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue, glue: Glue) -> Result<Policy, JsValue> {
         // First: the options' functions go to the executor to hold.

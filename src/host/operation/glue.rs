@@ -118,7 +118,7 @@ extern "C" {
     /// `leaseOpen(exchange, attach, ...config)` (js/src/lease.js): finds
     /// the fleet's module for the carrier whose `exchange` the executor
     /// holds as `exchange` and opens the policy's leased client there, now
-    /// or once the module has loaded (`super::leased`); the relay's number
+    /// or once the module has loaded (`crate::host::api::leased`); the relay's number
     /// for it. `config`: `policy::budget::lease::link::pack`'s ten
     /// numbers (as numbers: an array would bring its copying helpers into
     /// the page's glue).

@@ -4,11 +4,9 @@
 //! reads it (`reportOf`, a failure's `RetryError`, a UI store's `result`).
 
 use alloc::string::String;
-use wasm_bindgen::prelude::*;
 
-use super::convert;
+use crate::host::shared::convert;
 use super::glue::{end, Held};
-use super::machine::{answer_pair, finished};
 use crate::policy::report::Report;
 use crate::policy::state::Phase;
 
@@ -24,6 +22,14 @@ impl Outcome {
     pub fn new(phase: Phase, report: Report, response: Option<u32>, cause: Option<Held>) -> Outcome {
         Outcome { phase, report, response, cause }
     }
+
+    /// Hands the response and the cause over (their ids; 0: none) with the
+    /// data as JSON text (`outcomeOf`, src/host/operation/machine.rs).
+    pub fn hand_over(mut self) -> (u32, u32, String) {
+        let response = self.response.take().unwrap_or(0);
+        let cause = self.cause.take().map_or(0, Held::take);
+        (response, cause, convert::outcome(&self.phase, &self.report))
+    }
 }
 
 impl Drop for Outcome {
@@ -32,19 +38,4 @@ impl Drop for Outcome {
             end(id, 0);
         }
     }
-}
-
-/// Machine `machine`'s outcome, once it ended (the machine is let go): its
-/// data as JSON text (`{ kind, reason, message, retryAt?, notBefore?,
-/// report }`), with the ids of its last response and its cause (the
-/// host's error, a cancel's reason; 0: none) in the work buffer's first
-/// two places (js/src/attempts.js `handed`, `thrown`). `undefined` for a
-/// machine that has not ended.
-#[wasm_bindgen(js_name = outcomeOf)]
-pub fn outcome_of(machine: u32) -> Option<String> {
-    let mut outcome = finished(machine)?;
-    let response = outcome.response.take().unwrap_or(0);
-    let cause = outcome.cause.take().map_or(0, Held::take);
-    answer_pair(response, cause);
-    Some(convert::outcome(&outcome.phase, &outcome.report))
 }

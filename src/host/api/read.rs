@@ -15,8 +15,8 @@ use alloc::vec::Vec;
 use js_sys::Array;
 use wasm_bindgen::prelude::*;
 
-use super::bind::get;
-use super::caller::array_from;
+use crate::host::shared::bind::get;
+use crate::host::shared::caller::array_from;
 use crate::policy::schema::{self, describe, Class, Failure, Refusal, Schema, Source, Value};
 
 #[wasm_bindgen]
@@ -177,10 +177,12 @@ fn array(values: &[Value<JsValue>]) -> Array {
 /// state. The browser's module serves the browsers' (not a server's
 /// `redisBudget`, a Worker's `durableBudget` or `OutboxObject`).
 fn named(name: &str) -> Option<(&'static str, &'static Schema, bool)> {
-    use crate::policy::outbox::{OUTBOX, OUTBOX_STORE, SEND};
     #[cfg(not(feature = "browser"))]
-    use crate::policy::schema::{DURABLE_BUDGET, OUTBOX_OBJECT_SEND, REDIS_BUDGET};
-    use crate::policy::schema::{INSTRUMENT, RETRY_NOW, SYNC_OUTBOX, TAB_BUDGET};
+    use crate::policy::outbox::OUTBOX_OBJECT_SEND;
+    use crate::policy::outbox::{OUTBOX, OUTBOX_STORE, SEND, SYNC_OUTBOX};
+    #[cfg(not(feature = "browser"))]
+    use crate::policy::schema::{DURABLE_BUDGET, REDIS_BUDGET};
+    use crate::policy::schema::{INSTRUMENT, RETRY_NOW, TAB_BUDGET};
     Some(match name {
         "retry" => ("retry", &crate::policy::options::POLICY, true),
         "outbox" => ("outbox", &OUTBOX, false),

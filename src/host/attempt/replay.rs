@@ -11,8 +11,8 @@
 //! is the caller's own value (string, buffer, Blob, FormData), which `fetch`
 //! reads anew for each attempt.
 
-use super::glue::Glue;
-use super::io::{read, step, COPY_UP_TO, COPY_WHOLE};
+use crate::host::operation::glue::Glue;
+use crate::host::operation::io::{read, step, COPY_UP_TO, COPY_WHOLE};
 use super::request::{Body, Prepared};
 use crate::policy::limits::REPLAY_BYTES;
 

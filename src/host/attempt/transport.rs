@@ -18,20 +18,18 @@
 use alloc::rc::Rc;
 use alloc::string::String;
 
-use super::bind::date_now;
-use super::glue::{end, reserve, Facts, Glue, Held, ABORT, CANCEL, KEEP};
+use crate::host::shared::bind::date_now;
+use super::failure::{delivered_by, failed, fetch_failed, not_sent, StepFailure, REJECTED, THREW};
+use crate::host::operation::glue::{end, reserve, Facts, Glue, Held, ABORT, CANCEL, KEEP};
 use super::hops::{self, Followed};
-use super::io::{self, sleep, step, Io, CLONE, CONTROLLED, JOIN, LENGTH, MANUAL, READ_NEXT, READ_UP_TO, READ_WHOLE, TYPE};
+use crate::host::operation::io::{self, sleep, step, Io, CLONE, CONTROLLED, JOIN, LENGTH, MANUAL, READ_NEXT, READ_UP_TO, READ_WHOLE, TYPE};
 use super::request::Prepared;
 use crate::engine::{race, Answer, Either, Failed, Transport};
-use crate::packed::Fields;
 use crate::policy::body::{handling, Handling, Inside, Next, ResponseBody};
 use crate::policy::classify::{Failure, Stage};
 use crate::policy::redirect::{follower, Follower};
 use crate::policy::report::{secrets_of, snippet, SNIPPET_READ_BYTES};
-use crate::policy::runtime::{
-    body_abort, doomed, fetch_failure, short_body_is_cut, BodyAbort, ErrorShape, Runtime, Sent,
-};
+use crate::policy::runtime::{body_abort, short_body_is_cut, BodyAbort, Runtime};
 use wasm_bindgen::JsValue;
 
 pub struct FetchTransport {
@@ -88,27 +86,27 @@ impl Drop for Received {
 
 /// An attempt in progress, aborted and let go if dropped before it ended
 /// (its start taken back if the executor has not read it yet).
-pub(super) struct Attempt {
+pub(in crate::host) struct Attempt {
     id: u32,
     io: Option<Rc<Io>>,
 }
 
 impl Attempt {
-    /// Has the executor start attempt `bits` (`super::io::FETCH`'s) of
+    /// Has the executor start attempt `bits` (`crate::host::operation::io::FETCH`'s) of
     /// call `call` with the `fetch` it holds as `fetch` (0: the call's
     /// own). Its step answers the response's facts, or fails where the
     /// start failed.
-    pub(super) fn start(call: u32, fetch: u32, bits: u32) -> Attempt {
+    pub(in crate::host) fn start(call: u32, fetch: u32, bits: u32) -> Attempt {
         let id = reserve();
         Attempt { id, io: io::fetch(id, call, fetch, bits) }
     }
 
-    pub(super) fn id(&self) -> u32 {
+    pub(in crate::host) fn id(&self) -> u32 {
         self.id
     }
 
     /// The attempt's number, from here on its holder's to end.
-    pub(super) fn take(mut self) -> u32 {
+    pub(in crate::host) fn take(mut self) -> u32 {
         let id = self.id;
         self.io = None;
         core::mem::forget(self);
@@ -122,7 +120,7 @@ impl Attempt {
 
     /// The attempt failed: aborted, and kept while the value that failed
     /// it is held as its own.
-    pub(super) fn failed(self, failure: Failed<Held>) -> Failed<Held> {
+    pub(in crate::host) fn failed(self, failure: Failed<Held>) -> Failed<Held> {
         let id = self.take();
         let kept = failure.error.as_ref().is_some_and(|e| e.id() == id);
         end(id, if kept { ABORT | KEEP } else { ABORT });
@@ -131,7 +129,7 @@ impl Attempt {
 
     /// The attempt ended as the caller's: what it holds is the caller's
     /// to take (a pass-through's response), or its failure, held.
-    pub(super) fn kept(self) -> Held {
+    pub(in crate::host) fn kept(self) -> Held {
         Held::new(self.take())
     }
 }
@@ -147,86 +145,6 @@ impl Drop for Attempt {
 
 type Outcome = Result<Answer<Received>, Failed<Held>>;
 
-pub(super) fn failed(failure: Failure, code: &str, name: &str, error: Option<Held>) -> Failed<Held> {
-    Failed { failure, code: String::from(code), name: String::from(name), error }
-}
-
-/// The request could not even be handed to `fetch`.
-pub(super) fn not_sent(e: Held) -> Failed<Held> {
-    failed(Failure::Network(Stage::NotSent), "setup", "TypeError", Some(e))
-}
-
-/// Where a step failed, first in its failure (js/src/attempts.js):
-/// starting the attempt threw (nothing was sent), `fetch` rejected, or
-/// reading the response or its body failed.
-pub(super) const THREW: u8 = 0;
-pub(super) const REJECTED: u8 = 1;
-
-/// A step's failure as js/src/attempts.js packs it: where, then the fields
-/// of the thrown value that classification and reports read (its `name`,
-/// `message`, whether it has a `cause`, its `code`, the cause's `code`,
-/// `syscall` and `message`). The value itself stays with the attempt.
-pub(super) struct StepFailure {
-    pub at: u8,
-    fields: ErrorFields,
-}
-
-impl StepFailure {
-    pub fn parse(value: &JsValue) -> StepFailure {
-        let packed = value.as_string().unwrap_or_default();
-        let mut f = Fields(&packed);
-        let at = f.next().flatten().and_then(|s| s.parse().ok()).unwrap_or(REJECTED);
-        StepFailure { at, fields: ErrorFields::read(f) }
-    }
-
-    /// The thrown value's `name`.
-    pub fn name(self) -> String {
-        self.fields.name
-    }
-}
-
-/// The fields of a JS error that classification and reports read.
-pub(super) struct ErrorFields {
-    pub name: String,
-    message: Option<String>,
-    has_cause: bool,
-    code: Option<String>,
-    cause_code: Option<String>,
-    cause_syscall: Option<String>,
-    cause_message: Option<String>,
-}
-
-impl ErrorFields {
-    pub fn read(mut f: Fields<'_>) -> ErrorFields {
-        ErrorFields {
-            name: f.string().unwrap_or_else(|| String::from("Error")),
-            message: f.string(),
-            has_cause: f.string().is_some(),
-            code: f.string(),
-            cause_code: f.string(),
-            cause_syscall: f.string(),
-            cause_message: f.string(),
-        }
-    }
-
-    fn shape(&self) -> ErrorShape<'_> {
-        ErrorShape {
-            name: &self.name,
-            message: self.message.as_deref(),
-            has_cause: self.has_cause,
-            code: self.code.as_deref(),
-            cause_code: self.cause_code.as_deref(),
-            cause_syscall: self.cause_syscall.as_deref(),
-            cause_message: self.cause_message.as_deref(),
-        }
-    }
-
-    fn failed(self, failure: Failure, error: Held) -> Failed<Held> {
-        let code = String::from(self.shape().best_code());
-        Failed { failure, code, name: self.name, error: Some(error) }
-    }
-}
-
 fn too_large() -> Failed<Held> {
     failed(Failure::BodyTooLarge, "body-too-large", "RangeError", None)
 }
@@ -238,25 +156,8 @@ fn null_body(status: u16) -> bool {
 
 impl FetchTransport {
     /// A failure after the response started: the request was delivered.
-    pub(super) fn delivered(&self, id: u32, e: &JsValue) -> Failed<Held> {
-        self.delivered_by(id, StepFailure::parse(e))
-    }
-
-    pub(super) fn delivered_by(&self, id: u32, f: StepFailure) -> Failed<Held> {
-        f.fields.failed(Failure::Network(Stage::MaybeDelivered), Held::new(id))
-    }
-
-    /// `fetch` rejected: how far the request got, by the runtime's rules.
-    pub(super) fn fetch_failed(&self, id: u32, f: StepFailure) -> Failed<Held> {
-        let url = match self.runtime {
-            Runtime::Deno => self.prepared.url.clone(),
-            _ => String::new(),
-        };
-        let fate = &self.prepared.fate;
-        let doomed = doomed(fate.mode.as_deref(), fate.integrity, fate.cross_origin);
-        let sent = Sent { url: &url, body_streamed: self.prepared.streamed, doomed };
-        let failure = fetch_failure(self.runtime, &f.fields.shape(), sent);
-        f.fields.failed(failure, Held::new(id))
+    pub(in crate::host) fn delivered(&self, id: u32, e: &JsValue) -> Failed<Held> {
+        delivered_by(id, StepFailure::parse(e))
     }
 
     /// Starts the attempt (js/src/attempts.js `attempt`): a clone of a
@@ -287,9 +188,9 @@ impl FetchTransport {
         let f = StepFailure::parse(e);
         match (f.at, followed) {
             (THREW, _) => not_sent(Held::new(id)),
-            (REJECTED, Some(followed)) => hops::failed(self, followed, id, f),
-            (REJECTED, None) => self.fetch_failed(id, f),
-            _ => self.delivered_by(id, f),
+            (REJECTED, Some(followed)) => hops::failed(&self.prepared, self.runtime, followed, id, f),
+            (REJECTED, None) => fetch_failed(&self.prepared, self.runtime, id, f),
+            _ => delivered_by(id, f),
         }
     }
 
@@ -309,7 +210,7 @@ impl FetchTransport {
         };
         // The first response is a redirect to follow: hop by hop from
         // here (no chain is made for a call that is not redirected).
-        if let Some((chain, followed)) = manual.then(|| hops::redirected(self, &facts)).flatten() {
+        if let Some((chain, followed)) = manual.then(|| hops::redirected(&self.prepared, self.runtime, &facts)).flatten() {
             io::follow(id, chain);
             facts = match step(id).await {
                 Ok(facts) => Facts::parse(&facts.as_string().unwrap_or_default()),

@@ -1,7 +1,7 @@
 //! A time limit for work that runs on wasm-bindgen-futures, outside every
 //! operation: each Redis command of a Redis budget's exchange
 //! (`super::redis`). Operations and the leased client's exchange wait on
-//! the executor's timers instead (`super::io`, js/src/executor.js).
+//! the executor's timers instead (`crate::host::operation::io`, js/src/executor.js).
 
 use alloc::rc::Rc;
 use core::cell::Cell;

@@ -27,7 +27,7 @@ use crate::local::Local;
 use wasm_bindgen::JsValue;
 
 use super::glue::aborted;
-use super::hops::Chain;
+use crate::host::attempt::hops::Chain;
 use crate::engine::Slept;
 use crate::policy::limits::timer_ms;
 
@@ -71,7 +71,7 @@ pub const READ_WHOLE: u32 = 16;
 pub const READ_UP_TO: u32 = 17;
 pub const READ_NEXT: u32 = 18;
 /// Read a copy of call `id`'s `Request` body (a re-send's,
-/// `super::replay`): up to the bound, or whole (where the host shows no
+/// `crate::host::attempt::replay`): up to the bound, or whole (where the host shows no
 /// body stream); its [`step`] answers the length, −1 past the bound.
 pub const COPY_UP_TO: u32 = 19;
 pub const COPY_WHOLE: u32 = 20;

@@ -31,14 +31,14 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use super::authority::{fresh, restored};
-use super::bind::{date_now, get, math_random};
-use super::convert::to_js;
 use super::expiry::expiry;
 use super::wire;
 use crate::engine::{race, Either};
+use crate::host::shared::bind::{date_now, get, math_random};
+use crate::host::shared::convert::to_js;
 use crate::policy::budget::lease::swap::{conflict_wait_ms, store_time_ms, StoreClock};
 use crate::policy::budget::lease::LeaseRequest;
-use crate::policy::options::floor_in;
+use crate::policy::number::floor_in;
 use crate::policy::schema::MAX_COMMAND_MS;
 
 #[wasm_bindgen]

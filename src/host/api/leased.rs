@@ -1,7 +1,7 @@
 //! A shared budget (rule 9) as the page's module sees it: the policy's
 //! [`SharedState`] when it has one. Its leased client — the rules that
 //! spend grants, refill them ahead of need, fall back, release — runs in
-//! the fleet's module (`super::fleet`, with the authority), which only a
+//! the fleet's module (`crate::host::lease::fleet`, with the authority), which only a
 //! policy with a shared budget loads: a page that never shares a budget
 //! carries none of it (docs/fleet-budgets.md "Fleet budgets", "Architecture").
 //!
@@ -21,19 +21,18 @@ use core::cell::OnceCell;
 use js_sys::{Function, Object, Reflect, JSON};
 use wasm_bindgen::prelude::*;
 
-use super::glue::{Glue, Held};
+use crate::host::operation::glue::{Glue, Held};
 use crate::policy::backoff::BadRandom;
 use crate::policy::budget::lease::link::{self, Unlinked};
-use crate::policy::budget::lease::Mode;
 use crate::policy::budget::quota::QuotaConfig;
 use crate::policy::budget::rate::RateConfig;
-use crate::policy::budget::{InMemory, SharedState};
+use crate::policy::budget::{InMemory, Mode, SharedState};
 use crate::policy::options::Options;
 use crate::policy::throttle::{Admit, ThrottleConfig};
 
 /// What `shared` gave: where requests go, and the label `stats()` shows.
 /// Its functions are the executor's to hold and call, as `shared`'s
-/// methods (`super::glue::Held::keep`), by number from the client.
+/// methods (`crate::host::operation::glue::Held::keep`), by number from the client.
 #[derive(Clone)]
 pub struct Exchange {
     pub function: Rc<Held>,

@@ -9,9 +9,9 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use wasm_bindgen::JsValue;
 
-use super::bind::random_uuid;
-use super::glue::Glue;
-use super::options::Key;
+use crate::host::shared::bind::random_uuid;
+use crate::host::operation::glue::Glue;
+use crate::host::api::options::Key;
 use crate::policy::classify::{normalize_method, Safety};
 use crate::policy::report::{secrets_of, CREDENTIAL_HEADERS};
 
@@ -39,7 +39,7 @@ pub struct Prepared {
     /// The caller's `redirect` (`init`'s, else the Request's).
     pub redirect: Option<String>,
     /// `mode: "same-origin"`: a redirect to another origin is refused (by
-    /// the hops, which the browser's module has not: src/host/nohops.rs).
+    /// the hops, which the browser's module has not: src/host/attempt/nohops.rs).
     #[cfg_attr(feature = "browser", allow(dead_code))]
     pub same_origin: bool,
     /// What says whether the request fails whatever the network does

@@ -1,0 +1,22 @@
+//! One attempt's mechanics (the default module's): `request` prepares the
+//! caller's request once per operation (its method, key, replayable
+//! body); `transport` runs one attempt as steps of the mailbox (`fetch`,
+//! the body as `policy::body` decides) and hands a response over;
+//! `replay` keeps a streamed body for the next attempt; `hops` follows
+//! redirects hop by hop where `policy::redirect` says we do (`nohops` in
+//! its place in the browser's module, `--features browser`); `failure`
+//! classifies a step's failure for both the attempt and its hops.
+//!
+//! Imports: `shared`, `operation` (the mailbox, `glue`) and one name of
+//! `api` (`options::Key`, the caller's idempotency key). Imported by `api`
+//! (the exports run attempts) and, for `hops::Chain`, by `operation`.
+
+pub(super) mod failure;
+#[cfg(not(feature = "browser"))]
+pub(super) mod hops;
+#[cfg(feature = "browser")]
+#[path = "nohops.rs"]
+pub(super) mod hops;
+pub(super) mod replay;
+pub(super) mod request;
+pub(super) mod transport;

@@ -1,0 +1,19 @@
+//! An operation as a sans-IO machine, and its mailbox (the default
+//! module's): `machine` holds the machines by number and answers
+//! js/src/executor.js what each waits on (`machineWork`, `onSettled`, …,
+//! `outcomeOf`); `io` is the mailbox of work a machine's futures queue (an
+//! attempt's step, a timer, a read) and of the answers that wake them;
+//! `glue` the executor's helpers and `Held` (a JS object named by number);
+//! `clock` the engine's clock on the executor's timers; `outcome` what an
+//! operation ends with, as JS receives it.
+//!
+//! Imports: `shared`, and one name of `attempt` (`hops::Chain`, the redirect
+//! chain the mailbox holds until js/src/attempts.js takes it). Imported by
+//! `attempt` (its steps are the mailbox's work) and `api` (the exports
+//! start the machines).
+
+pub(super) mod clock;
+pub(super) mod glue;
+pub(super) mod io;
+pub(super) mod machine;
+pub(super) mod outcome;
