@@ -30,7 +30,7 @@
 use alloc::string::String;
 use serde::Serialize;
 
-use super::retry_after::{self, Decided, RetryAfter};
+use super::retry_after::{self, trim_ows, Decided, RetryAfter};
 
 /// Which header set an attempt's wait floor (named in the report).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -129,7 +129,7 @@ impl FloorHeaders {
 
 /// A non-negative decimal integer, spaces and tabs around it allowed.
 fn integer(value: &str) -> Option<u64> {
-    let value = value.trim_matches([' ', '\t']);
+    let value = trim_ows(value);
     if value.is_empty() {
         return None;
     }
@@ -138,7 +138,7 @@ fn integer(value: &str) -> Option<u64> {
 
 /// Non-negative decimal seconds (`1.234`) in milliseconds, rounded up.
 fn seconds_ms(value: &str) -> Option<u64> {
-    let value = value.trim_matches([' ', '\t']);
+    let value = trim_ows(value);
     let (whole, fraction) = value.split_once('.').unwrap_or((value, ""));
     if value.ends_with('.') || !fraction.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -160,7 +160,7 @@ fn seconds_ms(value: &str) -> Option<u64> {
 /// parameters): its `t` when `r` is 0; `None` for anything else.
 fn spent_member_seconds(member: &str) -> Option<u64> {
     let mut parts = member.split(';');
-    let item = parts.next()?.trim_matches([' ', '\t']);
+    let item = trim_ows(parts.next()?);
     let quoted = item.len() >= 2 && item.starts_with('"') && item.ends_with('"');
     let token = !item.is_empty() && item.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.:*/".contains(&b));
     if !(quoted || token) {
@@ -168,7 +168,7 @@ fn spent_member_seconds(member: &str) -> Option<u64> {
     }
     let (mut remaining, mut reset) = (None, None);
     for param in parts {
-        let (key, value) = param.trim_matches([' ', '\t']).split_once('=')?;
+        let (key, value) = trim_ows(param).split_once('=')?;
         match key {
             "r" => remaining = Some(integer(value)?),
             "t" => reset = Some(integer(value)?),
