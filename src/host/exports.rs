@@ -13,7 +13,7 @@ use js_sys::{Function, Object};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::bind::{get, get_string, math_random, settled};
+use super::bind::{get, get_string, global, math_random, settled};
 use super::clock::HostClock;
 use super::convert::to_js;
 use super::glue::{self, invoke, Glue, Held};
@@ -69,7 +69,7 @@ struct Shared {
 
 /// Which runtime's `fetch` errors we are reading (see `policy::runtime`).
 fn detect_runtime() -> Runtime {
-    let g = js_sys::global();
+    let g = global();
     if !get(&g, "Deno").is_undefined() {
         Runtime::Deno
     } else if !get(&g, "Bun").is_undefined() {
