@@ -98,15 +98,19 @@ impl FloorHeaders {
         if !throttling(status) {
             return None;
         }
-        [
+        // The largest; on a tie, the later header (as `max_by_key` picks,
+        // without its iterator machinery).
+        let mut largest = None;
+        for (ms, header) in [
             (self.ratelimit_ms(), FloorHeader::RateLimit),
             (self.reset_ms(now_ms), FloorHeader::XRateLimitReset),
             (self.reset_after.as_deref().and_then(seconds_ms), FloorHeader::XRateLimitResetAfter),
-        ]
-        .into_iter()
-        .filter_map(|(ms, header)| Some((ms?, header)))
-        .max_by_key(|&(ms, _)| ms)
-        .map(|(ms, header)| (RetryAfter::Delay(ms), header))
+        ] {
+            if let Some(ms) = ms.filter(|&ms| largest.is_none_or(|(most, _)| ms >= most)) {
+                largest = Some((ms, header));
+            }
+        }
+        largest.map(|(ms, header)| (RetryAfter::Delay(ms), header))
     }
 
     /// `RateLimit`: the largest `t` among members with `r=0`.
@@ -256,6 +260,17 @@ mod tests {
                     ("x-ratelimit-reset-after", "2"),
                 ],
                 Some((RetryAfter::Delay(9000), XRateLimitReset)),
+            ),
+            // Equal floors: the header read last names it.
+            (
+                429,
+                &[("ratelimit", "x;r=0;t=4"), ("x-ratelimit-remaining", "0"), ("x-ratelimit-reset", "4")],
+                Some((RetryAfter::Delay(4000), XRateLimitReset)),
+            ),
+            (
+                429,
+                &[("x-ratelimit-remaining", "0"), ("x-ratelimit-reset", "3"), ("x-ratelimit-reset-after", "3")],
+                Some((RetryAfter::Delay(3000), XRateLimitResetAfter)),
             ),
             (
                 429,
