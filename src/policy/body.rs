@@ -196,7 +196,7 @@ enum Kind {
 
 fn kind(content_type: Option<&str>) -> Kind {
     let Some(value) = content_type else { return Kind::Text };
-    let essence = value.split(';').next().unwrap_or("").trim_matches([' ', '\t']);
+    let essence = super::retry_after::trim_ows(value.split(';').next().unwrap_or(""));
     let (kind, subtype) = essence.split_once('/').unwrap_or((essence, ""));
     let is = |a: &str, b: &str| kind.eq_ignore_ascii_case(a) && subtype.eq_ignore_ascii_case(b);
     let suffix = |s: &str| {

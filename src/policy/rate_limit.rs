@@ -30,7 +30,7 @@
 use alloc::string::String;
 use serde::Serialize;
 
-use super::retry_after::{self, Decided, RetryAfter};
+use super::retry_after::{self, trim_ows, Decided, RetryAfter};
 
 /// Which header set an attempt's wait floor (named in the report).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -98,15 +98,19 @@ impl FloorHeaders {
         if !throttling(status) {
             return None;
         }
-        [
+        // The largest; on a tie, the later header (as `max_by_key` picks,
+        // without its iterator machinery).
+        let mut largest = None;
+        for (ms, header) in [
             (self.ratelimit_ms(), FloorHeader::RateLimit),
             (self.reset_ms(now_ms), FloorHeader::XRateLimitReset),
             (self.reset_after.as_deref().and_then(seconds_ms), FloorHeader::XRateLimitResetAfter),
-        ]
-        .into_iter()
-        .filter_map(|(ms, header)| Some((ms?, header)))
-        .max_by_key(|&(ms, _)| ms)
-        .map(|(ms, header)| (RetryAfter::Delay(ms), header))
+        ] {
+            if let Some(ms) = ms.filter(|&ms| largest.is_none_or(|(most, _)| ms >= most)) {
+                largest = Some((ms, header));
+            }
+        }
+        largest.map(|(ms, header)| (RetryAfter::Delay(ms), header))
     }
 
     /// `RateLimit`: the largest `t` among members with `r=0`.
@@ -129,7 +133,7 @@ impl FloorHeaders {
 
 /// A non-negative decimal integer, spaces and tabs around it allowed.
 fn integer(value: &str) -> Option<u64> {
-    let value = value.trim_matches([' ', '\t']);
+    let value = trim_ows(value);
     if value.is_empty() {
         return None;
     }
@@ -138,7 +142,7 @@ fn integer(value: &str) -> Option<u64> {
 
 /// Non-negative decimal seconds (`1.234`) in milliseconds, rounded up.
 fn seconds_ms(value: &str) -> Option<u64> {
-    let value = value.trim_matches([' ', '\t']);
+    let value = trim_ows(value);
     let (whole, fraction) = value.split_once('.').unwrap_or((value, ""));
     if value.ends_with('.') || !fraction.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -160,7 +164,7 @@ fn seconds_ms(value: &str) -> Option<u64> {
 /// parameters): its `t` when `r` is 0; `None` for anything else.
 fn spent_member_seconds(member: &str) -> Option<u64> {
     let mut parts = member.split(';');
-    let item = parts.next()?.trim_matches([' ', '\t']);
+    let item = trim_ows(parts.next()?);
     let quoted = item.len() >= 2 && item.starts_with('"') && item.ends_with('"');
     let token = !item.is_empty() && item.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.:*/".contains(&b));
     if !(quoted || token) {
@@ -168,7 +172,7 @@ fn spent_member_seconds(member: &str) -> Option<u64> {
     }
     let (mut remaining, mut reset) = (None, None);
     for param in parts {
-        let (key, value) = param.trim_matches([' ', '\t']).split_once('=')?;
+        let (key, value) = trim_ows(param).split_once('=')?;
         match key {
             "r" => remaining = Some(integer(value)?),
             "t" => reset = Some(integer(value)?),
@@ -256,6 +260,17 @@ mod tests {
                     ("x-ratelimit-reset-after", "2"),
                 ],
                 Some((RetryAfter::Delay(9000), XRateLimitReset)),
+            ),
+            // Equal floors: the header read last names it.
+            (
+                429,
+                &[("ratelimit", "x;r=0;t=4"), ("x-ratelimit-remaining", "0"), ("x-ratelimit-reset", "4")],
+                Some((RetryAfter::Delay(4000), XRateLimitReset)),
+            ),
+            (
+                429,
+                &[("x-ratelimit-remaining", "0"), ("x-ratelimit-reset", "3"), ("x-ratelimit-reset-after", "3")],
+                Some((RetryAfter::Delay(3000), XRateLimitResetAfter)),
             ),
             (
                 429,

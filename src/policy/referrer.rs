@@ -49,8 +49,8 @@ impl Policy {
     #[allow(clippy::double_ended_iterator_last)] // forward on purpose, below
     pub fn from_header(value: &str) -> Option<Policy> {
         // Forward, and the trim the other header parsers use: the reverse
-        // searchers and another `trim_matches` would add 1 KB of wasm.
-        value.split(',').filter_map(|t| Policy::parse(t.trim_matches([' ', '\t']))).last()
+        // searchers and another trim would add 1 KB of wasm.
+        value.split(',').filter_map(|t| Policy::parse(super::retry_after::trim_ows(t))).last()
     }
 }
 

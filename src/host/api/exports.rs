@@ -13,7 +13,7 @@ use js_sys::{Function, Object};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use crate::host::shared::bind::{get, get_string, math_random, settled};
+use crate::host::shared::bind::{get, get_string, global, math_random, settled};
 use crate::host::operation::clock::HostClock;
 use crate::host::shared::convert::to_js;
 use crate::host::operation::glue::{self, invoke, Glue, Held};
@@ -71,7 +71,7 @@ struct Shared {
 
 /// Which runtime's `fetch` errors we are reading (see `policy::runtime`).
 fn detect_runtime() -> Runtime {
-    let g = js_sys::global();
+    let g = global();
     if !get(&g, "Deno").is_undefined() {
         Runtime::Deno
     } else if !get(&g, "Bun").is_undefined() {

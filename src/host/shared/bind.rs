@@ -19,13 +19,23 @@ extern "C" {
 
     #[wasm_bindgen(js_namespace = Math, js_name = random)]
     pub fn math_random() -> f64;
+
+    /// Every runtime we run in has `globalThis` (`js_sys::global()` would
+    /// also probe `self`, `window` and `global`: four imports).
+    #[wasm_bindgen(thread_local_v2, js_name = globalThis)]
+    static GLOBAL_THIS: JsValue;
+}
+
+/// The host's global object.
+pub fn global() -> JsValue {
+    GLOBAL_THIS.with(JsValue::clone)
 }
 
 /// A key from the host's Web Crypto, `crypto.randomUUID()`, called through
 /// web-sys's binding of `Crypto`; `None` where the host has none (outside
 /// secure contexts: plain http:// pages), checked before the call.
 pub fn random_uuid() -> Option<String> {
-    let crypto = get(&js_sys::global(), "crypto");
+    let crypto = get(&global(), "crypto");
     let present = get(&crypto, "randomUUID").is_function();
     present.then(|| crypto.unchecked_into::<web_sys::Crypto>().random_uuid())
 }
