@@ -1,4 +1,4 @@
-// The calls and attempts the machine runs (src/host/request.rs,
+// The calls and attempts the machine runs (src/host/attempt/request.rs,
 // transport.rs), held here by number: each call's input, our copy of its
 // `init` and the signal `fetch` follows; each attempt's AbortController,
 // its response and body; the values thrown at them. The machine holds only
@@ -26,7 +26,7 @@ let last = 0;
 // caller's values (`value`: an option's `random`, `onRetry` or `fetch`, a
 // subscriber, a shared budget's `exchange` and `attach`, called on `self`).
 // Ids below 2^31 are given here; the machine gives its attempts' from
-// 2^31 (src/host/glue.rs `reserve`).
+// 2^31 (src/host/operation/glue.rs `reserve`).
 function holding(record) {
   do last = last >= 0x7fffffff ? 1 : last + 1;
   while (held.has(last));
@@ -212,10 +212,10 @@ function failure(a, at, error) {
 }
 
 // The headers the machine reads of every response, and on a throttling
-// status, in the order src/host/glue.rs `Facts::parse` takes them.
+// status, in the order src/host/operation/glue.rs `Facts::parse` takes them.
 const FACT_HEADERS = ["content-length", "content-type", "content-encoding", "retry-after", "retry-after-ms"];
 // FETCH's bits saying which of the body's headers the machine reads (the
-// response body mode decides: src/host/transport.rs `start`): its length
+// response body mode decides: src/host/attempt/transport.rs `start`): its length
 // and encoding, its type. The others are packed as absent.
 const LENGTH = 16;
 const TYPE = 32;
@@ -298,7 +298,7 @@ function send(a, input, init, manual) {
   return answer instanceof Promise ? answer : Promise.resolve(answer);
 }
 
-// FETCH's bits (src/host/io.rs): a clone of the call's Request, under an
+// FETCH's bits (src/host/operation/io.rs): a clone of the call's Request, under an
 // AbortController of our own, with `redirect: "manual"`; its body, if handed
 // over as a stream, follows the caller's signal afterwards (`handed`).
 const CLONE = 1;

@@ -1,6 +1,6 @@
 // `BudgetAuthority`'s snapshots as objects. The module answers them as JSON
 // text: no export of ours answers a lone JS value, which Node 20's V8 can
-// abort the process over (src/host/exports.rs `PolicyStats`, issue 38).
+// abort the process over (src/host/api/exports.rs `PolicyStats`, issue 38).
 const parsed = (text) => (text === undefined ? undefined : JSON.parse(text));
 
 /** The glue's `Authority` class with `state()`, `config()` and `stats()` answering objects. */

@@ -1,4 +1,4 @@
-// Bodies as the machine reads them (src/host/transport.rs, replay.rs):
+// Bodies as the machine reads them (src/host/attempt/transport.rs, replay.rs):
 // whole up to a bound, chunk by chunk, or handed over to the caller as a
 // stream of the chunks read followed by the rest. These functions read,
 // count and build; what the counts mean (too large, read on, hand over) is

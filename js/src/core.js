@@ -81,7 +81,7 @@ function reentered(input, init) {
   return inWrapper.size > 0 && input instanceof Request && inWrapper.has(keyOf(input, init));
 }
 
-/** An operation's outcome as the wasm side ends it (src/host/outcome.rs):
+/** An operation's outcome as the wasm side ends it (src/host/operation/outcome.rs):
  * its data as JSON text, its response's and its cause's numbers (taken
  * from js/src/attempts.js), as one plain object. */
 function outcomeOf(data, responseId, causeId) {
@@ -136,7 +136,7 @@ function settle(data, responseId, causeId, observe) {
   throw new RetryError(outcome);
 }
 
-// ---- The glue's helpers (src/host/glue.rs) ----
+// ---- The glue's helpers (src/host/operation/glue.rs) ----
 // Each moves in one call what the wasm side would otherwise read or build
 // one property per crossing. They read and copy; every decision about what
 // was read is made in Rust.
@@ -144,7 +144,7 @@ function settle(data, responseId, causeId, observe) {
 const isObject = (v) => typeof v === "object" && v !== null;
 const stringOf = (v) => (typeof v === "string" ? v : undefined);
 
-// `callOf`'s flags (src/host/request.rs).
+// `callOf`'s flags (src/host/attempt/request.rs).
 const REQUEST = 1;
 const STREAMED = 2;
 const FAKE_REQUEST = 4;
@@ -155,12 +155,12 @@ const OWN_KEYS = 128;
 const BODY_STREAM = 256; // and BODY_UNKNOWN = 512: `bodyOf`'s 1 and 2 times this
 const SIGNAL = 1024;
 
-/** What the wasm side reads of a call's `input` and `init` (src/host/request.rs
+/** What the wasm side reads of a call's `input` and `init` (src/host/attempt/request.rs
  * `Given`): `[call, retry, url, method, redirect, mode, flags,
  * requestMethod]` — `call`: the id js/src/attempts.js holds the call by
  * (the input, our copy of `init`, the signal `fetch` would follow:
  * `init.signal`, else the Request's own, and the global `fetch` of the
- * moment: `globalTransport`); flags: src/host/request.rs.
+ * moment: `globalTransport`); flags: src/host/attempt/request.rs.
  * Our copy of `init` (a getter that throws rejects the call, as in
  * `fetch`) is without `retry` when that is an object: `retry` is ours only
  * as an object (wrappers such as ofetch pass their own `retry: <number |
@@ -211,7 +211,7 @@ function callOf(input, init) {
 }
 
 const glue = {
-  // The option reader's (src/host/read.rs): options are read in one
+  // The option reader's (src/host/api/read.rs): options are read in one
   // crossing per object, their errors worded by js/src/options.js.
   ...reader,
 
@@ -241,7 +241,7 @@ const glue = {
   },
 
   // A shared budget's link to its leased client, in the fleet's module
-  // (src/host/leased.rs, js/src/lease.js).
+  // (src/host/api/leased.rs, js/src/lease.js).
   ...lease,
 };
 
@@ -396,7 +396,7 @@ export class RetryPolicy {
     const policy = this.#policy;
     return new Operation((i, observe) => {
       // The hooks are js/src/poll.js's: read here (a getter that throws
-      // reads as missing), checked in Rust (src/host/poll.rs), as the rest
+      // reads as missing), checked in Rust (src/host/api/poll.rs), as the rest
       // of the spec, before anything is sent.
       const status = read(spec, "status");
       const verdict = read(spec, "verdict");

@@ -1,4 +1,4 @@
-// The executor of the engine's machines (src/host/machine.rs, io.rs). A
+// The executor of the engine's machines (src/host/operation/machine.rs, io.rs). A
 // machine runs one operation and decides everything in it; after each event
 // it lists the work to do next, and this file performs it — starts an
 // attempt (js/src/attempts.js `attempt`: the `fetch`) or a body read, awaits
@@ -32,7 +32,7 @@ const READ_NEXT = 18;
 const COPY_UP_TO = 19;
 const COPY_WHOLE = 20;
 
-// An event's answer (src/host/machine.rs): the number of work quads in the
+// An event's answer (src/host/operation/machine.rs): the number of work quads in the
 // buffer, and these bits: the operation ended; more work waits for the next
 // read; the machine is not there (a late report).
 const QUADS = 0xff;
@@ -40,7 +40,7 @@ const ENDED = 0x100;
 const MORE = 0x200;
 const GONE = 0x400;
 // `execute`'s answer: the machine's number, with this bit when the operation
-// ended in the call and settles in it (src/host/exports.rs `start`).
+// ended in the call and settles in it (src/host/api/exports.rs `start`).
 const AT_ONCE = 0x80000000;
 
 // The machines running, by number: how to report a wake-up to each.
@@ -208,7 +208,7 @@ export function drive(answer, settle) {
   return new Promise((resolve, reject) => new Run(id, settle, resolve, reject).begin());
 }
 
-/** A shared budget's exchange (src/host/fleet.rs): calls the `exchange`
+/** A shared budget's exchange (src/host/lease/fleet.rs): calls the `exchange`
  * js/src/attempts.js holds as `id` (`shared`'s method) with `request` — at
  * once with `now` (a release as the
  * page leaves), else in a microtask, off the path of the operation whose

@@ -1,6 +1,6 @@
 // A policy's shared budget (docs/fleet-budgets.md "Fleet budgets"), between the page's
-// wasm module, where the policy runs (src/host/leased.rs), and the fleet's,
-// where its leased client does (src/host/fleet.rs: the authority's module,
+// wasm module, where the policy runs (src/host/api/leased.rs), and the fleet's,
+// where its leased client does (src/host/lease/fleet.rs: the authority's module,
 // or the Redis module). Glue only: this relays numbers between the two
 // and performs the client's exchanges; every budget decision is the
 // client's, or, while there is none, the policy's
@@ -27,7 +27,7 @@ export function provide(load) {
   provided ??= load;
 }
 
-// What a client performs (src/host/fleet.rs `LeaseGlue`): its exchanges, by
+// What a client performs (src/host/lease/fleet.rs `LeaseGlue`): its exchanges, by
 // the executor, and the carrier's `attach`, with a release that holds its
 // `Lease` (whose reference to the client is weak).
 const perform = { exchange, attach: (id, lease) => attempts.invoke(id, () => new Promise((resolve) => lease.release(resolve))) };
@@ -67,7 +67,7 @@ install({
   /** The client's value (its stats; a release, calling `done` once
    * reported; closing it), or without one why its module could not load
    * (undefined while it loads). The fleet's module answers stats as JSON
-   * text (src/host/fleet.rs `lease_value`: no export answers a lone JS
+   * text (src/host/lease/fleet.rs `lease_value`: no export answers a lone JS
    * value). */
   leaseValue(handle, op, done) {
     const link = links[handle];

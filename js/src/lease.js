@@ -1,8 +1,8 @@
-// A policy's shared budget: the glue's lease helpers (src/host/glue.rs),
+// A policy's shared budget: the glue's lease helpers (src/host/operation/glue.rs),
 // relayed to lease-relay.js once something that brings a fleet module
 // loaded it (tabs.js, the authority's loaders). Until then — a build
 // with no fleet module, which a page that never shares a budget is —
-// every policy is told there is none (src/host/leased.rs), and this stand-in
+// every policy is told there is none (src/host/api/leased.rs), and this stand-in
 // is all the page carries.
 
 /** Where a carrier names its fleet module (lease-relay.js). */

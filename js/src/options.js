@@ -1,4 +1,4 @@
-// The option reader's glue (src/host/read.rs) and the one table its
+// The option reader's glue (src/host/api/read.rs) and the one table its
 // refusals are worded from. Which keys an options object has, their types,
 // ranges and defaults are Rust's (src/policy/schema.rs, and the schemas
 // beside the options they fill): this file reads the keys it is given and
@@ -66,7 +66,7 @@ function refusal(kind, path, key, accepted) {
   return kind === 2 ? new RangeError(message) : new TypeError(message);
 }
 
-/** What each wasm module that reads options is given (src/host/read.rs `Reader`). */
+/** What each wasm module that reads options is given (src/host/api/read.rs `Reader`). */
 export const reader = { fields, refusal };
 
 /** The options of an entry that keeps no Rust state (`tabBudget`,

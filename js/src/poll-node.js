@@ -1,4 +1,4 @@
-// `policy.poll()`'s loop (js/src/poll.js over src/host/poller.rs) in Node,
+// `policy.poll()`'s loop (js/src/poll.js over src/host/extra/poller.rs) in Node,
 // Deno and Bun: its wasm read from disk and compiled at the first poll
 // (node.js hands the core an `import()` of this file), so a process that
 // never polls reads none of it.

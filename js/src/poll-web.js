@@ -1,4 +1,4 @@
-// `policy.poll()`'s loop (js/src/poll.js over src/host/poller.rs) in
+// `policy.poll()`'s loop (js/src/poll.js over src/host/extra/poller.rs) in
 // browsers and bundlers: a wasm module of its own, fetched at the first
 // poll (web.js hands the core an `import()` of this file), so a page that
 // never polls loads none of it. Its wasm file sits beside it, as the

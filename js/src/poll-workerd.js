@@ -1,4 +1,4 @@
-// `policy.poll()`'s loop (js/src/poll.js over src/host/poller.rs) in
+// `policy.poll()`'s loop (js/src/poll.js over src/host/extra/poller.rs) in
 // workerd: a compiled module (Wrangler's default rule for `.wasm`),
 // imported and instantiated at the first poll (workerd.js hands the core an
 // `import()` of this file). The wasm is imported with `import()` too: a

@@ -1,5 +1,5 @@
 // `policy.poll()`'s loop, performed (README "Use"): loaded with its wasm
-// module (src/host/poller.rs, `Poller`) at the first poll, by the runtime's
+// module (src/host/extra/poller.rs, `Poller`) at the first poll, by the runtime's
 // poll-*.js. The machine decides everything — when to find the status
 // request and when to query it, what a response or a hook's word means, when
 // polling stops and why, the states a subscriber sees — and answers each

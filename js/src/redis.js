@@ -1,7 +1,7 @@
 // saferetry/redis: a fleet budget kept in Redis (or Valkey), for Node, Deno
 // and Bun services run as many processes or containers (docs/fleet-budgets.md "Fleet
 // budgets"). Glue only: the Rust `RedisExchange` (its own wasm module,
-// src/host/redis.rs) reads the state, decides each grant with the same
+// src/host/lease/redis.rs) reads the state, decides each grant with the same
 // authority a Durable Object runs, and writes it back with a
 // compare-and-set; this file only adapts a node-redis or ioredis client to
 // the two commands it performs. Neither client is imported here: the

@@ -1,4 +1,4 @@
-// A call's request made ready to send (src/host/request.rs `prepare`): the
+// A call's request made ready to send (src/host/attempt/request.rs `prepare`): the
 // steps `fetch(input, init)` itself takes before it sends — the headers it
 // copies, the Request it builds, the body it takes — performed in one
 // crossing. Whether to take each step, what is refused, the key, and what

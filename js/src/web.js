@@ -1,6 +1,6 @@
 // Browsers and bundlers: the browser (or the bundler's asset) fetches the
 // wasm file that sits beside this one: the browser's module, without the
-// redirect hops a browser never runs (src/host/nohops.rs). Declared in
+// redirect hops a browser never runs (src/host/attempt/nohops.rs). Declared in
 // package.json `sideEffects` so that no bundler drops this initialisation.
 import * as glue from "./saferetry_web.js";
 import { loaded, loadFailed } from "./load.js";

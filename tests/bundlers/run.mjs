@@ -396,7 +396,7 @@ async function runLeaseBundled(ctx) {
  * its `fetch` reads the wasm from a file URL) has no redirect hops, which
  * Deno's attempts need (`policy::redirect::follower`): each attempt fails
  * before sending, with the error the full module gave when an entry handed
- * it no hops (src/host/nohops.rs), and the server sees nothing. */
+ * it no hops (src/host/attempt/nohops.rs), and the server sees nothing. */
 async function runBrowserModuleOutside(ctx) {
   const dir = path.join(ctx.root, 'browser-module-in-deno');
   rmSync(dir, { recursive: true, force: true });

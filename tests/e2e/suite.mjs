@@ -1640,7 +1640,7 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
   });
 
   // The leased client runs in the fleet's module, which its carrier names
-  // (src/host/leased.rs; js/src/lease-relay.js `LEASE`): until it is
+  // (src/host/api/leased.rs; js/src/lease-relay.js `LEASE`): until it is
   // there the policy keeps the documented fallback, and if it cannot load,
   // a budget of its own.
   const LEASE = Symbol.for('saferetry.lease');
