@@ -1,6 +1,6 @@
 // The throttle tier (issue 39 item 4): adaptive throttling shared by a
 // fleet, measured beside what a fleet has without it and beside two
-// libraries' answers, in three carriers at once, on one loopback upstream
+// libraries' answers, in three carriers, on one loopback upstream
 // this tier serves (tests/fleet/throttle-carriers.mjs starts the rest):
 //   node      Node processes on `redisBudget` (a real redis-server)
 //   workerd   Worker isolates in workerd on `durableBudget` (the authority
@@ -27,7 +27,7 @@
 // once. All eleven at once, 660 operations a second, were more than this
 // machine's two shared cores start on time (measured: a third of the
 // load in the first seconds, operations past their deadline); a shorter
-// outage would not be the issue's. The tier takes ~115 s (workerd's
+// outage would not be the issue's. The tier takes ~112 s (workerd's
 // Wrangler build and Chromium's launch between the windows).
 //
 // Printed: per carrier and variant, the requests that reached the upstream
@@ -47,9 +47,9 @@
 // + 1), the fleet's calls let through about one probe a second at this
 // load; the first one after the upstream's return is a matter of chance,
 // and each accept then lets ~2 more through a window (1.5 s), a growth
-// that can die out and start again (measured: 4.5 to 10.75 s, once more
-// than the 14 s left in the window). Then "N passed, M failed". Every process started here is killed
-// at the end; every wait is bounded.
+// that can die out and start again (measured: 3.5 to 12.5 s, once more
+// than the 14 s left in the window). Then "N passed, M failed". Every
+// process started here is killed at the end; every wait is bounded.
 import http from 'node:http';
 import { runMain } from '../runtimes/procs.mjs';
 import { chromiumCarrier, nodeCarrier, workerdCarrier } from './throttle-carriers.mjs';
