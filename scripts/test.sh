@@ -69,7 +69,7 @@ package_lane() {
   tier fleet-redis   node tests/fleet/redis.mjs
   # no wasm export answers a lone JS value, and four fresh Node processes under load through a Redis outage do not die (tests/fleet/crash.mjs)
   tier crash-node    node tests/fleet/crash.mjs
-  # adaptive throttling shared through Redis: an upstream down 30 s, 3 Node processes per variant, beside throttle: false, cockatiel's breaker and an AWS-style limiter (tests/fleet/throttle.mjs)
+  # adaptive throttling shared by a fleet: an upstream down 30 s, 3 clients per variant — Node processes on redisBudget (beside throttle: false, cockatiel's breaker and an AWS-style limiter), then workerd isolates on durableBudget and Chromium tabs on tabBudget (tests/fleet/throttle.mjs)
   tier throttle      node tests/fleet/throttle.mjs
   tier bundlers      node tests/bundlers/run.mjs test-output/project
   tier browser-errors bash -c 'node tests/browsers/measure-failures.mjs --check && node tests/browsers/offline.mjs'

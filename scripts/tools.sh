@@ -33,7 +33,7 @@ declare -A TIER_TOOLS=(
   [fidelity]="deno bun workerd chromium chromedriver firefox-esr geckodriver WebKitWebDriver Xvfb"
   [streams]="deno bun workerd chromium chromedriver firefox-esr geckodriver WebKitWebDriver Xvfb"
   [fleet-workerd]="wrangler workerd"
-  [fleet-redis]="redis-server deno bun" [crash-node]="redis-server" [throttle]="redis-server"
+  [fleet-redis]="redis-server deno bun" [crash-node]="redis-server" [throttle]="redis-server wrangler workerd chromium chromedriver"
   [bundlers]="esbuild vite webpack wrangler bun deno workerd chromium chromedriver"
   [sdks]="npm esbuild workerd chromium chromedriver"
   [browser-errors]="chromium chromedriver firefox-esr geckodriver WebKitWebDriver Xvfb"

@@ -1,7 +1,7 @@
-// One client of the throttle tier (tests/fleet/throttle.mjs): a process
-// issuing a steady load — one operation every `everyMs` from `t0` (epoch
-// ms) for `durationMs`, each started on time whatever the others do — at
-// `url`, through one of:
+// One client of the throttle tier (tests/fleet/throttle.mjs): a Node process
+// issuing a steady load (steady.mjs) — one operation every `everyMs` from
+// `t0` (epoch ms) for `durationMs`, each started on time whatever the
+// others do — at `url`, through one of:
 //   saferetry  a RetryPolicy (`options`) on a `redisBudget` named `name`
 //              (adaptive throttling shared through Redis, or
 //              `throttle: false`)
@@ -10,8 +10,8 @@
 //              attempt per operation
 //   aws        a hand-written AWS-SDK-style adaptive rate limiter (below),
 //              one attempt per operation
-// Spec as JSON in argv[2]: { kind, redisUrl, name, url, t0, durationMs,
-// everyMs, totalMs, options }. Prints "ready" once set up, then one JSON
+// Spec as JSON in argv[2]: { kind, redisUrl, name, fleetSize, url, t0,
+// durationMs, everyMs, totalMs, options }. Prints "ready" once set up, then one JSON
 // line: per operation [start ms after t0, duration ms, outcome, requests
 // it sent], outcome
 // "ok", a status, a saferetry stop reason, "open" (breaker) or "limited"
@@ -19,10 +19,11 @@
 // decides.
 import { RetryPolicy, reportOf } from '../../js/src/node.js';
 import { redisBudget } from '../../js/src/redis.js';
+import { sleep } from './operate.mjs';
+import { policyOp, steadyLoad } from './steady.mjs';
 
 const spec = JSON.parse(process.argv[2]);
-const { kind, url, t0, durationMs, everyMs, totalMs = 2000 } = spec;
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+const { kind, url, totalMs = 2000 } = spec;
 
 /** An AWS-SDK-style adaptive limiter (the SDKs' `adaptive` retry mode,
  * DefaultRateLimiter, in 30 lines): no limit until a throttling answer;
@@ -71,18 +72,8 @@ async function setup() {
     const client = createClient({ url: spec.redisUrl });
     client.on('error', () => {});
     await client.connect();
-    const policy = new RetryPolicy({ totalMs, ...spec.options, shared: redisBudget(client, spec.name, { fleetSize: 3 }) });
-    const op = async () => {
-      try {
-        const res = await policy.fetch(url);
-        await res.body?.cancel();
-        return [res.ok ? 'ok' : String(res.status), reportOf(res).attempts.length];
-      } catch (e) {
-        if (e?.name !== 'RetryError') throw e;
-        return [e.reason, e.report.attempts.length];
-      }
-    };
-    return { op, close: () => client.destroy() };
+    const policy = new RetryPolicy({ totalMs, ...spec.options, shared: redisBudget(client, spec.name, { fleetSize: spec.fleetSize }) });
+    return { op: policyOp(policy, reportOf, url), close: () => client.destroy() };
   }
   const once = async () => {
     const res = await fetch(url, { signal: AbortSignal.timeout(totalMs) });
@@ -97,10 +88,10 @@ async function setup() {
         return await breaker.execute(async () => {
           const status = await once();
           if (status >= 500) throw new Error(String(status));
-          return 'ok';
+          return ['ok', 1];
         });
       } catch (e) {
-        return e instanceof BrokenCircuitError ? 'open' : e.message;
+        return e instanceof BrokenCircuitError ? ['open', 0] : [e.message, 1];
       }
     };
     return { op, close: () => {} };
@@ -109,15 +100,15 @@ async function setup() {
   const op = async () => {
     const started = Date.now();
     const wait = limiter.acquire(totalMs / 1000);
-    if (wait === Infinity) return 'limited';
+    if (wait === Infinity) return ['limited', 0];
     await sleep(wait * 1000);
     try {
       const status = await once();
       limiter.update(status === 503 || status === 429);
-      return status < 500 ? 'ok' : String(status);
+      return [status < 500 ? 'ok' : String(status), 1];
     } catch {
       limiter.update(false);
-      return `error after ${Date.now() - started} ms`;
+      return [`error after ${Date.now() - started} ms`, 1];
     }
   };
   return { op, close: () => {} };
@@ -125,17 +116,6 @@ async function setup() {
 
 const { op, close } = await setup();
 console.log('ready');
-await sleep(t0 - Date.now());
-const ops = [];
-const running = [];
-for (let i = 0; ; i++) { // bounded by durationMs
-  const at = t0 + i * everyMs;
-  if (at >= t0 + durationMs) break;
-  await sleep(at - Date.now());
-  const s = Date.now();
-  const done = (outcome) => ops.push([s - t0, Date.now() - s, ...(Array.isArray(outcome) ? outcome : [outcome, ['open', 'limited'].includes(outcome) ? 0 : 1])]);
-  running.push(op().then(done, (e) => done([`threw ${e?.message ?? e}`, 0])));
-}
-await Promise.all(running);
+const ops = await steadyLoad(op, spec);
 close();
 console.log(JSON.stringify({ ops }));

@@ -6,6 +6,9 @@
 //   POST /run        { mode, name, url, n, durationMs, concurrency, options, warmMs, pauseMs }
 //                    runs operations through one fresh policy → counts and stats()
 //   GET  /authority?name=   the RetryBudget's stats() (its level included)
+//   POST /steady     { name, fleetSize, options, url, t0, durationMs, everyMs, totalMs }
+//                    the throttle tier's steady load (steady.mjs) through one
+//                    policy on durableBudget(env.BUDGET, name) → { ops }
 //
 // mode: "local" (no shared budget), "shared" (durableBudget(env.BUDGET, name)),
 // "throwing" (a namespace getter that throws), "hanging" (a Durable Object
@@ -13,6 +16,7 @@
 import { DurableObject, env as moduleEnv } from 'cloudflare:workers';
 import { RetryBudget, RetryPolicy, durableBudget, reportOf } from 'saferetry/cloudflare';
 import { bump, operate, sleep } from './operate.mjs';
+import { policyOp, steadyLoad } from './steady.mjs';
 
 export { RetryBudget };
 
@@ -102,12 +106,20 @@ async function moduleRun({ url, n }) {
   return out;
 }
 
+/** The throttle tier's client (tests/fleet/throttle.mjs): one policy, its load. */
+async function steady(spec, env) {
+  const { name, fleetSize, options, url, totalMs } = spec;
+  const policy = new RetryPolicy({ totalMs, ...options, shared: durableBudget(env.BUDGET, name, { fleetSize }) });
+  return { ops: await steadyLoad(policyOp(policy, reportOf, url), spec) };
+}
+
 export default {
   async fetch(request, env) {
     const url = new URL(request.url);
     try {
       if (url.pathname === '/run' && request.method === 'POST') return json(await run(await request.json(), env));
       if (url.pathname === '/module' && request.method === 'POST') return json(await moduleRun(await request.json()));
+      if (url.pathname === '/steady' && request.method === 'POST') return json(await steady(await request.json(), env));
       if (url.pathname === '/authority') {
         const name = url.searchParams.get('name');
         return json(await env.BUDGET.get(env.BUDGET.idFromName(name)).stats());
