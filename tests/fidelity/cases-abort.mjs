@@ -149,11 +149,11 @@ export function abortCases({ add, runtime }) {
     const r = await settle(t, t.fetch(t.u({ delay: 1500 }), { signal }).catch((e) => { t.reason = signal.reason; throw e; }));
     return { ...r, ms: Math.max(0, Date.now() - from - 150) };
   }, reasonItself());
-  // WebKit rejects the read of a body whose fetch followed AbortSignal.any([ours, the caller's]) with a
-  // TypeError of its own, where given the caller's signal alone it rejects with its AbortError.
+  // WebKit rejects the read of a body whose fetch followed the attempt's own signal (aborted with the
+  // caller's reason) with a TypeError of its own, where given the caller's signal it rejects with its AbortError.
   const webkitAny = runtime !== 'webkit' ? {} : {
     deliberate: {
-      why: "the host's own streamed Response, but its fetch followed AbortSignal.any([the attempt's, the caller's]) (README, Where policy.fetch differs: 5): WebKit then rejects the read with TypeError \"AbortError: Fetch is aborted\" instead of its AbortError",
+      why: "the host's own streamed Response, but its fetch followed the attempt's own signal, aborted with the caller's reason (docs/fetch-differences.md: 5): WebKit then rejects the read with TypeError \"AbortError: Fetch is aborted\" instead of its AbortError",
       expect: (h) => ({ ...h, rejected: { ...h.rejected, ctor: 'TypeError', constructorIsTypeError: true, instanceOfTypeError: true, name: 'TypeError', message: `AbortError: ${h.rejected?.message}`, code: null } }),
     },
   };
