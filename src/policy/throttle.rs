@@ -83,6 +83,14 @@ const _: () = assert!(MIN_WINDOW_MS as usize == BUCKETS);
 pub const MAX_WINDOW_MS: u64 = 600_000;
 /// Requests the window must hold before anything is rejected.
 pub const MIN_REQUESTS: u64 = 5;
+/// The most a call is rejected with, however few the accepts (Envoy's
+/// `max_rejection_probability`): in an outage 3 % of the calls still go
+/// out as probes, so the upstream's return is seen within a fraction of
+/// a second at any load.
+pub const MAX_REJECT: f64 = 0.97;
+/// A budget deciding on its own window that has sent nothing for this
+/// many windows lets its next call go, whatever the draw: a probe.
+pub const PROBE_AFTER_WINDOWS: u64 = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ThrottleConfig {
@@ -133,7 +141,10 @@ impl Counts {
         // u64 → f64 rounds above 2^53 only: far beyond any window's counts.
         #[allow(clippy::cast_precision_loss)]
         let (requests, accepts) = (self.requests as f64, self.accepts as f64);
-        let p = (requests - k * accepts) / (requests + 1.0);
+        // The requests' term is capped: at most `MAX_REJECT` of the calls
+        // are rejected however few the accepts, and each accept lowers it.
+        let top = requests.min(MAX_REJECT * (requests + 1.0));
+        let p = (top - k * accepts) / (requests + 1.0);
         if p > 0.0 {
             p
         } else {
@@ -192,11 +203,13 @@ pub struct Throttle {
     /// The bucket `now` falls in, and the time it started.
     head: usize,
     head_start: u64,
+    /// When an attempt was last sent (epoch ms; 0: never).
+    last_sent: u64,
 }
 
 impl Throttle {
     pub fn new(config: ThrottleConfig) -> Throttle {
-        Throttle { config, buckets: [Counts::default(); BUCKETS], floor: 0, head: 0, head_start: 0 }
+        Throttle { config, buckets: [Counts::default(); BUCKETS], floor: 0, head: 0, head_start: 0, last_sent: 0 }
     }
 
     pub fn config(&self) -> ThrottleConfig {
@@ -208,8 +221,8 @@ impl Throttle {
     /// what it held in its newest bucket.
     pub fn configure(&mut self, now: u64, config: ThrottleConfig) {
         if config.window_ms != self.config.window_ms {
-            let held = self.counts(now);
-            *self = Throttle::new(config);
+            let (held, floor, last_sent) = (self.counts(now), self.floor, self.last_sent);
+            *self = Throttle { floor, last_sent, ..Throttle::new(config) };
             self.add(now, held);
         }
         self.config = config;
@@ -291,6 +304,11 @@ impl Throttle {
         random: impl FnOnce() -> f64,
     ) -> Result<Admit, BadRandom> {
         let own = self.counts(now);
+        // Deciding alone, a budget quiet for `PROBE_AFTER_WINDOWS` probes.
+        let quiet = self.config.window_ms.saturating_mul(PROBE_AFTER_WINDOWS);
+        if seen.is_none() && now >= self.last_sent.saturating_add(quiet) {
+            return Ok(Admit::Go);
+        }
         let (counts, fleet_retry_at) = seen.unwrap_or((own, 0));
         let p = counts.reject_probability(self.config.k);
         if p <= 0.0 || check_random(random())? >= p {
@@ -303,6 +321,7 @@ impl Throttle {
     /// An attempt (first or retry, admitted or never asked) is sent:
     /// counted as a request.
     pub fn sent(&mut self, now: u64) {
+        self.last_sent = self.last_sent.max(now);
         self.add(now, Counts { requests: 1, accepts: 0 });
     }
 
@@ -348,19 +367,45 @@ mod tests {
     }
 
     #[test]
-    fn the_probability_follows_the_sre_formula_above_the_minimum_of_requests() {
-        let table: [(Counts, f64, f64); 7] = [
+    fn the_probability_follows_the_sre_formula_with_its_requests_term_capped_above_the_minimum_of_requests() {
+        let table: [(Counts, f64, f64); 9] = [
             (counts(0, 0), 2.0, 0.0),
             (counts(4, 0), 2.0, 0.0),
             (counts(5, 0), 2.0, 5.0 / 6.0),
             (counts(10, 5), 2.0, 0.0),
             (counts(10, 4), 2.0, 2.0 / 11.0),
-            (counts(100, 0), 2.0, 100.0 / 101.0),
             (counts(10, 4), 1.5, 4.0 / 11.0),
+            // Above MAX_REJECT the requests' term is capped …
+            (counts(100, 0), 2.0, MAX_REJECT),
+            // … and each accept lowers it from there (not from 100/101).
+            (counts(100, 1), 2.0, MAX_REJECT - 2.0 / 101.0),
+            (counts(100, 50), 2.0, 0.0),
         ];
         for (c, k, p) in table {
             assert!((c.reject_probability(k) - p).abs() < 1e-12, "{c:?} k={k}: {} != {p}", c.reject_probability(k));
         }
+    }
+
+    #[test]
+    fn deciding_alone_a_budget_that_sent_nothing_for_two_windows_lets_its_next_call_go_whatever_the_draw() {
+        let mut t = Throttle::new(ThrottleConfig::default());
+        for at in 0..MIN_REQUESTS {
+            t.sent(at);
+            t.record(at, false, None);
+        }
+        // From here on every draw of 0 is rejected (the rejections keep
+        // the window full once the failures have left it) …
+        let (last_sent, quiet) = (MIN_REQUESTS - 1, PROBE_AFTER_WINDOWS * WINDOW_MS);
+        for now in (MIN_REQUESTS..last_sent + quiet).step_by(50) {
+            assert!(matches!(t.admit(now, || 0.0), Ok(Admit::Reject { .. })), "at {now}");
+        }
+        // … until two windows have passed since the last send: a probe.
+        assert_eq!(t.admit(last_sent + quiet, || 0.0), Ok(Admit::Go), "a probe after two quiet windows");
+        t.sent(last_sent + quiet);
+        assert!(matches!(t.admit(last_sent + quiet + 1, || 0.0), Ok(Admit::Reject { .. })), "then one only");
+        // On a fleet's picture the fleet's draws decide: no probe of its own.
+        let fleet = Some((counts(100, 0), 0));
+        assert!(matches!(t.admit_on(last_sent + 3 * quiet, fleet, || 0.0), Ok(Admit::Reject { .. })));
     }
 
     #[test]
