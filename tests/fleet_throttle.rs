@@ -8,6 +8,8 @@
 
 mod support;
 
+use std::collections::VecDeque;
+
 use saferetry::policy::budget::lease::{
     Authority, AuthorityConfig, AuthorityState, ClientConfig, Grant, LeaseRequest, LeasedClient,
 };
@@ -162,7 +164,7 @@ fn tier_load(seed: u64, round_trip: u64) -> (Vec<u64>, Vec<u64>) {
     let mut draws = Draws(seed);
     let (mut offered, mut sent) = (vec![0; END as usize], vec![0; END as usize]);
     let mut next: Vec<u64> = (0..3).map(|_| (draws.next() * 50.0) as u64).collect();
-    let mut answers: Vec<Vec<(u64, bool)>> = vec![Vec::new(); 3];
+    let mut answers: Vec<VecDeque<(u64, bool)>> = vec![VecDeque::new(); 3];
     // A request on its way to the authority, or its grant on its way back.
     let mut asked: Vec<Option<(u64, LeaseRequest)>> = vec![None, None, None];
     let mut granted: Vec<Option<(u64, Grant)>> = vec![None, None, None];
@@ -174,15 +176,16 @@ fn tier_load(seed: u64, round_trip: u64) -> (Vec<u64>, Vec<u64>) {
             if let Some((_, grant)) = granted[i].take_if(|(at, _)| *at <= t) {
                 c.on_grant(&grant, t);
             }
-            for (at, up) in answers[i].extract_if(.., |(at, _)| *at <= t) {
+            while let Some(&(at, up)) = answers[i].front().filter(|(at, _)| *at <= t) {
                 c.answered(at, up, None);
+                answers[i].pop_front();
             }
             if next[i] == t {
                 offered[t as usize] += 1;
                 if c.admit(t, &mut || draws.next()) == Ok(Admit::Go) {
                     c.sent(t);
                     sent[t as usize] += 1;
-                    answers[i].push((t + 5, !(5_000..35_000).contains(&t)));
+                    answers[i].push_back((t + 5, !(5_000..35_000).contains(&t)));
                 }
                 next[i] = t + 45 + (draws.next() * 10.0) as u64;
             }
