@@ -8,10 +8,11 @@ import { lease } from "./lease.js";
 import * as attempts from "./attempts.js";
 import { abortBefore, bodyOf, prepare, read } from "./request.js";
 import { check, reader } from "./options.js";
+import * as shape from "./shape.js";
 
 // Response (or the host's own error, for a refused request) -> the report
 // of the operation that produced it, or, until someone reads it, the
-// outcome's data as the wasm side wrote it, JSON text (parsed only then).
+// outcome's data as the wasm side handed it over (`taken`: shaped only then).
 const reports = new WeakMap();
 
 // ---- The transport: which `fetch` a call goes to ----
@@ -81,11 +82,16 @@ function reentered(input, init) {
   return inWrapper.size > 0 && input instanceof Request && inWrapper.has(keyOf(input, init));
 }
 
-/** An operation's outcome as the wasm side ends it (src/host/operation/outcome.rs):
- * its data as JSON text, its response's and its cause's numbers (taken
- * from js/src/attempts.js), as one plain object. */
+/** An outcome's data as the executor is handed it (src/host/operation/outcome.rs):
+ * the report's strings, with the numbers the wasm side answered with
+ * them, taken now. */
+const taken = (text) => [shape.numbers(), text];
+
+/** An operation's outcome as the wasm side ends it: its data (`taken`), its
+ * response's and its cause's numbers (taken from js/src/attempts.js), as
+ * one plain object. */
 function outcomeOf(data, responseId, causeId) {
-  const outcome = JSON.parse(data);
+  const outcome = shape.outcome(data);
   const response = attempts.handed(responseId);
   const cause = attempts.thrown(causeId);
   if (response) outcome.response = response;
@@ -110,15 +116,16 @@ export class RetryError extends TypeError {
 export function reportOf(response) {
   if (Object(response) !== response) return undefined;
   const held = reports.get(response);
-  if (typeof held !== "string") return held;
-  const { report } = JSON.parse(held);
+  if (!Array.isArray(held)) return held;
+  const { report } = shape.outcome(held);
   reports.set(response, report);
   return report;
 }
 
 /** `policy.fetch`'s answer for an outcome: its response (whose report is
  * read when asked), else the error `fetch` would reject with. */
-function settle(data, responseId, causeId, observe) {
+function settle(text, responseId, causeId, observe) {
+  const data = taken(text);
   const response = attempts.handed(responseId);
   if (response) {
     reports.set(response, data);
@@ -230,6 +237,7 @@ const glue = {
   hold: attempts.hold,
   keep: attempts.keep,
   invoke: attempts.invoke,
+  shown: (id, retry) => attempts.invoke(id, (retry ? shape.retryInfo : shape.state)(shape.numbers())),
   aborted: attempts.aborted,
   reason: attempts.reason,
   requestHeader: attempts.requestHeader,
@@ -348,9 +356,13 @@ class Operation {
 /** A subscriber to an operation's states, held for the machine (0: none). */
 const subscriber = (observe) => (observe ? attempts.keep(observe) : 0);
 
-/** An outcome as a poll's glue takes it (js/src/poll.js): the data's JSON
- * text, its response and cause still held by number. */
-const kept = (data, response, cause) => [data, response, cause];
+/** An outcome as a poll's glue takes it (js/src/poll.js): its data as an
+ * object, its response and cause still held by number, and the data as
+ * `outcomeOf` takes it. */
+function kept(text, response, cause) {
+  const data = taken(text);
+  return [shape.outcome(data), response, cause, data];
+}
 // What an operation is to a poll (src/engine/poll.rs `Role`): its submit;
 // status query `n` is `n + SUBMIT`.
 const SUBMIT = 1;
@@ -384,7 +396,7 @@ export class RetryPolicy {
 
   /** The operation as a UI store; `result` never rejects. */
   run(input, init) {
-    return new Operation((i, observe) => drive(this.#policy.execute(...callOf(input, i), subscriber(observe)), outcomeOf), input, init);
+    return new Operation((i, observe) => drive(this.#policy.execute(...callOf(input, i), subscriber(observe)), (text, r, c) => outcomeOf(taken(text), r, c)), input, init);
   }
 
   /** Submit-then-poll: the submit is never repeated; `spec` is
@@ -405,7 +417,7 @@ export class RetryPolicy {
       // Status query `n`: `target` with the caller's headers, signal and options.
       const { headers, signal, retry } = i;
       const query = (target, method, n, leftMs) => drive(policy.execute(...callOf(target, { method, headers, signal, retry }), subscriber(observe), n + SUBMIT, leftMs), kept);
-      const mode = () => JSON.parse(policy.stats()).shared?.mode;
+      const mode = () => this.stats().shared?.mode;
       return polls().then(
         (m) => m.poll({ numbers, submit, status, verdict, signal, observe, query, mode, settle: outcomeOf }),
         (error) => submit.then(([, response, cause]) => {
@@ -419,7 +431,8 @@ export class RetryPolicy {
 
   /** Counters over every call so far: operations, attempts histogram (1..4, 5+), retries, exhausted, quota level, queued, in flight. */
   stats() {
-    return JSON.parse(this.#policy.stats());
+    const shared = this.#policy.stats();
+    return shape.stats(shape.numbers(), shared);
   }
 
   /** Gives a shared budget's held tokens back to its authority (pagehide,

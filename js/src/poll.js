@@ -10,12 +10,14 @@
 // composes the outcome: the machine's data, the submit's report with each
 // query's attempts added (`phase: "poll"`).
 import { end, handed, responseOf, thrown } from "./attempts.js";
+import { outcome as shaped } from "./shape.js";
 
 const CANCEL = 1; // js/src/attempts.js `end`: cancel a body nobody read
 
 /** Runs the poll `ctx` describes on the machine class `Poller` (core.js's
  * `poll`: `numbers`, its spec as `Policy.pollSpec` packed it; `submit`,
- * the promise of the submit's outcome as `[data, response, cause]`;
+ * the promise of the submit's outcome as `[data, response, cause, taken]`
+ * (core.js `kept`: `taken` is the data as `settle` takes it);
  * `status`, `verdict`; the caller's `signal` and `observe`; `query(target,
  * method, n, leftMs)` starting status query `n`; `mode()`, the shared
  * budget's mode; `settle`, core.js's `outcomeOf`). Resolves with the
@@ -33,19 +35,18 @@ class Poll {
     this.resolve = resolve;
     this.reject = reject;
     this.machine = undefined;
-    this.submit = undefined; // its outcome: [data parsed, response, cause, data]
+    this.submit = undefined; // its outcome: [data, response, cause, taken]
     this.target = ctx.status; // the status request, once known
     this.error = undefined; // what a hook threw or rejected with, or a query threw
-    this.last = undefined; // the last query's [data parsed, response]
+    this.last = undefined; // the last query's [data, response]
     this.polls = []; // every query's attempts, as the report lists them
     this.timer = undefined;
     this.over = false;
   }
 
   async begin() {
-    const [text, response, cause] = await this.ctx.submit;
-    const data = JSON.parse(text);
-    this.submit = [data, response, cause, text];
+    this.submit = await this.ctx.submit;
+    const [data] = this.submit;
     try {
       this.machine = new this.Poller(this.ctx.numbers);
     } catch (error) {
@@ -123,11 +124,10 @@ class Poll {
       return this.tell("refused");
     }
     answer.then(
-      ([text, response, cause]) => {
+      ([data, response, cause]) => {
         thrown(cause); // a query's failure is never the outcome's cause
         if (this.over) return end(response, CANCEL);
         if (this.last) end(this.last[1], CANCEL);
-        const data = JSON.parse(text);
         this.last = [data, response];
         const { attempts } = data.report;
         for (const a of attempts) this.polls.push({ ...a, startMs: a.startMs + offsetMs, phase: "poll" });
@@ -145,7 +145,7 @@ class Poll {
    * attempts, the final response's body mode and the shared budget's mode
    * now; the last response when the step says so, and the cause. */
   end(step) {
-    const outcome = JSON.parse(this.machine.outcome());
+    const outcome = shaped([this.machine.outcome(), ""]);
     const submitted = this.submit[0].report;
     const last = this.last;
     const pick = (from, keys) => Object.fromEntries(keys.filter((k) => from?.[k] !== undefined).map((k) => [k, from[k]]));

@@ -10,16 +10,15 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::future::Future;
 use js_sys::{Function, Object};
-use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use crate::host::shared::bind::{get, get_string, global, math_random, settled};
 use crate::host::operation::clock::HostClock;
-use crate::host::shared::convert::to_js;
-use crate::host::operation::glue::{self, invoke, Glue, Held};
+use crate::host::shared::convert;
+use crate::host::operation::glue::{self, invoke, shown, Glue, Held};
 use crate::host::operation::io::step;
 use super::leased::Leased;
-use crate::host::operation::machine::{keep, Machine};
+use crate::host::operation::machine::{answer_numbers, keep, Machine};
 use super::options::{self, Hooks, Key};
 use crate::host::operation::outcome::Outcome;
 use super::poll;
@@ -29,13 +28,11 @@ use crate::host::attempt::failure::StepFailure;
 use crate::host::attempt::transport::{Attempt, FetchTransport, Received};
 use crate::engine::poll::Role;
 use crate::engine::{self, race, Budget, Call, Clock, Either, Finished};
-use crate::json;
 use crate::policy::budget::concurrency::Gate;
 use crate::policy::budget::{InMemory, SharedState, Stats};
 use crate::policy::classify::{Safety, Stage};
 use crate::policy::options::Options;
 use crate::policy::reason::Reason;
-use crate::policy::number::ms;
 use crate::policy::report::{AttemptRecord, ErrorInfo, Report};
 use crate::policy::runtime::{fetch_settles_at_once, Runtime};
 use crate::policy::scheme::is_http;
@@ -87,23 +84,6 @@ fn detect_runtime() -> Runtime {
     }
 }
 
-/// `policy.stats()`: the counters and the quota's level (and the shared
-/// budget's, added as text). No export of ours answers a lone JS value (a
-/// wasm `externref` result): V8 11.3 (Node 20) inlines such a call into
-/// optimized JS and, if that code is deoptimized while the call runs (an
-/// object built inside it changed a field's type, as `reason` appearing
-/// in `shared` did), aborts the process (`Fatal error … unreachable code`
-/// in `Deoptimizer::DoComputeBuiltinContinuation`, issue 38; the
-/// `crash-node` tier checks every export of every shipped module).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct PolicyStats<'a> {
-    #[serde(flatten)]
-    counters: &'a Stats,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    quota_level: Option<u32>,
-}
-
 /// A retry policy: options plus the budgets its calls share.
 #[wasm_bindgen]
 pub struct Policy {
@@ -143,29 +123,27 @@ impl Policy {
         self.shared.options.limits.total_ms as f64
     }
 
-    /// Counters over every call of this policy so far, as JSON text
-    /// (core.js parses it). Text, not an object: no export answers a lone
-    /// JS value (see [`PolicyStats`]).
-    pub fn stats(&self) -> String {
-        let mut text = json::to_string(&PolicyStats {
-            counters: &self.shared.stats,
-            quota_level: self.shared.state.quota_level(),
-        });
-        if let Some(fleet) = &self.shared.fleet {
-            // The object written above (never empty), closed with the
-            // shared budget's.
-            text.pop();
-            text.push_str(",\"shared\":");
-            text.push_str(&fleet.stats());
-            text.push('}');
-        }
-        text
+    /// Counters over every call of this policy so far, as numbers
+    /// (`convert::stats`, js/src/shape.js), with the shared budget's as
+    /// JSON text when there is one. No export of ours answers a lone JS
+    /// value (a wasm `externref` result): V8 11.3 (Node 20) inlines such a
+    /// call into optimized JS and, if that code is deoptimized while the
+    /// call runs (an object built inside it changed a field's type, as
+    /// `reason` appearing in `shared` did), aborts the process (`Fatal
+    /// error … unreachable code` in
+    /// `Deoptimizer::DoComputeBuiltinContinuation`, issue 38; the
+    /// `crash-node` tier checks every export of every shipped module).
+    pub fn stats(&self) -> Option<String> {
+        let shared = self.shared.fleet.as_ref().map(|fleet| fleet.stats());
+        let quota_level = self.shared.state.quota_level();
+        answer_numbers(|n| convert::stats(&self.shared.stats, quota_level, n));
+        shared
     }
 
     /// Gives the shared budget's held tokens back to its authority (a tab
     /// closing, a Worker shutting down), and calls `done` when it answered
     /// or gave up; without a shared budget, at once. (A callback, not a
-    /// promise: no export answers a lone JS value, see [`PolicyStats`].)
+    /// promise: no export answers a lone JS value, see [`Policy::stats`].)
     pub fn release(&self, done: &Function) {
         match &self.shared.fleet {
             Some(fleet) => fleet.release(done),
@@ -395,29 +373,22 @@ impl<'a> Ctx<'a> {
 }
 
 /// Tells the subscriber, and `onRetry` before each retry, both held by
-/// the executor. A throwing callback does not disturb the operation.
+/// the executor (the state's numbers answered for each: a subscriber may
+/// have used the list meanwhile). A throwing callback does not disturb
+/// the operation.
 fn notify(p: &Phase, observe: Option<&Held>, on_retry: Option<&Held>) {
     if let Some(f) = observe {
-        let _ = invoke(f.id(), &to_js(p));
+        answer_numbers(|n| convert::phase(p, n));
+        shown(f.id(), false);
     }
     // Only waits before a retry: not rate/queue/offline/poll waits, nor the
     // carried-over Retry-After before the first attempt.
     let retry_wait = |why| matches!(why, WaitWhy::Backoff | WaitWhy::Throttle | WaitWhy::RetryAfter);
-    if let (Phase::Waiting { attempt: attempt @ 2.., wait_ms, why, .. }, Some(f)) = (p, on_retry) {
+    if let (Phase::Waiting { attempt: 2.., why, .. }, Some(f)) = (p, on_retry) {
         if !retry_wait(*why) {
             return;
         }
-        let info = RetryInfo { attempt: *attempt, wait_ms: *wait_ms, reason: *why };
-        let _ = invoke(f.id(), &to_js(&info));
+        answer_numbers(|n| convert::phase(p, n));
+        shown(f.id(), true);
     }
-}
-
-/// `onRetry`'s argument.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct RetryInfo {
-    attempt: u32,
-    #[serde(serialize_with = "ms")]
-    wait_ms: u64,
-    reason: WaitWhy,
 }

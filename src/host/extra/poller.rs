@@ -151,15 +151,18 @@ impl Poller {
         self.step(next)
     }
 
-    /// The outcome's data once the poll ended (`{ kind, reason, message,
-    /// retryAt?, notBefore?, report }`, the report with no attempts: the
-    /// glue adds the submit's and each query's).
-    pub fn outcome(&self) -> Option<String> {
+    /// The outcome's data once the poll ended, as numbers (`{ kind,
+    /// reason, message, retryAt?, notBefore?, report }` as
+    /// `convert::outcome` writes it, js/src/shape.js; the report with no
+    /// attempts: the glue adds the submit's and each query's).
+    pub fn outcome(&self) -> Option<Vec<f64>> {
         let e = self.ending?;
         let mut report = Report::new();
         (report.reason, report.retry_at, report.elapsed_ms, report.not_before) =
             (e.reason, e.retry_at, e.elapsed_ms, e.not_before);
-        Some(convert::outcome(&e.phase, &report))
+        let mut numbers = Vec::new();
+        convert::outcome(&e.phase, &report, &mut numbers, &mut String::new());
+        Some(numbers)
     }
 }
 

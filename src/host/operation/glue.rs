@@ -91,6 +91,13 @@ extern "C" {
     #[wasm_bindgen(catch, method, structural)]
     fn invoke(this: &Glue, id: u32, value: &JsValue) -> Result<JsValue, JsValue>;
 
+    /// `shown(id, retry)`: calls the subscriber (or, with `retry`,
+    /// `onRetry`) the executor holds as `id` with the state whose numbers
+    /// are in the buffer (`machine::answer_numbers`), as js/src/shape.js
+    /// makes it an object; what it threw is ignored.
+    #[wasm_bindgen(catch, method, structural)]
+    fn shown(this: &Glue, id: u32, retry: bool) -> Result<(), JsValue>;
+
     /// `prepare(call, isRequest, headers, key, fate, fold, url)`
     /// (js/src/request.js): the steps `request::prepare` decided, taken on
     /// the call the executor holds; answers `[hasKey, integrity,
@@ -201,6 +208,16 @@ pub fn invoke(id: u32, value: &JsValue) -> Result<JsValue, JsValue> {
         Some(glue) => glue.invoke(id, value),
         None => Err(JsValue::UNDEFINED),
     })
+}
+
+/// Shows the state in the buffer to the function the executor holds as
+/// `id` (see `shown`).
+pub fn shown(id: u32, retry: bool) {
+    GLUE.with(|g| {
+        if let Some(glue) = &*g.borrow() {
+            let _ = glue.shown(id, retry);
+        }
+    });
 }
 
 /// Ends what the executor holds as `id` (see `end`).

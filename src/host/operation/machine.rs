@@ -231,6 +231,26 @@ pub fn answer_pair(a: u32, b: u32) {
     });
 }
 
+/// Numbers for the glue (js/src/shape.js: an outcome, a state, the
+/// stats), in one list kept in the module's memory.
+static NUMBERS: Local<RefCell<Vec<f64>>> = Local::new(RefCell::new(Vec::new()));
+
+/// Writes the numbers `fill` pushes, with their address and count in the
+/// buffer's third and fourth places (js/src/shape.js `numbers`, read before
+/// anything else runs).
+pub fn answer_numbers(fill: impl FnOnce(&mut Vec<f64>)) {
+    NUMBERS.with(|n| {
+        let mut n = n.borrow_mut();
+        n.clear();
+        fill(&mut n);
+        BUFFER.with(|buf| {
+            let mut buf = buf.borrow_mut();
+            buf[2] = n.as_ptr() as u32;
+            buf[3] = n.len() as u32;
+        });
+    });
+}
+
 /// The address of the work buffer in the module's memory.
 #[wasm_bindgen(js_name = workBuffer)]
 pub fn work_buffer() -> *const u32 {
@@ -302,17 +322,22 @@ pub fn finished(id: u32) -> Option<Outcome> {
 // wasm32-unknown-unknown --lib`, tier wasm-node): what each wait asks of the
 // executor, and what each event resumes. The engine's decisions are tested
 // natively; the whole, in every runtime, by the e2e tiers.
-/// Machine `machine`'s outcome, once it ended (the machine is let go): its
-/// data as JSON text (`{ kind, reason, message, retryAt?, notBefore?,
-/// report }`), with the ids of its last response and its cause (the
-/// host's error, a cancel's reason; 0: none) in the work buffer's first
-/// two places (js/src/attempts.js `handed`, `thrown`). `undefined` for a
-/// machine that has not ended.
+/// Machine `machine`'s outcome, once it ended (the machine is let go): the
+/// ids of its last response and its cause (the host's error, a cancel's
+/// reason; 0: none) in the work buffer's first two places
+/// (js/src/attempts.js `handed`, `thrown`), its data (`{ kind, reason,
+/// message, retryAt?, notBefore?, report }`) as numbers
+/// ([`answer_numbers`]) and the report's strings, answered
+/// (`crate::host::shared::convert::outcome`; js/src/shape.js). `undefined`
+/// for a machine that has not ended.
 #[wasm_bindgen(js_name = outcomeOf)]
 pub fn outcome_of(machine: u32) -> Option<String> {
-    let (response, cause, data) = finished(machine)?.hand_over();
-    answer_pair(response, cause);
-    Some(data)
+    let outcome = finished(machine)?;
+    let mut text = String::new();
+    let mut ids = (0, 0);
+    answer_numbers(|n| ids = outcome.hand_over(n, &mut text));
+    answer_pair(ids.0, ids.1);
+    Some(text)
 }
 
 #[cfg(test)]

@@ -1,9 +1,11 @@
 //! An operation's end as JS receives it: the response and the cause are
 //! handed over by number; the data (`kind`, `reason`, `message`, the
-//! report…) as JSON text, which core.js keeps and parses only when someone
-//! reads it (`reportOf`, a failure's `RetryError`, a UI store's `result`).
+//! report…) as numbers and the report's strings, which core.js keeps and
+//! js/src/shape.js makes an object only when someone reads it (`reportOf`,
+//! a failure's `RetryError`, a UI store's `result`).
 
 use alloc::string::String;
+use alloc::vec::Vec;
 
 use crate::host::shared::convert;
 use super::glue::{end, Held};
@@ -23,12 +25,14 @@ impl Outcome {
         Outcome { phase, report, response, cause }
     }
 
-    /// Hands the response and the cause over (their ids; 0: none) with the
-    /// data as JSON text (`outcomeOf`, src/host/operation/machine.rs).
-    pub fn hand_over(mut self) -> (u32, u32, String) {
+    /// Hands the response and the cause over (their ids; 0: none),
+    /// writing the data's numbers and the report's strings
+    /// (`outcomeOf`, src/host/operation/machine.rs).
+    pub fn hand_over(mut self, numbers: &mut Vec<f64>, text: &mut String) -> (u32, u32) {
         let response = self.response.take().unwrap_or(0);
         let cause = self.cause.take().map_or(0, Held::take);
-        (response, cause, convert::outcome(&self.phase, &self.report))
+        convert::outcome(&self.phase, &self.report, numbers, text);
+        (response, cause)
     }
 }
 
