@@ -19,7 +19,8 @@ let last = 0;
 
 // Each id names a record: a call's (`input`, `init`, `caller`, `fetch`,
 // and a replay copy's `bytes`), an attempt's (`call`, `fetch`, `input`,
-// `controller`, `joined`, `caller`, `response`, the host's one under a stream of ours as `host`, `bytes`, `buffered`, `reader`), either
+// `controller`, `joined`, `caller`, `response`, the host's one under a
+// stream of ours as `host`, `bytes`, `reader`), either
 // with `error` once a step failed and with its step's state (`stepping`,
 // the operation awaiting it as `run` and `wait`, or its answer kept:
 // `answered`, `ok`, `value`); a thrown value's alone (`error`); or one of the
@@ -171,8 +172,9 @@ export function handed(id) {
   const { response } = a;
   a.response = undefined;
   a.run = undefined;
-  // A body handed over as a stream (not one rebuilt around bytes read).
-  if (a.joined && !a.buffered && a.controller && response?.body) followCaller(a, a.host ?? response);
+  // A body handed over as a stream (one rebuilt around bytes read follows
+  // the caller's signal by itself: `rebuild`).
+  if (a.joined && a.controller && response?.body) followCaller(a, a.host ?? response);
   return response;
 }
 
@@ -311,8 +313,8 @@ const JOIN = 8;
  * own: 0), as `bits` say (above): of a clone of `input` (whose Request a
  * 307/308 reads the body again from), under an AbortController of its own
  * (none for a call passed through as it is; a body handed over as a
- * stream follows the call's signal then), with `redirect: "manual"` (we follow redirects hop by hop: the
- * facts then carry the `Location`). Its step answers the response's facts
+ * stream follows the call's signal then), with `redirect: "manual"` (we
+ * follow redirects hop by hop: the facts then carry the `Location`). Its step answers the response's facts
  * (only its status, or −1 for an answer that is not a Response, when not
  * controlled), or fails where it failed: a start that threw sent nothing. */
 export function attempt(id, fetchId, callId, bits) {
@@ -324,7 +326,6 @@ export function attempt(id, fetchId, callId, bits) {
     input: undefined,
     controller: undefined,
     joined: bits & JOIN && c.caller !== undefined,
-    buffered: false,
     bits: 0,
     response: undefined,
     error: undefined,
@@ -520,7 +521,7 @@ export function rebuild(id, abort) {
   const a = held.get(id);
   try {
     a.response = rebuilt(a.response, a.bytes, a.caller, abort);
-    a.buffered = true;
+    a.joined = false; // nothing to follow after the hand-over
   } catch {
     // The host's own response, as it is.
   }
