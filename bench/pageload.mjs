@@ -112,7 +112,7 @@ window.__client = new RetryPolicy(); window.__ready = ${READY};`,
   mkdirSync(path.join(OUT, "saferetry unbundled/pkg"), { recursive: true });
   add("saferetry unbundled", { ...files, "app.js": app }, page({ script: "app.js", importMap: { saferetry: "./pkg/web.js" } }));
   // … with modulepreload for the import chain and preload for the wasm.
-  const hints = ["web.js", "core.js", "executor.js", "attempts.js", "body.js", "packed.js", "request.js", "options.js", "load.js", "saferetry_web.js"].map((f) => `<link rel="modulepreload" href="pkg/${f}">\n`).join("")
+  const hints = ["web.js", "core.js", "executor.js", "attempts.js", "body.js", "packed.js", "shape.js", "request.js", "options.js", "load.js", "saferetry_web.js"].map((f) => `<link rel="modulepreload" href="pkg/${f}">\n`).join("")
     + preloadOf(`pkg/${path.basename(wasm)}`);
   mkdirSync(path.join(OUT, "saferetry unbundled + hints/pkg"), { recursive: true });
   add("saferetry unbundled + hints", { ...files, "app.js": app }, page({ head: hints, script: "app.js", importMap: { saferetry: "./pkg/web.js" } }));

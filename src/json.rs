@@ -1,11 +1,13 @@
 //! Values out to JavaScript as JSON text, which the glue turns into plain
-//! objects with the host's own `JSON.parse`.
+//! objects with the host's own `JSON.parse`: the fleet's and the outbox's
+//! modules (the lease's stats, their reports). The default and browser
+//! modules hand their values over as numbers (`host::shared::convert`).
 //!
 //! Why not serde-wasm-bindgen: it builds each object from wasm, one
 //! imported call per property, and it needs `std`, whose panic and
 //! allocation-failure paths bring `core::fmt` into every module (docs/development.md
-//! "The stack" has the bytes). A report, a state or the stats written as
-//! text cost one string crossing, and the glue's `JSON.parse` is the
+//! "The stack" has the bytes). A value written as
+//! text costs one string crossing, and the glue's `JSON.parse` is the
 //! fastest object builder the host has. The types keep their serde derives
 //! (the data model); this is only the writer.
 //!

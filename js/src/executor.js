@@ -184,7 +184,8 @@ class Run {
 }
 
 /** Machine `id`'s outcome, as `settle(data, response, cause)` makes it:
- * the data as JSON text, the response's and the cause's numbers. */
+ * the report's strings joined in one (its numbers wait in the buffer
+ * for js/src/shape.js), the response's and the cause's numbers. */
 function outcome(m, id, settle) {
   const data = m.outcomeOf(id);
   const b = buffer(m);

@@ -1,7 +1,8 @@
 //! What every one of the six modules shares: calling into JavaScript and
 //! reading its values (`bind`: `Reflect.get`, `Date.now`, `Math.random`, a
 //! settled promise; `caller`: arrays of the caller's values), writing the
-//! policy's values back (`convert`: JSON text; `error`: an option's
+//! policy's values back (`convert`: numbers for the default and browser
+//! modules, JSON text for the fleet's and the outbox's; `error`: an option's
 //! `TypeError`/`RangeError`). They are here, not in a module's folder,
 //! because the default module, the fleet's, the outbox's and the poll's
 //! all link them (each only what its exports reach).
