@@ -2,7 +2,9 @@
 // goes (issue 37), beside plain `fetch`. Sides: raw fetch; "the floor", the
 // smallest wrapper keeping our guarantees (an AbortController and a timer
 // per call, a caller's signal listened to once, the body read with
-// arrayBuffer() and the Response rebuilt); ky; saferetry's policy.fetch in
+// arrayBuffer() and the Response rebuilt), and "the floor stream", the
+// same for a streamed answer (the timer up to the headers, the host's
+// Response handed over, the caller's signal still aborting its body); ky; saferetry's policy.fetch in
 // each body mode ("auto", the default, "stream", "buffer") — each without
 // and with a caller's signal (a fresh AbortController().signal per call, as
 // SDKs pass). Each does N sequential GETs of a small JSON 200 (with
@@ -86,6 +88,22 @@ async function floor(url, signal) {
   }
 }
 
+/** The floor for a streamed answer ("stream"'s guarantees): the same
+ * timer and controller up to the headers, the host's own Response handed
+ * over, and the caller's signal still aborting its body after that (the
+ * listener stays, as `fetch`'s own does, until the signal goes). */
+async function floorStream(url, signal) {
+  signal?.throwIfAborted();
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException("timed out", "TimeoutError")), 30_000);
+  signal?.addEventListener("abort", () => controller.abort(signal.reason), { once: true });
+  try {
+    return await fetch(url, { signal: controller.signal });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 const fresh = () => new AbortController().signal;
 
 /** `{ name: async () => … }`, each one GET of `url` with its body read. */
@@ -96,6 +114,8 @@ async function sides(url) {
     "raw fetch + signal": async () => (await fetch(url, { signal: fresh() })).arrayBuffer(),
     floor: async () => (await floor(url)).arrayBuffer(),
     "floor + signal": async () => (await floor(url, fresh())).arrayBuffer(),
+    "floor stream": async () => (await floorStream(url)).arrayBuffer(),
+    "floor stream + signal": async () => (await floorStream(url, fresh())).arrayBuffer(),
     ky: () => ky.get(url).arrayBuffer(),
     "ky + signal": () => ky.get(url, { signal: fresh() }).arrayBuffer(),
   };
@@ -113,9 +133,9 @@ async function sides(url) {
 
 // bench/workerd-cpu.mjs's client for a side (its BENCH_JSON keys).
 function workerdKey(name) {
-  const m = /^(before: )?(?:saferetry "(\w+)"|(raw fetch|ky|floor))( \+ signal)?$/.exec(name);
+  const m = /^(before: )?(?:saferetry "(\w+)"|(raw fetch|ky|floor|floor stream))( \+ signal)?$/.exec(name);
   if (!m) return null;
-  const base = m[2] ?? { "raw fetch": "raw", ky: "ky", floor: "floor" }[m[3]];
+  const base = m[2] ?? { "raw fetch": "raw", ky: "ky", floor: "floor", "floor stream": "floorstream" }[m[3]];
   return `${base}${m[4] ? "-signal" : ""}${m[1] ? "-before" : ""}`;
 }
 
@@ -354,7 +374,10 @@ async function main() {
     console.log(`\n## saferetry minus the floor, by group (µs per call, profiled: the two rows above, each minus raw fetch, subtracted)\n`);
     console.log(header("side", [...GROUPS, "sum"]));
     for (const name of names.filter((n) => n.includes("saferetry"))) {
-      const floor = profiled[name.endsWith(" + signal") ? "floor + signal" : "floor"].over;
+      // "stream" beside the floor that streams too; "buffer" and "auto"
+      // (which buffers this answer) beside the one that reads the body.
+      const base = name.includes('"stream"') ? "floor stream" : "floor";
+      const floor = profiled[name.endsWith(" + signal") ? `${base} + signal` : base].over;
       const p = profiled[name].over;
       console.log(`| ${name} | ${GROUPS.map((g) => signed(p[g] - floor[g])).join(" | ")} | ${signed(sum(p) - sum(floor))} |`);
     }

@@ -1,5 +1,6 @@
 // `make bench`, part 3: CPU per request in workerd — raw fetch, the floor
-// (bench/profile.mjs's smallest wrapper keeping our guarantees), ky, and
+// (bench/profile.mjs's smallest wrapper keeping our guarantees, and its
+// form for a streamed answer), ky, and
 // saferetry in each body mode ("auto", "stream", "buffer"), each without and
 // with a caller's signal (a fresh AbortController().signal per call, as SDKs
 // pass) — as workerd's own CPU time (every thread, from /proc) over a few
@@ -11,7 +12,7 @@
 // build). With BENCH_BEFORE=<a built js/ folder> (bench/table.mjs sets it),
 // that package runs beside it in the same Worker and rounds; with
 // BENCH_JSON=<file>, the figures are written there: µs per request by
-// client ("raw", "ky", "floor", "auto", "stream", "buffer"; "-signal" with
+// client ("raw", "ky", "floor", "floorstream", "auto", "stream", "buffer"; "-signal" with
 // a caller's signal; "-before" for the before package's).
 import http from "node:http";
 import { execFileSync } from "node:child_process";
@@ -53,11 +54,26 @@ async function floor(u, signal) {
     signal?.removeEventListener("abort", onAbort);
   }
 }
+// And its floor for a streamed answer: the timer up to the headers, the
+// host's Response handed over, the caller's signal still aborting its body.
+async function floorStream(u, signal) {
+  signal?.throwIfAborted();
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException("timed out", "TimeoutError")), 30000);
+  signal?.addEventListener("abort", () => controller.abort(signal.reason), { once: true });
+  try {
+    return await fetch(u, { signal: controller.signal });
+  } finally {
+    clearTimeout(timer);
+  }
+}
 const CLIENTS = {
   raw: async (u) => (await fetch(u)).text(),
   "raw-signal": async (u) => (await fetch(u, { signal: fresh() })).text(),
   floor: async (u) => (await floor(u)).text(),
   "floor-signal": async (u) => (await floor(u, fresh())).text(),
+  floorstream: async (u) => (await floorStream(u)).text(),
+  "floorstream-signal": async (u) => (await floorStream(u, fresh())).text(),
   ky: (u) => kyClient.get(u).text(),
   "ky-signal": (u) => kyClient.get(u, { signal: fresh() }).text(),
 };
@@ -100,7 +116,7 @@ const child = start("workerd", path.join(BIN, "workerd"), ["serve", "config.capn
 try {
   const port = await workerdPort(child);
   const ours = ["auto", "stream", "buffer"].flatMap((m) => [m, `${m}-signal`]);
-  const clients = ["raw", "raw-signal", "floor", "floor-signal", "ky", "ky-signal", ...ours, ...(BEFORE ? ours.map((c) => `${c}-before`) : [])];
+  const clients = ["raw", "raw-signal", "floor", "floor-signal", "floorstream", "floorstream-signal", "ky", "ky-signal", ...ours, ...(BEFORE ? ours.map((c) => `${c}-before`) : [])];
   const run = async (client, n) => {
     const res = await fetch(`http://127.0.0.1:${port}/${client}?n=${n}`);
     if ((await res.text()) !== "ok") throw new Error(`${client}: ${res.status}`);
@@ -122,7 +138,7 @@ try {
   console.log("| client | µs CPU per request | × raw fetch |\n|---|---:|---:|");
   const name = (c) => {
     const [, base, signal, before] = /^([a-z]+)(-signal)?(-before)?$/.exec(c);
-    const side = { raw: "raw fetch", floor: "floor (the smallest wrapper keeping our guarantees)", ky: "ky" }[base] ?? `saferetry, responseBody "${base}"`;
+    const side = { raw: "raw fetch", floor: "floor (the smallest wrapper keeping our guarantees)", floorstream: "floor for a streamed answer", ky: "ky" }[base] ?? `saferetry, responseBody "${base}"`;
     return `${before ? "before: " : ""}${side}${signal ? ", caller's signal" : ""}`;
   };
   for (const c of clients) console.log(`| ${name(c)} | ${median(us[c]).toFixed(0)} | ${(median(us[c]) / raw).toFixed(3)} |`);
