@@ -274,6 +274,14 @@ fn scan(source: &str, module: &[String]) -> Scan {
         module.iter().cloned().chain(inline.iter().map(|(name, _, _)| name.clone())).collect()
     };
     let tested = |inline: &[(String, usize, bool)]| inline.iter().any(|(_, _, test)| *test);
+    // a path named in code (not in a `use`), where `inline` says
+    let inline_path = |inline: &[(String, usize, bool)], path: Vec<String>, line: usize| Named {
+        module: here(inline),
+        path,
+        line,
+        reexport: None,
+        test: tested(inline),
+    };
     let mut i = 0;
     while i < tokens.len() {
         let token = &tokens[i];
@@ -314,13 +322,7 @@ fn scan(source: &str, module: &[String]) -> Scan {
                     ) =>
             {
                 let path = text.split("::").map(String::from).collect();
-                scan.named.push(Named {
-                    module: here(&inline),
-                    path,
-                    line: token.1,
-                    reexport: None,
-                    test: tested(&inline),
-                });
+                scan.named.push(inline_path(&inline, path, token.1));
             }
             Token::Ident(word) if word == "mod" => {
                 if let Some(name) = ident(tokens.get(i + 1)) {
@@ -361,13 +363,7 @@ fn scan(source: &str, module: &[String]) -> Scan {
                     }
                     j += 2;
                 }
-                scan.named.push(Named {
-                    module: here(&inline),
-                    path,
-                    line: token.1,
-                    reexport: None,
-                    test: tested(&inline),
-                });
+                scan.named.push(inline_path(&inline, path, token.1));
                 i = j;
                 continue;
             }
