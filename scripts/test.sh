@@ -79,7 +79,7 @@ package_lane() {
   tier demo          node --test tests/demo/
   # saferetry/otel with the real SDKs: Node (sdk-trace-base, sdk-metrics, context-async-hooks, instrumentation-undici), Chromium (sdk-trace-web, instrumentation-fetch), workerd (the API alone) (tests/otel)
   tier otel          node --test --test-concurrency=1 tests/otel/
-  # every relative link and #anchor in README.md, BENCHMARKS.md and docs/*.md resolves (tests/docs)
+  # every relative link and #anchor in README.md, BENCHMARKS.md, docs/*.md and the suites' READMEs resolves inside the repository, no doc or source comment cites a file outside it, and the README's examples run as written in Node and workerd (tests/docs)
   tier docs          node --test tests/docs/
 }
 rust_lane & rust=$!

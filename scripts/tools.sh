@@ -40,7 +40,7 @@ declare -A TIER_TOOLS=(
   [fleet-browsers]="chromium chromedriver firefox-esr geckodriver WebKitWebDriver Xvfb"
   [leaks-node]="" [leaks-chromium]="chromium" [demo]="chromium"
   [otel]="esbuild wrangler workerd chromium"
-  [docs]=""
+  [docs]="wrangler workerd"
   [outbox]="deno bun wrangler workerd chromium chromedriver firefox-esr geckodriver WebKitWebDriver Xvfb"
 )
 

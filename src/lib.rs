@@ -1,6 +1,7 @@
 //! saferetry: retry an HTTP request only when repeating it is proven safe.
 //!
-//! The crate has two halves (see DESIGN §3):
+//! The crate has two halves (see DESIGN §3; "DESIGN rule N" and "DESIGN
+//! §N" in this crate's comments are docs/design.md's, the design contract):
 //! - [`policy`] and [`engine`] are pure Rust: every decision is a function of
 //!   data (the outcome of an attempt, the request's safety, the options, the
 //!   clock's `now` and an injected random number). They run natively, on

@@ -1,4 +1,6 @@
-//! The source layout: no import circle between the modules of `src/`.
+//! The source layout: no import circle between the files of `src/`, nor
+//! between the folders of `src/host`, nor between the top-level modules of
+//! `src/` (`engine`, `policy`, `host`, …).
 //!
 //! Every file under `src/` is a node (a file is a module: `lib.rs` the
 //! crate, `a/mod.rs` and `a.rs` the module `a`, `a/b.rs` the module `a::b`;
@@ -26,6 +28,19 @@
 //! moved or left out of a module (src/host/mod.rs's feature sets) without
 //! the other. The test names each circle it finds, with the line of each
 //! import in it.
+//!
+//! The same holds one level up: a folder of `src/host` (with its files) or
+//! a top-level module of `src/` (a folder and the file of the same name
+//! are one: `engine.rs` and `engine/`) imports another when one of its
+//! files imports one of the other's; the parent's own file (`mod.rs`,
+//! `lib.rs`) is a node of its own. Each folder's mod.rs says which folders
+//! it may import; a circle between folders makes them one unit as surely
+//! as between files, even when no two files import each other. Test code
+//! (`#[cfg(test)] mod tests { … }`) is left out at this level: it is built
+//! into no module, and a folder's tests may drive it with a folder above
+//! it (`operation/machine.rs`'s tests start a real `attempt::transport`
+//! attempt). The failure names each circle of folders (a → b → a) and
+//! every file-level import along it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -185,6 +200,8 @@ struct Named {
     path: Vec<String>,
     line: usize,
     reexport: Option<String>,
+    /// Inside a `#[cfg(test)] mod … { … }`: test code, built into no module.
+    test: bool,
 }
 
 /// What one file says: the child modules it declares (with a `#[path]`'s
@@ -246,20 +263,46 @@ fn use_tree(
 fn scan(source: &str, module: &[String]) -> Scan {
     let tokens = tokens(source);
     let mut scan = Scan::default();
-    // inline modules: (name, the brace depth inside them)
-    let mut inline: Vec<(String, usize)> = Vec::new();
+    // inline modules: (name, the brace depth inside them, whether under
+    // `#[cfg(test)]`)
+    let mut inline: Vec<(String, usize, bool)> = Vec::new();
     let mut depth = 0;
     let mut path_attr: Option<String> = None;
-    let here = |inline: &[(String, usize)]| -> Vec<String> {
-        module.iter().cloned().chain(inline.iter().map(|(name, _)| name.clone())).collect()
+    // a `#[cfg(test)]` not yet followed by the item it is on
+    let mut cfg_test = false;
+    let here = |inline: &[(String, usize, bool)]| -> Vec<String> {
+        module.iter().cloned().chain(inline.iter().map(|(name, _, _)| name.clone())).collect()
+    };
+    let tested = |inline: &[(String, usize, bool)]| inline.iter().any(|(_, _, test)| *test);
+    // a path named in code (not in a `use`), where `inline` says
+    let inline_path = |inline: &[(String, usize, bool)], path: Vec<String>, line: usize| Named {
+        module: here(inline),
+        path,
+        line,
+        reexport: None,
+        test: tested(inline),
     };
     let mut i = 0;
     while i < tokens.len() {
         let token = &tokens[i];
         match &token.0 {
-            Token::Punct("{") => depth += 1,
+            Token::Punct("{") => {
+                depth += 1;
+                cfg_test = false;
+            }
+            Token::Punct(";") => cfg_test = false,
+            // #[cfg(test)]
+            Token::Punct("#")
+                if is(tokens.get(i + 1), "[")
+                    && ident(tokens.get(i + 2)) == Some("cfg")
+                    && is(tokens.get(i + 3), "(")
+                    && ident(tokens.get(i + 4)) == Some("test")
+                    && is(tokens.get(i + 5), ")") =>
+            {
+                cfg_test = true
+            }
             Token::Punct("}") => {
-                if inline.last().is_some_and(|(_, d)| *d == depth) {
+                if inline.last().is_some_and(|(_, d, _)| *d == depth) {
                     inline.pop();
                 }
                 depth -= 1;
@@ -279,14 +322,14 @@ fn scan(source: &str, module: &[String]) -> Scan {
                     ) =>
             {
                 let path = text.split("::").map(String::from).collect();
-                scan.named.push(Named { module: here(&inline), path, line: token.1, reexport: None });
+                scan.named.push(inline_path(&inline, path, token.1));
             }
             Token::Ident(word) if word == "mod" => {
                 if let Some(name) = ident(tokens.get(i + 1)) {
                     if is(tokens.get(i + 2), ";") && inline.is_empty() {
                         scan.children.push((name.to_string(), path_attr.take()));
                     } else if is(tokens.get(i + 2), "{") {
-                        inline.push((name.to_string(), depth + 1));
+                        inline.push((name.to_string(), depth + 1, cfg_test));
                     }
                 }
             }
@@ -303,6 +346,7 @@ fn scan(source: &str, module: &[String]) -> Scan {
                         path,
                         line,
                         reexport: reexport.then_some(bound),
+                        test: tested(&inline),
                     });
                 }
                 continue;
@@ -319,7 +363,7 @@ fn scan(source: &str, module: &[String]) -> Scan {
                     }
                     j += 2;
                 }
-                scan.named.push(Named { module: here(&inline), path, line: token.1, reexport: None });
+                scan.named.push(inline_path(&inline, path, token.1));
                 i = j;
                 continue;
             }
@@ -441,13 +485,14 @@ impl Crate {
         Vec::new()
     }
 
-    /// file → imported file → the first line that imports it
-    fn imports(&self) -> BTreeMap<PathBuf, BTreeMap<PathBuf, usize>> {
+    /// file → imported file → the first line that imports it; `tests`:
+    /// with the imports of test code (`#[cfg(test)] mod tests`).
+    fn imports(&self, tests: bool) -> BTreeMap<PathBuf, BTreeMap<PathBuf, usize>> {
         let mut graph: BTreeMap<PathBuf, BTreeMap<PathBuf, usize>> = BTreeMap::new();
         for (file, (_, scan)) in &self.scans {
             let children: BTreeSet<String> = scan.children.iter().map(|(c, _)| c.clone()).collect();
             let edges = graph.entry(file.clone()).or_default();
-            for named in scan.named.iter().filter(|n| n.reexport.is_none()) {
+            for named in scan.named.iter().filter(|n| n.reexport.is_none() && (tests || !n.test)) {
                 let Some(path) = absolute(&named.path, &named.module, &children) else { continue };
                 for target in self.files_of(&path, 0) {
                     if &target != file {
@@ -527,7 +572,7 @@ fn src() -> PathBuf {
 #[test]
 fn no_file_in_src_imports_itself_through_a_circle_of_other_files() {
     let krate = Crate::read(&src());
-    let graph = krate.imports();
+    let graph = krate.imports(true);
     let found = circles(&graph);
     let mut report = String::new();
     for component in &found {
@@ -544,8 +589,155 @@ fn no_file_in_src_imports_itself_through_a_circle_of_other_files() {
     assert!(found.is_empty(), "import circles in src/:\n{report}");
 }
 
+/// The graph of `graph`'s files grouped by `group` (a file it returns
+/// `None` for is left out): group → imported group → every file-level
+/// import that crosses between the two (file, line, imported file).
+type Crossings = BTreeMap<PathBuf, BTreeMap<PathBuf, Vec<(PathBuf, usize, PathBuf)>>>;
+
+fn grouped(
+    graph: &BTreeMap<PathBuf, BTreeMap<PathBuf, usize>>,
+    group: impl Fn(&Path) -> Option<PathBuf>,
+) -> Crossings {
+    let mut out: Crossings = BTreeMap::new();
+    for (file, edges) in graph {
+        let Some(from) = group(file) else { continue };
+        let crossing = out.entry(from.clone()).or_default();
+        for (target, line) in edges {
+            match group(target) {
+                Some(to) if to != from => {
+                    crossing.entry(to).or_default().push((file.clone(), *line, target.clone()))
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// The module of `file` one level under `dir` (a file of `src/`): a
+/// folder and the file of the same name are one (`engine.rs` and
+/// `engine/`); the parent's own file (`mod.rs`, `lib.rs`) is a node of its
+/// own. `None` for a file outside `dir`.
+fn top_module(file: &Path, dir: &Path) -> Option<PathBuf> {
+    let first = file.strip_prefix(dir).ok()?.iter().next()?;
+    let first = Path::new(first);
+    Some(match first.to_str() {
+        Some("mod.rs" | "lib.rs") => dir.join(first),
+        _ => dir.join(first.with_extension("")),
+    })
+}
+
+/// The shortest way round through each edge of `component` (a strongly
+/// connected set of nodes of `graph`), each once: `[a, b, c]` is a → b →
+/// c → a, from its least node.
+fn cycles(
+    graph: &BTreeMap<PathBuf, BTreeMap<PathBuf, usize>>,
+    component: &[PathBuf],
+) -> BTreeSet<Vec<PathBuf>> {
+    let mut found = BTreeSet::new();
+    for from in component {
+        for to in graph[from].keys().filter(|to| component.contains(to)) {
+            // breadth first from `to` back to `from`, inside the component
+            let mut came: BTreeMap<&PathBuf, &PathBuf> = BTreeMap::new();
+            let mut queue = std::collections::VecDeque::from([to]);
+            while let Some(at) = queue.pop_front() {
+                if at == from {
+                    break;
+                }
+                for next in graph[at].keys().filter(|n| component.contains(n)) {
+                    if next != to && !came.contains_key(next) {
+                        came.insert(next, at);
+                        queue.push_back(next);
+                    }
+                }
+            }
+            let mut cycle = vec![from.clone()];
+            let mut at = from;
+            while at != to {
+                at = came[at];
+                cycle.push(at.clone());
+            }
+            cycle[1..].reverse();
+            let least = (0..cycle.len()).min_by_key(|&i| &cycle[i]).unwrap();
+            cycle.rotate_left(least);
+            found.insert(cycle);
+        }
+    }
+    found
+}
+
+/// The circles between the groups of `graph`, each named as its groups in
+/// order and with every file-level import in it, the message a failing
+/// test shows; empty when the groups form a DAG.
+fn group_circles(graph: &BTreeMap<PathBuf, BTreeMap<PathBuf, usize>>, dir: &Path) -> String {
+    let crossings = grouped(graph, |file| top_module(file, dir));
+    let edges: BTreeMap<PathBuf, BTreeMap<PathBuf, usize>> = crossings
+        .iter()
+        .map(|(from, to)| (from.clone(), to.iter().map(|(t, lines)| (t.clone(), lines.len())).collect()))
+        .collect();
+    let name = |p: &Path| p.strip_prefix(src().parent().unwrap()).unwrap_or(p).display().to_string();
+    let mut report = String::new();
+    for component in circles(&edges) {
+        let names: Vec<String> = component.iter().map(|p| name(p)).collect();
+        report.push_str(&format!("a circle between {}:\n", names.join(", ")));
+        for cycle in cycles(&edges, &component) {
+            let cycle: Vec<String> = cycle.iter().chain(cycle.first()).map(|p| name(p)).collect();
+            report.push_str(&format!("  {}\n", cycle.join(" → ")));
+        }
+        for from in &component {
+            for (to, lines) in &crossings[from] {
+                if component.contains(to) {
+                    report.push_str(&format!("  {} imports {}:\n", name(from), name(to)));
+                    for (file, line, target) in lines {
+                        report.push_str(&format!("    {}:{} imports {}\n", name(file), line, name(target)));
+                    }
+                }
+            }
+        }
+    }
+    report
+}
+
 #[test]
-fn the_import_scan_sees_a_use_tree_an_inline_path_a_parents_items_and_a_reexport() {
+fn no_folder_of_src_host_imports_itself_through_a_circle_of_other_folders() {
+    let report = group_circles(&Crate::read(&src()).imports(false), &src().join("host"));
+    assert!(report.is_empty(), "import circles between the folders of src/host:\n{report}");
+}
+
+#[test]
+fn no_top_level_module_of_src_imports_itself_through_a_circle_of_other_modules() {
+    let report = group_circles(&Crate::read(&src()).imports(false), &src());
+    assert!(report.is_empty(), "import circles between the modules of src/:\n{report}");
+}
+
+#[test]
+fn a_circle_between_folders_is_found_though_no_two_files_import_each_other() {
+    let dir = src().join("host");
+    let file = |f: &str| dir.join(f);
+    let edge = |from: &str, to: &str, line| (file(from), BTreeMap::from([(file(to), line)]));
+    // a/x.rs → b/y.rs → b/z.rs → a/w.rs: no file circle, a circle of folders
+    let graph = BTreeMap::from([
+        edge("a/x.rs", "b/y.rs", 3),
+        edge("b/y.rs", "b/z.rs", 4),
+        edge("b/z.rs", "a/w.rs", 5),
+        (file("a/w.rs"), BTreeMap::new()),
+        edge("c.rs", "a/x.rs", 6),
+    ]);
+    assert!(circles(&graph).is_empty());
+    assert_eq!(
+        group_circles(&graph, &dir),
+        "a circle between src/host/a, src/host/b:\n  \
+         src/host/a → src/host/b → src/host/a\n  \
+         src/host/a imports src/host/b:\n    src/host/a/x.rs:3 imports src/host/b/y.rs\n  \
+         src/host/b imports src/host/a:\n    src/host/b/z.rs:5 imports src/host/a/w.rs\n"
+    );
+    // without the way back, a chain: nothing to report
+    let chain: BTreeMap<_, _> = graph.into_iter().filter(|(f, _)| f != &file("b/z.rs")).collect();
+    assert_eq!(group_circles(&chain, &dir), "");
+}
+
+#[test]
+fn the_import_scan_sees_a_use_tree_an_inline_path_a_parents_items_a_reexport_and_test_code() {
     let module: Vec<String> = vec!["a".into(), "b".into()];
     let source = "//! use crate::not::this;\n\
                   mod c;\n\
@@ -553,26 +745,28 @@ fn the_import_scan_sees_a_use_tree_an_inline_path_a_parents_items_and_a_reexport
                   fn f() { let s = \"crate::nor::this\"; crate::p::q::r(); c::g(); }\n\
                   pub use c::Item;\n\
                   #[serde(serialize_with = \"crate::n::ms\")]\n\
-                  #[cfg(test)]\nmod tests { use super::super::T; }\n";
+                  #[cfg(test)]\nmod tests { use super::super::T; }\n\
+                  mod more { use crate::u::V; }\n";
     let scan = scan(source, &module);
-    let named: Vec<(String, usize, bool)> =
-        scan.named.iter().map(|n| (n.path.join("::"), n.line, n.reexport.is_some())).collect();
+    let named: Vec<(String, usize, bool, bool)> =
+        scan.named.iter().map(|n| (n.path.join("::"), n.line, n.reexport.is_some(), n.test)).collect();
     let expected = [
-        ("super::x", 3, false),
-        ("super::x::Y", 3, false),
-        ("super::z", 3, false),
-        ("crate::p::q::r", 4, false),
-        ("c::g", 4, false),
-        ("c::Item", 5, true),
-        ("crate::n::ms", 6, false),
-        ("super::super::T", 8, false),
+        ("super::x", 3, false, false),
+        ("super::x::Y", 3, false, false),
+        ("super::z", 3, false, false),
+        ("crate::p::q::r", 4, false, false),
+        ("c::g", 4, false, false),
+        ("c::Item", 5, true, false),
+        ("crate::n::ms", 6, false, false),
+        ("super::super::T", 8, false, true),
+        ("crate::u::V", 9, false, false),
     ];
-    let expected: Vec<(String, usize, bool)> =
-        expected.iter().map(|(p, l, r)| (p.to_string(), *l, *r)).collect();
+    let expected: Vec<(String, usize, bool, bool)> =
+        expected.iter().map(|(p, l, r, t)| (p.to_string(), *l, *r, *t)).collect();
     assert_eq!(named, expected);
     assert_eq!(scan.children, vec![("c".to_string(), None)]);
     // inside `mod tests`, `super::super` is the file's parent
-    let tests = scan.named.last().unwrap();
+    let tests = &scan.named[7];
     let children = BTreeSet::from(["c".to_string()]);
     assert_eq!(absolute(&tests.path, &tests.module, &children), Some(vec!["a".into(), "T".into()]));
 }

@@ -1,7 +1,7 @@
 // The redirect hops saferetry follows itself (Node, Deno, Bun, workerd with
 // `redirect` unset or "follow": src/policy/redirect.rs `follower`), hop by
 // hop, so a failure knows which hop it happened on. This file performs each
-// hop; the chain (src/host/attempt/hops.rs over src/policy/chain.rs) decides what a
+// hop; the chain (src/host/operation/chain.rs over src/policy/chain.rs) decides what a
 // response means and what the next hop sends. It branches on nothing but
 // the chain's answers.
 import { packed } from "./packed.js";

@@ -10,10 +10,10 @@
 //! One crate, six wasm modules (DESIGN §3, "Pay for what you use"): the
 //! default build exports the policy, the engine and the host (`Policy`),
 //! for Node, Deno, Bun and workerd; `--features browser` builds the same
-//! for browsers without the redirect hops (`attempt/hops.rs`, the `Chain` export:
-//! a browser's `fetch` follows redirects itself, so
-//! `policy::redirect::follower` never says we do there), `attempt/nohops.rs` in
-//! their place, loaded by js/src/web.js and sw.js (4.9 KB gzip less for a
+//! for browsers without the redirect hops (`attempt/hops.rs` and
+//! `operation/chain.rs`, the `Chain` export: a browser's `fetch` follows
+//! redirects itself, so `policy::redirect::follower` never says we do
+//! there), `attempt/nohops.rs` and `operation/nochain.rs` in their place, loaded by js/src/web.js and sw.js (4.9 KB gzip less for a
 //! page). `--features authority` builds the fleet's module: the authority
 //! (`BudgetAuthority`, the readers of lease requests and of its saved
 //! state) and the policies' leased clients (`lease/fleet.rs`: a policy with a
@@ -43,10 +43,11 @@
 //! (one attempt's mechanics), `api` (the default module's exports),
 //! `lease` (the fleet's module and the Redis one), `extra` (the outbox's
 //! and the poll's modules). The default module's folders import `shared`
-//! and each other along `api` → `attempt` → `operation` (two names the
-//! other way: `attempt::hops::Chain`, which the mailbox holds, and
-//! `api::options::Key`, which a prepared request carries); `lease` and
-//! `extra` import `shared` only. No file imports itself through others
+//! and each other one way only, `api` → `attempt` → `operation`: a type
+//! two of them share lives in the lower one (the mailbox's `Chain` in
+//! `operation`, the idempotency `Key` a prepared request carries in
+//! `attempt`); `lease` and `extra` import `shared` only. No file imports
+//! itself through others, nor a folder through other folders
 //! (tests/layout.rs).
 
 // What every module shares.

@@ -1,6 +1,6 @@
 //! Which `fetch` failures prove the request was never sent, per runtime.
 //!
-//! Measured, not assumed (`shared/runtime-errors.md`; browsers in
+//! Measured, not assumed (`docs/runtime-errors.md`; browsers in
 //! `tests/browsers/failure-matrix.md`). Where a runtime's error carries too
 //! little detail to prove `NotSent`, the honest answer is `MaybeDelivered`.
 

@@ -1,4 +1,5 @@
-// Every relative link in README.md, BENCHMARKS.md and docs/*.md resolves: its
+// Every relative link in README.md, BENCHMARKS.md, docs/*.md and the READMEs
+// of tests/*/ and www/*/ resolves (inside the repository): its
 // file exists, and its `#anchor` names a heading of that file under GitHub's
 // slug rules. No dependencies: node:test, node:fs.
 import { test } from "node:test";
@@ -9,6 +10,10 @@ import { fileURLToPath } from "node:url";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const pages = ["README.md", "BENCHMARKS.md", ...readdirSync(join(root, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+// The READMEs of the test suites and the demo's server: their links are checked too.
+const readmes = ["tests", "www"].flatMap((dir) =>
+  readdirSync(join(root, dir)).map((sub) => `${dir}/${sub}/README.md`).filter((f) => existsSync(join(root, f))),
+);
 
 // The text outside fenced code blocks, line by line, with inline code spans blanked.
 function prose(text) {
@@ -86,10 +91,10 @@ test("README.md links to every page in docs/", () => {
   assert.deepEqual(missing, []);
 });
 
-for (const page of pages) {
+for (const page of [...pages, ...readmes]) {
   test(`every relative link in ${page} names an existing file and, with an anchor, an existing heading`, () => {
     const { problems, count } = broken(page);
     assert.deepEqual(problems, []);
-    if (page !== "BENCHMARKS.md") assert.ok(count > 0, `${page} has no relative link at all`);
+    if (pages.includes(page) && page !== "BENCHMARKS.md") assert.ok(count > 0, `${page} has no relative link at all`);
   });
 }

@@ -67,7 +67,7 @@ const CONDITIONS = {
 const DETECTED = { node: 'node', deno: 'deno', bun: 'bun', workerd: 'workerd', chromium: 'browser', firefox: 'browser', webkit: 'browser', bundle: 'browser' };
 const RUN_BUDGET_MS = Number(process.env.SAFERETRY_RUNTIME_BUDGET_MS) || 8 * 60_000; // the whole run, hard stop
 const CASE_TIMEOUT_MS = 15_000; // the suite's own per-case bound
-const WORKERD_COMPAT_DATE = '2025-06-01'; // as in /work/shared/runtime-errors.md's measurements
+const WORKERD_COMPAT_DATE = '2025-06-01'; // as in docs/runtime-errors.md's measurements
 
 const t0 = Date.now();
 const stamp = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;

@@ -4,8 +4,8 @@
 //! reads a `policy.poll()`'s spec for the poll's module; `leased` is a
 //! policy's shared budget, reached by number in the fleet's module.
 //!
-//! Imports: `shared`, `operation`, `attempt`. Imported by nothing but
-//! `attempt::request` (`options::Key`): the exports are the top.
+//! Imports: `shared`, `operation`, `attempt`. Imported by nothing: the
+//! exports are the top.
 
 mod exports;
 pub(super) mod leased;

@@ -7,6 +7,7 @@ use alloc::rc::Rc;
 use alloc::string::String;
 use wasm_bindgen::{JsCast, JsValue};
 
+use crate::host::attempt::request::Key;
 use crate::host::operation::glue::{Glue, Held};
 use super::leased::Exchange;
 use super::read::Reader;
@@ -27,14 +28,6 @@ pub struct Hooks {
     pub shared: Option<Exchange>,
     /// `fetch`: the transport to use instead of the global `fetch`.
     pub fetch: Option<Rc<Held>>,
-}
-
-#[derive(Clone, Default, PartialEq, Eq)]
-pub enum Key {
-    #[default]
-    None,
-    Generate,
-    Given(String),
 }
 
 /// `base` and `hooks` overridden by whatever `js` sets, read by the glue

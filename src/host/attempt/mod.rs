@@ -3,13 +3,14 @@
 //! body); `transport` runs one attempt as steps of the mailbox (`fetch`,
 //! the body as `policy::body` decides) and hands a response over;
 //! `replay` keeps a streamed body for the next attempt; `hops` follows
-//! redirects hop by hop where `policy::redirect` says we do (`nohops` in
-//! its place in the browser's module, `--features browser`); `failure`
-//! classifies a step's failure for both the attempt and its hops.
+//! redirects hop by hop where `policy::redirect` says we do, over the
+//! mailbox's `operation::chain` (`nohops` in its place in the browser's
+//! module, `--features browser`); `failure` classifies a step's failure
+//! for both the attempt and its hops.
 //!
-//! Imports: `shared`, `operation` (the mailbox, `glue`) and one name of
-//! `api` (`options::Key`, the caller's idempotency key). Imported by `api`
-//! (the exports run attempts) and, for `hops::Chain`, by `operation`.
+//! Imports: `shared` and `operation` (the mailbox, `glue`, `chain`).
+//! Imported by `api` only (the exports run attempts; `options` reads the
+//! caller's idempotency key into `request::Key`).
 
 pub(super) mod failure;
 #[cfg(not(feature = "browser"))]

@@ -4,19 +4,12 @@
 //! module carries no chain. Where it does say so — the browser entry
 //! loaded outside a browser — the attempt fails before sending.
 
+use crate::host::operation::chain::{Chain, Followed};
 use crate::host::operation::glue::{Facts, Glue, Held};
 use super::failure::{not_sent, StepFailure};
 use super::request::Prepared;
 use crate::engine::Failed;
 use crate::policy::runtime::Runtime;
-
-/// What an attempt hands js/src/attempts.js for its hops: never one here.
-/// A number, so that `machineChain` answers no lone JS value (see
-/// `exports::PolicyStats`).
-pub type Chain = u32;
-
-/// An attempt's chain, which this module never starts.
-pub enum Followed {}
 
 /// The attempt where `follower` says we follow: not sent.
 pub fn unfollowed(glue: &Glue) -> Failed<Held> {

@@ -11,9 +11,18 @@ use wasm_bindgen::JsValue;
 
 use crate::host::shared::bind::random_uuid;
 use crate::host::operation::glue::Glue;
-use crate::host::api::options::Key;
 use crate::policy::classify::{normalize_method, Safety};
 use crate::policy::report::{secrets_of, CREDENTIAL_HEADERS};
+
+/// The caller's idempotency key (`idempotencyKey`, read by
+/// `api::options`): none, one to generate per operation, or the caller's.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub enum Key {
+    #[default]
+    None,
+    Generate,
+    Given(String),
+}
 
 pub struct Prepared {
     /// The call as the executor holds it (js/src/attempts.js): its input

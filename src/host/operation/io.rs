@@ -27,7 +27,7 @@ use crate::local::Local;
 use wasm_bindgen::JsValue;
 
 use super::glue::aborted;
-use crate::host::attempt::hops::Chain;
+use super::chain::Chain;
 use crate::engine::Slept;
 use crate::policy::limits::timer_ms;
 

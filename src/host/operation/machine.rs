@@ -139,7 +139,7 @@ impl<T: 'static> Machine<T> {
 
     /// The redirect chain a [`super::io::FETCH`] of attempt `id` with the
     /// `CHAIN` bit starts with (js/src/hops.js follows it).
-    pub fn chain(&self, id: u32) -> Option<crate::host::attempt::hops::Chain> {
+    pub fn chain(&self, id: u32) -> Option<super::chain::Chain> {
         self.io.chain(id)
     }
 
@@ -303,7 +303,7 @@ pub fn on_event(id: u32) -> u32 {
 
 /// The redirect chain of machine `id`'s attempt `attempt` (see [`Machine::chain`]).
 #[wasm_bindgen(js_name = machineChain)]
-pub fn machine_chain(id: u32, attempt: u32) -> Option<crate::host::attempt::hops::Chain> {
+pub fn machine_chain(id: u32, attempt: u32) -> Option<super::chain::Chain> {
     MACHINES.with(|ms| ms.borrow().iter().find(|m| m.id == id).and_then(|m| m.chain(attempt)))
 }
 

@@ -5,13 +5,20 @@
 //! attempt's step, a timer, a read) and of the answers that wake them;
 //! `glue` the executor's helpers and `Held` (a JS object named by number);
 //! `clock` the engine's clock on the executor's timers; `outcome` what an
-//! operation ends with, as JS receives it.
+//! operation ends with, as JS receives it; `chain` an attempt's redirect
+//! chain (`Chain`), which the mailbox holds until js/src/attempts.js takes
+//! it for js/src/hops.js (`nochain` in its place in the browser's module,
+//! `--features browser`).
 //!
-//! Imports: `shared`, and one name of `attempt` (`hops::Chain`, the redirect
-//! chain the mailbox holds until js/src/attempts.js takes it). Imported by
-//! `attempt` (its steps are the mailbox's work) and `api` (the exports
-//! start the machines).
+//! Imports: `shared` only, of `host`. Imported by `attempt` (its steps are
+//! the mailbox's work; `attempt::hops` makes and reads the chains) and
+//! `api` (the exports start the machines).
 
+#[cfg(not(feature = "browser"))]
+pub(super) mod chain;
+#[cfg(feature = "browser")]
+#[path = "nochain.rs"]
+pub(super) mod chain;
 pub(super) mod clock;
 pub(super) mod glue;
 pub(super) mod io;
