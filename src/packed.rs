@@ -19,20 +19,31 @@ impl<'s> Iterator for Fields<'s> {
             return Some(None);
         }
         let (len, rest) = self.0.split_once(':')?;
-        let mut units: usize = len.parse().ok()?;
-        let mut end: usize = 0;
-        let mut chars = rest.chars();
-        while units > 0 {
-            let c = chars.next()?;
-            units = units.saturating_sub(c.len_utf16());
-            end = end.saturating_add(c.len_utf8());
-        }
+        let units: usize = len.parse().ok()?;
+        let end = match rest.get(..units) {
+            // ASCII (as header values and a response's type are): a byte per unit.
+            Some(head) if head.is_ascii() => units,
+            _ => utf8_len(rest, units)?,
+        };
         // (`get`, not slicing: `end` is on a character boundary, and the
         // slicing's panic path would bring its message formatting along.)
         let value = rest.get(..end)?;
         self.0 = rest.get(end..)?;
         Some(Some(value))
     }
+}
+
+/// The length in bytes of the first `units` UTF-16 units of `s`; `None`
+/// when `s` is shorter.
+fn utf8_len(s: &str, mut units: usize) -> Option<usize> {
+    let mut end: usize = 0;
+    let mut chars = s.chars();
+    while units > 0 {
+        let c = chars.next()?;
+        units = units.saturating_sub(c.len_utf16());
+        end = end.saturating_add(c.len_utf8());
+    }
+    Some(end)
 }
 
 impl Fields<'_> {

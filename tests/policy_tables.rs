@@ -47,7 +47,7 @@ fn retry_after_reads_seconds_and_every_date_form() {
 
 #[test]
 fn packed_values_read_back_in_order_whatever_characters_they_hold() {
-    let table: [(&str, &[Option<&str>]); 10] = [
+    let table: [(&str, &[Option<&str>]); 12] = [
         ("", &[]),
         ("-", &[None]),
         ("3:200-1:1", &[Some("200"), None, Some("1")]),
@@ -56,6 +56,9 @@ fn packed_values_read_back_in_order_whatever_characters_they_hold() {
         // JS counts UTF-16 units: é is one, an emoji two.
         ("2:é1-", &[Some("é1"), None]),
         ("2:😀3:abc", &[Some("😀"), Some("abc")]),
+        // The first units' bytes end inside a character, or are not all ASCII.
+        ("1:é2:ab", &[Some("é"), Some("ab")]),
+        ("3:aéb1:c", &[Some("aéb"), Some("c")]),
         // Not well formed: reading stops there.
         ("5:ab", &[]),
         ("x:1-", &[]),

@@ -4,7 +4,6 @@
 //! drives; [`start`] polls it once synchronously, inside the export, before
 //! handing it over (docs/development.md "The stack").
 
-use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -195,7 +194,7 @@ impl Policy {
                 Ok(prepared) => {
                     let listened = prepared.listened();
                     return Ok(start(shared.runtime, listened, async move {
-                        let mut ctx = Ctx::new(&shared, &options, &hooks, observe, listened);
+                        let ctx = Ctx::new(&shared, &options, &hooks, observe, listened);
                         let finished = ctx.submit(prepared, role).await;
                         let outcome = ctx.outcome(finished);
                         drop(owner);
@@ -208,7 +207,7 @@ impl Policy {
         }
         // `fetch` follows the caller's signal itself: nothing to listen to.
         Ok(start(shared.runtime, 0, async move {
-            let mut ctx = Ctx::new(&shared, &options, &hooks, observe, 0);
+            let ctx = Ctx::new(&shared, &options, &hooks, observe, 0);
             ctx.pass_through(owner).await
         }))
     }
@@ -245,9 +244,10 @@ struct Ctx<'a> {
     fetch: u32,
     options: &'a Options,
     not_before: Option<u64>,
-    clock: HostClock,
-    random: Box<dyn FnMut() -> f64 + 'a>,
-    observe: Box<dyn FnMut(Phase) + 'a>,
+    clock: HostClock<'a>,
+    hooks: &'a Hooks,
+    /// The subscriber the executor holds, if any.
+    observe: Option<Held>,
 }
 
 impl<'a> Ctx<'a> {
@@ -258,15 +258,22 @@ impl<'a> Ctx<'a> {
         observe: Option<Held>,
         call: u32,
     ) -> Ctx<'a> {
-        let random = Box::new(move || match &hooks.random {
+        let clock = HostClock { call, glue: &shared.glue };
+        let fetch = hooks.fetch.as_ref().map_or(0, |f| f.id());
+        Ctx { shared, fetch, options, not_before: hooks.not_before, clock, hooks, observe }
+    }
+
+    /// A draw of the `random` option, else of `Math.random`.
+    fn random(&self) -> f64 {
+        match &self.hooks.random {
             Some(f) => invoke(f.id(), &JsValue::UNDEFINED).ok().and_then(|v| v.as_f64()).unwrap_or(f64::NAN),
             None => math_random(),
-        });
-        let on_retry = hooks.on_retry.as_deref();
-        let observe = Box::new(move |p: Phase| notify(&p, observe.as_ref(), on_retry));
-        let clock = HostClock { call, glue: shared.glue.clone().unchecked_into() };
-        let fetch = hooks.fetch.as_ref().map_or(0, |f| f.id());
-        Ctx { shared, fetch, options, not_before: hooks.not_before, clock, random, observe }
+        }
+    }
+
+    /// Shows state `p` to the subscriber, and to `onRetry` before a retry.
+    fn observe(&self, p: Phase) {
+        notify(&p, self.observe.as_ref(), self.hooks.on_retry.as_deref());
     }
 
     fn budget(&self, role: Role) -> Budget<'a> {
@@ -279,10 +286,10 @@ impl<'a> Ctx<'a> {
         })
     }
 
-    fn transport(&self, prepared: Prepared) -> FetchTransport {
+    fn transport(&self, prepared: Prepared) -> FetchTransport<'a> {
         FetchTransport {
             fetch: self.fetch,
-            glue: self.shared.glue.clone().unchecked_into(),
+            glue: &self.shared.glue,
             prepared,
             runtime: self.shared.runtime,
             max_body_bytes: self.options.max_body_bytes,
@@ -292,7 +299,7 @@ impl<'a> Ctx<'a> {
 
     /// Runs the request; `role` says what its subscriber is shown (a
     /// poll's submit and queries: `engine::poll::Role::shown`).
-    async fn submit(&mut self, mut prepared: Prepared, role: Role) -> Finished<Received, Held> {
+    async fn submit(&self, mut prepared: Prepared, role: Role) -> Finished<Received, Held> {
         // Before the first attempt, under its timer and the caller's cancel;
         // a body that is not there by then is a stream: sent once.
         if replay::needed(&prepared) {
@@ -310,19 +317,19 @@ impl<'a> Ctx<'a> {
         };
         let transport = self.transport(prepared);
         let budget = self.budget(role);
-        let observe = &mut self.observe;
+        let mut random = || self.random();
         let mut shown = |p: Phase| {
             if let Some(p) = role.shown(p) {
-                observe(p)
+                self.observe(p)
             }
         };
-        engine::run(call, &transport, &self.clock, budget, &mut self.random, &mut shown).await
+        engine::run(call, &transport, &self.clock, budget, &mut random, &mut shown).await
     }
 
     /// A URL the retry rules do not apply to: `fetch(input, init)` once,
     /// with the caller's own signal, and whatever it answers or throws is
     /// the outcome (a rejection as `refused`, the host's error its cause).
-    async fn pass_through(&mut self, call: Held) -> Outcome {
+    async fn pass_through(&self, call: Held) -> Outcome {
         let start = self.clock.now_ms();
         // Under no controller of ours, the input as it is.
         let attempt = Attempt::start(call.id(), self.fetch, 0);
@@ -351,7 +358,7 @@ impl<'a> Ctx<'a> {
         report.elapsed_ms = record.duration_ms;
         report.attempts.push(record);
         let phase = Phase::terminal(report.reason, None, Safety::Idempotent, None);
-        (self.observe)(phase);
+        self.observe(phase);
         Outcome::new(phase, report, response, cause)
     }
 

@@ -28,6 +28,9 @@ use crate::policy::runtime::{cross_origin_redirect_is_cors, Runtime};
 /// refuse (see `policy::redirect::check_hop`) is a `TypeError` that
 /// repeating cannot change.
 pub fn redirected(prepared: &Prepared, runtime: Runtime, facts: &Facts) -> Option<(Chain, Rc<Followed>)> {
+    // Without a `Location` the chain sees a final response (`chain::Chain::seen`):
+    // nothing to make for it.
+    facts.location.as_ref()?;
     let mut chain = chain::Chain::new(chain::Request {
         method: prepared.method.clone(),
         same_origin_mode: prepared.same_origin,

@@ -33,11 +33,11 @@ use crate::policy::report::{secrets_of, snippet, SNIPPET_READ_BYTES};
 use crate::policy::runtime::{body_abort, short_body_is_cut, BodyAbort, Runtime};
 use wasm_bindgen::JsValue;
 
-pub struct FetchTransport {
+pub struct FetchTransport<'a> {
     /// The `fetch` to call: the policy's `fetch` option, held by the
     /// executor; 0: the global one as core.js resolved it for the call.
     pub fetch: u32,
-    pub glue: Glue,
+    pub glue: &'a Glue,
     pub prepared: Prepared,
     pub runtime: Runtime,
     pub max_body_bytes: u64,
@@ -155,7 +155,7 @@ fn null_body(status: u16) -> bool {
     matches!(status, 101 | 103 | 204 | 205 | 304)
 }
 
-impl FetchTransport {
+impl FetchTransport<'_> {
     /// A failure after the response started: the request was delivered.
     pub(in crate::host) fn delivered(&self, id: u32, e: &JsValue) -> Failed<Held> {
         delivered_by(id, StepFailure::parse(e))
@@ -200,7 +200,7 @@ impl FetchTransport {
             #[cfg(not(feature = "browser"))]
             Follower::Us => true,
             #[cfg(feature = "browser")]
-            Follower::Us => return Err(hops::unfollowed(&self.glue)),
+            Follower::Us => return Err(hops::unfollowed(self.glue)),
             Follower::Host => false,
         };
         let attempt = self.start(manual);
@@ -218,20 +218,18 @@ impl FetchTransport {
                 Err(e) => return Err(attempt.failed(self.step_failed(id, &e, Some(&followed)))),
             };
         }
-        if let Err(e) = facts.rate_limit(&self.glue, id) {
+        if let Err(e) = facts.rate_limit(self.glue, id) {
             let failure = self.delivered(id, &JsValue::from(e));
             return Err(attempt.failed(failure));
         }
         let status = facts.status;
-        let cross_origin = facts.kind_is("cors");
-        let declared = facts.content_length.as_deref().and_then(|v| v.trim().parse::<u64>().ok());
+        let (cross_origin, declared) = (facts.cors, facts.content_length);
         let handling = match null_body(status) {
             true => Handling::Stream,
             false => handling(self.response_body, facts.content_type.as_deref(), declared),
         };
         // Opaque responses (manual redirects, no-cors) have no readable body.
-        let opaque = facts.kind_is("opaqueredirect") || facts.kind_is("opaque");
-        let body = match (opaque || !facts.has_body, handling) {
+        let body = match (facts.opaque || !facts.has_body, handling) {
             (true, _) => attempt.received(None, false, 0),
             (false, Handling::Stream) => attempt.received(None, true, 0),
             (false, Handling::Buffer) => {
@@ -273,7 +271,7 @@ impl FetchTransport {
                 // WebKit resolves a body cut short by a clean close: the
                 // connection broke after the request was delivered.
                 let short = JsValue::from_str("the body ended before its Content-Length");
-                let short = Held::hold(&self.glue, &short);
+                let short = Held::hold(self.glue, &short);
                 return Err(failed(Failure::Network(Stage::MaybeDelivered), "body-truncated", "TypeError", Some(short)));
             }
             return if u64::from(got) > max { Err(too_large()) } else { Ok(got) };
@@ -353,7 +351,7 @@ impl FetchTransport {
     }
 }
 
-impl Transport for FetchTransport {
+impl Transport for FetchTransport<'_> {
     type Body = Received;
     type Error = Held;
 
@@ -364,7 +362,7 @@ impl Transport for FetchTransport {
     fn snippet(&self, body: &Received) -> Option<String> {
         let length = body.buffered?;
         let head = self.glue.head(body.id, length.min(SNIPPET_READ_BYTES as u32));
-        let mut secrets = self.prepared.secrets(&self.glue);
+        let mut secrets = self.prepared.secrets(self.glue);
         if let Some(cookies) = self.glue.header(body.id, "set-cookie") {
             secrets_of(&cookies, &mut secrets);
         }

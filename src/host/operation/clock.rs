@@ -10,14 +10,14 @@ use super::glue::{aborted, Glue};
 use super::io::sleep;
 use crate::engine::{Clock, Slept};
 
-pub struct HostClock {
+pub struct HostClock<'a> {
     /// The call whose signal cancels the operation (js/src/attempts.js),
     /// or 0: none.
     pub call: u32,
-    pub glue: Glue,
+    pub glue: &'a Glue,
 }
 
-impl Clock for HostClock {
+impl Clock for HostClock<'_> {
     fn now_ms(&self) -> u64 {
         date_now() as u64
     }

@@ -274,10 +274,13 @@ impl Drop for Held {
 /// What one attempt reads of a response, in one crossing.
 pub struct Facts {
     pub status: u16,
-    /// `Response.type` (`basic`, `cors`, `opaque`, `opaqueredirect`…).
-    pub kind: Option<String>,
+    /// `Response.type` is `cors`.
+    pub cors: bool,
+    /// `Response.type` is `opaque` or `opaqueredirect`: no readable body.
+    pub opaque: bool,
     pub has_body: bool,
-    pub content_length: Option<String>,
+    /// `Content-Length`, when it is a number (surrounding spaces allowed).
+    pub content_length: Option<u64>,
     pub content_type: Option<String>,
     pub content_encoding: bool,
     pub floor_headers: FloorHeaders,
@@ -293,16 +296,19 @@ impl Facts {
     /// `redirect: "manual"` attempt `location`.
     pub fn parse(packed: &str) -> Facts {
         let mut f = Fields(packed);
-        let status = f.string().and_then(|s| s.parse().ok()).unwrap_or(0);
-        let kind = f.string();
-        let has_body = f.string().as_deref() == Some("1");
-        let content_length = f.string();
+        // Only what is kept is copied: the status and type are read as
+        // they stand, the length as the number it says.
+        let status = f.next().flatten().and_then(|s| s.parse().ok()).unwrap_or(0);
+        let kind = f.next().flatten();
+        let (cors, opaque) = (kind == Some("cors"), matches!(kind, Some("opaque" | "opaqueredirect")));
+        let has_body = f.next().flatten() == Some("1");
+        let content_length = f.next().flatten().and_then(|v| v.trim().parse::<u64>().ok());
         let content_type = f.string();
         let content_encoding = f.string().is_some();
         let floor_headers =
             FloorHeaders { retry_after: f.string(), retry_after_ms: f.string(), ..FloorHeaders::default() };
         let location = f.string();
-        Facts { status, kind, has_body, content_length, content_type, content_encoding, floor_headers, location }
+        Facts { status, cors, opaque, has_body, content_length, content_type, content_encoding, floor_headers, location }
     }
 
     /// On a throttling status, the rate-limit headers too, in `rateFacts`'
@@ -329,9 +335,5 @@ impl Facts {
         h.reset = reset.or(other_reset);
         h.reset_after = f.string();
         Ok(())
-    }
-
-    pub fn kind_is(&self, kind: &str) -> bool {
-        self.kind.as_deref() == Some(kind)
     }
 }

@@ -105,6 +105,13 @@ fn current() -> Option<Rc<Io>> {
 }
 
 impl Io {
+    /// A mailbox with room for the work of a call's first event (its
+    /// attempt's start, the wait for its step and its timer: three quads),
+    /// grown only by a longer one.
+    pub fn new() -> Io {
+        Io { work: RefCell::new(Vec::with_capacity(16)), ..Io::default() }
+    }
+
     /// A new wait, and its id.
     fn wait(&self) -> u32 {
         let id = self.next_id.get().wrapping_add(1);
@@ -146,9 +153,12 @@ impl Io {
         }
     }
 
-    /// The work since last asked, flat (see `Machine::work`).
-    pub fn take_work(&self) -> Vec<u32> {
-        core::mem::take(&mut *self.work.borrow_mut())
+    /// Moves the work since last asked onto `out`, flat (see
+    /// `Machine::work_into`); the list keeps its room for the next event's.
+    pub fn take_work(&self, out: &mut Vec<u32>) {
+        let mut work = self.work.borrow_mut();
+        out.extend_from_slice(&work);
+        work.clear();
     }
 
     /// Whether a sleep waits for the host to come online.

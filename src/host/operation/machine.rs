@@ -82,8 +82,8 @@ impl<T: 'static> Machine<T> {
         });
         let waker = Waker::from(Arc::new(Woken(id)));
         let listening = Cell::new(false);
-        let mut m =
-            Machine { id, io: Rc::default(), run: Some(Box::pin(run)), output: None, call, waker, listening };
+        let io = Rc::new(Io::new());
+        let mut m = Machine { id, io, run: Some(Box::pin(run)), output: None, call, waker, listening };
         m.step();
         m
     }
@@ -117,16 +117,24 @@ impl<T: 'static> Machine<T> {
         }
     }
 
-    /// The work since the last event, flat: `[kind, id, arg, more, …]`
-    /// (`super::io`'s kinds, then [`WAKE`] machine `id` and [`ONLINE`]:
-    /// listen if `arg` is 1, else stop); empty when there is none.
-    pub fn work(&self) -> Vec<u32> {
-        let mut work = self.io.take_work();
+    /// The work since the last event, flat, onto `work`: `[kind, id, arg,
+    /// more, …]` (`super::io`'s kinds, then [`WAKE`] machine `id` and
+    /// [`ONLINE`]: listen if `arg` is 1, else stop); nothing when there is
+    /// none.
+    pub fn work_into(&self, work: &mut Vec<u32>) {
+        self.io.take_work(work);
         WOKEN.with(|w| work.extend(w.borrow_mut().drain(..).flat_map(|id| [WAKE, id, 0, 0])));
         let online = self.io.wants_online();
         if self.listening.replace(online) != online {
             work.extend([ONLINE, 0, u32::from(online), 0]);
         }
+    }
+
+    /// [`Machine::work_into`] a list of its own (the tests read it).
+    #[cfg(test)]
+    pub fn work(&self) -> Vec<u32> {
+        let mut work = Vec::new();
+        self.work_into(&mut work);
         work
     }
 
@@ -178,6 +186,9 @@ static BUFFER: Local<RefCell<[u32; BUFFER_QUADS * 4]>> = Local::new(RefCell::new
 /// Work not yet read, per machine, past what the buffer held.
 type Left = Vec<(u32, Vec<u32>)>;
 static LEFT: Local<RefCell<Left>> = Local::new(RefCell::new(Vec::new()));
+/// An event's work on its way to the buffer: one list for every event,
+/// whose room stays (an event allocates nothing for its work).
+static WORK: Local<RefCell<Vec<u32>>> = Local::new(RefCell::new(Vec::new()));
 
 /// A work read's answer: the number of quads in the buffer, with these bits.
 const ENDED: u32 = 0x100;
@@ -203,22 +214,31 @@ fn on(id: u32, event: impl FnOnce(&mut Machine) -> bool) -> u32 {
         return ENDED;
     };
     event(&mut m);
-    let work = m.work();
+    let published = WORK.with(|w| {
+        let mut work = w.borrow_mut();
+        work.clear();
+        m.work_into(&mut work);
+        publish(id, &work)
+    });
     let ended = m.ended();
     MACHINES.with(|ms| ms.borrow_mut().push(m));
-    publish(id, work) | if ended { ENDED } else { 0 }
+    published | if ended { ENDED } else { 0 }
 }
 
 /// Writes what fits of `work` into the buffer, keeps the rest.
-fn publish(id: u32, mut work: Vec<u32>) -> u32 {
-    let left = work.split_off(work.len().min(BUFFER_QUADS * 4));
-    let quads = work.len() / 4;
-    BUFFER.with(|b| b.borrow_mut()[..work.len()].copy_from_slice(&work));
+fn publish(id: u32, work: &[u32]) -> u32 {
+    let (now, left) = work.split_at_checked(BUFFER_QUADS * 4).unwrap_or((work, &[]));
+    BUFFER.with(|b| {
+        if let Some(to) = b.borrow_mut().get_mut(..now.len()) {
+            to.copy_from_slice(now);
+        }
+    });
+    let quads = (now.len() / 4) as u32;
     if left.is_empty() {
-        return quads as u32;
+        return quads;
     }
-    LEFT.with(|l| l.borrow_mut().push((id, left)));
-    quads as u32 | MORE
+    LEFT.with(|l| l.borrow_mut().push((id, left.to_vec())));
+    quads | MORE
 }
 
 /// Two numbers for the executor, in the buffer's first two places (an
@@ -269,7 +289,7 @@ pub fn machine_work(id: u32) -> u32 {
     match left {
         Some(work) => {
             let ended = MACHINES.with(|ms| ms.borrow().iter().any(|m| m.id == id && m.ended()));
-            publish(id, work) | if ended { ENDED } else { 0 }
+            publish(id, &work) | if ended { ENDED } else { 0 }
         }
         None => on(id, |_| false),
     }
