@@ -175,6 +175,7 @@ function renderLoad(sides, { calls, downMs }) {
 // www/tab.js); the page shows how their calls ended and what the server got.
 async function runTabs(run, spec) {
   run.tabs = { text: `Opening ${spec.tabs * 2} tabs…` };
+  $('server-count').textContent = '…'; // counted per tab, read at the end
   run.state = { state: 'requesting', attempt: 1, maxAttempts: LOAD_OPTIONS.maxAttempts };
   renderStatus(run);
   const onProgress = (sides, t) => {
@@ -185,6 +186,7 @@ async function runTabs(run, spec) {
     const at = Math.max(0, t) - spec.upMs;
     const phase = at < 0 ? 'upstream up' : at < spec.downMs ? 'upstream down' : 'upstream back';
     run.tabs.text = `${formatMs(Math.max(0, t))} in, ${phase} — with throttling: ${on.calls} calls, ${on.throttled} throttled; without: ${off.calls} calls.`;
+    $('client-count').textContent = `${on.calls} calls each way`;
     renderStatus(run);
   };
   let f;
