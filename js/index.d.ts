@@ -357,6 +357,8 @@ export interface Stats {
   retries: number;
   /** Operations that ended with attempts-exhausted. */
   exhausted: number;
+  /** Operations that adaptive throttling ended try-later (reason throttled) without sending anything: the requests saved. */
+  throttled: number;
   /** Tokens in the quota; with a shared budget, the tokens this client holds. */
   quotaLevel?: number;
   queued: number;

@@ -424,7 +424,7 @@ impl<'o> Op<'o> {
     ) -> Finished<B, E> {
         self.report.elapsed_ms = now.saturating_sub(self.start);
         if let Some(s) = self.stats {
-            s.ended(self.report.attempts.len(), reason == Reason::AttemptsExhausted);
+            s.ended(self.report.attempts.len(), reason);
         }
         self.report.reason = reason;
         self.report.retry_at = retry_at;

@@ -133,6 +133,7 @@ fn reports_states_and_stats_read_back_as_serde_json_writes_them() {
         same_as_serde_json(&phase);
     }
     let stats = Stats::default();
-    stats.ended(3, true);
+    stats.ended(3, Reason::AttemptsExhausted);
+    stats.ended(0, Reason::Throttled);
     same_as_serde_json(&stats);
 }

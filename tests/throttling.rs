@@ -87,7 +87,11 @@ type Ended = (u64, Finished<u16, &'static str>);
 
 impl Calls<'_> {
     fn run(&self, upstream: &Upstream, sim: &Rc<Sim>) -> Vec<Ended> {
-        let shared = Shared::new(self.policy);
+        self.run_on(&Shared::new(self.policy), upstream, sim)
+    }
+
+    /// The same, on a policy's budgets and counters made by the caller.
+    fn run_on(&self, shared: &Shared, upstream: &Upstream, sim: &Rc<Sim>) -> Vec<Ended> {
         let n = (self.seconds * 1000 / self.gap_ms) as usize;
         let clocks: Vec<SimClock> = (0..n).map(|_| SimClock::new(sim)).collect();
         let draws = RefCell::new(Draws(0x2545_f491_4f6c_dd1d));
@@ -101,7 +105,7 @@ impl Calls<'_> {
                 };
                 let call =
                     Call { options, safety: Safety::Idempotent, body_replayable: true, not_before: None };
-                let (shared, draws, sim, at) = (&shared, &draws, sim.clone(), i as u64 * self.gap_ms);
+                let (shared, draws, sim, at) = (shared, &draws, sim.clone(), i as u64 * self.gap_ms);
                 async move {
                     sim.delay(at).await;
                     let mut random = || draws.borrow_mut().next();
@@ -164,6 +168,24 @@ fn in_an_outage_most_first_attempts_end_throttled_without_a_request_and_probes_s
     }
     // Nothing is throttled while the upstream is up.
     assert!(throttled(&ended, 0..5_000).is_empty());
+}
+
+#[test]
+fn stats_count_every_call_that_ended_throttled_and_no_other() {
+    let sim = Sim::new();
+    let upstream = Upstream::new(&sim, 5_000..25_000);
+    let o = one_attempt();
+    let shared = Shared::new(&o);
+    let calls = Calls { options: &o, gap_ms: 50, seconds: 40, opted_out: None, policy: &o };
+    let ended = calls.run_on(&shared, &upstream, &sim);
+    let rejected = throttled(&ended, 0..40_000).len();
+    assert!(rejected > 300, "throttled in the outage: {rejected}");
+    let s = &shared.stats;
+    assert_eq!(s.throttled.get(), rejected as u64, "stats().throttled: the calls that sent nothing");
+    assert_eq!(s.operations.get(), ended.len() as u64);
+    let sent = ended.iter().filter(|(_, f)| !f.report.attempts.is_empty()).count();
+    assert_eq!(s.throttled.get() + sent as u64, s.operations.get(), "every other call sent a request");
+    assert_eq!(upstream.received(0..40_000), sent, "the requests saved are the throttled calls");
 }
 
 #[test]

@@ -2,7 +2,8 @@
 // text and a countdown, Try now / Cancel, a timeline, and the fault server's
 // own request counter beside the client's view.
 import { RetryPolicy, outbox } from 'saferetry';
-import { POLICY_OPTIONS, SCENARIOS, codeFor } from './scenarios.js';
+import { LOAD_OPTIONS, POLICY_OPTIONS, SCENARIOS, codeFor } from './scenarios.js';
+import { renderTabs, severalTabs } from './several.js';
 import { Timeline, formatMs, formatStatus } from './timeline.js';
 
 const $ = (id) => document.getElementById(id);
@@ -39,7 +40,7 @@ const selected = () => SCENARIOS.find((s) => s.id === new FormData($('picker')).
 function describe(scenario, request) {
   $('about-server').textContent = scenario.server;
   $('about-expect').textContent = scenario.expect;
-  $('about-code').textContent = request ? codeFor(request, scenario.load) : '';
+  $('about-code').textContent = scenario.code ?? (request ? codeFor(request, scenario.load) : '');
 }
 $('picker').addEventListener('change', () => { if (!current || current.outcome) describe(selected()); });
 describe(selected());
@@ -64,6 +65,10 @@ $('picker').addEventListener('submit', async (event) => {
   $('status').dataset.run = runId;
   clearResult();
   if (scenario.outbox) return sendThroughOutbox(run, request);
+  $('tabs').hidden = !scenario.tabs;
+  $('timeline-figure').hidden = Boolean(scenario.tabs);
+  if (!scenario.tabs) $('tabs').replaceChildren(); // the previous run's tabs leave
+  if (scenario.tabs) return runTabs(run, scenario.tabs);
   if (scenario.load) return runLoad(run, scenario.load, request);
   run.op = policy.run(request.url, request.init);
   run.op.subscribe((s) => onState(run, s));
@@ -94,14 +99,13 @@ $('cancel').addEventListener('click', () => {
 // down, then back: the default (throttling) and `throttle: false`. Each
 // call is a `policy.fetch`; the page counts how each one ended, and the
 // server counts what reached it.
-const LOAD_OPTIONS = { maxAttempts: 2, totalMs: 2_000, attemptMs: 1_000, baseMs: 50, capMs: 200 };
 
 async function runLoad(run, { calls, everyMs, downMs }, request) {
   const sides = [
     { name: 'throttling', policy: new RetryPolicy(LOAD_OPTIONS), url: request.url },
     { name: 'control', policy: new RetryPolicy({ ...LOAD_OPTIONS, throttle: false }), url: request.url.replace(run.runId, `${run.runId}-control`) },
   ];
-  for (const side of sides) Object.assign(side, { ok: 0, throttled: 0, failed: 0, backAt: null, pending: [] });
+  for (const side of sides) Object.assign(side, { ok: 0, throttled: 0, throttledAfter: 0, failed: 0, backAt: null, pending: [] });
   run.load = { calls, done: 0 };
   run.state = { state: 'requesting', attempt: 1, maxAttempts: LOAD_OPTIONS.maxAttempts };
   renderStatus(run);
@@ -117,8 +121,10 @@ async function runLoad(run, { calls, everyMs, downMs }, request) {
           if (at >= downMs && side.backAt === null) side.backAt = at;
         },
         (error) => {
-          if (error.reason === 'throttled') side.throttled += 1;
-          else side.failed += 1;
+          if (error.reason === 'throttled') {
+            side.throttled += 1;
+            if (Date.now() - t0 >= downMs) side.throttledAfter += 1;
+          } else side.failed += 1;
         },
       ));
     }
@@ -143,13 +149,13 @@ async function runLoad(run, { calls, everyMs, downMs }, request) {
 function renderLoad(sides, { calls, downMs }) {
   const table = document.createElement('table');
   table.innerHTML = `<caption>${calls} calls each, one every 100 ms; the upstream down for ${downMs / 1000} s</caption><thead><tr><th scope="col"></th>`
-    + '<th scope="col">Requests the server got</th><th scope="col">Succeeded</th><th scope="col">Throttled (nothing sent)</th><th scope="col">Other failures</th><th scope="col">First success after the upstream came back</th></tr></thead>';
+    + '<th scope="col">Requests the server got</th><th scope="col">Succeeded</th><th scope="col">Throttled (nothing sent)</th><th scope="col">… of them after the upstream came back</th><th scope="col">Other failures</th><th scope="col">First success after the upstream came back</th></tr></thead>';
   const body = table.createTBody();
   for (const side of sides) {
     const row = body.insertRow();
     const label = side.name === 'throttling' ? 'Throttling (the default)' : 'throttle: false';
     const back = side.backAt === null ? '—' : `+${formatMs(side.backAt - downMs)}`;
-    for (const v of [label, side.sent, side.ok, side.throttled, side.failed, back]) row.insertCell().textContent = String(v);
+    for (const v of [label, side.sent, side.ok, side.throttled, side.throttledAfter, side.failed, back]) row.insertCell().textContent = String(v);
   }
   const result = $('result');
   result.replaceChildren(table);
@@ -157,9 +163,58 @@ function renderLoad(sides, { calls, downMs }) {
   result.dataset.sent = String(sides[0].sent);
   result.dataset.sentControl = String(sides[1].sent);
   result.dataset.throttled = String(sides[0].throttled);
+  result.dataset.throttledAfter = String(sides[0].throttledAfter);
   result.dataset.ok = String(sides[0].ok);
   result.dataset.okControl = String(sides[1].ok);
   result.dataset.back = String(sides[0].backAt ?? '');
+}
+
+// ---------- the several-tabs scenario: adaptive throttling shared by tabs ----------
+// Three frames of this page, each a tab with a policy of its own on one
+// tabBudget, beside three on another with `throttle: false` (www/several.js,
+// www/tab.js); the page shows how their calls ended and what the server got.
+async function runTabs(run, spec) {
+  run.tabs = { text: `Opening ${spec.tabs * 2} tabs…` };
+  $('server-count').textContent = '…'; // counted per tab, read at the end
+  run.state = { state: 'requesting', attempt: 1, maxAttempts: LOAD_OPTIONS.maxAttempts };
+  renderStatus(run);
+  const onProgress = (sides, t) => {
+    if (run !== current || t === null) return;
+    const [on, off] = sides.map((side) => side.tabs.reduce((n, tab) => ({
+      calls: n.calls + (tab.progress?.calls ?? 0), throttled: n.throttled + (tab.progress?.throttled ?? 0),
+    }), { calls: 0, throttled: 0 }));
+    const at = Math.max(0, t) - spec.upMs;
+    const phase = at < 0 ? 'upstream up' : at < spec.downMs ? 'upstream down' : 'upstream back';
+    run.tabs.text = `${formatMs(Math.max(0, t))} in, ${phase} — with throttling: ${on.calls} calls, ${on.throttled} throttled; without: ${off.calls} calls.`;
+    $('client-count').textContent = `${on.calls} calls each way`;
+    renderStatus(run);
+  };
+  let f;
+  try {
+    f = await severalTabs({ runId: run.runId, spec, totalMs: LOAD_OPTIONS.totalMs, host: $('tabs'), alive: () => run === current, onProgress });
+  } catch (err) {
+    if (run !== current) return;
+    run.tabs.text = `The tabs did not run: ${err.message}.`;
+    run.state = { state: 'failed' };
+    renderStatus(run);
+    return;
+  }
+  if (!f) return;
+  const [on, off] = f.sides.map((side) => side.total);
+  const when = (ms) => (ms === null ? 'not within the run' : `+${formatMs(ms)}`);
+  $('client-count').textContent = `${on.calls} calls each way`;
+  $('server-count').textContent = `${on.sent} (without throttling: ${off.sent})`;
+  run.outcome = { kind: 'tabs' };
+  run.state = { state: 'succeeded' };
+  run.tabs.text = `Done — ${spec.tabs} tabs each way, ${spec.calls} calls per tab: the upstream got ${on.sent} requests from the throttling tabs (${on.sentInOutage} while it was down), ${off.sent} without throttling (${off.sentInOutage} while down); ${on.statsThrottled} calls ended throttled with nothing sent. After the upstream came back: the first 200 at ${when(on.firstOk)}, every tab back to full rate at ${when(on.fullRate)}.`;
+  renderStatus(run);
+  const result = $('result');
+  result.replaceChildren(...renderTabs(f));
+  result.dataset.outcome = 'tabs';
+  result.dataset.figures = JSON.stringify({
+    upMs: f.upMs, downMs: f.downMs, totalMs: f.totalMs,
+    sides: f.sides.map(({ key, rows, total }) => ({ key, total, rows: rows.map(({ starts, ...row }) => row) })),
+  });
 }
 
 // ---------- the outbox scenario ----------
@@ -281,6 +336,7 @@ function inSeconds(ms) {
 }
 
 function statusText(run) {
+  if (run.tabs) return run.tabs.text;
   if (run.load) return run.load.text ?? `Calling the upstream — ${run.load.done} of ${run.load.calls} calls each way.`;
   const s = run.state ?? { state: 'idle' };
   const o = run.outcome;

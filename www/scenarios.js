@@ -5,6 +5,10 @@
 /** The page's one policy; a scenario's `init.retry` overrides it per call. */
 export const POLICY_OPTIONS = { maxAttempts: 3, totalMs: 10_000, attemptMs: 3_000, baseMs: 600, capMs: 2_400 };
 
+/** The load scenarios' policies (one per side, or one per tab): two
+ * attempts within 2 s, short backoffs. */
+export const LOAD_OPTIONS = { maxAttempts: 2, totalMs: 2_000, attemptMs: 1_000, baseMs: 50, capMs: 200 };
+
 const seq = (runId, ...steps) => `/s/seq/${runId}?steps=${steps.map(encodeURIComponent).join(',')}`;
 
 export const SCENARIOS = [
@@ -79,8 +83,20 @@ export const SCENARIOS = [
     title: 'Upstream down 3 s, then back (many calls)',
     load: { calls: 60, everyMs: 100, downMs: 3_000 },
     server: 'Answers 503 to every request for 3 s after the first one, then 200. The page calls it every 100 ms for 6 s, twice side by side: through a policy that throttles (the default) and through one with throttle: false, each against an upstream of its own.',
-    expect: 'Once the window has seen the upstream refuse (5 requests or more, most of them failed), the throttling policy sends only a trickle of probes: most calls end at once, “throttled”, with nothing sent. When the upstream is back, a probe succeeds and traffic returns within a second or two. The server counts far fewer requests than without throttling.',
+    expect: 'Once the window has seen the upstream refuse (5 requests or more, most of them failed), the throttling policy sends only a trickle of probes: most calls end at once, “throttled”, with nothing sent. When the upstream is back, a probe gets the first 200 within about a second, but the calls do not all come back at once: the 200s must fill the window first, so in the 3 s left a quarter to a half of the calls are still throttled (the table counts them; “Three tabs, upstream down 5 s” runs long enough to see every call come back). The server counts far fewer requests than without throttling.',
     request: (runId) => ({ url: `/s/outage/${runId}?ms=3000`, init: {} }),
+  },
+  {
+    id: 'tabs-outage',
+    title: 'Three tabs, upstream down 5 s, then back',
+    tabs: { tabs: 3, calls: 150, everyMs: 100, upMs: 1_000, downMs: 5_000 },
+    server: 'Answers 200, then 503 to every request for 5 s (from 1 s into the run), then 200 again: one upstream, down and back at the same moment for every tab. Three tabs (frames of this page: same-origin browsing contexts, which share a tabBudget exactly as tabs do) each call it every 100 ms for 15 s through a policy of their own on one tabBudget; beside them, three more do the same with throttle: false. The server counts each tab\'s requests.',
+    expect: 'The tabs elect a leader that keeps their shared budget, so what one tab sees of the outage throttles all three. About a second into the outage most calls end at once, “throttled”, with nothing sent (stats().throttled counts them), and a few probes still go out; the tabs without throttling keep sending every call, and its retry until their shared retry quota runs out (about 100 retries: the step down in the chart). When the upstream is back, a probe gets the first 200 within a few seconds, often within one; the calls then come back over a few more seconds as the 200s fill the window (the table says when each tab was back to full rate). Every call ends within its 2 s deadline.',
+    code: 'const policy = new RetryPolicy({ maxAttempts: 2, totalMs: 2000, shared: tabBudget("api") }); // in each tab\n'
+      + '// every 100 ms, in each of the three tabs:\n'
+      + 'policy.fetch(url).catch((e) => e.reason); // "throttled": nothing was sent\n'
+      + 'policy.stats().throttled;                 // the calls that sent nothing',
+    request: (runId) => ({ url: `/s/outage/${runId}`, init: {} }),
   },
   {
     id: 'outbox',

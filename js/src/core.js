@@ -429,7 +429,7 @@ export class RetryPolicy {
     }, input, init);
   }
 
-  /** Counters over every call so far: operations, attempts histogram (1..4, 5+), retries, exhausted, quota level, queued, in flight. */
+  /** Counters over every call so far: operations, attempts histogram (1..4, 5+), retries, exhausted, throttled (nothing sent), quota level, queued, in flight. */
   stats() {
     const shared = this.#policy.stats();
     return shape.stats(shape.numbers(), shared);

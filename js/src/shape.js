@@ -114,8 +114,8 @@ export const retryInfo = (n) => ({ attempt: n[1], waitMs: n[4], reason: WHY[n[5]
 /** `stats()`: the counters (`convert::stats`'s numbers) and, with a
  * shared budget, its stats (`shared`, JSON text). */
 export function stats(n, shared) {
-  const s = { operations: n[0], attempts: [...n.subarray(1, 6)], retries: n[6], exhausted: n[7], queued: n[8], inFlight: n[9] };
-  put(s, "quotaLevel", n[10]);
+  const s = { operations: n[0], attempts: [...n.subarray(1, 6)], retries: n[6], exhausted: n[7], throttled: n[8], queued: n[9], inFlight: n[10] };
+  put(s, "quotaLevel", n[11]);
   if (shared !== undefined) s.shared = JSON.parse(shared);
   return s;
 }

@@ -222,6 +222,40 @@ test('upstream down 3 s, then back: the throttling policy sends far fewer reques
   await shot('outage-load');
 });
 
+test('three tabs on one upstream down 5 s, then back: with throttling at most half the outage\'s requests reach it, every tab sees traffic return, no call ends past its deadline', async () => {
+  const run = await start('Three tabs, upstream down 5 s, then back');
+  // Loading six frames, electing two leaders, 15 s of calls: a generous bound.
+  await page.locator('#result[data-outcome]').waitFor({ timeout: 90_000 });
+  assert.equal(await page.locator('#result').getAttribute('data-outcome'), 'tabs', await stateText());
+  const f = JSON.parse(await page.locator('#result').getAttribute('data-figures'));
+  const [on, off] = ['throttling', 'control'].map((key) => f.sides.find((s) => s.key === key));
+  const rows = (side) => side.rows.map((r) => JSON.stringify(r)).join('\n');
+  for (const side of [on, off]) {
+    assert.equal(side.rows.length, 3, `three tabs (${side.key})`);
+    for (const r of side.rows) {
+      // The server's own count, per tab.
+      assert.equal((await serverSaw(`${run}-${side.key}-t${r.tab}`)).requests, r.sent, `${side.key} tab ${r.tab}: the server's count`);
+      assert.equal(r.calls, 150, `${side.key} tab ${r.tab}: every call made`);
+      assert.equal(r.late, 0, `${side.key} tab ${r.tab}: no call ended past its deadline`);
+      assert.equal(r.statsThrottled, r.throttled, `${side.key} tab ${r.tab}: stats().throttled counts the calls that ended throttled`);
+      // Traffic returns in every tab, within a bounded time after the upstream is back.
+      assert.ok(r.firstOk !== null && r.firstOk <= 5_000, `${side.key} tab ${r.tab}: a 200 within 5 s of the return (${r.firstOk})`);
+      assert.ok(r.fullRate !== null && r.fullRate <= 8_000, `${side.key} tab ${r.tab}: back to full rate within 8 s (${r.fullRate})\n${rows(side)}`);
+    }
+  }
+  // The saving: the throttling tabs keep at least half of the outage's requests away, and send fewer in all.
+  assert.ok(on.total.sentInOutage * 2 <= off.total.sentInOutage,
+    `while down: ${on.total.sentInOutage} requests with throttling, ${off.total.sentInOutage} without`);
+  assert.ok(on.total.sent < off.total.sent, `in all: ${on.total.sent} < ${off.total.sent}`);
+  assert.ok(on.rows.every((r) => r.throttled > 0), `every throttling tab ended calls throttled\n${rows(on)}`);
+  assert.equal(off.total.throttled, 0, 'throttle: false throttles nothing');
+  assert.match(await stateText(), /^Done — 3 tabs each way, 150 calls per tab: the upstream got \d+ requests from the throttling tabs \(\d+ while it was down\), \d+ without throttling \(\d+ while down\); \d+ calls ended throttled with nothing sent\. After the upstream came back: the first 200 at \+[\d.]+ m?s, every tab back to full rate at \+[\d.]+ m?s\.$/);
+  assert.equal(await page.locator('#tabs iframe').count(), 6);
+  assert.equal(await page.locator('.tabs-chart .bars').count(), 2);
+  console.log(`several tabs: ${await stateText()}`);
+  await shot('tabs-outage');
+});
+
 test('outbox: try later, the write kept with its key, then sent once by the outbox with the same key; the server counted 2', async () => {
   const run = await start('Outbox: 503 with Retry-After: 3 against a 2 s budget');
   assert.equal(await settled(), 'try-later');

@@ -1427,6 +1427,8 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
     assert.equal(outcome.report.elapsedMs, 0, 'ended at once');
     assert.ok(!seen.includes('requesting') && !seen.includes('waiting'), `states: ${seen}`);
     assert.equal((await settledCount(id)).requests, 5, 'the server saw only the five calls that went out');
+    const saved = p.stats();
+    assert.equal([saved.operations, saved.throttled, saved.exhausted].join(), '11,6,5', 'stats(): 11 calls, the 6 that sent nothing counted as throttled');
     // Healed (the sixth request answers 200): at retryAt the next call goes out.
     await sleep(Math.max(0, outcome.retryAt - Date.now()) + 20);
     const back = await p.fetch(url);
@@ -1435,6 +1437,7 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
     await sleep(1600);
     for (let i = 0; i < 5; i++) assert.equal((await p.fetch(url)).status, 200, `healed call ${i + 1}`);
     assert.equal((await count(id)).requests, 11, 'server requests');
+    assert.equal(p.stats().throttled, 6, 'stats().throttled: no call after the return was throttled');
   });
 
   add('A call that opts out of throttling (retry: { throttle: false }) is sent while the others are throttled; throttle: false on the policy never throttles', async () => {

@@ -57,6 +57,8 @@ const authority = new BudgetAuthority();
 const carrier: SharedBudget = { scope: "test", fleetSize: 8, exchange: (r: LeaseRequest) => authority.grant(r) };
 const fleetPolicy = new RetryPolicy({ rate: { requests: 100 }, shared: carrier });
 export const mode: BudgetMode | undefined = fleetPolicy.stats().shared?.mode;
+// The calls adaptive throttling ended without sending anything.
+export const saved: number = fleetPolicy.stats().throttled;
 // Its client's counters, once it has one (the client's module may be loading, or have failed to load).
 const shared = fleetPolicy.stats().shared;
 export const held: number | undefined = shared && "tokensHeld" in shared ? shared.tokensHeld : undefined;

@@ -47,7 +47,9 @@
 //   hold               ?ms=300  200 after ms (observe maxInFlight)
 //   outage             ?ms=3000  503 to every request that arrives within ms
 //                      of the run's first request, 200 after (an upstream
-//                      that is down, then back)
+//                      that is down, then back); with &from=<epoch ms>,
+//                      503 from then for ms, 200 before and after (one
+//                      outage shared by every run id that names it)
 //   echo               ?status=200&setcookie=v  JSON {method,path,headers,
 //                      bodyLength,body}; setcookie adds a Set-Cookie header
 //   task            POST: 202 + Location of task-status (same runId and query); counts both
@@ -340,7 +342,10 @@ export async function startFaultServer({ port = 0, host = '127.0.0.1', staticDir
     big,
     outage: async (req, res, url, s) => {
       await readBody(req, s);
-      const down = Date.now() - s.starts[0] < clampInt(url.searchParams.get('ms'), 3000, 0, MAX_MS);
+      const ms = clampInt(url.searchParams.get('ms'), 3000, 0, MAX_MS);
+      const from = Number(url.searchParams.get('from') ?? NaN);
+      const since = Date.now() - (Number.isFinite(from) ? from : s.starts[0]);
+      const down = since >= 0 && since < ms;
       send(res, down ? 503 : 200, down ? 'down' : 'up');
     },
     hold: async (req, res, url, s) => {

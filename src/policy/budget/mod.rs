@@ -24,6 +24,7 @@ use core::cell::{Cell, RefCell};
 use serde::{Serialize, Serializer};
 
 use super::backoff::BadRandom;
+use super::reason::Reason;
 use super::throttle::{Admit, Throttle, ThrottleConfig};
 
 use quota::{Quota, QuotaConfig};
@@ -157,6 +158,10 @@ pub struct Stats {
     /// Operations that ended with `attempts-exhausted`.
     #[serde(serialize_with = "count")]
     pub exhausted: Cell<u64>,
+    /// Operations that adaptive throttling ended `try-later` (reason
+    /// `throttled`) without sending anything: the requests saved.
+    #[serde(serialize_with = "count")]
+    pub throttled: Cell<u64>,
     /// Operations waiting for a rate or concurrency slot right now.
     pub queued: Cell<u32>,
     pub in_flight: Cell<u32>,
@@ -172,7 +177,8 @@ fn counts<S: Serializer>(h: &[Cell<u64>; 5], s: S) -> Result<S::Ok, S::Error> {
 }
 
 impl Stats {
-    pub fn ended(&self, attempts: usize, exhausted: bool) {
+    /// One operation ended after `attempts` attempts, for `reason`.
+    pub fn ended(&self, attempts: usize, reason: Reason) {
         // Counters saturate: a count past 2^64 is not worth a trap or a wrap.
         let bump = |c: &Cell<u64>, by: u64| c.set(c.get().saturating_add(by));
         if let Some(retries) = attempts.checked_sub(1) {
@@ -181,8 +187,10 @@ impl Stats {
             }
             bump(&self.retries, u64::try_from(retries).unwrap_or(u64::MAX));
         }
-        if exhausted {
-            bump(&self.exhausted, 1);
+        match reason {
+            Reason::AttemptsExhausted => bump(&self.exhausted, 1),
+            Reason::Throttled => bump(&self.throttled, 1),
+            _ => {}
         }
     }
 }
@@ -226,13 +234,14 @@ mod tests {
     fn stats_serialize_to_their_public_shape() {
         let stats = Stats::default();
         stats.operations.set(3);
-        stats.ended(1, false);
-        stats.ended(7, true);
+        stats.ended(1, Reason::Succeeded);
+        stats.ended(7, Reason::AttemptsExhausted);
+        stats.ended(0, Reason::Throttled);
         let _in_flight = Counting::new(&stats.in_flight);
         assert_eq!(
             serde_json::to_value(&stats).unwrap(),
             serde_json::json!({ "operations": 3.0, "attempts": [1.0, 0.0, 0.0, 0.0, 1.0], "retries": 6.0,
-                                "exhausted": 1.0, "queued": 0, "inFlight": 1 })
+                                "exhausted": 1.0, "throttled": 1.0, "queued": 0, "inFlight": 1 })
         );
     }
 
@@ -258,11 +267,11 @@ mod tests {
     fn stats_bucket_attempts_and_count_retries() {
         let s = Stats::default();
         for n in [1, 2, 3, 5, 9] {
-            s.ended(n, n == 3);
+            s.ended(n, if n == 3 { Reason::AttemptsExhausted } else { Reason::HttpStop });
         }
         let h: Vec<u64> = s.attempts_histogram.iter().map(Cell::get).collect();
         assert_eq!(h, [1, 1, 1, 0, 2]);
-        assert_eq!((s.retries.get(), s.exhausted.get()), (15, 1));
+        assert_eq!((s.retries.get(), s.exhausted.get(), s.throttled.get()), (15, 1, 0));
         let c = Counting::new(&s.in_flight);
         assert_eq!(s.in_flight.get(), 1);
         drop(c);
