@@ -42,12 +42,21 @@ const MESSAGES = [
   "The server redirected the request, and the redirect was not followed, as the request asked.",
 ];
 
+// Views of the module's memory, made again when it grows (or another
+// module's is read).
+let words32 = new Uint32Array(0);
+let floats = new Float64Array(0);
+
 /** The numbers the wasm side just answered (their address and count in
  * its work buffer's third and fourth places), copied. */
 export function numbers() {
   const { memory, workBuffer } = machines();
-  const at = new Uint32Array(memory.buffer, workBuffer, 4);
-  return new Float64Array(memory.buffer, at[2], at[3]).slice();
+  if (words32.buffer !== memory.buffer) {
+    words32 = new Uint32Array(memory.buffer);
+    floats = new Float64Array(memory.buffer);
+  }
+  const from = words32[(workBuffer >>> 2) + 2] >>> 3;
+  return floats.slice(from, from + words32[(workBuffer >>> 2) + 3]);
 }
 
 /** Sets `o[key]` to `value` unless it is absent (`undefined`, `NaN`). */
