@@ -458,13 +458,28 @@ export function header(id, name) {
  * and its headers could be changed where the host's are immutable; Deno
  * would take the standard status text if `response` itself were the
  * init). The four are the class's getters, as the host's are: nothing is
- * defined on each response, nor read before someone asks. */
+ * defined on each response, nor read before someone asks. Its report
+ * (js/src/core.js `reportOf`) is kept with it too, not in a `WeakMap`
+ * (~1 µs a call in Node, and more for the collector). */
 class Rebuilt extends Response {
   #host;
+  #report;
 
   constructor(body, response) {
     super(body, { status: response.status, statusText: response.statusText, headers: response.headers });
     this.#host = response;
+  }
+
+  /** Keeps `report` with `response` if it is one of these: whether it is. */
+  static keep(response, report) {
+    if (!(#report in response)) return false;
+    response.#report = report;
+    return true;
+  }
+
+  /** The report kept with `response` (none if it is not one of these). */
+  static reportOf(response) {
+    return #report in response ? response.#report : undefined;
   }
 
   get url() {
@@ -524,6 +539,13 @@ class SignalledResponse extends Rebuilt {
 }
 
 const failed = (signal, abortError) => (abortError ? new DOMException("The operation was aborted.", "AbortError") : signal.reason);
+
+/** Keeps an operation's report (or its data) with its response, if the
+ * response is one we built: whether it is (js/src/core.js keeps the others). */
+export const keepReport = (response, report) => Rebuilt.keep(response, report);
+
+/** The report (or its data) kept with `response` by `keepReport`. */
+export const reportWith = (response) => Rebuilt.reportOf(response);
 
 /** `response` again around `body`; `abort` 1 or 2: see `SignalledResponse`. */
 const rebuilt = (response, body, signal, abort) =>

@@ -48,7 +48,8 @@ let words32 = new Uint32Array(0);
 let floats = new Float64Array(0);
 
 /** The numbers the wasm side just answered (their address and count in
- * its work buffer's third and fourth places), copied. */
+ * its work buffer's third and fourth places), copied into a plain array
+ * (a typed array would allocate a buffer of its own). */
 export function numbers() {
   const { memory, workBuffer } = machines();
   if (words32.buffer !== memory.buffer) {
@@ -56,7 +57,9 @@ export function numbers() {
     floats = new Float64Array(memory.buffer);
   }
   const from = words32[(workBuffer >>> 2) + 2] >>> 3;
-  return floats.slice(from, from + words32[(workBuffer >>> 2) + 3]);
+  const out = new Array(words32[(workBuffer >>> 2) + 3]);
+  for (let i = 0; i < out.length; i++) out[i] = floats[from + i];
+  return out;
 }
 
 /** Sets `o[key]` to `value` unless it is absent (`undefined`, `NaN`). */
@@ -123,7 +126,7 @@ export const retryInfo = (n) => ({ attempt: n[1], waitMs: n[4], reason: WHY[n[5]
 /** `stats()`: the counters (`convert::stats`'s numbers) and, with a
  * shared budget, its stats (`shared`, JSON text). */
 export function stats(n, shared) {
-  const s = { operations: n[0], attempts: [...n.subarray(1, 6)], retries: n[6], exhausted: n[7], queued: n[8], inFlight: n[9] };
+  const s = { operations: n[0], attempts: n.slice(1, 6), retries: n[6], exhausted: n[7], queued: n[8], inFlight: n[9] };
   put(s, "quotaLevel", n[10]);
   if (shared !== undefined) s.shared = JSON.parse(shared);
   return s;
