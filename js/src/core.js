@@ -29,6 +29,8 @@ function remember(response, report) {
 // `fetch` patched in later by a test tool (MSW, nock-style wrappers) is
 // called at call time, as plain `fetch` users would see it.
 const MARK = Symbol.for("saferetry.fetch");
+// `fetch` with an observer (js/src/otel.js), as every policy's `fetch` calls it.
+const OBSERVED = Symbol.for("saferetry.observed");
 const HOST = globalThis.fetch?.[MARK] ?? globalThis.fetch;
 
 // A wrapper in the global slot installed over a policy calls that policy
@@ -387,10 +389,10 @@ export class RetryPolicy {
   /** Like `fetch`: resolves with the final Response. An own property bound
    * to this policy, so SDKs can take it unbound (`fetch: policy.fetch`) and
    * call it with any `this`, and installable as the global `fetch`. */
-  fetch = Object.assign((input, init) => this[Symbol.for("saferetry.observed")](input, init), { [MARK]: HOST });
+  fetch = Object.assign((input, init) => this[OBSERVED](input, init), { [MARK]: HOST });
 
   /** `fetch` whose `observe` receives every state, as `run`'s, and a rejected call's outcome (js/src/otel.js; not public API). */
-  [Symbol.for("saferetry.observed")](input, init, observe) {
+  [OBSERVED](input, init, observe) {
     if (reentered(input, init)) return HOST(input, init);
     try {
       const machine = this.#policy.execute(...callOf(input, init), subscriber(observe));
