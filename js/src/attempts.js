@@ -145,7 +145,6 @@ export function awaitStep(id, run, wait) {
   }
 }
 
-
 /** Attempt `id`'s response, let go of the attempt (the caller's now). A
  * body read still in flight (handed over while it waited) keeps the record
  * until it settles: not the response, nor the operation, with it. */
