@@ -94,16 +94,8 @@ export function requestHeader(id, isRequest, name) {
  * length, or −1 once more than `max` bytes arrived (`whole`: read it all
  * with `arrayBuffer()`, where the host shows no body stream). */
 export function replayCopy(id, max, all) {
-  const c = held.get(id);
-  step(c, () => {
-    const copy = c.input.clone();
-    const read = all ? copy.arrayBuffer() : readAll(copy, max);
-    return read.then((buffer) => {
-      if (buffer === null) return -1;
-      c.bytes = buffer;
-      return buffer.byteLength;
-    });
-  });
+  const copy = (c) => (all ? c.input.clone().arrayBuffer() : readAll(c.input.clone(), max));
+  step(held.get(id), copy, keptBytes);
 }
 
 /** Call `id` sends the bytes its copy read from now on (a Request of its
@@ -151,16 +143,6 @@ export function awaitStep(id, run, wait) {
     r.run = run;
     r.wait = wait;
   }
-}
-
-/** Record `r`'s step is `promise`: its value is the answer, its failure
- * a read's (`failure`). */
-function stepping(r, promise) {
-  r.stepping = true;
-  promise.then(
-    (value) => answer(r, true, value),
-    (error) => answer(r, false, failure(r, READ, error)),
-  );
 }
 
 /** Attempt `id`'s response, let go of the attempt (the caller's now). A
@@ -390,53 +372,69 @@ export function rateFacts(id) {
   }
 }
 
-/** A body step of record `r`: what `run` resolves with, failing as a
- * read fails. */
-function step(r, run) {
+/** A body step of record `r`: `read(r)`'s promise, whose value
+ * `answerOf(r, value)` makes the answer; failing (or throwing) as a read
+ * fails. One reaction per step: the answer goes out in the microtask the
+ * read settles in. */
+function step(r, read, answerOf) {
+  r.stepping = true;
   let promise;
   try {
-    promise = run();
+    promise = read(r);
   } catch (error) {
     promise = Promise.reject(error);
   }
-  stepping(r, promise);
+  promise.then(
+    (value) => {
+      let out;
+      try {
+        out = answerOf(r, value);
+      } catch (error) {
+        return answer(r, false, failure(r, READ, error));
+      }
+      answer(r, true, out);
+    },
+    (error) => answer(r, false, failure(r, READ, error)),
+  );
 }
+
+/** A body read's bytes, kept as `r`'s: their length, or −1 for none (more
+ * than the bound arrived). */
+function keptBytes(r, buffer) {
+  if (buffer === null) return -1;
+  r.bytes = buffer;
+  return buffer.byteLength;
+}
+
+const wholeBody = (a) => a.response.arrayBuffer();
 
 /** Reads attempt `id`'s body with `arrayBuffer()`; resolves with its length. */
 export function bytes(id) {
-  const a = held.get(id);
-  step(a, () =>
-    a.response.arrayBuffer().then((buffer) => {
-      a.bytes = buffer;
-      return buffer.byteLength;
-    }),
-  );
+  step(held.get(id), wholeBody, keptBytes);
 }
 
 /** Reads attempt `id`'s body while it streams; resolves with its length,
  * or −1 as soon as more than `max` bytes arrived (js/src/body.js). */
 export function upTo(id, max) {
-  const a = held.get(id);
-  step(a, () =>
-    readAll(a.response, max).then((buffer) => {
-      if (buffer === null) return -1;
-      a.bytes = buffer;
-      return buffer.byteLength;
-    }),
-  );
+  step(held.get(id), (a) => readAll(a.response, max), keptBytes);
+}
+
+/** The next chunk of attempt `a`'s body, kept (js/src/body.js `chunk`). */
+function nextChunk(a) {
+  a.reader ??= reader(a.response);
+  return chunk(a.reader);
+}
+
+/** At the end of the chunks (−1), they are the attempt's bytes. */
+function chunkRead(a, length) {
+  if (length < 0) a.bytes = whole(a.reader);
+  return length;
 }
 
 /** Reads attempt `id`'s next chunk, kept; resolves with its length, or −1
  * at the end (the chunks then are the attempt's bytes). */
 export function next(id) {
-  const a = held.get(id);
-  step(a, () => {
-    a.reader ??= reader(a.response);
-    return chunk(a.reader).then((length) => {
-      if (length < 0) a.bytes = whole(a.reader);
-      return length;
-    });
-  });
+  step(held.get(id), nextChunk, chunkRead);
 }
 
 /** The first `n` bytes of attempt `id`'s body, and one of its response's headers. */
@@ -453,6 +451,53 @@ export function header(id, name) {
   }
 }
 
+/** `response` again around `body`: status, status text and headers as
+ * the host's, and its URL, `redirected` and type read from it when asked
+ * (a constructed Response would lose the last three and the status text,
+ * and its headers could be changed where the host's are immutable; Deno
+ * would take the standard status text if `response` itself were the
+ * init). The four are the class's getters, as the host's are: nothing is
+ * defined on each response, nor read before someone asks. Its report
+ * (js/src/core.js `reportOf`) is kept with it too, not in a `WeakMap`
+ * (~1 µs a call in Node, and more for the collector). */
+class Rebuilt extends Response {
+  #host;
+  #report;
+
+  constructor(body, response) {
+    super(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+    this.#host = response;
+  }
+
+  /** Keeps `report` with `response` if it is one of these: whether it is. */
+  static keep(response, report) {
+    if (!(#report in response)) return false;
+    response.#report = report;
+    return true;
+  }
+
+  /** The report kept with `response` (none if it is not one of these). */
+  static reportOf(response) {
+    return #report in response ? response.#report : undefined;
+  }
+
+  get url() {
+    return this.#host.url;
+  }
+
+  get redirected() {
+    return this.#host.redirected;
+  }
+
+  get type() {
+    return this.#host.type;
+  }
+
+  get headers() {
+    return this.#host.headers;
+  }
+}
+
 const READS = ["arrayBuffer", "blob", "bytes", "formData", "json", "text"];
 
 /** A buffered response when the caller passed a signal: like `fetch`'s,
@@ -461,11 +506,11 @@ const READS = ["arrayBuffer", "blob", "bytes", "formData", "json", "text"];
  * body stream's `pull` and by the read methods, which still disturb the
  * body as a failed read does — so no listener of ours outlives the call.
  * The read methods are the class's (one per method, not per response). */
-class SignalledResponse extends Response {
+class SignalledResponse extends Rebuilt {
   #signal;
   #abortError;
 
-  constructor(body, init, signal, abortError) {
+  constructor(body, response, signal, abortError) {
     const source = {
       pull(controller) {
         if (signal.aborted) return controller.error(failed(signal, abortError));
@@ -473,7 +518,7 @@ class SignalledResponse extends Response {
         controller.close();
       },
     };
-    super(new ReadableStream(source, { highWaterMark: 0 }), init);
+    super(new ReadableStream(source, { highWaterMark: 0 }), response);
     this.#signal = signal;
     this.#abortError = abortError;
   }
@@ -494,25 +539,16 @@ class SignalledResponse extends Response {
 
 const failed = (signal, abortError) => (abortError ? new DOMException("The operation was aborted.", "AbortError") : signal.reason);
 
-function define(target, key, value) {
-  Object.defineProperty(target, key, { value });
-}
+/** Keeps an operation's report (or its data) with its response, if the
+ * response is one we built: whether it is (js/src/core.js keeps the others). */
+export const keepReport = (response, report) => Rebuilt.keep(response, report);
 
-/** `response` again around `body`; `abort` 1 or 2: see `SignalledResponse`.
- * Status text, URL, `redirected`, type and headers as the host's (a
- * constructed Response would lose the first four, and its headers could be
- * changed where the host's are immutable; Deno would take the standard
- * status text if `response` itself were the init). */
-function rebuilt(response, body, signal, abort) {
-  const headers = response.headers;
-  const init = { status: response.status, statusText: response.statusText, headers };
-  const out = abort ? new SignalledResponse(body, init, signal, abort === 1) : new Response(body, init);
-  define(out, "url", response.url);
-  define(out, "redirected", response.redirected);
-  define(out, "type", response.type);
-  define(out, "headers", headers);
-  return out;
-}
+/** The report (or its data) kept with `response` by `keepReport`. */
+export const reportWith = (response) => Rebuilt.reportOf(response);
+
+/** `response` again around `body`; `abort` 1 or 2: see `SignalledResponse`. */
+const rebuilt = (response, body, signal, abort) =>
+  abort ? new SignalledResponse(body, response, signal, abort === 1) : new Rebuilt(body, response);
 
 /** Attempt `id`'s response again around the bytes read (kept as it is if
  * that throws); `abort` 1 or 2 when reading them must follow the caller's

@@ -13,7 +13,13 @@ import * as shape from "./shape.js";
 // Response (or the host's own error, for a refused request) -> the report
 // of the operation that produced it, or, until someone reads it, the
 // outcome's data as the wasm side handed it over (`taken`: shaped only then).
+// A response we rebuilt keeps its own (js/src/attempts.js `keepReport`).
 const reports = new WeakMap();
+
+/** `report` (or its data) is `response`'s. */
+function remember(response, report) {
+  if (!attempts.keepReport(response, report)) reports.set(response, report);
+}
 
 // ---- The transport: which `fetch` a call goes to ----
 // Every policy's `fetch` carries this mark, whose value is the `fetch` it
@@ -23,6 +29,8 @@ const reports = new WeakMap();
 // `fetch` patched in later by a test tool (MSW, nock-style wrappers) is
 // called at call time, as plain `fetch` users would see it.
 const MARK = Symbol.for("saferetry.fetch");
+// `fetch` with an observer (js/src/otel.js), as every policy's `fetch` calls it.
+const OBSERVED = Symbol.for("saferetry.observed");
 const HOST = globalThis.fetch?.[MARK] ?? globalThis.fetch;
 
 // A wrapper in the global slot installed over a policy calls that policy
@@ -115,10 +123,10 @@ export class RetryError extends TypeError {
  * `fetch` refused, the error it rejected with). */
 export function reportOf(response) {
   if (Object(response) !== response) return undefined;
-  const held = reports.get(response);
+  const held = attempts.reportWith(response) ?? reports.get(response);
   if (!Array.isArray(held)) return held;
   const { report } = shape.outcome(held);
-  reports.set(response, report);
+  remember(response, report);
   return report;
 }
 
@@ -128,7 +136,7 @@ function settle(text, responseId, causeId, observe) {
   const data = taken(text);
   const response = attempts.handed(responseId);
   if (response) {
-    reports.set(response, data);
+    remember(response, data);
     return response;
   }
   const outcome = outcomeOf(data, 0, causeId);
@@ -295,7 +303,7 @@ class Operation {
     else caller?.addEventListener("abort", forward, { once: true });
     this.#result = promise.then((outcome) => {
       caller?.removeEventListener("abort", forward);
-      if (outcome.response) reports.set(outcome.response, outcome.report);
+      if (outcome.response) remember(outcome.response, outcome.report);
       return outcome;
     });
   }
@@ -381,10 +389,10 @@ export class RetryPolicy {
   /** Like `fetch`: resolves with the final Response. An own property bound
    * to this policy, so SDKs can take it unbound (`fetch: policy.fetch`) and
    * call it with any `this`, and installable as the global `fetch`. */
-  fetch = Object.assign((input, init) => this[Symbol.for("saferetry.observed")](input, init), { [MARK]: HOST });
+  fetch = Object.assign((input, init) => this[OBSERVED](input, init), { [MARK]: HOST });
 
   /** `fetch` whose `observe` receives every state, as `run`'s, and a rejected call's outcome (js/src/otel.js; not public API). */
-  [Symbol.for("saferetry.observed")](input, init, observe) {
+  [OBSERVED](input, init, observe) {
     if (reentered(input, init)) return HOST(input, init);
     try {
       const machine = this.#policy.execute(...callOf(input, init), subscriber(observe));

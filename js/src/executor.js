@@ -54,7 +54,7 @@ function buffer(m) {
 }
 
 function fire(run, id) {
-  run.timers.delete(id);
+  run.forget(id);
   run.report(machines().onTimer(run.id, id));
 }
 
@@ -65,6 +65,10 @@ class Run {
     this.settle = settle;
     this.resolve = resolve;
     this.reject = reject;
+    // Its timers: the first set as `timer` (its id) and `handle`, the
+    // others (rare: a wait beside an attempt's) by id in `timers`.
+    this.timer = undefined;
+    this.handle = undefined;
     this.timers = undefined;
     this.signal = undefined;
     this.online = false;
@@ -115,7 +119,8 @@ class Run {
     } catch (error) {
       // The module trapped (it never should): the call rejects with its
       // error rather than waiting forever.
-      return this.end(() => this.reject(error));
+      this.end();
+      return this.reject(error);
     }
     if (answer & ENDED) return later ? queueMicrotask(() => this.finish(m)) : this.finish(m);
   }
@@ -137,11 +142,13 @@ class Run {
         // dropped, whose answer it would ignore).
         awaitStep(arg, this, at);
       } else if (kind === SET_TIMER) {
-        this.timers ??= new Map();
-        this.timers.set(at, setTimeout(fire, arg, this, at));
+        const handle = setTimeout(fire, arg, this, at);
+        if (this.timer === undefined) {
+          this.timer = at;
+          this.handle = handle;
+        } else (this.timers ??= new Map()).set(at, handle);
       } else if (kind === CLEAR_TIMER) {
-        clearTimeout(this.timers?.get(at));
-        this.timers?.delete(at);
+        clearTimeout(this.forget(at));
       } else if (kind === READ_WHOLE) bytes(at);
       else if (kind === READ_UP_TO) upTo(at, more * 2 ** 32 + arg);
       else if (kind === READ_NEXT) next(at);
@@ -160,26 +167,38 @@ class Run {
     }
   }
 
-  /** Releases what the executor kept for the operation, then `settle`s. */
-  end(settle) {
+  /** Timer `id`'s handle, let go of (none once it fired or was cleared). */
+  forget(id) {
+    let handle;
+    if (this.timer === id) {
+      handle = this.handle;
+      this.timer = this.handle = undefined;
+    } else if (this.timers) {
+      handle = this.timers.get(id);
+      this.timers.delete(id);
+    }
+    return handle;
+  }
+
+  /** Releases what the executor kept for the operation. */
+  end() {
     this.over = true;
+    if (this.timer !== undefined) clearTimeout(this.handle);
     if (this.timers) for (const t of this.timers.values()) clearTimeout(t);
     this.signal?.removeEventListener("abort", this);
     if (this.online) globalThis.removeEventListener?.("online", this);
     running.delete(this.id);
-    settle();
   }
 
   finish(m) {
-    this.end(() => {
-      let value;
-      try {
-        value = outcome(m, this.id, this.settle);
-      } catch (error) {
-        return this.reject(error);
-      }
-      this.resolve(value);
-    });
+    this.end();
+    let value;
+    try {
+      value = outcome(m, this.id, this.settle);
+    } catch (error) {
+      return this.reject(error);
+    }
+    this.resolve(value);
   }
 }
 

@@ -42,12 +42,24 @@ const MESSAGES = [
   "The server redirected the request, and the redirect was not followed, as the request asked.",
 ];
 
+// Views of the module's memory, made again when it grows (or another
+// module's is read).
+let words32 = new Uint32Array(0);
+let floats = new Float64Array(0);
+
 /** The numbers the wasm side just answered (their address and count in
- * its work buffer's third and fourth places), copied. */
+ * its work buffer's third and fourth places), copied into a plain array
+ * (a typed array would allocate a buffer of its own). */
 export function numbers() {
   const { memory, workBuffer } = machines();
-  const at = new Uint32Array(memory.buffer, workBuffer, 4);
-  return new Float64Array(memory.buffer, at[2], at[3]).slice();
+  if (words32.buffer !== memory.buffer) {
+    words32 = new Uint32Array(memory.buffer);
+    floats = new Float64Array(memory.buffer);
+  }
+  const from = words32[(workBuffer >>> 2) + 2] >>> 3;
+  const out = new Array(words32[(workBuffer >>> 2) + 3]);
+  for (let i = 0; i < out.length; i++) out[i] = floats[from + i];
+  return out;
 }
 
 /** Sets `o[key]` to `value` unless it is absent (`undefined`, `NaN`). */
@@ -114,7 +126,7 @@ export const retryInfo = (n) => ({ attempt: n[1], waitMs: n[4], reason: WHY[n[5]
 /** `stats()`: the counters (`convert::stats`'s numbers) and, with a
  * shared budget, its stats (`shared`, JSON text). */
 export function stats(n, shared) {
-  const s = { operations: n[0], attempts: [...n.subarray(1, 6)], retries: n[6], exhausted: n[7], throttled: n[8], queued: n[9], inFlight: n[10] };
+  const s = { operations: n[0], attempts: n.slice(1, 6), retries: n[6], exhausted: n[7], throttled: n[8], queued: n[9], inFlight: n[10] };
   put(s, "quotaLevel", n[11]);
   if (shared !== undefined) s.shared = JSON.parse(shared);
   return s;

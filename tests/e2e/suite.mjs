@@ -1121,6 +1121,41 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
     assert.equal(res.url, target, 'url');
   });
 
+  add('A buffered response has url, redirected, type and headers where the host\'s Response has them (none of its own where fetch\'s has none), with or without a caller signal', async () => {
+    const target = () => scen('redirect', rid(), { to: seqUrl(rid(), ['200']), status: 302 });
+    const host = await fetch(target());
+    await host.arrayBuffer();
+    const own = (r, key) => Object.prototype.hasOwnProperty.call(r, key);
+    for (const init of [undefined, { signal: new AbortController().signal }]) {
+      const res = await policy({ responseBody: 'buffer' }).fetch(target(), init);
+      for (const key of ['url', 'redirected', 'type', 'headers']) {
+        assert.equal(own(res, key), own(host, key), `${key} own (signal: ${!!init})`);
+      }
+      assert.equal(res.redirected, true, 'redirected');
+      assert.equal(res.type, host.type, 'type');
+      assert.equal(res.headers.get('content-type'), host.headers.get('content-type'), 'headers');
+      assert.ok(res.url.startsWith(`${base}/s/`), `url ${res.url}`);
+      assert.equal(await res.text(), 'status 200 (request 1)', 'body');
+    }
+  });
+
+  add('reportOf gives a response its operation\'s report, the same object at every read, for policy.fetch and run() alike, buffered or streamed; a clone has none', async () => {
+    for (const responseBody of ['buffer', 'stream']) {
+      const p = policy({ responseBody });
+      const res = await p.fetch(seqUrl(rid(), ['503', '200']));
+      const report = reportOf(res);
+      assert.equal(report?.reason, 'succeeded', `${responseBody}: reason`);
+      assert.equal(report.attempts.length, 2, `${responseBody}: attempts`);
+      assert.ok(reportOf(res) === report, `${responseBody}: the same report at every read`);
+      assert.equal(reportOf(res.clone()), undefined, `${responseBody}: a clone has none`);
+      const outcome = await p.run(seqUrl(rid(), ['200'])).result;
+      assert.ok(reportOf(outcome.response) === outcome.report, `${responseBody}: run()'s response has its outcome's report`);
+      assert.equal(outcome.report.attempts.length, 1, `${responseBody}: run() attempts`);
+      await res.arrayBuffer();
+      await outcome.response.arrayBuffer();
+    }
+  });
+
   add('A Request whose body is over 8 MiB is sent once: after a 503 it is not re-sent (body-not-replayable)', async () => {
     const id = rid();
     const req = new Request(seqUrl(id, ['503', '200']), { method: 'PUT', body: new Uint8Array((8 << 20) + 1) });
