@@ -69,6 +69,8 @@ module() { # <out-name> [cargo flags]   (into $out, default js/src)
   # Other wasm-opt passes and flags were measured and do not pay (docs/benchmarks-history.md "Lean build").
   node_modules/.bin/wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue "${strip[@]}" --strip-producers \
     -o "$dir/${name}_bg.wasm" "$dir/${name}_bg.wasm"
+  # Short import names in the module and its glue (the hashed ones do not compress).
+  node scripts/short-imports.mjs "$dir" "$name"
 }
 strip=(--strip-debug)
 if [ "${NAMES:-}" = 1 ]; then

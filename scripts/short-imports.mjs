@@ -1,0 +1,133 @@
+// Gives a wasm module's imports short names, in the module and in its
+// wasm-bindgen glue alike (scripts/build.sh, after `wasm-opt`).
+//
+//   node scripts/short-imports.mjs DIR NAME
+//
+// wasm-bindgen names each import after its Rust function plus a hash
+// (`__wbg_abortBefore_3f8894ef4fe0ca1f`) and every import's module after
+// the glue's file (`./NAME_bg.js`): the names are written twice, in the
+// module's import section and as keys of the glue's import object, and
+// their hashes do not compress (1.0 KB gzip of the browser's module, 0.5 KB
+// of its glue). Here every import of DIR/NAME_bg.wasm from `./NAME_bg.js`
+// becomes `w`.`a`, `w`.`b`… in import order, and the glue's import object
+// gets the same keys. The glue must name each such import exactly once as a
+// key and its module exactly once: otherwise this fails, and the build with
+// it, rather than ship a module whose imports its glue does not provide.
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+
+const MODULE = "w";
+
+/** `n` as an unsigned LEB128. */
+function leb(n) {
+  const out = [];
+  do {
+    let byte = n & 0x7f;
+    n >>>= 7;
+    if (n) byte |= 0x80;
+    out.push(byte);
+  } while (n);
+  return out;
+}
+
+const text = (s) => {
+  const bytes = Buffer.from(s, "utf8");
+  return [...leb(bytes.length), ...bytes];
+};
+
+/** The `i`th short name: a…z, A…Z, then two letters (aa, ab…). */
+function short(i) {
+  const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  let name = "";
+  do {
+    name = letters[i % letters.length] + name;
+    i = Math.floor(i / letters.length) - 1;
+  } while (i >= 0);
+  return name;
+}
+
+/** `bytes` with the imports from `from` renamed; the old name -> the new. */
+export function shorten(bytes, from) {
+  let at = 8;
+  const u32 = () => {
+    let result = 0;
+    let shift = 0;
+    for (;;) {
+      const b = bytes[at++];
+      result |= (b & 0x7f) << shift;
+      if (!(b & 0x80)) return result >>> 0;
+      shift += 7;
+    }
+  };
+  const name = () => {
+    const n = u32();
+    const s = Buffer.from(bytes.subarray(at, at + n)).toString("utf8");
+    at += n;
+    return s;
+  };
+  const limits = () => {
+    const flags = bytes[at++];
+    u32();
+    if (flags & 1) u32();
+  };
+  const parts = [bytes.subarray(0, 8)];
+  const renamed = new Map();
+  while (at < bytes.length) {
+    const sectionStart = at;
+    const id = bytes[at++];
+    const size = u32();
+    const end = at + size;
+    if (id !== 2) {
+      parts.push(bytes.subarray(sectionStart, end));
+      at = end;
+      continue;
+    }
+    const count = u32();
+    const body = [...leb(count)];
+    for (let i = 0; i < count; i++) {
+      const module = name();
+      const field = name();
+      const desc = at;
+      const kind = bytes[at++];
+      if (kind === 0) u32(); // a function: its type
+      else if (kind === 1) { at++; limits(); } // a table: its element type, limits
+      else if (kind === 2) limits(); // a memory
+      else if (kind === 3) at += 2; // a global: its type, mutability
+      else throw new Error(`short-imports: import ${module}.${field} of unknown kind ${kind}`);
+      if (module === from) {
+        if (renamed.has(field)) throw new Error(`short-imports: ${field} imported twice`);
+        renamed.set(field, short(renamed.size));
+        body.push(...text(MODULE), ...text(renamed.get(field)));
+      } else {
+        body.push(...text(module), ...text(field));
+      }
+      body.push(...bytes.subarray(desc, at));
+    }
+    if (at !== end) throw new Error("short-imports: the import section was not read to its end");
+    parts.push(Buffer.from([2, ...leb(body.length), ...body]));
+  }
+  return { bytes: Buffer.concat(parts), renamed };
+}
+
+/** `glue` with the import object's keys and module renamed. */
+export function rekey(glue, from, renamed) {
+  const once = (source, pattern, replacement, what) => {
+    const hits = source.match(pattern)?.length ?? 0;
+    if (hits !== 1) throw new Error(`short-imports: the glue names ${what} ${hits} times (expected once)`);
+    return source.replace(pattern, replacement);
+  };
+  let out = once(glue, new RegExp(`"${from.replace(/[./]/g, "\\$&")}":`, "g"), `${MODULE}:`, `the module ${from}`);
+  for (const [old, name] of renamed) out = once(out, new RegExp(`(?<=^\\s*)${old}(?=:)`, "gm"), name, old);
+  return out;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const [dir, name] = process.argv.slice(2);
+  const wasmFile = path.join(dir, `${name}_bg.wasm`);
+  const glueFile = path.join(dir, `${name}.js`);
+  const from = `./${name}_bg.js`;
+  const { bytes, renamed } = shorten(readFileSync(wasmFile), from);
+  const glue = rekey(readFileSync(glueFile, "utf8"), from, renamed);
+  writeFileSync(wasmFile, bytes);
+  writeFileSync(glueFile, glue);
+}
