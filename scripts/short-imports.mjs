@@ -9,8 +9,10 @@
 // module's import section and as keys of the glue's import object, and
 // their hashes do not compress (1.0 KB gzip of the browser's module, 0.5 KB
 // of its glue). Here every import of DIR/NAME_bg.wasm from `./NAME_bg.js`
-// becomes `w`.`a`, `w`.`b`… in import order, and the glue's import object
-// gets the same keys. The glue must name each such import exactly once as a
+// becomes `w`.<its name without the prefix and hash> (`w.abortBefore`,
+// `w.is_null`; a second `new` is `new2`), readable where imports are
+// counted by name (bench/cpu.mjs), and the glue's import object gets the
+// same keys. The glue must name each such import exactly once as a
 // key and its module exactly once: otherwise this fails, and the build with
 // it, rather than ship a module whose imports its glue does not provide.
 import { readFileSync, writeFileSync } from "node:fs";
@@ -35,14 +37,11 @@ const text = (s) => {
   return [...leb(bytes.length), ...bytes];
 };
 
-/** The `i`th short name: a…z, A…Z, then two letters (aa, ab…). */
-function short(i) {
-  const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-  let name = "";
-  do {
-    name = letters[i % letters.length] + name;
-    i = Math.floor(i / letters.length) - 1;
-  } while (i >= 0);
+/** `field` without wasm-bindgen's prefix and hash, unique among `taken`. */
+function short(field, taken) {
+  const base = field.replace(/^__wbg_/, "").replace(/^__wbindgen_/, "").replace(/_[0-9a-f]{16}$/, "");
+  let name = base;
+  for (let n = 2; taken.has(name) || name === "__proto__"; n++) name = `${base}${n}`;
   return name;
 }
 
@@ -96,7 +95,7 @@ export function shorten(bytes, from) {
       else throw new Error(`short-imports: import ${module}.${field} of unknown kind ${kind}`);
       if (module === from) {
         if (renamed.has(field)) throw new Error(`short-imports: ${field} imported twice`);
-        renamed.set(field, short(renamed.size));
+        renamed.set(field, short(field, new Set(renamed.values())));
         body.push(...text(MODULE), ...text(renamed.get(field)));
       } else {
         body.push(...text(module), ...text(field));
