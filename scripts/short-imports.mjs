@@ -17,6 +17,7 @@
 // it, rather than ship a module whose imports its glue does not provide.
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { parse } from "./wasm-profile.mjs";
 
 const MODULE = "w";
 
@@ -47,65 +48,22 @@ function short(field, taken) {
 
 /** `bytes` with the imports from `from` renamed; the old name -> the new. */
 export function shorten(bytes, from) {
-  let at = 8;
-  const u32 = () => {
-    let result = 0;
-    let shift = 0;
-    for (;;) {
-      const b = bytes[at++];
-      result |= (b & 0x7f) << shift;
-      if (!(b & 0x80)) return result >>> 0;
-      shift += 7;
-    }
-  };
-  const name = () => {
-    const n = u32();
-    const s = Buffer.from(bytes.subarray(at, at + n)).toString("utf8");
-    at += n;
-    return s;
-  };
-  const limits = () => {
-    const flags = bytes[at++];
-    u32();
-    if (flags & 1) u32();
-  };
-  const parts = [bytes.subarray(0, 8)];
+  const { imports, importSection } = parse(bytes);
   const renamed = new Map();
-  while (at < bytes.length) {
-    const sectionStart = at;
-    const id = bytes[at++];
-    const size = u32();
-    const end = at + size;
-    if (id !== 2) {
-      parts.push(bytes.subarray(sectionStart, end));
-      at = end;
-      continue;
+  const body = [...leb(imports.length)];
+  for (const { module, field, desc } of imports) {
+    if (module === from) {
+      if (renamed.has(field)) throw new Error(`short-imports: ${field} imported twice`);
+      renamed.set(field, short(field, new Set(renamed.values())));
+      body.push(...text(MODULE), ...text(renamed.get(field)));
+    } else {
+      body.push(...text(module), ...text(field));
     }
-    const count = u32();
-    const body = [...leb(count)];
-    for (let i = 0; i < count; i++) {
-      const module = name();
-      const field = name();
-      const desc = at;
-      const kind = bytes[at++];
-      if (kind === 0) u32(); // a function: its type
-      else if (kind === 1) { at++; limits(); } // a table: its element type, limits
-      else if (kind === 2) limits(); // a memory
-      else if (kind === 3) at += 2; // a global: its type, mutability
-      else throw new Error(`short-imports: import ${module}.${field} of unknown kind ${kind}`);
-      if (module === from) {
-        if (renamed.has(field)) throw new Error(`short-imports: ${field} imported twice`);
-        renamed.set(field, short(field, new Set(renamed.values())));
-        body.push(...text(MODULE), ...text(renamed.get(field)));
-      } else {
-        body.push(...text(module), ...text(field));
-      }
-      body.push(...bytes.subarray(desc, at));
-    }
-    if (at !== end) throw new Error("short-imports: the import section was not read to its end");
-    parts.push(Buffer.from([2, ...leb(body.length), ...body]));
+    body.push(...desc);
   }
-  return { bytes: Buffer.concat(parts), renamed };
+  if (!importSection) return { bytes, renamed };
+  const section = Buffer.from([2, ...leb(body.length), ...body]);
+  return { bytes: Buffer.concat([bytes.subarray(0, importSection.start), section, bytes.subarray(importSection.end)]), renamed };
 }
 
 /** `glue` with the import object's keys and module renamed. */
