@@ -22,7 +22,10 @@ import { fileURLToPath } from "node:url";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 
-/** The module's sections, function bodies, names and data segments. */
+/** The module's sections, function bodies, names, data segments and
+ * imports (`{ module, field, desc }`: `desc`, what is imported, as its
+ * bytes), and where its import section is (`importSection`: `{ start, end }`,
+ * from its id byte; absent without one). */
 export function parse(bytes) {
   let at = 8;
   const u32 = () => {
@@ -45,8 +48,11 @@ export function parse(bytes) {
   const bodies = [];
   const names = new Map();
   const data = [];
+  const imports = [];
+  let importSection;
   let imported = 0;
   while (at < bytes.length) {
+    const sectionStart = at;
     const id = bytes[at++];
     const size = u32();
     const start = at;
@@ -63,12 +69,15 @@ export function parse(bytes) {
         }
       }
     } else if (id === 2) {
+      importSection = { start: sectionStart, end };
       for (let n = u32(); n > 0; n--) {
-        name();
-        name();
+        const module = name();
+        const field = name();
+        const desc = at;
         const kind = bytes[at++];
         if (kind === 0) imported++;
         skipImport(kind);
+        imports.push({ module, field, desc: bytes.subarray(desc, at) });
       }
     } else if (id === 10) {
       for (let n = u32(), i = 0; i < n; i++) {
@@ -89,7 +98,7 @@ export function parse(bytes) {
     sections.push({ label, size: end - start });
     at = end;
   }
-  return { sections, bodies, names, data };
+  return { sections, bodies, names, data, imports, importSection };
 
   function skipImport(kind) {
     if (kind === 0) u32();

@@ -19,7 +19,7 @@ use saferetry::policy::options::{Options, POLICY};
 use saferetry::policy::outbox::{
     Config, Durable, DEFAULT_TTL_MS, MAX_TTL_MS, OUTBOX, OUTBOX_OBJECT_SEND, OUTBOX_STORE, SEND, SYNC_OUTBOX,
 };
-use saferetry::policy::poll::{pack, unpack, PollPhase, PollSchedule, POLL};
+use saferetry::policy::poll::{PollPhase, PollSchedule, POLL};
 use saferetry::policy::schema::{
     self, code, describe, Class, Failure, Kind, Schema, Unit, Value, DURABLE_BUDGET, INSTRUMENT,
     REDIS_BUDGET, RETRY_NOW, TAB_BUDGET,
@@ -227,57 +227,57 @@ fn a_calls_retry_options_are_the_policys_but_for_what_only_a_policy_or_only_a_ca
 }
 
 #[test]
-fn a_poll_spec_its_phases_and_the_hooks_the_glue_read() {
+fn a_poll_spec_its_phases_and_its_hooks() {
+    // A spec with its status request: `fields` and one more.
+    let spec = |fields: &[(&str, Plain)]| {
+        let mut all = fields.to_vec();
+        all.push(("status", s("https://x/")));
+        obj(&all)
+    };
     let phase = |every: f64| one("everyMs", num(every));
     let rows: Vec<Row> = vec![
-        (obj(&[]), None),
+        (spec(&[]), None),
         (num(42.0), Some((T, "poll"))),
-        (one("phases", arr(&[phase(1.0)])), None),
-        (one("phases", arr(&[obj(&[("everyMs", num(1.0)), ("forMs", num(5.0))])])), None),
-        (one("phases", arr(&[])), Some((R, "poll.phases"))),
-        (one("phases", arr(&vec![phase(1.0); 101])), Some((R, "poll.phases"))),
-        (one("phases", arr(&[obj(&[])])), Some((T, "poll.phases[].everyMs"))),
-        (one("phases", arr(&[phase(0.0)])), Some((R, "poll.phases[].everyMs"))),
+        (spec(&[("phases", arr(&[phase(1.0)]))]), None),
+        (spec(&[("phases", arr(&[obj(&[("everyMs", num(1.0)), ("forMs", num(5.0))])]))]), None),
+        (spec(&[("phases", arr(&[]))]), Some((R, "poll.phases"))),
+        (spec(&[("phases", arr(&vec![phase(1.0); 101]))]), Some((R, "poll.phases"))),
+        (spec(&[("phases", arr(&[obj(&[])]))]), Some((T, "poll.phases[].everyMs"))),
+        (spec(&[("phases", arr(&[phase(0.0)]))]), Some((R, "poll.phases[].everyMs"))),
         (
-            one("phases", arr(&[obj(&[("everyMs", num(1.0)), ("forMs", s("5"))])])),
+            spec(&[("phases", arr(&[obj(&[("everyMs", num(1.0)), ("forMs", s("5"))])]))]),
             Some((T, "poll.phases[].forMs")),
         ),
         (
-            one("phases", arr(&[obj(&[("everyMs", num(1.0)), ("every", num(5.0))])])),
+            spec(&[("phases", arr(&[obj(&[("everyMs", num(1.0)), ("every", num(5.0))])]))]),
             Some((U, "poll.phases[].every")),
         ),
-        (one("phases", Plain::BadArr(vec![phase(100.0)])), Some((T, "poll.phases"))),
-        (one("budgetMs", num(2_147_483_647.0)), None),
-        (one("budgetMs", num(0.0)), Some((R, "poll.budgetMs"))),
-        (one("budgetMS", num(10.0)), Some((U, "poll.budgetMS"))),
-        // The hooks are the glue's: known keys, never read here.
-        (obj(&[("status", Plain::Throws), ("verdict", num(1.0))]), None),
+        (spec(&[("phases", Plain::BadArr(vec![phase(100.0)]))]), Some((T, "poll.phases"))),
+        (spec(&[("budgetMs", num(2_147_483_647.0))]), None),
+        (spec(&[("budgetMs", num(0.0))]), Some((R, "poll.budgetMs"))),
+        (spec(&[("budgetMS", num(10.0))]), Some((U, "poll.budgetMS"))),
+        // The hooks: a status is required (a getter that throws reads as
+        // absent), whatever it is but null; a verdict is a function.
+        (obj(&[]), Some((T, "poll.status"))),
+        (one("status", Plain::Throws), Some((T, "poll.status"))),
+        (one("status", Plain::Null), Some((T, "poll.status"))),
+        (one("status", Plain::Fun), None),
+        (spec(&[("verdict", Plain::Fun)]), None),
+        (spec(&[("verdict", s("done"))]), Some((T, "poll.verdict"))),
+        // A bad phase is refused before a missing status, as the fields come.
+        (one("phases", arr(&[])), Some((R, "poll.phases"))),
     ];
     check(&POLL, "poll", false, &rows);
-    let status = |v: Plain| schema::given(&PlainSource, &POLL, 2, v, "poll", false);
-    let verdict = |v: Plain| schema::given(&PlainSource, &POLL, 3, v, "poll", false);
-    assert!(matches!(status(s("https://x/")), Ok(Value::Raw(_))));
-    for bad in [Plain::Undefined, Plain::Null] {
-        let Err(Failure::Refused(r)) = status(bad) else { panic!("status refused") };
-        assert_eq!((r.class, r.path.as_str()), (T, "poll.status"));
-    }
-    assert!(matches!(verdict(Plain::Undefined), Ok(Value::Absent)));
-    assert!(matches!(verdict(Plain::Fun), Ok(Value::Raw(Plain::Fun))));
-    let Err(Failure::Refused(r)) = verdict(s("done")) else { panic!("verdict refused") };
-    assert_eq!((r.class, r.path.as_str()), (T, "poll.verdict"));
-    // The schedule: each phase ends `forMs` after the one before.
-    let spec = obj(&[
-        ("phases", arr(&[obj(&[("everyMs", num(100.0)), ("forMs", num(1000.0))]), phase(500.0)])),
-        ("budgetMs", num(9000.0)),
-    ]);
-    let packed = pack(&read(&POLL, "poll", false, &spec).unwrap(), true, false);
-    assert_eq!(packed, [1.0, 0.0, 9000.0, 100.0, 1000.0, 500.0, -1.0]);
+    let values = read(&POLL, "poll", false, &spec(&[("verdict", Plain::Fun)])).unwrap();
+    assert_eq!(values[2..], [Value::Raw(s("https://x/")), Value::Raw(Plain::Fun)], "the hooks as given");
+    // The schedule from the numbers js/src/core.js lines up from what was
+    // read (`[budgetMs, (everyMs, forMs)…]`, NaN where absent): each phase
+    // ends `forMs` after the one before.
     let want =
         [PollPhase { every_ms: 100, until_ms: Some(1000) }, PollPhase { every_ms: 500, until_ms: None }];
     let schedule = PollSchedule { phases: want.to_vec(), budget_ms: 9000 };
-    assert_eq!(unpack(&packed), Some((schedule, true, false)));
-    let defaults = pack(&read(&POLL, "poll", false, &obj(&[])).unwrap(), false, true);
-    assert_eq!(unpack(&defaults), Some((PollSchedule::default(), false, true)));
+    assert_eq!(PollSchedule::of(&[9000.0, 100.0, 1000.0, 500.0, f64::NAN]), Some(schedule));
+    assert_eq!(PollSchedule::of(&[f64::NAN]), Some(PollSchedule::default()));
 }
 
 #[test]
@@ -549,7 +549,7 @@ fn a_kind_is_described_as_nodes_of_a_code_two_bounds_and_the_words_of_its_lists_
 }
 
 #[test]
-fn every_schema_lists_as_many_keys_as_fields_and_its_glue_fields_last() {
+fn every_schema_lists_as_many_keys_as_fields() {
     let all: [(&str, &Schema); 12] = [
         ("", &POLICY),
         ("poll", &POLL),
@@ -566,8 +566,5 @@ fn every_schema_lists_as_many_keys_as_fields_and_its_glue_fields_last() {
     ];
     for (name, schema) in all {
         assert_eq!(schema.keys().count(), schema.fields.len(), "{name}");
-        let glue = |f: &schema::Field| matches!(f.kind, Kind::Glue(_));
-        let first = schema.fields.iter().position(glue).unwrap_or(schema.fields.len());
-        assert!(schema.fields[first..].iter().all(glue), "{name}: a field after a glue field");
     }
 }

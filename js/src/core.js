@@ -415,12 +415,13 @@ export class RetryPolicy {
   poll(input, init, spec) {
     const policy = this.#policy;
     return new Operation((i, observe) => {
-      // The hooks are js/src/poll.js's: read here (a getter that throws
-      // reads as missing), checked in Rust (src/host/api/poll.rs), as the rest
-      // of the spec, before anything is sent.
-      const status = read(spec, "status");
-      const verdict = read(spec, "verdict");
-      const numbers = policy.pollSpec(spec, status, verdict);
+      // Checked in Rust (src/policy/poll.rs `POLL`) before anything is
+      // sent, each field read once (a getter that throws reads as missing);
+      // `status` and `verdict` are the hooks js/src/poll.js calls. The
+      // schedule goes on as `[budgetMs, (everyMs, forMs)…]`, NaN where
+      // absent (`PollSchedule::of`, in the poll's module).
+      const [phases, budgetMs, status, verdict] = check("poll", spec);
+      const numbers = [budgetMs, ...(phases ?? []).flat()];
       const submit = drive(policy.execute(...callOf(input, i), subscriber(observe), SUBMIT), kept);
       // Status query `n`: `target` with the caller's headers, signal and options.
       const { headers, signal, retry } = i;

@@ -15,7 +15,7 @@ import { outcome as shaped } from "./shape.js";
 const CANCEL = 1; // js/src/attempts.js `end`: cancel a body nobody read
 
 /** Runs the poll `ctx` describes on the machine class `Poller` (core.js's
- * `poll`: `numbers`, its spec as `Policy.pollSpec` packed it; `submit`,
+ * `poll`: `numbers`, its schedule as core.js lined it up; `submit`,
  * the promise of the submit's outcome as `[data, response, cause, taken]`
  * (core.js `kept`: `taken` is the data as `settle` takes it);
  * `status`, `verdict`; the caller's `signal` and `observe`; `query(target,
@@ -48,7 +48,7 @@ class Poll {
     this.submit = await this.ctx.submit;
     const [data] = this.submit;
     try {
-      this.machine = new this.Poller(this.ctx.numbers);
+      this.machine = new this.Poller(this.ctx.numbers, this.ctx.status, this.ctx.verdict);
     } catch (error) {
       return this.finish(() => {
         throw error;

@@ -20,7 +20,7 @@ use super::classify::Safety;
 use super::number::floor_in;
 use super::reason::Reason;
 use super::schema::schema;
-use super::schema::{at, Def, Kind, Value, TIMER_MS};
+use super::schema::{Def, Kind, TIMER_MS};
 use super::state::{Phase, WaitWhy};
 
 /// One phase of the schedule: poll every `every_ms` until `until_ms` after
@@ -52,20 +52,20 @@ impl Default for PollSchedule {
 }
 
 schema! {
-    /// `policy.poll`'s spec. `status` and `verdict` are the executor's
-    /// hooks: js/src/core.js reads them, once, and the host checks what it
-    /// read (`schema::given`).
-    pub POLL as Spec, open: false;
-    Phases "phases": Kind::List(1, 100, &Kind::Object(&PHASE)), Def::None;
-    BudgetMs "budgetMs": TIMER_MS, Def::None;
-    Status "status": Kind::Glue(&Kind::Defined), Def::Required;
-    Verdict "verdict": Kind::Glue(&Kind::Function), Def::None;
+    /// `policy.poll`'s spec, checked by the policy's module
+    /// (`checkOptions("poll")`) when the poll is made. `status` and
+    /// `verdict` are the hooks js/src/poll.js calls, as this read them.
+    pub POLL, open: false;
+    "phases": Kind::List(1, 100, &Kind::Object(&PHASE)), Def::None;
+    "budgetMs": TIMER_MS, Def::None;
+    "status": Kind::Defined, Def::Required;
+    "verdict": Kind::Function, Def::None;
 }
 
 schema! {
-    pub PHASE as Every, open: false;
-    EveryMs "everyMs": TIMER_MS, Def::Required;
-    ForMs "forMs": TIMER_MS, Def::None;
+    pub PHASE, open: false;
+    "everyMs": TIMER_MS, Def::Required;
+    "forMs": TIMER_MS, Def::None;
 }
 
 impl PollSchedule {
@@ -81,6 +81,41 @@ impl PollSchedule {
     pub fn next(&self, last_ms: u64) -> Option<u64> {
         let at = last_ms.saturating_add(self.interval(last_ms));
         (at < self.budget_ms).then_some(at)
+    }
+
+    /// A poll spec's schedule from the numbers the poll's module is given:
+    /// `[budgetMs, (everyMs, forMs)…]`, NaN where absent, as the policy's
+    /// module checked them ([`POLL`], `checkOptions("poll")`) and js/src/core.js
+    /// lined them up. A NaN budget and no phase: the default's. Each phase
+    /// lasts `forMs` after the one before it. `None` for numbers that are not
+    /// such a spec.
+    pub fn of(numbers: &[f64]) -> Option<PollSchedule> {
+        let [budget, phases @ ..] = numbers else {
+            return None;
+        };
+        let ms = |v: f64| floor_in(v, 0, MAX_MS);
+        let mut schedule = PollSchedule::default();
+        if !budget.is_nan() {
+            schedule.budget_ms = ms(*budget)?;
+        }
+        if !phases.is_empty() {
+            schedule.phases.clear();
+        }
+        let mut until = 0u64;
+        for pair in phases.chunks(2) {
+            let [every, lasts] = pair else {
+                return None;
+            };
+            let until_ms = match lasts.is_nan() {
+                true => None,
+                false => {
+                    until = until.saturating_add(ms(*lasts)?);
+                    Some(until)
+                }
+            };
+            schedule.phases.push(PollPhase { every_ms: ms(*every)?, until_ms });
+        }
+        Some(schedule)
     }
 }
 
@@ -130,53 +165,6 @@ pub fn default_verdict(status: u16) -> PollVerdict {
 /// The largest epoch millisecond (or duration) a JS number holds exactly.
 const MAX_MS: u64 = (1 << 53) - 1;
 
-/// What `schema::read` read of [`POLL`], as the numbers [`unpack`] takes
-/// (`find`, `judge`: what the spec's hooks are). Each phase lasts `forMs`
-/// after the one before it.
-pub fn pack<V>(values: &[Value<V>], find: bool, judge: bool) -> Vec<f64> {
-    let ms = |v: Option<u64>| v.map_or(-1.0, |v| v as f64);
-    let mut out = alloc::vec![f64::from(u8::from(find)), f64::from(u8::from(judge))];
-    out.push(ms(at(values, Spec::BudgetMs).and_then(Value::int)));
-    let mut until = 0u64;
-    for p in at(values, Spec::Phases).and_then(Value::items).unwrap_or(&[]).iter().filter_map(Value::fields) {
-        let int = |f: Every| at(p, f).and_then(Value::int);
-        let until_ms = int(Every::ForMs).map(|f| {
-            until = until.saturating_add(f);
-            until
-        });
-        // `everyMs` is required (`PHASE`).
-        out.extend([ms(int(Every::EveryMs)), ms(until_ms)]);
-    }
-    out
-}
-
-/// A poll spec as the policy's module read it (`host::poll::read`), as
-/// numbers for the poll's module: `[find, judge, budgetMs | -1, (everyMs,
-/// untilMs | -1)…]` — `find`: `status` is a hook to call; `judge`: a
-/// `verdict` hook was given; -1 and no phase: the default's; `untilMs`: a
-/// phase's end, from polling's start. The schedule, `find` and `judge`;
-/// `None` for numbers that are not such a spec.
-pub fn unpack(numbers: &[f64]) -> Option<(PollSchedule, bool, bool)> {
-    let [find, judge, budget, phases @ ..] = numbers else {
-        return None;
-    };
-    let ms = |v: f64| floor_in(v, 0, MAX_MS);
-    let mut schedule = PollSchedule::default();
-    if *budget != -1.0 {
-        schedule.budget_ms = ms(*budget)?;
-    }
-    if !phases.is_empty() {
-        schedule.phases.clear();
-    }
-    for pair in phases.chunks(2) {
-        let [every, until] = pair else {
-            return None;
-        };
-        let until_ms = if *until < 0.0 { None } else { Some(ms(*until)?) };
-        schedule.phases.push(PollPhase { every_ms: ms(*every)?, until_ms });
-    }
-    Some((schedule, *find == 1.0, *judge == 1.0))
-}
 
 /// What a poll asks its performer to do next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -551,17 +539,22 @@ mod tests {
     }
 
     #[test]
-    fn a_spec_unpacks_with_the_defaults_where_it_gave_none_and_anything_else_reads_as_none() {
+    fn a_schedule_is_read_with_the_defaults_where_the_spec_gave_none_each_phase_after_the_last_and_anything_else_reads_as_none() {
         let every = |every_ms, until_ms| PollPhase { every_ms, until_ms };
+        let nan = f64::NAN;
         let given = PollSchedule { phases: alloc::vec![every(100, Some(500)), every(300, None)], budget_ms: 1000 };
-        assert_eq!(unpack(&[1.0, 0.0, 1000.0, 100.0, 500.0, 300.0, -1.0]), Some((given, true, false)));
-        assert_eq!(unpack(&[0.0, 1.0, -1.0]), Some((PollSchedule::default(), false, true)));
+        assert_eq!(PollSchedule::of(&[1000.0, 100.0, 500.0, 300.0, nan]), Some(given));
+        let phased = alloc::vec![every(100, Some(500)), every(200, Some(800)), every(400, None)];
+        let phased = PollSchedule { phases: phased, budget_ms: 1000 };
+        assert_eq!(PollSchedule::of(&[1000.0, 100.0, 500.0, 200.0, 300.0, 400.0, nan]), Some(phased), "each phase lasts its forMs after the one before");
+        assert_eq!(PollSchedule::of(&[nan]), Some(PollSchedule::default()));
         let budget = PollSchedule { budget_ms: 7000, ..PollSchedule::default() };
-        assert_eq!(unpack(&[0.0, 0.0, 7000.0]), Some((budget, false, false)));
-        assert_eq!(unpack(&[0.0, 0.0]), None, "no budget");
-        assert_eq!(unpack(&[0.0, 0.0, 1000.0, 100.0]), None, "half a phase");
-        assert_eq!(unpack(&[0.0, 0.0, f64::NAN, 100.0, -1.0]), None, "a budget that is not a number");
-        assert_eq!(unpack(&[0.0, 0.0, 1000.0, 1e300, -1.0]), None, "an interval out of range");
+        assert_eq!(PollSchedule::of(&[7000.0]), Some(budget));
+        assert_eq!(PollSchedule::of(&[]), None, "no budget");
+        assert_eq!(PollSchedule::of(&[1000.0, 100.0]), None, "half a phase");
+        assert_eq!(PollSchedule::of(&[-1.0, 100.0, nan]), None, "a budget out of range");
+        assert_eq!(PollSchedule::of(&[1000.0, 1e300, nan]), None, "an interval out of range");
+        assert_eq!(PollSchedule::of(&[1000.0, nan, nan]), None, "a phase without its interval");
     }
 
     #[test]

@@ -72,10 +72,6 @@ pub enum Kind {
     Defined,
     /// The first kind on a policy, the second per call.
     Scoped(&'static Kind, &'static Kind),
-    /// Read by the glue itself, which hands the value to [`given`] (a poll
-    /// hook, read once for the executor); checked as the inner kind. Such
-    /// fields come last in their schema.
-    Glue(&'static Kind),
 }
 
 /// A field's value when the caller left it out.
@@ -345,25 +341,6 @@ pub fn read<S: Source>(
     reader.object(schema, object, At { parent: "", name: path, item: false })
 }
 
-/// Field `field` of `schema` (of the object `path`) from a value the glue
-/// read itself (a [`Kind::Glue`] field: a poll's hooks, read once for the
-/// executor): checked, or its default.
-pub fn given<S: Source>(
-    source: &S,
-    schema: &'static Schema,
-    field: usize,
-    value: S::Value,
-    path: &str,
-    per_call: bool,
-) -> Result<Value<S::Value>, Failure<S::Thrown>> {
-    let reader = Reader { source, per_call };
-    let (Some(name), Some(f)) = (schema.keys().nth(field), schema.fields.get(field)) else {
-        return Ok(Value::Absent);
-    };
-    let kind = reader.scoped(f.kind);
-    reader.field(Field { kind, default: f.default }, Some(value), At { parent: path, name, item: false })
-}
-
 /// The refusal of the value at `at`: its path made only now.
 #[cold]
 #[inline(never)]
@@ -387,20 +364,15 @@ impl<S: Source> Reader<'_, S> {
             return Err(refuse(Class::Type, at, Kind::Object(schema)));
         }
         let path = at.path();
-        let glue = |f: &Field| matches!(f.kind, Kind::Glue(_));
-        let count = schema.fields.iter().take_while(|f| !glue(f)).count();
+        let count = schema.fields.len();
         let src = self.source;
         let read = src.fields(object, schema.names, count, schema.open).map_err(Failure::Thrown)?;
         if let Some(key) = src.key(&read, count) {
             return Err(Refusal { class: Class::Unknown, path, kind: Kind::Any, key }.into());
         }
-        let mut out = Vec::with_capacity(schema.fields.len());
+        let mut out = Vec::with_capacity(count);
         for (i, (name, f)) in schema.keys().zip(schema.fields).enumerate() {
-            // A glue field's value is not read here (`given`).
-            out.push(match i < count {
-                true => self.field(*f, Some(src.at(&read, i)), At { parent: &path, name, item: false })?,
-                false => Value::Absent,
-            });
+            out.push(self.field(*f, Some(src.at(&read, i)), At { parent: &path, name, item: false })?);
         }
         Ok(out)
     }
@@ -419,12 +391,10 @@ impl<S: Source> Reader<'_, S> {
         }
     }
 
-    /// A [`Kind::Scoped`]'s side that applies, a [`Kind::Glue`]'s kind, or
-    /// the kind itself.
+    /// A [`Kind::Scoped`]'s side that applies, or the kind itself.
     fn scoped(&self, kind: Kind) -> Kind {
         match kind {
             Kind::Scoped(policy, call) => self.scoped(if self.per_call { *call } else { *policy }),
-            Kind::Glue(inner) => self.scoped(*inner),
             other => other,
         }
     }
@@ -474,7 +444,7 @@ impl<S: Source> Reader<'_, S> {
             Kind::Or(a, b) => return self.either(*a, *b, v, at, kind),
             Kind::Any => Ok(Value::Raw(v)),
             Kind::Defined if !src.is_null(&v) => Ok(Value::Raw(v)),
-            Kind::Scoped(..) | Kind::Glue(_) => return self.value(self.scoped(kind), v, at),
+            Kind::Scoped(..) => return self.value(self.scoped(kind), v, at),
             Kind::Function | Kind::Object(_) | Kind::PolicyOnly | Kind::CallOnly | Kind::Defined => Err(Class::Type),
         };
         checked.map_err(|class| refuse(class, at, kind))
@@ -576,7 +546,7 @@ pub fn describe(kind: &Kind, out: &mut String) {
         Kind::CallOnly => node(code::CALL_ONLY, 0, 0, ""),
         // `Any` takes every value: never described for a refusal.
         Kind::Any | Kind::Defined => node(code::DEFINED, 0, 0, ""),
-        Kind::Scoped(_, inner) | Kind::Glue(inner) => describe(inner, out),
+        Kind::Scoped(_, inner) => describe(inner, out),
     }
 }
 

@@ -1769,6 +1769,23 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
     assert.ok(seen.has('waiting') && !seen.has('failed'), `states seen: ${[...seen]}`);
   });
 
+  add('policy.poll waits each phase\'s everyMs until its forMs has passed after the phase before, then the next phase\'s', async () => {
+    const op = pollTask(rid(), {
+      verdict: async (res) => ((await res.json()).state === 'done' ? 'done' : 'pending'),
+      phases: [{ everyMs: 40, forMs: 120 }, { everyMs: 60, forMs: 120 }, { everyMs: 250 }],
+      budgetMs: 5000,
+    }, { ms: 1000 });
+    const ticks = [];
+    op.subscribe((s) => {
+      if (s.state === 'waiting' && s.why === 'poll') ticks.push(s.until);
+    });
+    const outcome = await op.result;
+    assert.equal(outcome.kind, 'succeeded', 'kind');
+    // The schedule's ticks: 40, 80, 120, then 180, 240, then every 250.
+    const gaps = ticks.slice(1).map((t, i) => t - ticks[i]);
+    assert.equal(gaps.slice(0, 5).join(' '), '40 40 60 60 250', `gaps between polls: ${gaps}`);
+  });
+
   add('policy.poll stops as failed with task-failed when the verdict calls the task fatal', async () => {
     const id = rid();
     const op = pollTask(id, {

@@ -234,7 +234,7 @@ pub fn keys() -> Vec<&'static str> {
                         out.push(inner.names); // a marker: each schema walked once
                         walk(inner, out);
                     }
-                    Kind::List(_, _, k) | Kind::Glue(k) => kinds.push(*k),
+                    Kind::List(_, _, k) => kinds.push(*k),
                     Kind::Or(a, b) | Kind::Scoped(a, b) => kinds.extend([*a, *b]),
                     _ => {}
                 }
@@ -251,11 +251,10 @@ pub fn keys() -> Vec<&'static str> {
 }
 
 /// What a value of `kind` may be: each side of an `Or`, the side of a
-/// `Scoped` that applies, a glue field's kind.
+/// `Scoped` that applies.
 fn resolve(kind: Kind, per_call: bool) -> Vec<Kind> {
     match kind {
         Kind::Scoped(p, c) => resolve(if per_call { *c } else { *p }, per_call),
-        Kind::Glue(k) => resolve(*k, per_call),
         Kind::Or(a, b) => [resolve(*a, per_call), resolve(*b, per_call)].concat(),
         other => vec![other],
     }

@@ -1,4 +1,4 @@
-//! What JavaScript calls: `Policy` (`new`, `execute`, `pollSpec`, `stats`).
+//! What JavaScript calls: `Policy` (`new`, `execute`, `stats`, `release`).
 //!
 //! An operation is a machine (`crate::host::operation::machine`) that js/src/executor.js
 //! drives; [`start`] polls it once synchronously, inside the export, before
@@ -6,7 +6,6 @@
 
 use alloc::rc::Rc;
 use alloc::string::String;
-use alloc::vec::Vec;
 use core::future::Future;
 use js_sys::{Function, Object};
 use wasm_bindgen::prelude::*;
@@ -20,7 +19,6 @@ use super::leased::Leased;
 use crate::host::operation::machine::{answer_numbers, keep, Machine};
 use super::options::{self, Hooks};
 use crate::host::operation::outcome::Outcome;
-use super::poll;
 use crate::host::attempt::replay;
 use crate::host::attempt::request::{prepare, Given, Key, Prepared, Unprepared};
 use crate::host::attempt::failure::StepFailure;
@@ -210,15 +208,6 @@ impl Policy {
             let ctx = Ctx::new(&shared, &options, &hooks, observe, 0);
             ctx.pass_through(owner).await
         }))
-    }
-
-    /// Checks a poll's `spec` (`status` and `verdict`: the spec's, as
-    /// js/src/core.js read them); throws a `TypeError` or `RangeError`
-    /// naming the field. Answers it packed for the poll's module
-    /// (`super::poll`).
-    #[wasm_bindgen(js_name = pollSpec)]
-    pub fn poll_spec(&self, spec: JsValue, status: JsValue, verdict: JsValue) -> Result<Vec<f64>, JsValue> {
-        poll::read(&self.shared.glue, &spec, status, verdict)
     }
 }
 

@@ -5,10 +5,10 @@
 //! schema does not know — and a refusal becomes the `TypeError` or
 //! `RangeError` that file's one table words (no message is compiled into a
 //! module). The default module and the browser's carry it: a policy's
-//! options, a call's, a poll's spec, and, through [`check_options`], every
-//! other options object (the outbox's, `redisBudget`'s — their modules take
-//! the values checked and carry no reader — and those of the entries that
-//! keep no Rust state).
+//! options, a call's, and, through [`check_options`], every other options
+//! object (a poll's spec, the outbox's, `redisBudget`'s — their modules
+//! take the values checked and carry no reader — and those of the entries
+//! that keep no Rust state).
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -129,22 +129,13 @@ impl Reader {
     ) -> Result<Vec<Value<JsValue>>, JsValue> {
         schema::read(self, schema, object, path, per_call).map_err(|f| self.failure(f))
     }
-
-    /// `schema::given`, failing with the error a caller sees.
-    pub fn given(
-        &self,
-        schema: &'static Schema,
-        field: usize,
-        value: JsValue,
-        path: &str,
-    ) -> Result<Value<JsValue>, JsValue> {
-        schema::given(self, schema, field, value, path, false).map_err(|f| self.failure(f))
-    }
 }
 
 /// A value read as JavaScript has it: a number, a boolean, a word or a
 /// text as a string, an object or function as given, `undefined` when
-/// absent.
+/// absent; a list as an array of its items, each object among them as
+/// the array of its fields' values (what was read: none of its getters is
+/// read again).
 fn to_js(v: &Value<JsValue>) -> JsValue {
     match v {
         Value::Absent => JsValue::UNDEFINED,
@@ -155,8 +146,13 @@ fn to_js(v: &Value<JsValue>) -> JsValue {
         Value::Word(w) => JsValue::from_str(w),
         Value::Text(s) => JsValue::from_str(s),
         Value::Raw(v) | Value::Object(v, _) => v.clone(),
-        // No entry without Rust state takes a list.
-        Value::List(_) => JsValue::UNDEFINED,
+        Value::List(items) => {
+            let out = Array::new();
+            for item in items {
+                out.push(&item.fields().map_or_else(|| to_js(item), |fields| array(fields).into()));
+            }
+            out.into()
+        }
     }
 }
 
@@ -171,7 +167,8 @@ fn array(values: &[Value<JsValue>]) -> Array {
 /// The options objects `checkOptions` checks, by name: the path their
 /// fields' paths start with, their schema, and whether they are a call's:
 /// a call's `init.retry` (an outbox checks a send's before it stores
-/// anything), the outbox's (its rules' module carries no reader: the
+/// anything), a poll's spec (its loop's module carries no reader: the
+/// schedule goes there as numbers), the outbox's (nor do its rules': the
 /// default module is loaded wherever an outbox is), `redisBudget`'s (nor
 /// does the Redis module), and those of the entries that keep no Rust
 /// state. The browser's module serves the browsers' (not a server's
@@ -185,6 +182,7 @@ fn named(name: &str) -> Option<(&'static str, &'static Schema, bool)> {
     use crate::policy::schema::{INSTRUMENT, RETRY_NOW, TAB_BUDGET};
     Some(match name {
         "retry" => ("retry", &crate::policy::options::POLICY, true),
+        "poll" => ("poll", &crate::policy::poll::POLL, false),
         "outbox" => ("outbox", &OUTBOX, false),
         "outbox.store" => ("outbox", &OUTBOX_STORE, false),
         "send(init)" => ("send(init)", &SEND, false),

@@ -18,7 +18,7 @@ use crate::host::shared::bind::date_now;
 use crate::host::shared::convert;
 use crate::json;
 use crate::policy::number::{floor_in, opt_ms};
-use crate::policy::poll::{unpack, Cause, Ending, Next, Poll, PollVerdict, Queried, STATUS_METHOD};
+use crate::policy::poll::{Cause, Ending, Next, Poll, PollSchedule, PollVerdict, Queried, STATUS_METHOD};
 use crate::policy::report::Report;
 use crate::policy::state::Phase;
 
@@ -76,12 +76,16 @@ pub struct Poller {
 
 #[wasm_bindgen]
 impl Poller {
-    /// `spec`: the numbers `Policy.pollSpec` answered.
+    /// `spec`: the schedule's numbers (`policy::poll::schedule`); `status`
+    /// and `verdict`: the spec's hooks, as the policy's module checked them
+    /// (`checkOptions("poll")`, js/src/core.js).
     #[wasm_bindgen(constructor)]
-    pub fn new(spec: &[f64]) -> Result<Poller, JsValue> {
-        let (schedule, find, judge) = unpack(spec)
-            .ok_or_else(|| js_sys::TypeError::new("saferetry: a poll spec Policy.pollSpec did not make"))?;
-        Ok(Poller { poll: Poll::new(schedule, find, judge), ending: None })
+    pub fn new(spec: &[f64], status: &JsValue, verdict: &JsValue) -> Result<Poller, JsValue> {
+        let schedule = PollSchedule::of(spec)
+            .ok_or_else(|| js_sys::TypeError::new("saferetry: a poll spec checkOptions did not check"))?;
+        // A `status` function is called to find the status request; a
+        // `verdict` judges each query's response.
+        Ok(Poller { poll: Poll::new(schedule, status.is_function(), !verdict.is_undefined()), ending: None })
     }
 
     /// The submit's outcome: its `kind`, `report.elapsedMs`, `notBefore`
