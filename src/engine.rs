@@ -29,7 +29,7 @@ use crate::policy::options::Options;
 use crate::policy::rate_limit::FloorHeaders;
 use crate::policy::reason::Reason;
 use crate::policy::report::{AttemptRecord, ErrorInfo, Report};
-use crate::policy::retry::{plan_retry, RetryCase};
+use crate::policy::retry::{plan_retry, Planned, RetryCase};
 use crate::policy::retry_after::RetryAfter;
 use crate::policy::state::{Phase, StateMachine, WaitWhy};
 use crate::policy::throttle::{accepted, Admit};
@@ -132,7 +132,6 @@ pub async fn run<T: Transport, C: Clock>(
 ) -> Finished<T::Body, T::Error> {
     let start = clock.now_ms();
     let mut op = Op::new(start, call, observe, budget.counted.then_some(budget.stats));
-    let quota = budget.quota.then_some(budget.shared);
     if clock.cancelled() {
         return op.finish(clock.now_ms(), Reason::Cancelled, None, None, None);
     }
@@ -196,88 +195,122 @@ pub async fn run<T: Transport, C: Clock>(
             other => other,
         };
         drop((in_flight, permit));
-        let end = clock.now_ms();
-        let mut record = AttemptRecord {
-            start_ms: now.saturating_sub(start),
-            duration_ms: end.saturating_sub(now),
-            ..AttemptRecord::default()
+        let ended = Ended { attempt, start, now, deadline, last_retry_cost };
+        let wait_ms = match conclude(&mut op, call, transport, clock, budget, random, ended, outcome) {
+            Ok(planned) => {
+                last_retry_cost = planned.cost;
+                planned.wait_ms
+            }
+            Err(finished) => return finished,
         };
-        let (attempted, response, cause) = match outcome {
-            Ok(answer) => {
-                let floor = answer.floor_headers.floor(answer.status, end);
-                let ra = floor.map(|(ra, _)| ra);
-                record.status = Some(answer.status);
-                record.retry_after_ms = ra.and_then(RetryAfter::floor_ms);
-                record.floor_header = floor.map(|(_, header)| header);
-                let hidden =
-                    answer.cross_origin && ra.is_none() && call.options.retry_on.status(answer.status);
-                op.report.retry_after_hidden |= hidden;
-                let attempted = Attempted::Responded {
-                    status: answer.status,
-                    retry_after: ra,
-                    retry_after_hidden: hidden,
-                };
-                (attempted, Some(answer), None)
-            }
-            Err(failed) => {
-                let stage = match failed.failure {
-                    Failure::Network(stage) | Failure::Refused(stage) => stage,
-                    _ => Stage::MaybeDelivered,
-                };
-                record.error = Some(ErrorInfo { stage, code: failed.code, name: failed.name });
-                (Attempted::Failed(failed.failure), None, failed.error)
-            }
-        };
-        // The server's floor, for a later operation (`retryNow`) and the throttle.
-        let floor = record.retry_after_ms.and_then(|f| end.checked_add(f));
-        op.report.not_before = op.report.not_before.max(floor);
-        budget.shared.answered(end, accepted(attempted, &call.options.retry_on), floor);
-        let verdict = classify(attempted, call.safety, &call.options.retry_on);
-        let next = match verdict {
-            Verdict::Succeeded => {
-                op.report.attempts.push(record);
-                if let Some(q) = quota {
-                    q.on_success(last_retry_cost);
-                }
-                return op.finish(end, Reason::Succeeded, None, response, cause);
-            }
-            Verdict::Stop(reason) => Err((reason, None)),
-            Verdict::Retry(kind) => {
-                let case = RetryCase {
-                    options: call.options,
-                    kind,
-                    attempts_made: attempt,
-                    now_ms: end,
-                    deadline_ms: deadline,
-                    body_replayable: call.body_replayable,
-                    after_timeout: attempted == Attempted::Failed(Failure::AttemptTimeout),
-                    random: random(),
-                };
-                plan_retry(case, quota).map(|planned| (kind, planned)).map_err(|r| (r.reason, r.retry_at))
-            }
-        };
-        let (kind, planned) = match next {
-            Ok(retry) => retry,
-            Err((reason, retry_at)) => {
-                op.report.attempts.push(record);
-                op.report.snippet = response.as_ref().and_then(|r| op.snippet_of(transport, r));
-                return op.finish(clock.now_ms(), reason, retry_at, response, cause);
-            }
-        };
-        last_retry_cost = planned.cost;
-        record.planned_wait_ms = Some(planned.wait_ms);
-        record.wait_kind = Some(kind);
-        op.report.attempts.push(record);
-        op.enter(Phase::Waiting {
-            attempt: attempt + 1,
-            until_ms: end.saturating_add(planned.wait_ms),
-            wait_ms: planned.wait_ms,
-            why: wait_why(kind),
-        });
-        if clock.sleep(planned.wait_ms).await == Slept::Cancelled {
+        if clock.sleep(wait_ms).await == Slept::Cancelled {
             return op.finish(clock.now_ms(), Reason::Cancelled, None, None, None);
         }
     }
+}
+
+/// Where an attempt stood when it ended.
+struct Ended {
+    attempt: u32,
+    /// When the operation started, and this attempt.
+    start: u64,
+    now: u64,
+    deadline: u64,
+    last_retry_cost: Option<u32>,
+}
+
+/// After an attempt: its record, the server's floor, the verdict, and
+/// either the planned wait before the next attempt (shown as the waiting
+/// state) or how the operation ended. Plain code between the loop's
+/// awaits, kept out of the operation's future.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn conclude<T: Transport, C: Clock>(
+    op: &mut Op<'_>,
+    call: Call<'_>,
+    transport: &T,
+    clock: &C,
+    budget: Budget<'_>,
+    random: &mut dyn FnMut() -> f64,
+    ended: Ended,
+    outcome: Result<Answer<T::Body>, Failed<T::Error>>,
+) -> Result<Planned, Finished<T::Body, T::Error>> {
+    let Ended { attempt, start, now, deadline, last_retry_cost } = ended;
+    let quota = budget.quota.then_some(budget.shared);
+    let end = clock.now_ms();
+    let mut record = AttemptRecord {
+        start_ms: now.saturating_sub(start),
+        duration_ms: end.saturating_sub(now),
+        ..AttemptRecord::default()
+    };
+    let (attempted, response, cause) = match outcome {
+        Ok(answer) => {
+            let floor = answer.floor_headers.floor(answer.status, end);
+            let ra = floor.map(|(ra, _)| ra);
+            record.status = Some(answer.status);
+            record.retry_after_ms = ra.and_then(RetryAfter::floor_ms);
+            record.floor_header = floor.map(|(_, header)| header);
+            let hidden = answer.cross_origin && ra.is_none() && call.options.retry_on.status(answer.status);
+            op.report.retry_after_hidden |= hidden;
+            let attempted =
+                Attempted::Responded { status: answer.status, retry_after: ra, retry_after_hidden: hidden };
+            (attempted, Some(answer), None)
+        }
+        Err(failed) => {
+            let stage = match failed.failure {
+                Failure::Network(stage) | Failure::Refused(stage) => stage,
+                _ => Stage::MaybeDelivered,
+            };
+            record.error = Some(ErrorInfo { stage, code: failed.code, name: failed.name });
+            (Attempted::Failed(failed.failure), None, failed.error)
+        }
+    };
+    // The server's floor, for a later operation (`retryNow`) and the throttle.
+    let floor = record.retry_after_ms.and_then(|f| end.checked_add(f));
+    op.report.not_before = op.report.not_before.max(floor);
+    budget.shared.answered(end, accepted(attempted, &call.options.retry_on), floor);
+    let verdict = classify(attempted, call.safety, &call.options.retry_on);
+    let next = match verdict {
+        Verdict::Succeeded => {
+            op.report.attempts.push(record);
+            if let Some(q) = quota {
+                q.on_success(last_retry_cost);
+            }
+            return Err(op.finish(end, Reason::Succeeded, None, response, cause));
+        }
+        Verdict::Stop(reason) => Err((reason, None)),
+        Verdict::Retry(kind) => {
+            let case = RetryCase {
+                options: call.options,
+                kind,
+                attempts_made: attempt,
+                now_ms: end,
+                deadline_ms: deadline,
+                body_replayable: call.body_replayable,
+                after_timeout: attempted == Attempted::Failed(Failure::AttemptTimeout),
+                random: random(),
+            };
+            plan_retry(case, quota).map(|planned| (kind, planned)).map_err(|r| (r.reason, r.retry_at))
+        }
+    };
+    let (kind, planned) = match next {
+        Ok(retry) => retry,
+        Err((reason, retry_at)) => {
+            op.report.attempts.push(record);
+            op.report.snippet = response.as_ref().and_then(|r| op.snippet_of(transport, r));
+            return Err(op.finish(clock.now_ms(), reason, retry_at, response, cause));
+        }
+    };
+    record.planned_wait_ms = Some(planned.wait_ms);
+    record.wait_kind = Some(kind);
+    op.report.attempts.push(record);
+    op.enter(Phase::Waiting {
+        attempt: attempt + 1,
+        until_ms: end.saturating_add(planned.wait_ms),
+        wait_ms: planned.wait_ms,
+        why: wait_why(kind),
+    });
+    Ok(planned)
 }
 
 /// Waits until the host is online, for a concurrency permit, then for a
@@ -415,7 +448,7 @@ impl<'o> Op<'o> {
     }
 
     fn finish<B, E>(
-        mut self,
+        &mut self,
         now: u64,
         reason: Reason,
         retry_at: Option<u64>,
@@ -431,7 +464,7 @@ impl<'o> Op<'o> {
         let status = self.report.attempts.last().and_then(|a| a.status);
         let phase = Phase::terminal(reason, retry_at, self.safety, status);
         self.enter(phase);
-        Finished { phase, report: self.report, response, cause }
+        Finished { phase, report: core::mem::take(&mut self.report), response, cause }
     }
 }
 
