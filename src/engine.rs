@@ -141,6 +141,8 @@ pub async fn run<T: Transport, C: Clock>(
     // is read once where it cannot have moved (a read is a call into the
     // host).
     let mut known = Some(start);
+    // The wait before the next attempt (entered as the waiting state).
+    let mut wait = None;
     if let Some(at) = call.not_before.filter(|&at| at > start) {
         known = None;
         op.report.not_before = Some(at);
@@ -148,27 +150,30 @@ pub async fn run<T: Transport, C: Clock>(
             return op.finish(start, Reason::WaitExceedsBudget, Some(at), None, None);
         }
         op.enter(Phase::Waiting { attempt: 1, until_ms: at, wait_ms: at - start, why: WaitWhy::RetryAfter });
-        if clock.sleep(at - start).await == Slept::Cancelled {
-            return op.finish(clock.now_ms(), Reason::Cancelled, None, None, None);
-        }
-    }
-    // Adaptive throttling: a first attempt the upstream would most likely
-    // refuse is not sent (a call that opted out is never refused).
-    if call.options.throttle.is_some() {
-        let now = known.unwrap_or_else(|| clock.now_ms());
-        known = Some(now);
-        match budget.shared.admit(now, random) {
-            Ok(Admit::Go) => {}
-            Ok(Admit::Reject { retry_at }) => {
-                return op.finish(now, Reason::Throttled, Some(retry_at), None, None)
-            }
-            Err(_) => return op.finish(now, Reason::InvalidRandom, None, None, None),
-        }
+        wait = Some(at - start);
     }
     let mut last_retry_cost = None;
     let mut attempt = 0u32;
     loop {
+        if let Some(ms) = wait.take() {
+            if clock.sleep(ms).await == Slept::Cancelled {
+                return op.finish(clock.now_ms(), Reason::Cancelled, None, None, None);
+            }
+        }
         attempt += 1;
+        // Adaptive throttling: a first attempt the upstream would most likely
+        // refuse is not sent (a call that opted out is never refused).
+        if attempt == 1 && call.options.throttle.is_some() {
+            let now = known.unwrap_or_else(|| clock.now_ms());
+            known = Some(now);
+            match budget.shared.admit(now, random) {
+                Ok(Admit::Go) => {}
+                Ok(Admit::Reject { retry_at }) => {
+                    return op.finish(now, Reason::Throttled, Some(retry_at), None, None)
+                }
+                Err(_) => return op.finish(now, Reason::InvalidRandom, None, None, None),
+            }
+        }
         let (permit, now) = match admit(&mut op, clock, budget, attempt, deadline, known.take()).await {
             Ok(admitted) => admitted,
             Err((reason, retry_at)) => return op.finish(clock.now_ms(), reason, retry_at, None, None),
@@ -196,16 +201,13 @@ pub async fn run<T: Transport, C: Clock>(
         };
         drop((in_flight, permit));
         let ended = Ended { attempt, start, now, deadline, last_retry_cost };
-        let wait_ms = match conclude(&mut op, call, transport, clock, budget, random, ended, outcome) {
+        wait = match conclude(&mut op, call, transport, clock, budget, random, ended, outcome) {
             Ok(planned) => {
                 last_retry_cost = planned.cost;
-                planned.wait_ms
+                Some(planned.wait_ms)
             }
             Err(finished) => return finished,
         };
-        if clock.sleep(wait_ms).await == Slept::Cancelled {
-            return op.finish(clock.now_ms(), Reason::Cancelled, None, None, None);
-        }
     }
 }
 
