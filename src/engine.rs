@@ -226,7 +226,9 @@ struct Ended {
 /// state) or how the operation ended. Plain code between the loop's
 /// awaits, kept out of the operation's future.
 #[inline(never)]
-#[allow(clippy::too_many_arguments)]
+// The operation's end is returned once, moved straight out: boxing it would
+// cost an allocation per operation.
+#[allow(clippy::too_many_arguments, clippy::result_large_err)]
 fn conclude<T: Transport, C: Clock>(
     op: &mut Op<'_>,
     call: Call<'_>,
