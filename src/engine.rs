@@ -29,7 +29,7 @@ use crate::policy::options::Options;
 use crate::policy::rate_limit::FloorHeaders;
 use crate::policy::reason::Reason;
 use crate::policy::report::{AttemptRecord, ErrorInfo, Report};
-use crate::policy::retry::{plan_retry, RetryCase};
+use crate::policy::retry::{plan_retry, Planned, RetryCase};
 use crate::policy::retry_after::RetryAfter;
 use crate::policy::state::{Phase, StateMachine, WaitWhy};
 use crate::policy::throttle::{accepted, Admit};
@@ -132,7 +132,6 @@ pub async fn run<T: Transport, C: Clock>(
 ) -> Finished<T::Body, T::Error> {
     let start = clock.now_ms();
     let mut op = Op::new(start, call, observe, budget.counted.then_some(budget.stats));
-    let quota = budget.quota.then_some(budget.shared);
     if clock.cancelled() {
         return op.finish(clock.now_ms(), Reason::Cancelled, None, None, None);
     }
@@ -142,6 +141,8 @@ pub async fn run<T: Transport, C: Clock>(
     // is read once where it cannot have moved (a read is a call into the
     // host).
     let mut known = Some(start);
+    // The wait before the next attempt (entered as the waiting state).
+    let mut wait = None;
     if let Some(at) = call.not_before.filter(|&at| at > start) {
         known = None;
         op.report.not_before = Some(at);
@@ -149,27 +150,30 @@ pub async fn run<T: Transport, C: Clock>(
             return op.finish(start, Reason::WaitExceedsBudget, Some(at), None, None);
         }
         op.enter(Phase::Waiting { attempt: 1, until_ms: at, wait_ms: at - start, why: WaitWhy::RetryAfter });
-        if clock.sleep(at - start).await == Slept::Cancelled {
-            return op.finish(clock.now_ms(), Reason::Cancelled, None, None, None);
-        }
-    }
-    // Adaptive throttling: a first attempt the upstream would most likely
-    // refuse is not sent (a call that opted out is never refused).
-    if call.options.throttle.is_some() {
-        let now = known.unwrap_or_else(|| clock.now_ms());
-        known = Some(now);
-        match budget.shared.admit(now, random) {
-            Ok(Admit::Go) => {}
-            Ok(Admit::Reject { retry_at }) => {
-                return op.finish(now, Reason::Throttled, Some(retry_at), None, None)
-            }
-            Err(_) => return op.finish(now, Reason::InvalidRandom, None, None, None),
-        }
+        wait = Some(at - start);
     }
     let mut last_retry_cost = None;
     let mut attempt = 0u32;
     loop {
+        if let Some(ms) = wait.take() {
+            if clock.sleep(ms).await == Slept::Cancelled {
+                return op.finish(clock.now_ms(), Reason::Cancelled, None, None, None);
+            }
+        }
         attempt += 1;
+        // Adaptive throttling: a first attempt the upstream would most likely
+        // refuse is not sent (a call that opted out is never refused).
+        if attempt == 1 && call.options.throttle.is_some() {
+            let now = known.unwrap_or_else(|| clock.now_ms());
+            known = Some(now);
+            match budget.shared.admit(now, random) {
+                Ok(Admit::Go) => {}
+                Ok(Admit::Reject { retry_at }) => {
+                    return op.finish(now, Reason::Throttled, Some(retry_at), None, None)
+                }
+                Err(_) => return op.finish(now, Reason::InvalidRandom, None, None, None),
+            }
+        }
         let (permit, now) = match admit(&mut op, clock, budget, attempt, deadline, known.take()).await {
             Ok(admitted) => admitted,
             Err((reason, retry_at)) => return op.finish(clock.now_ms(), reason, retry_at, None, None),
@@ -196,88 +200,121 @@ pub async fn run<T: Transport, C: Clock>(
             other => other,
         };
         drop((in_flight, permit));
-        let end = clock.now_ms();
-        let mut record = AttemptRecord {
-            start_ms: now.saturating_sub(start),
-            duration_ms: end.saturating_sub(now),
-            ..AttemptRecord::default()
+        let ended = Ended { attempt, start, now, deadline, last_retry_cost };
+        wait = match conclude(&mut op, call, transport, clock, budget, random, ended, outcome) {
+            Ok(planned) => {
+                last_retry_cost = planned.cost;
+                Some(planned.wait_ms)
+            }
+            Err(finished) => return finished,
         };
-        let (attempted, response, cause) = match outcome {
-            Ok(answer) => {
-                let floor = answer.floor_headers.floor(answer.status, end);
-                let ra = floor.map(|(ra, _)| ra);
-                record.status = Some(answer.status);
-                record.retry_after_ms = ra.and_then(RetryAfter::floor_ms);
-                record.floor_header = floor.map(|(_, header)| header);
-                let hidden =
-                    answer.cross_origin && ra.is_none() && call.options.retry_on.status(answer.status);
-                op.report.retry_after_hidden |= hidden;
-                let attempted = Attempted::Responded {
-                    status: answer.status,
-                    retry_after: ra,
-                    retry_after_hidden: hidden,
-                };
-                (attempted, Some(answer), None)
-            }
-            Err(failed) => {
-                let stage = match failed.failure {
-                    Failure::Network(stage) | Failure::Refused(stage) => stage,
-                    _ => Stage::MaybeDelivered,
-                };
-                record.error = Some(ErrorInfo { stage, code: failed.code, name: failed.name });
-                (Attempted::Failed(failed.failure), None, failed.error)
-            }
-        };
-        // The server's floor, for a later operation (`retryNow`) and the throttle.
-        let floor = record.retry_after_ms.and_then(|f| end.checked_add(f));
-        op.report.not_before = op.report.not_before.max(floor);
-        budget.shared.answered(end, accepted(attempted, &call.options.retry_on), floor);
-        let verdict = classify(attempted, call.safety, &call.options.retry_on);
-        let next = match verdict {
-            Verdict::Succeeded => {
-                op.report.attempts.push(record);
-                if let Some(q) = quota {
-                    q.on_success(last_retry_cost);
-                }
-                return op.finish(end, Reason::Succeeded, None, response, cause);
-            }
-            Verdict::Stop(reason) => Err((reason, None)),
-            Verdict::Retry(kind) => {
-                let case = RetryCase {
-                    options: call.options,
-                    kind,
-                    attempts_made: attempt,
-                    now_ms: end,
-                    deadline_ms: deadline,
-                    body_replayable: call.body_replayable,
-                    after_timeout: attempted == Attempted::Failed(Failure::AttemptTimeout),
-                    random: random(),
-                };
-                plan_retry(case, quota).map(|planned| (kind, planned)).map_err(|r| (r.reason, r.retry_at))
-            }
-        };
-        let (kind, planned) = match next {
-            Ok(retry) => retry,
-            Err((reason, retry_at)) => {
-                op.report.attempts.push(record);
-                op.report.snippet = response.as_ref().and_then(|r| op.snippet_of(transport, r));
-                return op.finish(clock.now_ms(), reason, retry_at, response, cause);
-            }
-        };
-        last_retry_cost = planned.cost;
-        record.planned_wait_ms = Some(planned.wait_ms);
-        record.wait_kind = Some(kind);
-        op.report.attempts.push(record);
-        op.enter(Phase::Waiting {
-            attempt: attempt + 1,
-            until_ms: end.saturating_add(planned.wait_ms),
-            wait_ms: planned.wait_ms,
-            why: wait_why(kind),
-        });
-        if clock.sleep(planned.wait_ms).await == Slept::Cancelled {
-            return op.finish(clock.now_ms(), Reason::Cancelled, None, None, None);
-        }
     }
+}
+
+/// Where an attempt stood when it ended.
+struct Ended {
+    attempt: u32,
+    /// When the operation started, and this attempt.
+    start: u64,
+    now: u64,
+    deadline: u64,
+    last_retry_cost: Option<u32>,
+}
+
+/// After an attempt: its record, the server's floor, the verdict, and
+/// either the planned wait before the next attempt (shown as the waiting
+/// state) or how the operation ended. Plain code between the loop's
+/// awaits, kept out of the operation's future.
+#[inline(never)]
+// The operation's end is returned once, moved straight out: boxing it would
+// cost an allocation per operation.
+#[allow(clippy::too_many_arguments, clippy::result_large_err)]
+fn conclude<T: Transport, C: Clock>(
+    op: &mut Op<'_>,
+    call: Call<'_>,
+    transport: &T,
+    clock: &C,
+    budget: Budget<'_>,
+    random: &mut dyn FnMut() -> f64,
+    ended: Ended,
+    outcome: Result<Answer<T::Body>, Failed<T::Error>>,
+) -> Result<Planned, Finished<T::Body, T::Error>> {
+    let Ended { attempt, start, now, deadline, last_retry_cost } = ended;
+    let quota = budget.quota.then_some(budget.shared);
+    let end = clock.now_ms();
+    let mut record = AttemptRecord {
+        start_ms: now.saturating_sub(start),
+        duration_ms: end.saturating_sub(now),
+        ..AttemptRecord::default()
+    };
+    let (attempted, response, cause) = match outcome {
+        Ok(answer) => {
+            let floor = answer.floor_headers.floor(answer.status, end);
+            let ra = floor.map(|(ra, _)| ra);
+            record.status = Some(answer.status);
+            record.retry_after_ms = ra.and_then(RetryAfter::floor_ms);
+            record.floor_header = floor.map(|(_, header)| header);
+            let hidden = answer.cross_origin && ra.is_none() && call.options.retry_on.status(answer.status);
+            op.report.retry_after_hidden |= hidden;
+            let attempted =
+                Attempted::Responded { status: answer.status, retry_after: ra, retry_after_hidden: hidden };
+            (attempted, Some(answer), None)
+        }
+        Err(failed) => {
+            let stage = match failed.failure {
+                Failure::Network(stage) | Failure::Refused(stage) => stage,
+                _ => Stage::MaybeDelivered,
+            };
+            record.error = Some(ErrorInfo { stage, code: failed.code, name: failed.name });
+            (Attempted::Failed(failed.failure), None, failed.error)
+        }
+    };
+    // The server's floor, for a later operation (`retryNow`) and the throttle.
+    let floor = record.retry_after_ms.and_then(|f| end.checked_add(f));
+    op.report.not_before = op.report.not_before.max(floor);
+    budget.shared.answered(end, accepted(attempted, &call.options.retry_on), floor);
+    let verdict = classify(attempted, call.safety, &call.options.retry_on);
+    let next = match verdict {
+        Verdict::Succeeded => {
+            op.report.attempts.push(record);
+            if let Some(q) = quota {
+                q.on_success(last_retry_cost);
+            }
+            return Err(op.finish(end, Reason::Succeeded, None, response, cause));
+        }
+        Verdict::Stop(reason) => Err((reason, None)),
+        Verdict::Retry(kind) => {
+            let case = RetryCase {
+                options: call.options,
+                kind,
+                attempts_made: attempt,
+                now_ms: end,
+                deadline_ms: deadline,
+                body_replayable: call.body_replayable,
+                after_timeout: attempted == Attempted::Failed(Failure::AttemptTimeout),
+                random: random(),
+            };
+            plan_retry(case, quota).map(|planned| (kind, planned)).map_err(|r| (r.reason, r.retry_at))
+        }
+    };
+    let (kind, planned) = match next {
+        Ok(retry) => retry,
+        Err((reason, retry_at)) => {
+            op.report.attempts.push(record);
+            op.report.snippet = response.as_ref().and_then(|r| op.snippet_of(transport, r));
+            return Err(op.finish(clock.now_ms(), reason, retry_at, response, cause));
+        }
+    };
+    record.planned_wait_ms = Some(planned.wait_ms);
+    record.wait_kind = Some(kind);
+    op.report.attempts.push(record);
+    op.enter(Phase::Waiting {
+        attempt: attempt + 1,
+        until_ms: end.saturating_add(planned.wait_ms),
+        wait_ms: planned.wait_ms,
+        why: wait_why(kind),
+    });
+    Ok(planned)
 }
 
 /// Waits until the host is online, for a concurrency permit, then for a
@@ -415,7 +452,7 @@ impl<'o> Op<'o> {
     }
 
     fn finish<B, E>(
-        mut self,
+        &mut self,
         now: u64,
         reason: Reason,
         retry_at: Option<u64>,
@@ -431,7 +468,7 @@ impl<'o> Op<'o> {
         let status = self.report.attempts.last().and_then(|a| a.status);
         let phase = Phase::terminal(reason, retry_at, self.safety, status);
         self.enter(phase);
-        Finished { phase, report: self.report, response, cause }
+        Finished { phase, report: core::mem::take(&mut self.report), response, cause }
     }
 }
 
