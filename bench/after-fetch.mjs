@@ -1,7 +1,7 @@
 // How long after the host's `fetch` settles the caller's `await` resumes
 // (issue 37: "no extra turns of the event loop between `fetch` settling and
 // the caller's await resolving"): saferetry in each body mode beside the
-// floor of the same kind (bench/profile.mjs's wrappers: the streamed one
+// floor of the same kind (bench/floors.mjs: the streamed one
 // hands the host's Response over, the buffering one reads it with
 // arrayBuffer() and rebuilds it), each given a transport that notes when
 // the host's promise resolved. Also counts the calls in which a
@@ -15,6 +15,7 @@
 //                                     in the microtasks between, is left out)
 import http from "node:http";
 import { RetryPolicy } from "../js/src/node.js";
+import { floor, floorStream } from "./floors.mjs";
 
 const CALLS = Number(process.env.AFTER_FETCH_CALLS ?? 3000);
 const server = http.createServer((_, res) => {
@@ -34,18 +35,7 @@ const timed = (input, init) => (process.env.AFTER_FETCH_STUB ? stub() : fetch(in
   return res;
 });
 
-async function floor(read) {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), 30_000);
-  try {
-    const res = await timed(url, { signal: controller.signal });
-    return read ? new Response(await res.arrayBuffer(), res) : res;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-const sides = { "floor, streamed": () => floor(false), "floor, buffered": () => floor(true) };
+const sides = { "floor, streamed": () => floorStream(url, undefined, timed), "floor, buffered": () => floor(url, undefined, timed) };
 for (const mode of ["stream", "buffer", "auto"]) {
   const policy = new RetryPolicy({ ...(mode === "auto" ? {} : { responseBody: mode }), fetch: timed });
   sides[`saferetry "${mode}"`] = () => policy.fetch(url);

@@ -51,6 +51,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { interleaved, median } from "./cpu.mjs";
+import { floor, floorStream } from "./floors.mjs";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const N = Number(process.env.PROFILE_REQUESTS ?? 3000);
@@ -68,41 +69,6 @@ const MODES = ["auto", "stream", "buffer"];
 const TARGET = { auto: 1.3, stream: 1.15, buffer: 1.3 };
 
 // ---- The sides (the profiled children and the interleaved run share them) ----
-
-/** The floor: the smallest wrapper keeping our guarantees — the caller's
- * signal (listened to once), a timeout over the whole call, body included,
- * and a Response of its own the caller reads. No retry logic. */
-async function floor(url, signal) {
-  signal?.throwIfAborted();
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new DOMException("timed out", "TimeoutError")), 30_000);
-  const onAbort = () => controller.abort(signal.reason);
-  signal?.addEventListener("abort", onAbort, { once: true });
-  try {
-    const res = await fetch(url, { signal: controller.signal });
-    const bytes = await res.arrayBuffer();
-    return new Response(bytes, res);
-  } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener("abort", onAbort);
-  }
-}
-
-/** The floor for a streamed answer ("stream"'s guarantees): the same
- * timer and controller up to the headers, the host's own Response handed
- * over, and the caller's signal still aborting its body after that (the
- * listener stays, as `fetch`'s own does, until the signal goes). */
-async function floorStream(url, signal) {
-  signal?.throwIfAborted();
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new DOMException("timed out", "TimeoutError")), 30_000);
-  signal?.addEventListener("abort", () => controller.abort(signal.reason), { once: true });
-  try {
-    return await fetch(url, { signal: controller.signal });
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 const fresh = () => new AbortController().signal;
 
@@ -295,11 +261,11 @@ async function main() {
   const work = mkdtempSync(path.join(tmpdir(), "saferetry-profile-"));
   // Whose frames are a side's own JavaScript (its "executor/glue"): the
   // package's js/src (wasm-bindgen's glue included), ky's files, or for the
-  // floor, this file.
+  // floor, bench/floors.mjs.
   const dirUrl = (dir) => pathToFileURL(realpathSync(dir)).href + "/";
   const ownOf = (name) => {
     if (name.startsWith("ky")) return [dirUrl(path.join(REPO, "node_modules/ky"))];
-    if (name.startsWith("floor")) return [import.meta.url];
+    if (name.startsWith("floor")) return [new URL("./floors.mjs", import.meta.url).href];
     return [dirUrl(path.join(name.startsWith("before: ") ? BEFORE : NOW, "src"))];
   };
   try {

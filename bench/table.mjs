@@ -157,8 +157,8 @@ const ratio = (name) => f(sides[name]?.ratio, 2);
 for (const mode of MODES) {
   row(`Node success path, "${mode}" + caller's signal, × raw fetch (bench/profile.mjs)`, ratio(`before: saferetry "${mode}" + signal`), ratio(`saferetry "${mode}" + signal`), ratio("ky + signal"), ratio("raw fetch + signal"), `${TARGET[mode]}, below ky's`);
 }
-row("Node, the floor (bench/profile.mjs's 16-line wrapper), × raw fetch, without / with a caller's signal", dash, `${ratio("floor")} / ${ratio("floor + signal")}`, dash, "1.00", "");
-row("Node, the floor for a streamed answer (bench/profile.mjs's `floorStream`), × raw fetch, without / with a caller's signal", dash, `${ratio("floor stream")} / ${ratio("floor stream + signal")}`, dash, "1.00", "");
+row("Node, the floor (bench/floors.mjs's `floor`), × raw fetch, without / with a caller's signal", dash, `${ratio("floor")} / ${ratio("floor + signal")}`, dash, "1.00", "");
+row("Node, the floor for a streamed answer (bench/floors.mjs's `floorStream`), × raw fetch, without / with a caller's signal", dash, `${ratio("floor stream")} / ${ratio("floor stream + signal")}`, dash, "1.00", "");
 const GROUPS = ["wasm", "executor/glue", "Request", "Response", "AbortSignal", "timers", "promise jobs", "sockets", "GC", "idle", "fetch & rest"];
 const signed = (x) => (Math.round(x) === 0 ? "0" : `${x > 0 ? "+" : ""}${Math.round(x)}`);
 const overRaw = (name) => {

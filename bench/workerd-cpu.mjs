@@ -16,7 +16,7 @@
 // a caller's signal; "-before" for the before package's).
 import http from "node:http";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { start, stop, workerdPort, wranglerWorker } from "../tests/runtimes/procs.mjs";
@@ -36,37 +36,9 @@ const NOW = process.env.BENCH_NOW ?? path.join(REPO, "js");
 const WORKER = `import ky from "ky";
 import { RetryPolicy } from "saferetry";
 ${BEFORE ? 'import { RetryPolicy as Before } from "saferetry-before";' : ""}
+import { floor, floorStream } from "./floors.mjs"; // bench/floors.mjs, copied beside
 const kyClient = ky.create({ retry: 2 });
 const fresh = () => new AbortController().signal;
-// bench/profile.mjs's floor: an AbortController and a timer per call, the
-// caller's signal listened to once, the body read and the Response rebuilt.
-async function floor(u, signal) {
-  signal?.throwIfAborted();
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new DOMException("timed out", "TimeoutError")), 30000);
-  const onAbort = () => controller.abort(signal.reason);
-  signal?.addEventListener("abort", onAbort, { once: true });
-  try {
-    const res = await fetch(u, { signal: controller.signal });
-    return new Response(await res.arrayBuffer(), res);
-  } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener("abort", onAbort);
-  }
-}
-// And its floor for a streamed answer: the timer up to the headers, the
-// host's Response handed over, the caller's signal still aborting its body.
-async function floorStream(u, signal) {
-  signal?.throwIfAborted();
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new DOMException("timed out", "TimeoutError")), 30000);
-  signal?.addEventListener("abort", () => controller.abort(signal.reason), { once: true });
-  try {
-    return await fetch(u, { signal: controller.signal });
-  } finally {
-    clearTimeout(timer);
-  }
-}
 const CLIENTS = {
   raw: async (u) => (await fetch(u)).text(),
   "raw-signal": async (u) => (await fetch(u, { signal: fresh() })).text(),
@@ -110,6 +82,8 @@ if (BEFORE) {
   mkdirSync(path.join(OUT, "node_modules"), { recursive: true });
   symlinkSync(BEFORE, path.join(OUT, "node_modules/saferetry-before"));
 }
+mkdirSync(OUT, { recursive: true });
+copyFileSync(path.join(REPO, "bench/floors.mjs"), path.join(OUT, "floors.mjs"));
 wranglerWorker({ dir: OUT, source: WORKER, packageDir: NOW, compatibilityDate: "2025-06-01", bindings: { UPSTREAM: `http://127.0.0.1:${upstream.address().port}/` } });
 
 const child = start("workerd", path.join(BIN, "workerd"), ["serve", "config.capnp", "--control-fd=3"], { cwd: OUT, extraFds: 1, echo: false });
