@@ -138,19 +138,21 @@ fn in_range(ended: &[Ended], during: Range<u64>) -> usize {
 }
 
 /// A call every 50 ms for 40 s, one attempt each, against an upstream
-/// down from 5 s to 25 s: what it received, and how each call ended.
-fn through_an_outage() -> (Upstream, Vec<Ended>) {
+/// down from 5 s to 25 s: what it received, how each call ended, and the
+/// policy's counters.
+fn through_an_outage() -> (Upstream, Vec<Ended>, Shared) {
     let sim = Sim::new();
     let upstream = Upstream::new(&sim, 5_000..25_000);
     let o = one_attempt();
-    let ended =
-        Calls { options: &o, gap_ms: 50, seconds: 40, opted_out: None, policy: &o }.run(&upstream, &sim);
-    (upstream, ended)
+    let shared = Shared::new(&o);
+    let ended = Calls { options: &o, gap_ms: 50, seconds: 40, opted_out: None, policy: &o }
+        .run_on(&shared, &upstream, &sim);
+    (upstream, ended, shared)
 }
 
 #[test]
 fn in_an_outage_most_first_attempts_end_throttled_without_a_request_and_probes_still_go_out() {
-    let (upstream, ended) = through_an_outage();
+    let (upstream, ended, _) = through_an_outage();
     // The outage, after the first window has filled with failures.
     let outage = 7_000..25_000;
     let (offered, received) = (in_range(&ended, outage.clone()), upstream.received(outage.clone()));
@@ -172,12 +174,7 @@ fn in_an_outage_most_first_attempts_end_throttled_without_a_request_and_probes_s
 
 #[test]
 fn stats_count_every_call_that_ended_throttled_and_no_other() {
-    let sim = Sim::new();
-    let upstream = Upstream::new(&sim, 5_000..25_000);
-    let o = one_attempt();
-    let shared = Shared::new(&o);
-    let calls = Calls { options: &o, gap_ms: 50, seconds: 40, opted_out: None, policy: &o };
-    let ended = calls.run_on(&shared, &upstream, &sim);
+    let (upstream, ended, shared) = through_an_outage();
     let rejected = throttled(&ended, 0..40_000).len();
     assert!(rejected > 300, "throttled in the outage: {rejected}");
     let s = &shared.stats;
@@ -190,7 +187,7 @@ fn stats_count_every_call_that_ended_throttled_and_no_other() {
 
 #[test]
 fn after_the_upstream_recovers_calls_go_out_again_within_a_few_seconds() {
-    let (upstream, ended) = through_an_outage();
+    let (upstream, ended, _) = through_an_outage();
     assert!(throttled(&ended, 7_000..25_000).len() > 300, "throttled in the outage");
     let back = (25_000..40_000).step_by(1000).find(|&s| {
         let second = s..s + 1000;
