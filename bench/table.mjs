@@ -149,6 +149,10 @@ const TARGET = { auto: "≤ 1.30", stream: "≤ 1.15", buffer: "≤ 1.30" };
 for (const mode of MODES) {
   row(`Node success path, "${mode}", × raw fetch`, f(node?.before?.node[mode], 2), f(node?.after?.node[mode], 2), f(node?.ky.node, 2), "1.00", `${TARGET[mode]}, below ky's`);
 }
+{
+  const r = node?.retry ?? {};
+  row("Node retry path, 503 then 503 then 200, no wait (bench/run.mjs), × three raw fetches", f(r["before: saferetry (503, 503, 200)"], 2), f(r["saferetry (503, 503, 200)"], 2), dash, "1.00", "no slower than before");
+}
 // bench/profile.mjs's figures: the same ratio with a caller's signal, the
 // floor (the smallest wrapper keeping our guarantees) and, for the
 // default mode, where the time over raw fetch goes.
