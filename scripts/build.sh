@@ -77,7 +77,9 @@ module() { # <out-name> [cargo flags]   (into $out, default js/src)
   # page together and change no behaviour. `--traps-never-happen` would be
   # 0.8 KB more, and `--ignore-implicit-traps` 0.1 KB, but both let a bounds
   # check or an allocation failure run on instead of trapping: not taken.
-  node_modules/.bin/wasm-opt --merge-similar-functions -Oz --converge --low-memory-unused --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue "${strip[@]}" --strip-producers \
+  # `--strip-target-features`: the features section is for linkers, not for
+  # engines (0.1 KB gzip).
+  node_modules/.bin/wasm-opt --merge-similar-functions -Oz --converge --low-memory-unused --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue "${strip[@]}" --strip-producers --strip-target-features \
     -o "$dir/${name}_bg.wasm" "$dir/${name}_bg.wasm"
   # Import names without wasm-bindgen's hashes, in the module and its glue
   # alike (scripts/short-imports.mjs: the hashes do not compress).
