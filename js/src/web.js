@@ -2,19 +2,21 @@
 // wasm file that sits beside this one: the browser's module, without the
 // redirect hops a browser never runs (src/host/attempt/nohops.rs). Declared in
 // package.json `sideEffects` so that no bundler drops this initialisation.
-import * as glue from "./saferetry_web.js";
+// Its exports by name, not `* as glue`: a namespace passed on keeps every
+// export in a bundle, and a page never runs the glue's `initSync`.
+import init, { Policy, checkOptions, machineWork, machineCall, machineChain, onSettled, onTimer, onOnline, onEvent, outcomeOf, workBuffer } from "./saferetry_web.js";
 import { loaded, loadFailed } from "./load.js";
 
 const wasm = new URL("./saferetry_web_bg.wasm", import.meta.url);
 let instance;
 try {
-  instance = await glue.default({ module_or_path: wasm });
+  instance = await init({ module_or_path: wasm });
 } catch (error) {
   throw loadFailed(wasm, error);
 }
 // No js/src/hops.js: the browser's `fetch` follows redirects. The poll's
 // module is fetched at the first `policy.poll()`.
-loaded(glue, instance, undefined, () => import("./poll-web.js"));
+loaded({ Policy, checkOptions, machineWork, machineCall, machineChain, onSettled, onTimer, onOnline, onEvent, outcomeOf, workBuffer }, instance, undefined, () => import("./poll-web.js"));
 
 export * from "./core.js";
 /** The fleet's authority (docs/fleet-budgets.md "Fleet budgets"): a module of its own, which a bundler leaves out of a build that does not use it. */
