@@ -243,25 +243,25 @@ function factsOf(response, rateLimit, bits) {
 // the attempt's controller aborts with its reason, and the host errors the
 // body as it errors its own. Not `AbortSignal.any` at every attempt, which
 // costs 10–17 µs per call in Node (BENCHMARKS.md); a response the
-// operation buffered follows the signal by itself (`SignalledResponse`),
-// and during the operation the executor listens. One listener per signal,
-// over the controllers of the bodies handed over under it, held weakly (a
-// long-lived signal keeps neither the responses of the calls made under it
-// nor a listener each: Node warns past ten); those collected are dropped
-// as more come. Each controller lives as long as its body: the host's
-// response and body keep it, and so does a stream of ours around that body
-// (`handOver`: js/src/body.js `joined`). WebKit collects a signal, or an
-// object only a `WeakMap` or `FinalizationRegistry` follows, while its
-// fetch still streams, and the abort would then no longer reach the body.
-//
-// The same listener reports the abort to the operations running under the
-// signal (js/src/executor.js `Run`): a call adds at most one listener (none
-// under a signal that has one), and removes it at its end only if nothing
-// is left to follow (no body was handed over as a stream). The first body
-// handed over under a signal has its controller held by the follower
-// itself, so as long as the signal (and whoever can abort it) lives: a
-// signal made for one call costs no `WeakMap` entry nor `WeakRef` for it,
-// and a long-lived one holds one controller more, not one per call.
+// operation buffered follows the signal by itself (`SignalledResponse`).
+// One listener per signal (its `Follower`) both reports the abort to the
+// operations running under it (js/src/executor.js `Run`) and aborts the
+// controllers of the bodies handed over under it: a call adds at most one
+// listener (none under a signal that has one), and removes it at its end
+// only if nothing is left to follow (no body was handed over as a stream),
+// so a long-lived signal keeps one listener, never one per call (Node
+// warns past ten). The first body handed over under a signal has its
+// controller held by the follower itself, as long as the signal (and
+// whoever can abort it) lives: a signal made for one call costs no
+// `WeakMap` entry nor `WeakRef`, and a long-lived one holds one controller
+// more, not one per call. Later ones are held weakly (a long-lived signal
+// keeps neither the responses of the calls made under it nor their
+// controllers), those collected dropped as more come; each lives as long
+// as its body: the host's response and body keep it, and so does a stream
+// of ours around that body (`handOver`: js/src/body.js `joined`). WebKit
+// collects a signal, or an object only a `WeakMap` or
+// `FinalizationRegistry` follows, while its fetch still streams, and the
+// abort would then no longer reach the body.
 const kept = new WeakMap();
 const followers = new WeakMap();
 

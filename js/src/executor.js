@@ -87,9 +87,10 @@ class Run {
     this.report(m.machineWork(this.id), true);
   }
 
-  /** The caller's signal aborted (from inside the machine's own step, a
-   * callback it called cancelled the operation: reported after that step),
-   * or the host came online. */
+  /** The caller's signal aborted (its follower reports it:
+   * js/src/attempts.js `Follower`; from inside the machine's own step, a
+   * callback it called cancelled the operation: reported after that
+   * step), or the host came online. */
   handleEvent(event) {
     if (event.type === "online") this.report(machines().onOnline(this.id));
     else queueMicrotask(() => this.report(machines().onEvent(this.id)));
