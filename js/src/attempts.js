@@ -72,8 +72,17 @@ export const callRecord = (id) => held.get(id);
 /** Whether call `id`'s signal has aborted. */
 export const aborted = (id) => held.get(id)?.caller?.aborted === true;
 
-/** Call `id`'s signal (the executor listens to it). */
-export const signalOf = (id) => held.get(id)?.caller;
+/** Operation `run` runs under call `id`'s signal: the signal's follower
+ * (below) reports its abort to it until `run` leaves. None without a
+ * signal, or once it aborted (the machine read that at the start). */
+export function under(id, run) {
+  const signal = held.get(id)?.caller;
+  if (signal === undefined || signal.aborted) return undefined;
+  const f = followerOf(signal);
+  if (f.run === undefined) f.run = run;
+  else (f.runs ??= new Set()).add(run);
+  return f;
+}
 
 /** Holds the reason call `id`'s signal aborted with: its id. */
 export const reason = (id) => hold(held.get(id)?.caller?.reason);
@@ -234,40 +243,99 @@ function factsOf(response, rateLimit, bits) {
 // the attempt's controller aborts with its reason, and the host errors the
 // body as it errors its own. Not `AbortSignal.any` at every attempt, which
 // costs 10–17 µs per call in Node (BENCHMARKS.md); a response the
-// operation buffered follows the signal by itself (`SignalledResponse`),
-// and during the operation the executor listens. One listener per signal,
-// over the controllers of the bodies handed over under it, held weakly (a
-// long-lived signal keeps neither the responses of the calls made under it
-// nor a listener each: Node warns past ten); those collected are dropped
-// as more come. Each controller lives as long as its body: the host's
-// response and body keep it, and so does a stream of ours around that body
-// (`handOver`: js/src/body.js `joined`). WebKit collects a signal, or an
-// object only a `WeakMap` or `FinalizationRegistry` follows, while its
-// fetch still streams, and the abort would then no longer reach the body.
+// operation buffered follows the signal by itself (`SignalledResponse`).
+// One listener per signal (its `Follower`) both reports the abort to the
+// operations running under it (js/src/executor.js `Run`) and aborts the
+// controllers of the bodies handed over under it: a call adds at most one
+// listener (none under a signal that has one), and removes it at its end
+// only if nothing is left to follow (no body was handed over as a stream),
+// so a long-lived signal keeps one listener, never one per call (Node
+// warns past ten). The first body handed over under a signal has its
+// controller held by the follower itself, as long as the signal (and
+// whoever can abort it) lives: a signal made for one call costs no
+// `WeakMap` entry nor `WeakRef`, and a long-lived one holds one controller
+// more, not one per call. Later ones are held weakly (a long-lived signal
+// keeps neither the responses of the calls made under it nor their
+// controllers), those collected dropped as more come; each lives as long
+// as its body: the host's response and body keep it, and so does a stream
+// of ours around that body (`handOver`: js/src/body.js `joined`). WebKit
+// collects a signal, or an object only a `WeakMap` or
+// `FinalizationRegistry` follows, while its fetch still streams, and the
+// abort would then no longer reach the body.
 const kept = new WeakMap();
-const underSignal = new WeakMap();
+const followers = new WeakMap();
+
+/** The operations running under one caller signal, and the controllers of
+ * the bodies handed over under it: its one listener. */
+class Follower {
+  constructor(signal) {
+    this.signal = signal;
+    this.listening = false;
+    this.run = undefined;
+    this.runs = undefined;
+    this.controller = undefined;
+    this.refs = undefined;
+    this.bound = 64;
+  }
+
+  /** The signal aborted: each body handed over under it stops with its
+   * reason, each operation running under it hears it. */
+  handleEvent(event) {
+    const { reason } = event.target;
+    this.controller?.abort(reason);
+    if (this.refs) for (const ref of this.refs) ref.deref()?.abort(reason);
+    this.controller = this.refs = undefined;
+    this.run?.handleEvent(event);
+    if (this.runs) for (const run of this.runs) run.handleEvent(event);
+  }
+
+  /** Operation `run` ended: the listener goes once nothing is left to follow. */
+  leave(run) {
+    if (this.run === run) this.run = undefined;
+    else this.runs?.delete(run);
+    if (this.run === undefined && !this.runs?.size && this.controller === undefined && this.refs === undefined) {
+      this.listening = false;
+      this.signal.removeEventListener("abort", this);
+    }
+  }
+
+  /** A body handed over under the signal, stopped by `controller`, which
+   * lives as long as the body (the first one's: as long as the signal). */
+  hold(controller, response) {
+    if (this.controller === undefined) {
+      this.controller = controller;
+      return;
+    }
+    kept.set(response, controller);
+    kept.set(response.body, controller);
+    const refs = (this.refs ??= new Set());
+    if (refs.size >= this.bound) {
+      for (const ref of refs) if (ref.deref() === undefined) refs.delete(ref);
+      this.bound = Math.max(64, 2 * refs.size);
+    }
+    refs.add(new WeakRef(controller));
+  }
+}
+
+/** `signal`'s follower (made, and listening, on first use). */
+function followerOf(signal) {
+  let f = followers.get(signal);
+  if (f === undefined) {
+    f = new Follower(signal);
+    followers.set(signal, f);
+  }
+  if (!f.listening) {
+    f.listening = true;
+    signal.addEventListener("abort", f);
+  }
+  return f;
+}
 
 /** Attempt `a`'s body, of the host's `response`, follows the caller's signal. */
 function followCaller(a, response) {
   const { caller, controller } = a;
   if (caller.aborted) return controller.abort(caller.reason);
-  kept.set(response, controller);
-  kept.set(response.body, controller);
-  let refs = underSignal.get(caller);
-  if (refs === undefined) {
-    refs = new Set();
-    refs.bound = 64;
-    underSignal.set(caller, refs);
-    const abort = () => {
-      underSignal.delete(caller);
-      for (const ref of refs) ref.deref()?.abort(caller.reason);
-    };
-    caller.addEventListener("abort", abort, { once: true });
-  } else if (refs.size >= refs.bound) {
-    for (const ref of refs) if (ref.deref() === undefined) refs.delete(ref);
-    refs.bound = Math.max(64, 2 * refs.size);
-  }
-  refs.add(new WeakRef(controller));
+  followerOf(caller).hold(controller, response);
 }
 
 /** `fetch(input, init)` of attempt `a`: under its controller's signal,

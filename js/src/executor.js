@@ -12,7 +12,7 @@
 // in the module's work buffer, and whether the operation ended. One `Run`
 // per operation holds what the executor keeps for it (its timers, its
 // listeners, how to settle), with methods rather than closures.
-import { attempt, awaitStep, bytes, follow, invoke, next, replayCopy, signalOf, upTo } from "./attempts.js";
+import { attempt, awaitStep, bytes, follow, invoke, next, replayCopy, under, upTo } from "./attempts.js";
 import { machines } from "./load.js";
 
 const SET_TIMER = 1;
@@ -70,7 +70,7 @@ class Run {
     this.timer = undefined;
     this.handle = undefined;
     this.timers = undefined;
-    this.signal = undefined;
+    this.follower = undefined;
     this.online = false;
     this.over = false;
     // The work of the last event, copied out of the buffer (another
@@ -81,16 +81,16 @@ class Run {
   begin() {
     const m = machines();
     running.set(this.id, this);
-    this.signal = signalOf(m.machineCall(this.id));
-    this.signal?.addEventListener("abort", this);
+    this.follower = under(m.machineCall(this.id), this);
     // An operation that ended in the call settles a microtask later, as
     // `fetch`'s promise does (unless it settles at once: `drive`).
     this.report(m.machineWork(this.id), true);
   }
 
-  /** The caller's signal aborted (from inside the machine's own step, a
-   * callback it called cancelled the operation: reported after that step),
-   * or the host came online. */
+  /** The caller's signal aborted (its follower reports it:
+   * js/src/attempts.js `Follower`; from inside the machine's own step, a
+   * callback it called cancelled the operation: reported after that
+   * step), or the host came online. */
   handleEvent(event) {
     if (event.type === "online") this.report(machines().onOnline(this.id));
     else queueMicrotask(() => this.report(machines().onEvent(this.id)));
@@ -120,6 +120,7 @@ class Run {
       // The module trapped (it never should): the call rejects with its
       // error rather than waiting forever.
       this.end();
+      this.follower?.leave(this);
       return this.reject(error);
     }
     if (answer & ENDED) return later ? queueMicrotask(() => this.finish(m)) : this.finish(m);
@@ -180,12 +181,12 @@ class Run {
     return handle;
   }
 
-  /** Releases what the executor kept for the operation. */
+  /** Releases what the executor kept for the operation (but its place
+   * under the caller's signal: left once its response is handed over). */
   end() {
     this.over = true;
     if (this.timer !== undefined) clearTimeout(this.handle);
     if (this.timers) for (const t of this.timers.values()) clearTimeout(t);
-    this.signal?.removeEventListener("abort", this);
     if (this.online) globalThis.removeEventListener?.("online", this);
     running.delete(this.id);
   }
@@ -197,6 +198,10 @@ class Run {
       value = outcome(m, this.id, this.settle);
     } catch (error) {
       return this.reject(error);
+    } finally {
+      // After the hand-over: a body handed over as a stream keeps the
+      // signal's listener (js/src/attempts.js `Follower`).
+      this.follower?.leave(this);
     }
     this.resolve(value);
   }

@@ -1102,6 +1102,32 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
     }
   });
 
+  add('One abort of a signal stops both a body handed over as a stream under it and a call still waiting under it for its headers, through one abort listener', async () => {
+    const ac = new AbortController();
+    const signal = ac.signal;
+    const listeners = new Set();
+    const add = signal.addEventListener;
+    signal.addEventListener = function (type, fn, options) {
+      if (type === 'abort') listeners.add(fn);
+      return add.call(this, type, fn, options);
+    };
+    const p = policy({ responseBody: 'stream' });
+    const res = await p.fetch(scen('slow-body', rid(), { ms: 3000, type: EVENTS }), { signal });
+    const reader = res.body.getReader();
+    assert.ok(!(await reader.read()).done, 'a first chunk');
+    const id = rid();
+    const t0 = Date.now();
+    const waiting = p.fetch(scen('slow-headers', id, { ms: 800 }), { signal }).then(() => 'resolved', (e) => e);
+    await sleep(150);
+    const reason = new Error('user left');
+    ac.abort(reason);
+    assert.equal(await waiting, reason, 'the waiting call rejected with the reason');
+    assert.ok(Date.now() - t0 < 700, `rejected ${Date.now() - t0} ms after the call`);
+    const next = await Promise.race([reader.read().then(() => 'resolved', (e) => e), sleep(2000).then(() => 'hung')]);
+    assert.ok(next !== 'resolved' && next !== 'hung', `the body's next read rejected, got ${String(next)}`);
+    assert.equal(listeners.size, 1, 'abort listeners added between the two calls');
+  });
+
   add('In stream mode a 503 is retried (its body cancelled) and the final 200 is the host\'s own Response, redirected and url kept', async () => {
     const id = rid();
     const target = seqUrl(id, ['503', '200']);
