@@ -42,6 +42,10 @@ const GONE = 0x400;
 // `execute`'s answer: the machine's number, with this bit when the operation
 // ended in the call and settles in it (src/host/api/exports.rs `start`).
 const AT_ONCE = 0x80000000;
+// Past the buffer's 32 work quads: a started machine's first answer and
+// its call.
+const START = 128;
+const CALL = 129;
 
 // The machines running, by number: how to report a wake-up to each.
 const running = new Map();
@@ -49,7 +53,7 @@ const running = new Map();
 /** The module's work buffer, as a view that follows its memory's growth. */
 let view = new Uint32Array(0);
 function buffer(m) {
-  if (view.buffer !== m.memory.buffer || view.length === 0) view = new Uint32Array(m.memory.buffer, m.workBuffer, 128);
+  if (view.buffer !== m.memory.buffer || view.length === 0) view = new Uint32Array(m.memory.buffer, m.workBuffer, 130);
   return view;
 }
 
@@ -78,13 +82,17 @@ class Run {
     this.work = [];
   }
 
+  /** Performs the machine's first work, which `execute` left in the
+   * buffer with its answer (`START`) and the call whose signal is an event
+   * (`CALL`; src/host/operation/machine.rs `keep`). */
   begin() {
     const m = machines();
+    const b = buffer(m);
     running.set(this.id, this);
-    this.follower = under(m.machineCall(this.id), this);
+    this.follower = under(b[CALL], this);
     // An operation that ended in the call settles a microtask later, as
     // `fetch`'s promise does (unless it settles at once: `drive`).
-    this.report(m.machineWork(this.id), true);
+    this.report(b[START], true);
   }
 
   /** The caller's signal aborted (its follower reports it:

@@ -25,8 +25,8 @@ export function loaded(glue, instance, follow, poll) {
   checkOptions = glue.checkOptions;
   // What js/src/executor.js calls: the machines' events, by number, and the
   // buffer their work is read from.
-  const { machineWork, machineCall, machineChain, onSettled, onTimer, onOnline, onEvent, outcomeOf } = glue;
-  machineExports = { machineWork, machineCall, machineChain, onSettled, onTimer, onOnline, onEvent, outcomeOf, memory: instance.memory, workBuffer: glue.workBuffer() };
+  const { machineWork, machineChain, onSettled, onTimer, onOnline, onEvent, outcomeOf } = glue;
+  machineExports = { machineWork, machineChain, onSettled, onTimer, onOnline, onEvent, outcomeOf, memory: instance.memory, workBuffer: glue.workBuffer() };
   ready = true;
   hops ??= follow;
   pollModule ??= poll;

@@ -4,7 +4,7 @@
 // package.json `sideEffects` so that no bundler drops this initialisation.
 // Its exports by name, not `* as glue`: a namespace passed on keeps every
 // export in a bundle, and a page never runs the glue's `initSync`.
-import init, { Policy, checkOptions, machineWork, machineCall, machineChain, onSettled, onTimer, onOnline, onEvent, outcomeOf, workBuffer } from "./saferetry_web.js";
+import init, { Policy, checkOptions, machineWork, machineChain, onSettled, onTimer, onOnline, onEvent, outcomeOf, workBuffer } from "./saferetry_web.js";
 import { loaded, loadFailed } from "./load.js";
 
 const wasm = new URL("./saferetry_web_bg.wasm", import.meta.url);
@@ -16,7 +16,7 @@ try {
 }
 // No js/src/hops.js: the browser's `fetch` follows redirects. The poll's
 // module is fetched at the first `policy.poll()`.
-loaded({ Policy, checkOptions, machineWork, machineCall, machineChain, onSettled, onTimer, onOnline, onEvent, outcomeOf, workBuffer }, instance, undefined, () => import("./poll-web.js"));
+loaded({ Policy, checkOptions, machineWork, machineChain, onSettled, onTimer, onOnline, onEvent, outcomeOf, workBuffer }, instance, undefined, () => import("./poll-web.js"));
 
 export * from "./core.js";
 /** The fleet's authority (docs/fleet-budgets.md "Fleet budgets"): a module of its own, which a bundler leaves out of a build that does not use it. */

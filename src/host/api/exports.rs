@@ -45,7 +45,7 @@ use crate::policy::state::{Phase, WaitWhy};
 fn start(runtime: Runtime, call: u32, future: impl Future<Output = Outcome> + 'static) -> u32 {
     let machine = Machine::start(future, call);
     let at_once = machine.ended() && fetch_settles_at_once(runtime);
-    keep(machine) | if at_once { AT_ONCE } else { 0 }
+    keep(machine, !at_once) | if at_once { AT_ONCE } else { 0 }
 }
 
 /// See [`start`] (machine numbers stay below 2^31).

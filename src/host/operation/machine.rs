@@ -182,7 +182,12 @@ static MACHINES: Local<RefCell<Vec<Machine>>> = Local::new(RefCell::new(Vec::new
 
 /// Work quads the buffer holds; more wait for the next read (`MORE`).
 const BUFFER_QUADS: usize = 32;
-static BUFFER: Local<RefCell<[u32; BUFFER_QUADS * 4]>> = Local::new(RefCell::new([0; BUFFER_QUADS * 4]));
+/// Past the quads: a started machine's first answer (as an event's) and
+/// the call whose signal's `abort` is an event for it (0: none), which
+/// js/src/executor.js `begin` reads.
+const START: usize = BUFFER_QUADS * 4;
+const CALL: usize = START + 1;
+static BUFFER: Local<RefCell<[u32; CALL + 1]>> = Local::new(RefCell::new([0; CALL + 1]));
 /// Work not yet read, per machine, past what the buffer held.
 type Left = Vec<(u32, Vec<u32>)>;
 static LEFT: Local<RefCell<Left>> = Local::new(RefCell::new(Vec::new()));
@@ -194,9 +199,20 @@ static WORK: Local<RefCell<Vec<u32>>> = Local::new(RefCell::new(Vec::new()));
 const ENDED: u32 = 0x100;
 const MORE: u32 = 0x200;
 
-/// Starts keeping machine `m` for the executor; its number.
-pub fn keep(m: Machine) -> u32 {
+/// Starts keeping machine `m` for the executor; its number. Unless the
+/// executor will not drive it (`first`: false, an operation settled in
+/// the call), its first work is published at once, with what the executor
+/// reads before it (`START` and `CALL`): no crossing of its own.
+pub fn keep(m: Machine, first: bool) -> u32 {
     let id = m.id;
+    if first {
+        let answer = publish_work(&m);
+        BUFFER.with(|b| {
+            let mut b = b.borrow_mut();
+            b[START] = answer;
+            b[CALL] = m.call;
+        });
+    }
     MACHINES.with(|ms| ms.borrow_mut().push(m));
     id
 }
@@ -214,15 +230,20 @@ fn on(id: u32, event: impl FnOnce(&mut Machine) -> bool) -> u32 {
         return ENDED;
     };
     event(&mut m);
+    let answer = publish_work(&m);
+    MACHINES.with(|ms| ms.borrow_mut().push(m));
+    answer
+}
+
+/// Publishes machine `m`'s work since the last read: an event's answer.
+fn publish_work(m: &Machine) -> u32 {
     let published = WORK.with(|w| {
         let mut work = w.borrow_mut();
         work.clear();
         m.work_into(&mut work);
-        publish(id, &work)
+        publish(m.id, &work)
     });
-    let ended = m.ended();
-    MACHINES.with(|ms| ms.borrow_mut().push(m));
-    published | if ended { ENDED } else { 0 }
+    published | if m.ended() { ENDED } else { 0 }
 }
 
 /// Writes what fits of `work` into the buffer, keeps the rest.
@@ -277,8 +298,8 @@ pub fn work_buffer() -> *const u32 {
     BUFFER.with(|b| b.as_ptr().cast())
 }
 
-/// Machine `id`'s work since its last read (its first, after it started;
-/// the rest of a read that answered `MORE`).
+/// Machine `id`'s work since its last read: the rest of a read that
+/// answered `MORE`.
 #[wasm_bindgen(js_name = machineWork)]
 pub fn machine_work(id: u32) -> u32 {
     let left = LEFT.with(|l| {
@@ -293,12 +314,6 @@ pub fn machine_work(id: u32) -> u32 {
         }
         None => on(id, |_| false),
     }
-}
-
-/// The call whose signal's `abort` is an event for machine `id` (0: none).
-#[wasm_bindgen(js_name = machineCall)]
-pub fn machine_call(id: u32) -> u32 {
-    MACHINES.with(|ms| ms.borrow().iter().find(|m| m.id == id).map_or(0, |m| m.call))
 }
 
 #[wasm_bindgen(js_name = onSettled)]
