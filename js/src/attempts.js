@@ -381,6 +381,8 @@ export function attempt(id, fetchId, callId, bits) {
     error: undefined,
     stepping: true,
     run: undefined,
+    whole: undefined,
+    json: false,
   };
   held.set(id, a);
   let sent;
@@ -399,7 +401,9 @@ export function attempt(id, fetchId, callId, bits) {
 }
 
 /** Attempt `a`'s response (`sent`) arrived: its facts (as FETCH's `bits`
- * ask) are the step's answer; a rejection is where the request failed. */
+ * ask) are the step's answer — with its body read in the same step when
+ * the machine's rule says so (`whole`) — and a rejection is where the
+ * request failed. */
 function arrived(a, sent, bits) {
   sent.then(
     (response) => {
@@ -407,6 +411,11 @@ function arrived(a, sent, bits) {
       let facts;
       try {
         facts = bits & CONTROLLED ? factsOf(response, false, bits) : response instanceof Response ? response.status : -1;
+        if (a.whole !== undefined && readsWhole(response, a.whole, a.json)) {
+          // The location's place kept (`MANUAL`'s), then the length read.
+          facts += bits & MANUAL ? "" : "-";
+          return step(a, wholeBody, (r, buffer) => facts + packed(keptBytes(r, buffer)));
+        }
       } catch (error) {
         return answer(a, false, failure(a, READ, error));
       }
@@ -414,6 +423,32 @@ function arrived(a, sent, bits) {
     },
     (error) => answer(a, false, failure(a, REJECTED, error)),
   );
+}
+
+/** Whether `response` is one the machine's rule (`fold`) has read whole at
+ * once: a 2xx of the host's own origin with a body, no `Content-Encoding`,
+ * a `Content-Length` of digits from 1 to `bound`, and with `json` a
+ * `Content-Type` of `application/json` (or followed by parameters). A
+ * table applied as given: any other response goes to the machine first,
+ * which decides (src/host/attempt/transport.rs). */
+function readsWhole(response, bound, json) {
+  const { headers, type } = response;
+  if (!response.ok || !response.body || (type !== "basic" && type !== "default")) return false;
+  if (headers.has("content-encoding")) return false;
+  const length = headers.get("content-length");
+  if (length === null || !/^[0-9]+$/.test(length) || Number(length) < 1 || Number(length) > bound) return false;
+  if (!json) return true;
+  const kind = headers.get("content-type");
+  return kind === "application/json" || (kind !== null && kind.startsWith("application/json;"));
+}
+
+/** Attempt `id`'s response, when it arrives and the rule of `readsWhole`
+ * (`bound`, `json`) holds, is read whole in its FETCH step (the machine
+ * asks: src/host/operation/io.rs `WHOLE`). */
+export function fold(id, bound, json) {
+  const a = held.get(id);
+  a.whole = bound;
+  a.json = json;
 }
 
 /** Attempt `id`'s response is a redirect `chain` follows: every hop of it

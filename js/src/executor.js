@@ -12,7 +12,7 @@
 // in the module's work buffer, and whether the operation ended. One `Run`
 // per operation holds what the executor keeps for it (its timers, its
 // listeners, how to settle), with methods rather than closures.
-import { attempt, awaitStep, bytes, follow, invoke, next, replayCopy, under, upTo } from "./attempts.js";
+import { attempt, awaitStep, bytes, fold, follow, invoke, next, replayCopy, under, upTo } from "./attempts.js";
 import { machines } from "./load.js";
 
 const SET_TIMER = 1;
@@ -31,6 +31,10 @@ const READ_NEXT = 18;
 // Read a copy of a call's Request body: up to a bound, or whole.
 const COPY_UP_TO = 19;
 const COPY_WHOLE = 20;
+// Read an attempt's body whole in its FETCH step when its response is one
+// the rule names (js/src/attempts.js `fold`): of any type, or JSON.
+const WHOLE = 22;
+const WHOLE_JSON = 23;
 
 // An event's answer (src/host/operation/machine.rs): the number of work quads in the
 // buffer, and these bits: the operation ended; more work waits for the next
@@ -161,6 +165,7 @@ class Run {
       } else if (kind === READ_WHOLE) bytes(at);
       else if (kind === READ_UP_TO) upTo(at, more * 2 ** 32 + arg);
       else if (kind === READ_NEXT) next(at);
+      else if (kind === WHOLE || kind === WHOLE_JSON) fold(at, more * 2 ** 32 + arg, kind === WHOLE_JSON);
       else if (kind === FOLLOW) follow(at, m.machineChain(this.id, at));
       else if (kind === COPY_UP_TO || kind === COPY_WHOLE) replayCopy(at, more * 2 ** 32 + arg, kind === COPY_WHOLE);
       else if (kind === WAKE) {

@@ -384,6 +384,16 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
     assert.equal((await settledCount(id)).requests, 2, 'server requests');
   });
 
+  add('A buffered 200 whose body is cut short of its Content-Length fails that attempt as maybe-delivered, and the retry succeeds', async () => {
+    const id = rid();
+    const res = await policy({ responseBody: 'buffer' }).fetch(seqUrl(id, ['cut', '200']));
+    assert.equal(res.status, 200, 'status');
+    const r = reportFor(res);
+    assert.equal(r.attempts.length, 2, 'attempts');
+    assert.equal(r.attempts[0].error?.stage, 'maybe-delivered', 'first attempt error stage');
+    assert.equal((await settledCount(id)).requests, 2, 'server requests');
+  });
+
   add('A Request input with a body is sent again after a 503 (each attempt sends a fresh clone)', async () => {
     const id = rid();
     const res = await policy().fetch(new Request(seqUrl(id, ['503', '200']), { method: 'PUT', body: 'payload' }));

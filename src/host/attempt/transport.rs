@@ -26,7 +26,7 @@ use crate::host::operation::chain::Followed;
 use crate::host::operation::io::{self, sleep, step, Io, CLONE, CONTROLLED, JOIN, LENGTH, MANUAL, READ_NEXT, READ_UP_TO, READ_WHOLE, TYPE};
 use super::request::Prepared;
 use crate::engine::{race, Answer, Either, Failed, Transport};
-use crate::policy::body::{handling, Handling, Inside, Next, ResponseBody};
+use crate::policy::body::{handling, Handling, Inside, Next, ResponseBody, AUTO_BUFFER_BYTES};
 use crate::policy::classify::{Failure, Stage};
 use crate::policy::redirect::{follower, Follower};
 use crate::policy::report::{secrets_of, snippet, SNIPPET_READ_BYTES};
@@ -180,7 +180,15 @@ impl FetchTransport<'_> {
             ResponseBody::Buffer => LENGTH,
             ResponseBody::Auto => LENGTH | TYPE,
         };
-        Attempt::start(p.call, self.fetch, CONTROLLED | again | join | manual | body)
+        let attempt = Attempt::start(p.call, self.fetch, CONTROLLED | again | join | manual | body);
+        // A small document the rule names is read in the same step: what
+        // `handling` buffers at once (the bound as `read_body` refuses).
+        match self.response_body {
+            ResponseBody::Stream => {}
+            ResponseBody::Buffer => io::whole(attempt.id(), self.max_body_bytes, false),
+            ResponseBody::Auto => io::whole(attempt.id(), self.max_body_bytes.min(AUTO_BUFFER_BYTES), true),
+        }
+        attempt
     }
 
     /// A step of the attempt failed: where, by what the redirect chain (if
@@ -229,12 +237,17 @@ impl FetchTransport<'_> {
             false => handling(self.response_body, facts.content_type.as_deref(), declared),
         };
         // Opaque responses (manual redirects, no-cors) have no readable body.
-        let body = match (facts.opaque || !facts.has_body, handling) {
-            (true, _) => attempt.received(None, false, 0),
-            (false, Handling::Stream) => attempt.received(None, true, 0),
-            (false, Handling::Buffer) => {
-                let encoded = cross_origin || facts.content_encoding;
-                match self.read_body(id, declared, encoded).await {
+        let body = match (facts.opaque || !facts.has_body, handling, facts.read) {
+            (true, _, _) => attempt.received(None, false, 0),
+            (false, Handling::Stream, _) => attempt.received(None, true, 0),
+            (false, Handling::Buffer, read) => {
+                let length = match read {
+                    // Read whole in the step already (`io::WHOLE`'s rule, a
+                    // subset of what `handling` buffers at once).
+                    Some(got) => self.whole_read(got, declared.unwrap_or(0)),
+                    None => self.read_body(id, declared, cross_origin || facts.content_encoding).await,
+                };
+                match length {
                     Ok(length) => {
                         self.rebuild(id, length);
                         attempt.received(Some(length), false, 0)
@@ -242,7 +255,7 @@ impl FetchTransport<'_> {
                     Err(failure) => return Err(attempt.failed(failure)),
                 }
             }
-            (false, Handling::BufferUpTo(inside)) => match self.read_up_to(id, inside).await {
+            (false, Handling::BufferUpTo(inside), _) => match self.read_up_to(id, inside).await {
                 Ok(Ok(length)) => {
                     self.rebuild(id, length);
                     attempt.received(Some(length), false, 0)
@@ -267,18 +280,28 @@ impl FetchTransport<'_> {
             }
             io::read(id, READ_WHOLE, 0);
             let got = self.read_step(id).await?.unwrap_or(0);
-            if u64::from(got) < len && short_body_is_cut(self.runtime) {
-                // WebKit resolves a body cut short by a clean close: the
-                // connection broke after the request was delivered.
-                let short = JsValue::from_str("the body ended before its Content-Length");
-                let short = Held::hold(self.glue, &short);
-                return Err(failed(Failure::Network(Stage::MaybeDelivered), "body-truncated", "TypeError", Some(short)));
-            }
-            return if u64::from(got) > max { Err(too_large()) } else { Ok(got) };
+            return self.whole_read(got, len);
         }
         // Read while streaming (−1: more than `max` arrived).
         io::read(id, READ_UP_TO, max);
         self.read_step(id).await?.ok_or_else(too_large)
+    }
+
+    /// A body read whole (`arrayBuffer()`): `got` bytes of the `len` its
+    /// `Content-Length` declared.
+    fn whole_read(&self, got: u32, len: u64) -> Result<u32, Failed<Held>> {
+        if u64::from(got) < len && short_body_is_cut(self.runtime) {
+            // WebKit resolves a body cut short by a clean close: the
+            // connection broke after the request was delivered.
+            let short = JsValue::from_str("the body ended before its Content-Length");
+            let short = Held::hold(self.glue, &short);
+            return Err(failed(Failure::Network(Stage::MaybeDelivered), "body-truncated", "TypeError", Some(short)));
+        }
+        if u64::from(got) > self.max_body_bytes {
+            Err(too_large())
+        } else {
+            Ok(got)
+        }
     }
 
     /// The length a body step of attempt `id` resolved with (`None`: −1,

@@ -287,13 +287,16 @@ pub struct Facts {
     /// `Location`, read only with `redirect: "manual"` (`super::io::MANUAL`).
     #[cfg_attr(feature = "browser", allow(dead_code))]
     pub location: Option<String>,
+    /// The body's length, when the step read it whole too (`super::io::WHOLE`).
+    pub read: Option<u32>,
 }
 
 impl Facts {
     /// The facts js/src/attempts.js packs as an attempt's step resolves:
     /// status, type, has a body, then `content-length`, `content-type`,
     /// `content-encoding`, `retry-after`, `retry-after-ms`, and for a
-    /// `redirect: "manual"` attempt `location`.
+    /// `redirect: "manual"` attempt `location`, and the length of the body
+    /// when the step read it whole too (`location`'s place then kept).
     pub fn parse(packed: &str) -> Facts {
         let mut f = Fields(packed);
         // Only what is kept is copied: the status and type are read as
@@ -308,7 +311,8 @@ impl Facts {
         let floor_headers =
             FloorHeaders { retry_after: f.string(), retry_after_ms: f.string(), ..FloorHeaders::default() };
         let location = f.string();
-        Facts { status, cors, opaque, has_body, content_length, content_type, content_encoding, floor_headers, location }
+        let read = f.next().flatten().and_then(|v| v.parse().ok());
+        Facts { status, cors, opaque, has_body, content_length, content_type, content_encoding, floor_headers, location, read }
     }
 
     /// On a throttling status, the rate-limit headers too, in `rateFacts`'

@@ -75,6 +75,16 @@ pub const READ_NEXT: u32 = 18;
 /// body stream); its [`step`] answers the length, −1 past the bound.
 pub const COPY_UP_TO: u32 = 19;
 pub const COPY_WHOLE: u32 = 20;
+/// Attempt `id`'s FETCH step reads the body whole too (`arrayBuffer()`),
+/// one event instead of two, when its response is one this rule names: a
+/// 2xx of the host's own origin with a body, no `Content-Encoding`, a
+/// `Content-Length` of digits from 1 to `arg + more · 2^32`, and for
+/// [`WHOLE_JSON`] a `Content-Type` of `application/json` (with or without
+/// parameters). The executor applies it as given (js/src/attempts.js
+/// `readsWhole`); the facts then end with the length read ([`super::glue::Facts`]'s
+/// `read`). Any other response's facts come first, as without it.
+pub const WHOLE: u32 = 22;
+pub const WHOLE_JSON: u32 = 23;
 
 /// How a step settled (a plain value), or (for a timer) that it fired.
 type Answer = Result<JsValue, JsValue>;
@@ -144,7 +154,7 @@ impl Io {
         let mut at = 0;
         while at + 4 <= work.len() {
             let kind = work[at];
-            let acts = kind >= FETCH || kind == FOLLOW || (READ_WHOLE..=READ_NEXT).contains(&kind);
+            let acts = kind >= FETCH || matches!(kind, FOLLOW | WHOLE | WHOLE_JSON) || (READ_WHOLE..=READ_NEXT).contains(&kind);
             if acts && work[at + 1] == id {
                 work.drain(at..at + 4);
             } else {
@@ -226,6 +236,15 @@ pub fn follow(id: u32, chain: Chain) {
     if let Some(io) = current() {
         io.chains.borrow_mut().push((id, chain));
         io.push(FOLLOW, id, 0);
+    }
+}
+
+/// Has the executor read attempt `id`'s body whole in its FETCH step when
+/// the response is one [`WHOLE`]'s rule names, up to `bound` bytes
+/// declared (`json`: [`WHOLE_JSON`]'s).
+pub fn whole(id: u32, bound: u64, json: bool) {
+    if let Some(io) = current() {
+        io.push4(if json { WHOLE_JSON } else { WHOLE }, id, bound as u32, (bound >> 32) as u32);
     }
 }
 
