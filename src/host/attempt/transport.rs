@@ -321,11 +321,19 @@ impl FetchTransport<'_> {
     /// handed out as they are (not copied). A read raced against its
     /// deadline (a text's: `Next::Read { within }`) on the machine's own
     /// timer is handed over still waiting: its chunk goes to the caller.
+    /// That timer is set once, at the first read the deadline bounds, for
+    /// the deadline itself, and every later read races the same one: one
+    /// timer per body, not one per chunk, cleared (dropped) when the read
+    /// ends — buffered, handed over, failed, or dropped with its attempt or
+    /// operation.
     async fn read_up_to(&self, id: u32, inside: Inside) -> Result<Result<u32, u64>, Failed<Held>> {
         let headers_at = date_now();
         let since = || if inside.timed() { (date_now() - headers_at).max(0.0) as u64 } else { 0 };
         let mut total: u64 = 0;
         let mut at = 0;
+        // The deadline's timer once set, and when it fires (ms after the
+        // headers).
+        let mut deadline: Option<(io::Sleep, u64)> = None;
         loop {
             let within = match inside.next(total, at) {
                 Next::Read { within } => within,
@@ -336,10 +344,13 @@ impl FetchTransport<'_> {
                 None => self.read_step(id).await?,
                 // Handed over at the deadline by the timer's own clock at
                 // least (`Date.now()` may read a millisecond short of it).
-                Some(ms) => match race(self.read_step(id), sleep(ms, 0, false)).await {
-                    Either::Left(read) => read?,
-                    Either::Right(_) => return self.hand_over(id, since().max(at.saturating_add(ms))),
-                },
+                Some(ms) => {
+                    let (timer, ends) = deadline.get_or_insert_with(|| (sleep(ms, 0, false), at.saturating_add(ms)));
+                    match race(self.read_step(id), timer).await {
+                        Either::Left(read) => read?,
+                        Either::Right(_) => return self.hand_over(id, since().max(*ends)),
+                    }
+                }
             };
             let Some(len) = read else {
                 return Ok(Ok(total as u32));
