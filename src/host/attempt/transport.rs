@@ -26,7 +26,7 @@ use crate::host::operation::chain::Followed;
 use crate::host::operation::io::{self, sleep, step, Io, CLONE, CONTROLLED, JOIN, LENGTH, MANUAL, READ_NEXT, READ_UP_TO, READ_WHOLE, TYPE};
 use super::request::Prepared;
 use crate::engine::{race, Answer, Either, Failed, Transport};
-use crate::policy::body::{handling, Handling, Inside, Next, ResponseBody, AUTO_BUFFER_BYTES};
+use crate::policy::body::{folded, handling, Handling, Inside, Next, ResponseBody};
 use crate::policy::classify::{Failure, Stage};
 use crate::policy::redirect::{follower, Follower};
 use crate::policy::report::{secrets_of, snippet, SNIPPET_READ_BYTES};
@@ -183,10 +183,8 @@ impl FetchTransport<'_> {
         let attempt = Attempt::start(p.call, self.fetch, CONTROLLED | again | join | manual | body);
         // A small document the rule names is read in the same step: what
         // `handling` buffers at once (the bound as `read_body` refuses).
-        match self.response_body {
-            ResponseBody::Stream => {}
-            ResponseBody::Buffer => io::whole(attempt.id(), self.max_body_bytes, false),
-            ResponseBody::Auto => io::whole(attempt.id(), self.max_body_bytes.min(AUTO_BUFFER_BYTES), true),
+        if let Some((bound, json)) = folded(self.response_body, self.max_body_bytes) {
+            io::whole(attempt.id(), bound, json);
         }
         attempt
     }
