@@ -36,7 +36,8 @@ struct Response {
 }
 
 /// What `readsWhole` answers for each `(response, bound, json)`, run under
-/// node with the host's own `Headers` (which trim values, as `fetch`'s do).
+/// node with the headers read from the host's own `Headers` (which trim
+/// values, as `fetch`'s do), as `factsOf` reads them.
 fn js_folds(rows: &[(Response, u64, bool)]) -> Vec<bool> {
     let input: Vec<serde_json::Value> = rows
         .iter()
@@ -49,7 +50,7 @@ fn js_folds(rows: &[(Response, u64, bool)]) -> Vec<bool> {
         })
         .collect();
     let script = format!(
-        "{}\nlet input = '';\nprocess.stdin.on('data', (d) => (input += d));\nprocess.stdin.on('end', () => {{\n  const rows = JSON.parse(input);\n  const out = rows.map((r) => readsWhole({{ ok: r.status >= 200 && r.status < 300, status: r.status, type: r.type, body: r.body ? {{}} : null, headers: new Headers(r.headers) }}, r.bound, r.json));\n  process.stdout.write(JSON.stringify(out));\n}});\n",
+        "{}\nlet input = '';\nprocess.stdin.on('data', (d) => (input += d));\nprocess.stdin.on('end', () => {{\n  const rows = JSON.parse(input);\n  const out = rows.map((r) => {{\n    const h = new Headers(r.headers);\n    const [length, kind, encoding] = ['content-length', 'content-type', 'content-encoding'].map((name) => h.get(name));\n    return readsWhole(r.status, r.type, r.body ? {{}} : null, length, kind, encoding, r.bound, r.json);\n  }});\n  process.stdout.write(JSON.stringify(out));\n}});\n",
         reads_whole_source()
     );
     let mut node = Command::new("node")
