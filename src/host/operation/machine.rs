@@ -22,6 +22,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 use core::future::Future;
+use core::sync::atomic::{AtomicU32, Ordering};
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 use alloc::task::Wake;
@@ -34,8 +35,10 @@ use super::outcome::Outcome;
 static WOKEN: Local<RefCell<Vec<u32>>> = Local::new(RefCell::new(Vec::new()));
 static NEXT_ID: Local<Cell<u32>> = Local::new(Cell::new(0));
 
-/// A machine's waker: records the machine's id for the executor.
-struct Woken(u32);
+/// A machine's waker: records the machine's id for the executor (an
+/// atomic only because a `Waker` must be `Sync`: a pooled waker takes the
+/// id of the machine it serves next).
+struct Woken(AtomicU32);
 
 impl Wake for Woken {
     fn wake(self: Arc<Self>) {
@@ -43,9 +46,17 @@ impl Wake for Woken {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        WOKEN.with(|w| w.borrow_mut().push(self.0));
+        WOKEN.with(|w| w.borrow_mut().push(self.0.load(Ordering::Relaxed)));
     }
 }
+
+/// The mailboxes and wakers of ended operations, for the next ones to
+/// start with (each would otherwise be two allocations and their lists'
+/// growth per call): only those nothing else holds any more.
+static POOL: Local<RefCell<Vec<(Rc<Io>, Arc<Woken>)>>> = Local::new(RefCell::new(Vec::new()));
+
+/// A few at a time run concurrently; more ended at once are let go.
+const POOLED: usize = 8;
 
 /// Work kinds besides the mailbox's (`super::io`): wake machine `id` (a
 /// permit it waited for was released); listen to `online` (`value` true)
@@ -65,7 +76,7 @@ pub struct Machine<T = Outcome> {
     output: Option<T>,
     /// The call whose signal the executor listens to (0: none).
     call: u32,
-    waker: Waker,
+    woken: Arc<Woken>,
     /// Whether the executor listens to `online` for this machine.
     listening: Cell<bool>,
 }
@@ -80,10 +91,16 @@ impl<T: 'static> Machine<T> {
             n.set((n.get().wrapping_add(1) & 0x7fff_ffff).max(1));
             n.get()
         });
-        let waker = Waker::from(Arc::new(Woken(id)));
+        let pooled = POOL.with(|p| p.borrow_mut().pop());
+        let (io, woken) = match pooled {
+            Some((io, woken)) => {
+                woken.0.store(id, Ordering::Relaxed);
+                (io, woken)
+            }
+            None => (Rc::new(Io::new()), Arc::new(Woken(AtomicU32::new(id)))),
+        };
         let listening = Cell::new(false);
-        let io = Rc::new(Io::new());
-        let mut m = Machine { id, io, run: Some(Box::pin(run)), output: None, call, waker, listening };
+        let mut m = Machine { id, io, run: Some(Box::pin(run)), output: None, call, woken, listening };
         m.step();
         m
     }
@@ -104,7 +121,8 @@ impl<T: 'static> Machine<T> {
             return self.output.is_some();
         };
         let previous = CURRENT.with(|c| c.replace(Some(self.io.clone())));
-        let polled = run.as_mut().poll(&mut Context::from_waker(&self.waker));
+        let waker = Waker::from(self.woken.clone());
+        let polled = run.as_mut().poll(&mut Context::from_waker(&waker));
         CURRENT.with(|c| c.replace(previous));
         match polled {
             Poll::Ready(output) => {
@@ -166,6 +184,24 @@ impl<T: 'static> Machine<T> {
     /// The caller's signal aborted, or a permit woke this machine.
     pub fn on_event(&mut self) -> bool {
         self.step()
+    }
+}
+
+impl<T> Drop for Machine<T> {
+    /// Its mailbox and waker go to the pool once nothing else holds them
+    /// (its future dropped first: what it held of the mailbox with it).
+    fn drop(&mut self) {
+        self.run = None;
+        if Rc::strong_count(&self.io) > 1 || Arc::strong_count(&self.woken) > 1 {
+            return;
+        }
+        self.io.reset();
+        POOL.with(|p| {
+            let mut p = p.borrow_mut();
+            if p.len() < POOLED {
+                p.push((self.io.clone(), self.woken.clone()));
+            }
+        });
     }
 }
 
