@@ -550,6 +550,19 @@ mod tests {
     }
 
     #[wasm_bindgen_test]
+    fn a_machine_let_go_mid_wait_leaves_nothing_to_the_next_one_s_work() {
+        let mut a = Machine::start(async { JsValue::from(sleep(100, 0, true).await == Slept::Elapsed) }, 0);
+        assert_eq!(a.work()[4..], [ONLINE, 0, 1, 0], "a waits for a timer and `online`");
+        drop(a); // its sleep's clearing is queued on its own mailbox
+        let mut b = Machine::start(async { JsValue::from(sleep(5000, 0, false).await == Slept::Elapsed) }, 0);
+        let work = b.work();
+        assert_eq!(work, [SET_TIMER, work[1], 5000, 0], "b's own timer only");
+        b.online();
+        assert!(b.work().is_empty(), "an `online` event does not end b's sleep");
+        assert_eq!(b.timer(work[1]), JsValue::TRUE);
+    }
+
+    #[wasm_bindgen_test]
     fn a_permit_released_by_one_operation_wakes_the_machine_waiting_for_it() {
         let gate = Gate::new(1);
         let (first, second) = (gate.clone(), gate);
