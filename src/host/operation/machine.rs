@@ -53,7 +53,8 @@ impl Wake for Woken {
 /// The mailboxes and wakers of ended operations, for the next ones to
 /// start with (each would otherwise be two allocations and their lists'
 /// growth per call): only those nothing else holds any more.
-static POOL: Local<RefCell<Vec<(Rc<Io>, Arc<Woken>)>>> = Local::new(RefCell::new(Vec::new()));
+static POOL: Local<RefCell<Vec<Pooled>>> = Local::new(RefCell::new(Vec::new()));
+type Pooled = (Rc<Io>, Arc<Woken>);
 
 /// A few at a time run concurrently; more ended at once are let go.
 const POOLED: usize = 8;
