@@ -123,12 +123,12 @@ impl Io {
     }
 
     /// Empties an ended operation's mailbox for the next one, keeping its
-    /// lists' room (`super::machine`'s pool).
-    pub fn reset(&self) {
+    /// lists' room (`super::machine`'s spare).
+    pub fn reset(&mut self) {
         self.next_id.set(0);
-        self.work.borrow_mut().clear();
-        self.chains.borrow_mut().clear();
-        self.waits.borrow_mut().clear();
+        self.work.get_mut().clear();
+        self.chains.get_mut().clear();
+        self.waits.get_mut().clear();
         self.online_waits.set(0);
         self.came_online.set(false);
     }

@@ -50,14 +50,12 @@ impl Wake for Woken {
     }
 }
 
-/// The mailboxes and wakers of ended operations, for the next ones to
-/// start with (each would otherwise be two allocations and their lists'
-/// growth per call): only those nothing else holds any more.
-static POOL: Local<RefCell<Vec<Pooled>>> = Local::new(RefCell::new(Vec::new()));
-type Pooled = (Rc<Io>, Arc<Woken>);
-
-/// A few at a time run concurrently; more ended at once are let go.
-const POOLED: usize = 8;
+/// The mailbox and waker of the operation that ended last, for the next
+/// one to start with (two allocations and their lists' growth less per
+/// call; calls made one after another, the common case, reuse them all):
+/// only those nothing else holds any more.
+static SPARE: Local<Cell<Option<Spare>>> = Local::new(Cell::new(None));
+type Spare = (Rc<Io>, Arc<Woken>);
 
 /// Work kinds besides the mailbox's (`super::io`): wake machine `id` (a
 /// permit it waited for was released); listen to `online` (`value` true)
@@ -92,7 +90,7 @@ impl<T: 'static> Machine<T> {
             n.set((n.get().wrapping_add(1) & 0x7fff_ffff).max(1));
             n.get()
         });
-        let pooled = POOL.with(|p| p.borrow_mut().pop());
+        let pooled = SPARE.with(Cell::take);
         let (io, woken) = match pooled {
             Some((io, woken)) => {
                 woken.0.store(id, Ordering::Relaxed);
@@ -189,21 +187,24 @@ impl<T: 'static> Machine<T> {
 }
 
 impl<T> Drop for Machine<T> {
-    /// Its mailbox and waker go to the pool once nothing else holds them
+    /// Its mailbox and waker are the spare once nothing else holds them
     /// (its future dropped first: what it held of the mailbox with it).
     fn drop(&mut self) {
         self.run = None;
-        if Rc::strong_count(&self.io) > 1 || Arc::strong_count(&self.woken) > 1 {
-            return;
-        }
-        self.io.reset();
-        POOL.with(|p| {
-            let mut p = p.borrow_mut();
-            if p.len() < POOLED {
-                p.push((self.io.clone(), self.woken.clone()));
-            }
-        });
+        spare(&mut self.io, &mut self.woken);
     }
+}
+
+/// Keeps an ended machine's mailbox, emptied, and its waker as the
+/// [`SPARE`] when nothing else holds them (one place, not inlined where
+/// each machine is let go).
+#[inline(never)]
+fn spare(io: &mut Rc<Io>, woken: &mut Arc<Woken>) {
+    let (Some(mailbox), Some(_)) = (Rc::get_mut(io), Arc::get_mut(woken)) else {
+        return;
+    };
+    mailbox.reset();
+    SPARE.with(|s| s.set(Some((io.clone(), woken.clone()))));
 }
 
 // ---- The machines as the executor drives them, by number ----
