@@ -14,14 +14,32 @@ impl<'s> Iterator for Fields<'s> {
     type Item = Option<&'s str>;
 
     fn next(&mut self) -> Option<Option<&'s str>> {
-        if let Some(rest) = self.0.strip_prefix('-') {
-            self.0 = rest;
+        // Byte by byte: the length's digits and the separators are ASCII
+        // (`str`'s `strip_prefix`, `split_once` and `parse` cost several
+        // times as much in the size-optimised module, on every attempt).
+        let bytes = self.0.as_bytes();
+        if bytes.first() == Some(&b'-') {
+            self.0 = self.0.get(1..)?;
             return Some(None);
         }
-        let (len, rest) = self.0.split_once(':')?;
-        let units: usize = len.parse().ok()?;
-        let end = match rest.get(..units) {
-            // ASCII (as header values and a response's type are): a byte per unit.
+        // The length, as `usize`'s `parse` reads it: an optional `+`, then
+        // at least one digit.
+        let mut at = usize::from(bytes.first() == Some(&b'+'));
+        let digits = at;
+        let mut units: usize = 0;
+        loop {
+            match *bytes.get(at)? {
+                b @ b'0'..=b'9' => units = units.checked_mul(10)?.checked_add(usize::from(b - b'0'))?,
+                b':' if at > digits => break,
+                _ => return None,
+            }
+            at += 1;
+        }
+        // (After the `:`, a character's boundary.)
+        let rest = self.0.get(at + 1..)?;
+        let end = match rest.as_bytes().get(..units) {
+            // ASCII (as header values and a response's type are): a byte per
+            // unit, and the end on a character's boundary.
             Some(head) if head.is_ascii() => units,
             _ => utf8_len(rest, units)?,
         };

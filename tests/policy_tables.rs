@@ -47,7 +47,7 @@ fn retry_after_reads_seconds_and_every_date_form() {
 
 #[test]
 fn packed_values_read_back_in_order_whatever_characters_they_hold() {
-    let table: [(&str, &[Option<&str>]); 12] = [
+    let table: [(&str, &[Option<&str>]); 16] = [
         ("", &[]),
         ("-", &[None]),
         ("3:200-1:1", &[Some("200"), None, Some("1")]),
@@ -63,6 +63,11 @@ fn packed_values_read_back_in_order_whatever_characters_they_hold() {
         ("5:ab", &[]),
         ("x:1-", &[]),
         ("1:a9", &[Some("a")]),
+        // The length as `usize` reads it: a `+` allowed, digits needed, no overflow.
+        ("+1:a-", &[Some("a"), None]),
+        (":a", &[]),
+        ("+:a", &[]),
+        ("18446744073709551616:a", &[]),
     ];
     for (packed, values) in table {
         let read: Vec<Option<&str>> = Fields(packed).collect();

@@ -122,6 +122,17 @@ impl Io {
         Io { work: RefCell::new(Vec::with_capacity(16)), ..Io::default() }
     }
 
+    /// Empties an ended operation's mailbox for the next one, keeping its
+    /// lists' room (`super::machine`'s spare).
+    pub fn reset(&mut self) {
+        self.next_id.set(0);
+        self.work.get_mut().clear();
+        self.chains.get_mut().clear();
+        self.waits.get_mut().clear();
+        self.online_waits.set(0);
+        self.came_online.set(false);
+    }
+
     /// A new wait, and its id.
     fn wait(&self) -> u32 {
         let id = self.next_id.get().wrapping_add(1);

@@ -22,6 +22,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 use core::future::Future;
+use core::sync::atomic::{AtomicU32, Ordering};
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 use alloc::task::Wake;
@@ -34,8 +35,10 @@ use super::outcome::Outcome;
 static WOKEN: Local<RefCell<Vec<u32>>> = Local::new(RefCell::new(Vec::new()));
 static NEXT_ID: Local<Cell<u32>> = Local::new(Cell::new(0));
 
-/// A machine's waker: records the machine's id for the executor.
-struct Woken(u32);
+/// A machine's waker: records the machine's id for the executor (an
+/// atomic only because a `Waker` must be `Sync`: a pooled waker takes the
+/// id of the machine it serves next).
+struct Woken(AtomicU32);
 
 impl Wake for Woken {
     fn wake(self: Arc<Self>) {
@@ -43,9 +46,16 @@ impl Wake for Woken {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        WOKEN.with(|w| w.borrow_mut().push(self.0));
+        WOKEN.with(|w| w.borrow_mut().push(self.0.load(Ordering::Relaxed)));
     }
 }
+
+/// The mailbox and waker of the operation that ended last, for the next
+/// one to start with (two allocations and their lists' growth less per
+/// call; calls made one after another, the common case, reuse them all):
+/// only those nothing else holds any more.
+static SPARE: Local<Cell<Option<Spare>>> = Local::new(Cell::new(None));
+type Spare = (Rc<Io>, Arc<Woken>);
 
 /// Work kinds besides the mailbox's (`super::io`): wake machine `id` (a
 /// permit it waited for was released); listen to `online` (`value` true)
@@ -65,7 +75,7 @@ pub struct Machine<T = Outcome> {
     output: Option<T>,
     /// The call whose signal the executor listens to (0: none).
     call: u32,
-    waker: Waker,
+    woken: Arc<Woken>,
     /// Whether the executor listens to `online` for this machine.
     listening: Cell<bool>,
 }
@@ -80,10 +90,16 @@ impl<T: 'static> Machine<T> {
             n.set((n.get().wrapping_add(1) & 0x7fff_ffff).max(1));
             n.get()
         });
-        let waker = Waker::from(Arc::new(Woken(id)));
+        let pooled = SPARE.with(Cell::take);
+        let (io, woken) = match pooled {
+            Some((io, woken)) => {
+                woken.0.store(id, Ordering::Relaxed);
+                (io, woken)
+            }
+            None => (Rc::new(Io::new()), Arc::new(Woken(AtomicU32::new(id)))),
+        };
         let listening = Cell::new(false);
-        let io = Rc::new(Io::new());
-        let mut m = Machine { id, io, run: Some(Box::pin(run)), output: None, call, waker, listening };
+        let mut m = Machine { id, io, run: Some(Box::pin(run)), output: None, call, woken, listening };
         m.step();
         m
     }
@@ -104,7 +120,8 @@ impl<T: 'static> Machine<T> {
             return self.output.is_some();
         };
         let previous = CURRENT.with(|c| c.replace(Some(self.io.clone())));
-        let polled = run.as_mut().poll(&mut Context::from_waker(&self.waker));
+        let waker = Waker::from(self.woken.clone());
+        let polled = run.as_mut().poll(&mut Context::from_waker(&waker));
         CURRENT.with(|c| c.replace(previous));
         match polled {
             Poll::Ready(output) => {
@@ -167,6 +184,27 @@ impl<T: 'static> Machine<T> {
     pub fn on_event(&mut self) -> bool {
         self.step()
     }
+}
+
+impl<T> Drop for Machine<T> {
+    /// Its mailbox and waker are the spare once nothing else holds them
+    /// (its future dropped first: what it held of the mailbox with it).
+    fn drop(&mut self) {
+        self.run = None;
+        spare(&mut self.io, &mut self.woken);
+    }
+}
+
+/// Keeps an ended machine's mailbox, emptied, and its waker as the
+/// [`SPARE`] when nothing else holds them (one place, not inlined where
+/// each machine is let go).
+#[inline(never)]
+fn spare(io: &mut Rc<Io>, woken: &mut Arc<Woken>) {
+    let (Some(mailbox), Some(_)) = (Rc::get_mut(io), Arc::get_mut(woken)) else {
+        return;
+    };
+    mailbox.reset();
+    SPARE.with(|s| s.set(Some((io.clone(), woken.clone()))));
 }
 
 // ---- The machines as the executor drives them, by number ----
@@ -511,6 +549,19 @@ mod tests {
         fired.unwrap_or_else(|_| unreachable!());
         assert_eq!(m.event(), JsValue::TRUE);
         assert_eq!(m.work(), [CLEAR_TIMER, work[1], 0, 0]);
+    }
+
+    #[wasm_bindgen_test]
+    fn a_machine_let_go_mid_wait_leaves_nothing_to_the_next_one_s_work() {
+        let mut a = Machine::start(async { JsValue::from(sleep(100, 0, true).await == Slept::Elapsed) }, 0);
+        assert_eq!(a.work()[4..], [ONLINE, 0, 1, 0], "a waits for a timer and `online`");
+        drop(a); // its sleep's clearing is queued on its own mailbox
+        let mut b = Machine::start(async { JsValue::from(sleep(5000, 0, false).await == Slept::Elapsed) }, 0);
+        let work = b.work();
+        assert_eq!(work, [SET_TIMER, work[1], 5000, 0], "b's own timer only");
+        b.online();
+        assert!(b.work().is_empty(), "an `online` event does not end b's sleep");
+        assert_eq!(b.timer(work[1]), JsValue::TRUE);
     }
 
     #[wasm_bindgen_test]
