@@ -139,7 +139,9 @@ for (const [name, xs] of Object.entries(retryTimes)) console.log(`| ${name} | ${
 
 // Timers: setTimeout calls during one operation that retries once (503 then
 // 200), with a planned wait of 0 and of 50 ms, minus what two raw fetches
-// schedule themselves (undici keeps its own timers).
+// schedule themselves (undici keeps its own timers). The answers declare
+// neither a length nor a type, so `"auto"` reads each body inside its
+// attempt until the end or its hand-over deadline: one timer per body.
 const realSetTimeout = globalThis.setTimeout;
 async function timersDuring(run) {
   let timers = 0;
@@ -163,8 +165,8 @@ const zero = await timersDuring(() => new RetryPolicy({ baseMs: 0, quota: false 
 const fifty = await timersDuring(() => new RetryPolicy({ baseMs: 100, capMs: 100, random: () => 0.5, quota: false }).fetch(url + "503-then-200"));
 console.log("\n## Timers scheduled by saferetry (setTimeout calls beyond what two raw fetches make)\n");
 console.log("| retry after a 503 | timers | expected |\n|---|---:|---|");
-console.log(`| planned wait 0 ms | ${zero - twoRaw} | 2: one per attempt, none for the wait |`);
-console.log(`| planned wait 50 ms | ${fifty - twoRaw} | 3: one per attempt and one for the wait |`);
+console.log(`| planned wait 0 ms | ${zero - twoRaw} | 4: per attempt, its own and its body's hand-over deadline; none for the wait |`);
+console.log(`| planned wait 50 ms | ${fifty - twoRaw} | 5: per attempt, its own and its body's hand-over deadline; one for the wait |`);
 server.close();
 
 console.log("\n## Retry quota amplification (native, virtual time)\n");

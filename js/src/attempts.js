@@ -59,7 +59,8 @@ class Call extends Stepping {
  * sends, its AbortController, whether a body handed over as a stream
  * follows the call's signal (`joined`), its response (the host's one
  * under a stream of ours as `host`), its body's `reader`, and the rule of
- * a body read whole in its FETCH step (`whole`, `json`: `fold`). */
+ * a body read whole in its FETCH step (`whole`, `json`: `fold`) and
+ * whether its response meets it (`folds`). */
 class Attempt extends Stepping {
   constructor(call, bits) {
     super();
@@ -75,6 +76,7 @@ class Attempt extends Stepping {
     this.reader = undefined;
     this.whole = undefined;
     this.json = false;
+    this.folds = false;
   }
 }
 
@@ -273,18 +275,24 @@ const RATE_HEADERS = [
 
 /** Status, type, whether there is a body, then each header the machine
  * reads: the rate-limit ones, or the body's ones `bits` ask for (FETCH's
- * `LENGTH`, `TYPE`), the `Retry-After` ones, and `location` with `MANUAL`. */
-function factsOf(response, rateLimit, bits) {
-  const headers = response.headers;
-  let out = packed(response.status) + packed(response.type) + (response.body ? "1:1" : "-");
+ * `LENGTH`, `TYPE`), the `Retry-After` ones, and `location` with `MANUAL`.
+ * With attempt `a` whose FETCH step folds its read (`fold`), `a.folds`
+ * says whether this response is one the rule reads whole: decided on the
+ * headers read once for the facts (the rule reads only those `bits` ask
+ * for, which its own need: `LENGTH` whenever it folds, `TYPE` for JSON). */
+function factsOf(response, rateLimit, bits, a) {
+  const { headers, status, type, body } = response;
+  let out = packed(status) + packed(type) + (body ? "1:1" : "-");
   if (rateLimit) {
     for (const name of RATE_HEADERS) out += packed(headers.get(name));
     return out;
   }
-  out += bits & LENGTH ? packed(headers.get("content-length")) : "-";
-  out += bits & TYPE ? packed(headers.get("content-type")) : "-";
-  out += bits & LENGTH ? packed(headers.get("content-encoding")) : "-";
+  const length = bits & LENGTH ? headers.get("content-length") : null;
+  const kind = bits & TYPE ? headers.get("content-type") : null;
+  const encoding = bits & LENGTH ? headers.get("content-encoding") : null;
+  out += packed(length) + packed(kind) + packed(encoding);
   out += packed(headers.get("retry-after")) + packed(headers.get("retry-after-ms"));
+  if (a.whole !== undefined) a.folds = readsWhole(status, type, body, length, kind, encoding, a.whole, a.json);
   return bits & MANUAL ? out + packed(headers.get("location")) : out;
 }
 
@@ -444,8 +452,8 @@ function arrived(a, sent, bits) {
       a.response = response;
       let facts;
       try {
-        facts = bits & CONTROLLED ? factsOf(response, false, bits) : response instanceof Response ? response.status : -1;
-        if (a.whole !== undefined && readsWhole(response, a.whole, a.json)) {
+        facts = bits & CONTROLLED ? factsOf(response, false, bits, a) : response instanceof Response ? response.status : -1;
+        if (a.folds) {
           // The location's place kept (`MANUAL`'s), then the length read.
           facts += bits & MANUAL ? "" : "-";
           return step(a, wholeBody, (r, buffer) => facts + packed(keptBytes(r, buffer)));
@@ -459,20 +467,20 @@ function arrived(a, sent, bits) {
   );
 }
 
-/** Whether `response` is one the machine's rule (`fold`) has read whole at
- * once: a 2xx of the host's own origin with a body, no `Content-Encoding`,
- * a `Content-Length` of digits from 1 to `bound`, and with `json` a
- * `Content-Type` of `application/json` (or followed by parameters). A
- * table applied as given: any other response goes to the machine first,
- * which decides (src/host/attempt/transport.rs). */
-function readsWhole(response, bound, json) {
-  const { headers, type } = response;
-  if (!response.ok || !response.body || (type !== "basic" && type !== "default")) return false;
-  if (headers.has("content-encoding")) return false;
-  const length = headers.get("content-length");
+/** Whether a response (its `status`, `type` and `body`, and its
+ * `Content-Length`, `Content-Type` and `Content-Encoding` as read: null
+ * when absent or not read) is one the machine's rule (`fold`) has read
+ * whole at once: a 2xx of the host's own origin with a body, no
+ * `Content-Encoding`, a `Content-Length` of digits from 1 to `bound`, and
+ * with `json` a `Content-Type` of `application/json` (or followed by
+ * parameters). A table applied as given: any other response goes to the
+ * machine first, which decides (src/host/attempt/transport.rs; tests/
+ * fold_rule.rs checks the two agree). */
+function readsWhole(status, type, body, length, kind, encoding, bound, json) {
+  if (status < 200 || status > 299 || !body || (type !== "basic" && type !== "default")) return false;
+  if (encoding !== null) return false;
   if (length === null || !/^[0-9]+$/.test(length) || Number(length) < 1 || Number(length) > bound) return false;
   if (!json) return true;
-  const kind = headers.get("content-type");
   return kind === "application/json" || (kind !== null && kind.startsWith("application/json;"));
 }
 

@@ -182,6 +182,20 @@ pub fn handling(mode: ResponseBody, content_type: Option<&str>, content_length: 
     }
 }
 
+/// What an attempt's start has the executor read whole in the same step as
+/// its headers (src/host/operation/io.rs `WHOLE`, whose rule is js/src/
+/// attempts.js `readsWhole`), under `mode`: a response declaring at most
+/// this many bytes, and with `true` only a JSON one; `None`: none. Each
+/// response it names is one [`handling`] buffers, and one the transport
+/// reads at once from its `Content-Length` (tests/fold_rule.rs checks).
+pub fn folded(mode: ResponseBody, max_body_bytes: u64) -> Option<(u64, bool)> {
+    match mode {
+        ResponseBody::Stream => None,
+        ResponseBody::Buffer => Some((max_body_bytes, false)),
+        ResponseBody::Auto => Some((max_body_bytes.min(AUTO_BUFFER_BYTES), true)),
+    }
+}
+
 /// What a `Content-Type` names, for `auto` (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {

@@ -963,6 +963,34 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
     assert.equal((await settledCount(id)).requests, 1, 'server requests');
   });
 
+  add('In auto a chunked text read inside the attempt chunk by chunk sets one hand-over timer for the whole read, not one per chunk: two timers beyond plain fetch\'s (the attempt\'s and the deadline)', async () => {
+    // A chunk every 25 ms, ending 120 ms after the headers (inside the
+    // 250 ms hand-over): a read per chunk and one for the end. Timers counted as setTimeout calls
+    // during the call, less those plain fetch makes for the same answer (the
+    // host's own); the fewest of three rounds (a host timer may fall in
+    // either side's window).
+    const timersDuring = async (run) => {
+      const real = globalThis.setTimeout;
+      let n = 0;
+      globalThis.setTimeout = (...args) => { n += 1; return real(...args); };
+      try { await run(); } finally { globalThis.setTimeout = real; }
+      return n;
+    };
+    const body = (id) => scen('slow-body', id, { ms: 120, type: 'text/plain' });
+    let fewest = Infinity;
+    for (let round = 0; round < 3; round += 1) {
+      const plain = await timersDuring(async () => (await fetch(body(rid()))).text());
+      const ours = await timersDuring(async () => {
+        const res = await policy({ attemptMs: 5000 }).fetch(body(rid()));
+        assert.equal(reportFor(res).responseBody, 'buffer', 'report.responseBody');
+        const chunks = (await res.text()).trim().split('\n').length;
+        assert.ok(chunks >= 2, `${chunks} chunks`);
+      });
+      fewest = Math.min(fewest, ours - plain);
+    }
+    assert.ok(fewest <= 2, `${fewest} timers beyond plain fetch's`);
+  });
+
   add('In auto a chunked document that outgrows 1 MiB is handed over whole (what was read plus the rest)', async () => {
     const id = rid();
     const res = await policy().fetch(scen('big', id, { bytes: 3 << 20, cl: 0, type: 'text/plain' }));

@@ -26,7 +26,7 @@ use crate::host::operation::chain::Followed;
 use crate::host::operation::io::{self, sleep, step, Io, CLONE, CONTROLLED, JOIN, LENGTH, MANUAL, READ_NEXT, READ_UP_TO, READ_WHOLE, TYPE};
 use super::request::Prepared;
 use crate::engine::{race, Answer, Either, Failed, Transport};
-use crate::policy::body::{handling, Handling, Inside, Next, ResponseBody, AUTO_BUFFER_BYTES};
+use crate::policy::body::{folded, handling, Handling, Inside, Next, ResponseBody};
 use crate::policy::classify::{Failure, Stage};
 use crate::policy::redirect::{follower, Follower};
 use crate::policy::report::{secrets_of, snippet, SNIPPET_READ_BYTES};
@@ -183,10 +183,8 @@ impl FetchTransport<'_> {
         let attempt = Attempt::start(p.call, self.fetch, CONTROLLED | again | join | manual | body);
         // A small document the rule names is read in the same step: what
         // `handling` buffers at once (the bound as `read_body` refuses).
-        match self.response_body {
-            ResponseBody::Stream => {}
-            ResponseBody::Buffer => io::whole(attempt.id(), self.max_body_bytes, false),
-            ResponseBody::Auto => io::whole(attempt.id(), self.max_body_bytes.min(AUTO_BUFFER_BYTES), true),
+        if let Some((bound, json)) = folded(self.response_body, self.max_body_bytes) {
+            io::whole(attempt.id(), bound, json);
         }
         attempt
     }
@@ -321,11 +319,19 @@ impl FetchTransport<'_> {
     /// handed out as they are (not copied). A read raced against its
     /// deadline (a text's: `Next::Read { within }`) on the machine's own
     /// timer is handed over still waiting: its chunk goes to the caller.
+    /// That timer is set once, at the first read the deadline bounds, for
+    /// the deadline itself, and every later read races the same one: one
+    /// timer per body, not one per chunk, cleared (dropped) when the read
+    /// ends — buffered, handed over, failed, or dropped with its attempt or
+    /// operation.
     async fn read_up_to(&self, id: u32, inside: Inside) -> Result<Result<u32, u64>, Failed<Held>> {
         let headers_at = date_now();
         let since = || if inside.timed() { (date_now() - headers_at).max(0.0) as u64 } else { 0 };
         let mut total: u64 = 0;
         let mut at = 0;
+        // The deadline's timer once set, and when it fires (ms after the
+        // headers).
+        let mut deadline: Option<(io::Sleep, u64)> = None;
         loop {
             let within = match inside.next(total, at) {
                 Next::Read { within } => within,
@@ -336,10 +342,13 @@ impl FetchTransport<'_> {
                 None => self.read_step(id).await?,
                 // Handed over at the deadline by the timer's own clock at
                 // least (`Date.now()` may read a millisecond short of it).
-                Some(ms) => match race(self.read_step(id), sleep(ms, 0, false)).await {
-                    Either::Left(read) => read?,
-                    Either::Right(_) => return self.hand_over(id, since().max(at.saturating_add(ms))),
-                },
+                Some(ms) => {
+                    let (timer, ends) = deadline.get_or_insert_with(|| (sleep(ms, 0, false), at.saturating_add(ms)));
+                    match race(self.read_step(id), timer).await {
+                        Either::Left(read) => read?,
+                        Either::Right(_) => return self.hand_over(id, since().max(*ends)),
+                    }
+                }
             };
             let Some(len) = read else {
                 return Ok(Ok(total as u32));
