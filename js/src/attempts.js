@@ -17,17 +17,69 @@ import { read } from "./request.js";
 const held = new Map();
 let last = 0;
 
-// Each id names a record: a call's (`input`, `init`, `caller`, `fetch`,
-// and a replay copy's `bytes`), an attempt's (`call`, `fetch`, `input`,
-// `controller`, `joined`, `caller`, `response`, the host's one under a
-// stream of ours as `host`, `bytes`, `reader`), either
-// with `error` once a step failed and with its step's state (`stepping`,
-// the operation awaiting it as `run` and `wait`, or its answer kept:
-// `answered`, `ok`, `value`); a thrown value's alone (`error`); or one of the
-// caller's values (`value`: an option's `random`, `onRetry` or `fetch`, a
-// subscriber, a shared budget's `exchange` and `attach`, called on `self`).
-// Ids below 2^31 are given here; the machine gives its attempts' from
-// 2^31 (src/host/operation/glue.rs `reserve`).
+// Each id names a record: a call's (`Call`) or an attempt's (`Attempt`),
+// each with its step's state (`Stepping`); a thrown value's alone
+// (`error`); or one of the caller's values (`value`: an option's `random`,
+// `onRetry` or `fetch`, a subscriber, a shared budget's `exchange` and
+// `attach`, called on `self`). Ids below 2^31 are given here; the machine
+// gives its attempts' from 2^31 (src/host/operation/glue.rs `reserve`).
+// A call's and an attempt's record have every field from the start: one
+// shape each, however far the call goes, and no field added per call.
+
+/** A record's step (a call's replay copy, an attempt's send or body read):
+ * whether one is in progress (`stepping`), the operation awaiting it as
+ * `run` and `wait`, or its answer kept (`answered`, `ok`, `value`); the
+ * value thrown once a step failed (`error`); the bytes a read kept. */
+class Stepping {
+  constructor() {
+    this.stepping = false;
+    this.run = undefined;
+    this.wait = 0;
+    this.answered = false;
+    this.ok = false;
+    this.value = undefined;
+    this.error = undefined;
+    this.bytes = undefined;
+  }
+}
+
+/** A call: its input, our copy of its `init`, the signal `fetch` would
+ * follow (`caller`), the `fetch` it goes to. */
+class Call extends Stepping {
+  constructor(input, init, caller, fetch) {
+    super();
+    this.input = input;
+    this.init = init;
+    this.caller = caller;
+    this.fetch = fetch;
+  }
+}
+
+/** An attempt of `call`, as FETCH's `bits` say: the `fetch` and input it
+ * sends, its AbortController, whether a body handed over as a stream
+ * follows the call's signal (`joined`), its response (the host's one
+ * under a stream of ours as `host`), its body's `reader`, and the rule of
+ * a body read whole in its FETCH step (`whole`, `json`: `fold`) and
+ * whether its response meets it (`folds`). */
+class Attempt extends Stepping {
+  constructor(call, bits) {
+    super();
+    this.stepping = true;
+    this.call = call;
+    this.bits = bits;
+    this.fetch = undefined;
+    this.input = undefined;
+    this.controller = undefined;
+    this.joined = (bits & JOIN) !== 0 && call.caller !== undefined;
+    this.response = undefined;
+    this.host = undefined;
+    this.reader = undefined;
+    this.whole = undefined;
+    this.json = false;
+    this.folds = false;
+  }
+}
+
 function holding(record) {
   do last = last >= 0x7fffffff ? 1 : last + 1;
   while (held.has(last));
@@ -64,7 +116,7 @@ export function invoke(id, value) {
 /** Holds a call (js/src/core.js `callOf`): its input, our copy of its
  * `init`, the signal `fetch` would follow, the `fetch` it goes to unless
  * the machine names another. */
-export const call = (input, init, caller, fetch) => holding({ input, init, caller, fetch });
+export const call = (input, init, caller, fetch) => holding(new Call(input, init, caller, fetch));
 
 /** Call `id`'s record, for js/src/request.js's steps. */
 export const callRecord = (id) => held.get(id);
@@ -165,7 +217,7 @@ export function handed(id) {
   a.run = undefined;
   // A body handed over as a stream (one rebuilt around bytes read follows
   // the caller's signal by itself: `rebuild`).
-  if (a.joined && a.controller && response?.body) followCaller(a, a.host ?? response);
+  if (a.joined && a.controller && response?.body) followCaller(a.call.caller, a.controller, a.host ?? response);
   return response;
 }
 
@@ -337,9 +389,8 @@ function followerOf(signal) {
   return f;
 }
 
-/** Attempt `a`'s body, of the host's `response`, follows the caller's signal. */
-function followCaller(a, response) {
-  const { caller, controller } = a;
+/** A body of the host's `response`, stopped by `controller`, follows the caller's signal. */
+function followCaller(caller, controller, response) {
   if (caller.aborted) return controller.abort(caller.reason);
   followerOf(caller).hold(controller, response);
 }
@@ -375,26 +426,10 @@ const JOIN = 8;
  * controlled), or fails where it failed: a start that threw sent nothing. */
 export function attempt(id, fetchId, callId, bits) {
   const c = held.get(callId);
-  const a = {
-    caller: c.caller,
-    call: c,
-    fetch: undefined,
-    input: undefined,
-    controller: undefined,
-    joined: bits & JOIN && c.caller !== undefined,
-    bits: 0,
-    response: undefined,
-    error: undefined,
-    stepping: true,
-    run: undefined,
-    whole: undefined,
-    json: false,
-    folds: false,
-  };
+  const a = new Attempt(c, bits);
   held.set(id, a);
   let sent;
   try {
-    a.bits = bits;
     a.fetch = fetchId ? valueOf(fetchId) : c.fetch;
     if (bits & CONTROLLED) a.controller = new AbortController();
     a.input = bits & CLONE ? c.input.clone() : c.input;
@@ -567,28 +602,13 @@ export function header(id, name) {
  * and its headers could be changed where the host's are immutable; Deno
  * would take the standard status text if `response` itself were the
  * init). The four are the class's getters, as the host's are: nothing is
- * defined on each response, nor read before someone asks. Its report
- * (js/src/core.js `reportOf`) is kept with it too, not in a `WeakMap`
- * (~1 µs a call in Node, and more for the collector). */
+ * defined on each response, nor read before someone asks. */
 class Rebuilt extends Response {
   #host;
-  #report;
 
   constructor(body, response) {
     super(body, { status: response.status, statusText: response.statusText, headers: response.headers });
     this.#host = response;
-  }
-
-  /** Keeps `report` with `response` if it is one of these: whether it is. */
-  static keep(response, report) {
-    if (!(#report in response)) return false;
-    response.#report = report;
-    return true;
-  }
-
-  /** The report kept with `response` (none if it is not one of these). */
-  static reportOf(response) {
-    return #report in response ? response.#report : undefined;
   }
 
   get url() {
@@ -649,13 +669,6 @@ class SignalledResponse extends Rebuilt {
 
 const failed = (signal, abortError) => (abortError ? new DOMException("The operation was aborted.", "AbortError") : signal.reason);
 
-/** Keeps an operation's report (or its data) with its response, if the
- * response is one we built: whether it is (js/src/core.js keeps the others). */
-export const keepReport = (response, report) => Rebuilt.keep(response, report);
-
-/** The report (or its data) kept with `response` by `keepReport`. */
-export const reportWith = (response) => Rebuilt.reportOf(response);
-
 /** `response` again around `body`; `abort` 1 or 2: see `SignalledResponse`. */
 const rebuilt = (response, body, signal, abort) =>
   abort ? new SignalledResponse(body, response, signal, abort === 1) : new Rebuilt(body, response);
@@ -666,7 +679,7 @@ const rebuilt = (response, body, signal, abort) =>
 export function rebuild(id, abort) {
   const a = held.get(id);
   try {
-    a.response = rebuilt(a.response, a.bytes, a.caller, abort);
+    a.response = rebuilt(a.response, a.bytes, a.call.caller, abort);
     a.joined = false; // nothing to follow after the hand-over
   } catch {
     // The host's own response, as it is.
@@ -678,7 +691,7 @@ export function rebuild(id, abort) {
 export function handOver(id) {
   const a = held.get(id);
   try {
-    const body = joined(a.reader, a.caller, a.joined, a.controller);
+    const body = joined(a.reader, a.call.caller, a.joined, a.controller);
     a.host = a.response;
     a.response = rebuilt(a.response, body, undefined, 0);
     return "";

@@ -8,18 +8,17 @@ import { lease } from "./lease.js";
 import * as attempts from "./attempts.js";
 import { abortBefore, bodyOf, prepare, read } from "./request.js";
 import { check, reader } from "./options.js";
+import { keeper } from "./kept.js";
 import * as shape from "./shape.js";
 
 // Response (or the host's own error, for a refused request) -> the report
 // of the operation that produced it, or, until someone reads it, the
-// outcome's data as the wasm side handed it over (`taken`: shaped only then).
-// A response we rebuilt keeps its own (js/src/attempts.js `keepReport`).
-const reports = new WeakMap();
+// outcome's data as the wasm side handed it over (`taken`: shaped only then),
+// kept on the object itself (js/src/kept.js).
+const reports = keeper();
 
-/** `report` (or its data) is `response`'s. */
-function remember(response, report) {
-  if (!attempts.keepReport(response, report)) reports.set(response, report);
-}
+/** `report` (or its data) is `object`'s. */
+const remember = (object, report) => reports.set(object, report);
 
 // ---- The transport: which `fetch` a call goes to ----
 // Every policy's `fetch` carries this mark, whose value is the `fetch` it
@@ -123,7 +122,7 @@ export class RetryError extends TypeError {
  * `fetch` refused, the error it rejected with). */
 export function reportOf(response) {
   if (Object(response) !== response) return undefined;
-  const held = attempts.reportWith(response) ?? reports.get(response);
+  const held = reports.get(response);
   if (!Array.isArray(held)) return held;
   const { report } = shape.outcome(held);
   remember(response, report);
@@ -144,7 +143,7 @@ function settle(text, responseId, causeId, observe) {
   // `fetch` refused the request in a way no retry changes: its own error.
   if (outcome.reason === "refused") {
     const { cause } = outcome;
-    if (Object(cause) === cause) reports.set(cause, outcome.report);
+    if (Object(cause) === cause) remember(cause, outcome.report);
     throw cause;
   }
   if (outcome.kind === "cancelled") throw outcome.cause;
@@ -184,18 +183,27 @@ const SIGNAL = 1024;
 function callOf(input, init) {
   const own = {};
   let retry;
+  let signal;
+  let flags = 0;
   if (isObject(init)) {
     Object.assign(own, init);
     if (isObject(own.retry)) {
       retry = own.retry;
       delete own.retry;
     }
+    // Any own key: what `Object.assign` copied (symbols aside), counted
+    // without the array `Object.keys` would make.
+    for (const key in own) {
+      if (Object.hasOwn(own, key)) {
+        flags = OWN_KEYS;
+        break;
+      }
+    }
+    if (own.signal instanceof AbortSignal) signal = own.signal;
+    if (own.body instanceof ReadableStream) flags |= STREAMED;
+    if (own.headers !== undefined) flags |= HEADERS;
   }
   const request = input instanceof Request ? input : undefined;
-  const signal = own.signal instanceof AbortSignal ? own.signal : undefined;
-  let flags = own.body instanceof ReadableStream ? STREAMED : 0;
-  if (own.headers !== undefined) flags |= HEADERS;
-  if (Object.keys(own).length > 0) flags |= OWN_KEYS;
   let url;
   let requestMethod;
   if (request) {

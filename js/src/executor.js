@@ -54,10 +54,22 @@ const CALL = 129;
 // The machines running, by number: how to report a wake-up to each.
 const running = new Map();
 
-/** The module's work buffer, as a view that follows its memory's growth. */
+// Copies of the work buffer, one per depth of events reported from inside
+// another's work (`report`), and the depth now.
+const copies = [];
+let depth = 0;
+
+/** The module's work buffer, as a view that follows its memory's growth:
+ * made again when the memory grew (growing detaches the old buffer, and a
+ * view of it then has no length) or another module is read, never with a
+ * read of `memory.buffer` per event (a call into the engine's C++). */
 let view = new Uint32Array(0);
+let viewed;
 function buffer(m) {
-  if (view.buffer !== m.memory.buffer || view.length === 0) view = new Uint32Array(m.memory.buffer, m.workBuffer, 130);
+  if (view.length === 0 || viewed !== m) {
+    view = new Uint32Array(m.memory.buffer, m.workBuffer, 130);
+    viewed = m;
+  }
   return view;
 }
 
@@ -81,9 +93,6 @@ class Run {
     this.follower = undefined;
     this.online = false;
     this.over = false;
-    // The work of the last event, copied out of the buffer (another
-    // machine's event, from a callback performed here, reuses it).
-    this.work = [];
   }
 
   /** Performs the machine's first work, which `execute` left in the
@@ -118,13 +127,18 @@ class Run {
   report(answer, later) {
     if (this.over || answer & GONE) return;
     const m = machines();
+    // The event's work is copied out of the buffer before it is performed
+    // (another machine's event, from a callback performed here, reuses the
+    // buffer): into the copy of this depth of such nesting, kept for the
+    // next event at that depth.
+    const work = (copies[depth] ??= []);
+    depth++;
     try {
       for (;;) {
         const quads = answer & QUADS;
-        const work = this.work;
         const b = buffer(m);
         for (let i = 0; i < quads * 4; i++) work[i] = b[i];
-        this.perform(m, quads);
+        this.perform(m, work, quads);
         if (!(answer & MORE)) break;
         answer = m.machineWork(this.id);
       }
@@ -134,12 +148,13 @@ class Run {
       this.end();
       this.follower?.leave(this);
       return this.reject(error);
+    } finally {
+      depth--;
     }
     if (answer & ENDED) return later ? queueMicrotask(() => this.finish(m)) : this.finish(m);
   }
 
-  perform(m, quads) {
-    const work = this.work;
+  perform(m, work, quads) {
     for (let i = 0; i < quads * 4; i += 4) {
       const kind = work[i];
       const at = work[i + 1];

@@ -1166,6 +1166,36 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
     assert.equal(listeners.size, 1, 'abort listeners added between the two calls');
   });
 
+  add('Calls under way while the module\'s memory grows (3000 held at once) each settle with their own body and report, as do calls after them', async () => {
+    // The executor and the outcome's shaping read the module's memory
+    // through views made once: growing the memory detaches them, and a
+    // view not made again would read nothing (js/src/executor.js `buffer`,
+    // js/src/shape.js `numbers`). Each operation held takes module memory:
+    // 3000 grow it several times over its first megabyte.
+    let open;
+    const gate = new Promise((resolve) => { open = resolve; });
+    let holding = false;
+    const answer = (input) => new Response(`body ${new URL(String(input)).searchParams.get('n')}`, { headers: { 'content-type': 'text/plain' } });
+    const p = policy({ responseBody: 'buffer', throttle: false, fetch: (input) => (holding ? gate : Promise.resolve()).then(() => answer(input)) });
+    const first = await p.fetch(`${base}/held?n=first`);
+    assert.equal(await first.text(), 'body first', 'a call before the others');
+    holding = true;
+    const calls = [];
+    for (let i = 0; i < 3000; i += 1) calls.push(p.fetch(`${base}/held?n=${i}`));
+    holding = false;
+    open();
+    const responses = await Promise.all(calls);
+    for (const [i, res] of responses.entries()) {
+      assert.equal(await res.text(), `body ${i}`, `call ${i}'s body`);
+      const report = reportOf(res);
+      assert.equal(report?.reason, 'succeeded', `call ${i}'s report`);
+      assert.equal(report.attempts.length, 1, `call ${i}'s attempts`);
+    }
+    const after = await p.fetch(`${base}/held?n=after`);
+    assert.equal(await after.text(), 'body after', 'a call after them');
+    assert.equal(reportOf(after)?.attempts[0]?.status, 200, 'its report');
+  });
+
   add('In stream mode a 503 is retried (its body cancelled) and the final 200 is the host\'s own Response, redirected and url kept', async () => {
     const id = rid();
     const target = seqUrl(id, ['503', '200']);
