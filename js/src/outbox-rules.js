@@ -2,12 +2,13 @@
 // and bundlers: a wasm module of its own (src/host/mod.rs), fetched when
 // the first outbox opens (outbox-web.js, `import()`). Its wasm file sits
 // beside it, as the package's own does.
-import init, { OutboxRules as Rules } from "./saferetry_outbox.js";
+import { initSync, OutboxRules as Rules } from "./saferetry_outbox.js";
+import { compiled } from "./compile.js";
 import { loadFailed } from "./load.js";
 
 const wasm = new URL("./saferetry_outbox_bg.wasm", import.meta.url);
 try {
-  await init({ module_or_path: wasm });
+  initSync({ module: await compiled(wasm) });
 } catch (error) {
   throw loadFailed(wasm, error);
 }

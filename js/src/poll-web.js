@@ -3,13 +3,14 @@
 // poll (web.js hands the core an `import()` of this file), so a page that
 // never polls loads none of it. Its wasm file sits beside it, as the
 // package's own does.
-import init, { Poller as Machine } from "./saferetry_poll.js";
+import { initSync, Poller as Machine } from "./saferetry_poll.js";
+import { compiled } from "./compile.js";
 import { loadFailed } from "./load.js";
 import { polling } from "./poll.js";
 
 const wasm = new URL("./saferetry_poll_bg.wasm", import.meta.url);
 try {
-  await init({ module_or_path: wasm });
+  initSync({ module: await compiled(wasm) });
 } catch (error) {
   throw loadFailed(wasm, error);
 }

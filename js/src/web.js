@@ -3,14 +3,17 @@
 // redirect hops a browser never runs (src/host/attempt/nohops.rs). Declared in
 // package.json `sideEffects` so that no bundler drops this initialisation.
 // Its exports by name, not `* as glue`: a namespace passed on keeps every
-// export in a bundle, and a page never runs the glue's `initSync`.
-import init, { Policy, checkOptions, machineWork, machineChain, onSettled, onTimer, onOnline, onEvent, outcomeOf, workBuffer } from "./saferetry_web.js";
+// export in a bundle. The module is compiled as it streams in (compile.js) and
+// instantiated by the glue's `initSync`: the glue's own loader (its default
+// export, its input forms and messages) stays out of a page's bundle.
+import { initSync, Policy, checkOptions, machineWork, machineChain, onSettled, onTimer, onOnline, onEvent, outcomeOf, workBuffer } from "./saferetry_web.js";
+import { compiled } from "./compile.js";
 import { loaded, loadFailed } from "./load.js";
 
 const wasm = new URL("./saferetry_web_bg.wasm", import.meta.url);
 let instance;
 try {
-  instance = await init({ module_or_path: wasm });
+  instance = initSync({ module: await compiled(wasm) });
 } catch (error) {
   throw loadFailed(wasm, error);
 }

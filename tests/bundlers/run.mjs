@@ -315,6 +315,36 @@ async function runMissingPollWasm(ctx, target) {
   return requests === 2 ? null : `the fetch before the poll: the server saw ${requests} requests, expected 2`;
 }
 
+/** A page whose server sends the wasm files as `application/octet-stream`
+ * (no streaming compile then): each module is compiled from its bytes
+ * (js/src/compile.js, as wasm-bindgen's loader does) and the page retries
+ * and polls as ever. The page's `fetch` relabels every `.wasm` answer. */
+async function runWasmWithoutMime(ctx) {
+  const dir = path.join(ctx.root, 'esbuild-browser-octet-stream');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const built = await BUILDS['esbuild-browser']({ ...ctx, style: 'named' }, dir);
+  const html = path.join(dir, built.html);
+  writeFileSync(html, readFileSync(html, 'utf8').replace(ERRORS_TO_RESULT, `${ERRORS_TO_RESULT}<script>
+  const plainFetch = fetch;
+  window.relabelled = [];
+  window.fetch = async (input, init) => {
+    const r = await plainFetch(input, init);
+    if (!String(input).endsWith('.wasm')) return r;
+    window.relabelled.push(String(input).split('/').pop());
+    return new Response(await r.arrayBuffer(), { status: r.status, headers: { 'Content-Type': 'application/octet-stream' } });
+  };
+</script>`));
+  const runId = `b${process.pid}-${++seq}`;
+  const r = await HOSTS[built.host](built, ctx, dir, runId);
+  if (r?.error) return r.error;
+  const got = { status: r?.status, attempts: r?.attempts, poll: r?.poll?.kind };
+  const want = { status: 200, attempts: [503, 200], poll: 'succeeded' };
+  if (JSON.stringify(got) !== JSON.stringify(want)) return `got ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`;
+  const wasm = await ctx.browser.session.executeScript('return window.relabelled.join()');
+  return wasm === `${WEB_WASM},${POLL_WASM}` ? null : `the page's wasm fetches relabelled: ${wasm}, expected ${WEB_WASM},${POLL_WASM}`;
+}
+
 /** The core without a runtime entry (what a build that dropped the entry's
  * initialisation would run) says so instead of failing inside the glue. */
 async function runCoreWithoutEntry(ctx) {
@@ -446,6 +476,7 @@ async function main() {
   cases.push(['esbuild-browser without the wasm file: the import names the file', () => runMissingWasm(ctx, 'esbuild-browser')]);
   cases.push(['esbuild-node without the poll\'s wasm file: the first poll\'s result rejects naming the file', () => runMissingPollWasm(ctx, 'esbuild-node')]);
   cases.push(['esbuild-browser without the poll\'s wasm file: the first poll\'s result rejects naming the file', () => runMissingPollWasm(ctx, 'esbuild-browser')]);
+  cases.push(['a page whose wasm files come as application/octet-stream compiles them from their bytes, then retries and polls as ever', () => runWasmWithoutMime(ctx)]);
   cases.push(['the core without its runtime entry says it was never initialised', () => runCoreWithoutEntry(ctx)]);
   cases.push(['a page bundle leaves out the redirect follower (hops.js), which Node and Worker bundles carry', () => runFollowerBundled(ctx)]);
   cases.push(['a page that only imports RetryPolicy leaves out the leased client (its relay and the fleet\'s wasm), which a tabBudget page and a Node bundle carry', () => runLeaseBundled(ctx)]);
