@@ -112,11 +112,27 @@ window.__client = new RetryPolicy(); window.__ready = ${READY};`,
   mkdirSync(path.join(OUT, "saferetry unbundled/pkg"), { recursive: true });
   add("saferetry unbundled", { ...files, "app.js": app }, page({ script: "app.js", importMap: { saferetry: "./pkg/web.js" } }));
   // … with modulepreload for the import chain and preload for the wasm.
-  const hints = ["web.js", "core.js", "executor.js", "attempts.js", "body.js", "packed.js", "shape.js", "request.js", "options.js", "load.js", "saferetry_web.js"].map((f) => `<link rel="modulepreload" href="pkg/${f}">\n`).join("")
+  const hints = importChain(pkg, "web.js").map((f) => `<link rel="modulepreload" href="pkg/${f}">\n`).join("")
     + preloadOf(`pkg/${path.basename(wasm)}`);
   mkdirSync(path.join(OUT, "saferetry unbundled + hints/pkg"), { recursive: true });
   add("saferetry unbundled + hints", { ...files, "app.js": app }, page({ head: hints, script: "app.js", importMap: { saferetry: "./pkg/web.js" } }));
   return variants;
+}
+
+/** The modules `entry` imports statically, itself first, as the package has
+ * them (the hints follow the package's files, not a list kept by hand). */
+function importChain(pkg, entry) {
+  const chain = [];
+  for (const queue = [entry]; queue.length > 0; ) {
+    const file = queue.shift();
+    if (chain.includes(file)) continue;
+    chain.push(file);
+    const source = readFileSync(path.join(pkg, file), "utf8");
+    for (const [, dep] of source.matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s+"\.\/([^"]+)"/gm)) {
+      queue.push(path.posix.join(path.posix.dirname(file), dep));
+    }
+  }
+  return chain;
 }
 
 // ---------------- a static server with brotli, no caching ----------------
