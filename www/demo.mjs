@@ -39,7 +39,7 @@ async function check(demo) {
   const base = demo.server.url + '/static/';
   await expect(demo.url, 'text/html');
   await expect(base + 'www/tab.html', 'text/html');
-  for (const f of ['www/demo.js', 'www/timeline.js', 'www/scenarios.js', 'www/several.js', 'www/tab.js', 'js/src/web.js', 'js/src/core.js', 'js/src/executor.js', 'js/src/attempts.js', 'js/src/body.js', 'js/src/packed.js', 'js/src/shape.js', 'js/src/request.js', 'js/src/options.js', 'js/src/load.js', 'js/src/tabs.js', BUILT[0]]) {
+  for (const f of ['www/demo.js', 'www/timeline.js', 'www/scenarios.js', 'www/several.js', 'www/tab.js', 'js/src/web.js', 'js/src/core.js', 'js/src/executor.js', 'js/src/attempts.js', 'js/src/body.js', 'js/src/packed.js', 'js/src/shape.js', 'js/src/kept.js', 'js/src/compile.js', 'js/src/request.js', 'js/src/options.js', 'js/src/load.js', 'js/src/tabs.js', BUILT[0]]) {
     await expect(base + f, 'text/javascript');
   }
   await expect(base + 'www/demo.css', 'text/css');

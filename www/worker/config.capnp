@@ -37,6 +37,7 @@ const worker :Workerd.Worker = (
     (name = "worker/hops.js", esModule = embed "../../js/src/hops.js"),
     (name = "worker/packed.js", esModule = embed "../../js/src/packed.js"),
     (name = "worker/shape.js", esModule = embed "../../js/src/shape.js"),
+    (name = "worker/kept.js", esModule = embed "../../js/src/kept.js"),
     (name = "worker/request.js", esModule = embed "../../js/src/request.js"),
     (name = "worker/options.js", esModule = embed "../../js/src/options.js"),
     (name = "worker/load.js", esModule = embed "../../js/src/load.js"),
