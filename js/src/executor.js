@@ -13,7 +13,7 @@
 // per operation holds what the executor keeps for it (its timers, its
 // listeners, how to settle), with methods rather than closures.
 import { attempt, awaitStep, bytes, fold, follow, invoke, next, replayCopy, under, upTo } from "./attempts.js";
-import { machines } from "./load.js";
+import { machines, memoryViews } from "./load.js";
 
 const SET_TIMER = 1;
 const CLEAR_TIMER = 2;
@@ -59,19 +59,9 @@ const running = new Map();
 const copies = [];
 let depth = 0;
 
-/** The module's work buffer, as a view that follows its memory's growth:
- * made again when the memory grew (growing detaches the old buffer, and a
- * view of it then has no length) or another module is read, never with a
- * read of `memory.buffer` per event (a call into the engine's C++). */
-let view = new Uint32Array(0);
-let viewed;
-function buffer(m) {
-  if (view.length === 0 || viewed !== m) {
-    view = new Uint32Array(m.memory.buffer, m.workBuffer, 130);
-    viewed = m;
-  }
-  return view;
-}
+/** The module's work buffer, as a view that follows its memory's growth
+ * (js/src/load.js `memoryViews`). */
+const buffer = () => memoryViews().work;
 
 function fire(run, id) {
   run.forget(id);
@@ -99,8 +89,7 @@ class Run {
    * buffer with its answer (`START`) and the call whose signal is an event
    * (`CALL`; src/host/operation/machine.rs `keep`). */
   begin() {
-    const m = machines();
-    const b = buffer(m);
+    const b = buffer();
     running.set(this.id, this);
     this.follower = under(b[CALL], this);
     // An operation that ended in the call settles a microtask later, as
@@ -136,7 +125,7 @@ class Run {
     try {
       for (;;) {
         const quads = answer & QUADS;
-        const b = buffer(m);
+        const b = buffer();
         for (let i = 0; i < quads * 4; i++) work[i] = b[i];
         this.perform(m, work, quads);
         if (!(answer & MORE)) break;
@@ -240,7 +229,7 @@ class Run {
  * for js/src/shape.js), the response's and the cause's numbers. */
 function outcome(m, id, settle) {
   const data = m.outcomeOf(id);
-  const b = buffer(m);
+  const b = buffer();
   return settle(data, b[0], b[1]);
 }
 

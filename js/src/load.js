@@ -27,6 +27,7 @@ export function loaded(glue, instance, follow, poll) {
   // buffer their work is read from.
   const { machineWork, machineChain, onSettled, onTimer, onOnline, onEvent, outcomeOf } = glue;
   machineExports = { machineWork, machineChain, onSettled, onTimer, onOnline, onEvent, outcomeOf, memory: instance.memory, workBuffer: glue.workBuffer() };
+  views = UNVIEWED;
   ready = true;
   hops ??= follow;
   pollModule ??= poll;
@@ -45,6 +46,25 @@ export function checker() {
 
 /** The loaded module's machine exports (js/src/executor.js). */
 export const machines = () => machineExports;
+
+// The loaded module's memory as its work buffer's 32-bit words (its 32
+// work quads, then `execute`'s first answer and call) and as doubles (an
+// outcome's numbers): made again when the memory grew (growing detaches
+// the old buffer: a view of it then has no length) or another module
+// loaded, never with a read of `memory.buffer` per event (a call into the
+// engine's C++).
+const UNVIEWED = { work: new Uint32Array(0), doubles: new Float64Array(0) };
+let views = UNVIEWED;
+
+/** The views of the loaded module's memory (js/src/executor.js reads its
+ * work, js/src/shape.js an outcome's numbers). */
+export function memoryViews() {
+  if (views.work.length === 0) {
+    const { memory, workBuffer } = machineExports;
+    views = { work: new Uint32Array(memory.buffer, workBuffer, 130), doubles: new Float64Array(memory.buffer) };
+  }
+  return views;
+}
 
 /** hops.js's `follow`, for the attempts of the full module (which follows
  * redirects only where an entry gave it hops.js). */

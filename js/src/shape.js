@@ -4,7 +4,7 @@
 // counts; `NaN` for an absent value — and a report's strings joined in one
 // (their lengths among the numbers). Shaping only: every value, and which
 // are present, was decided in Rust; the codes index the tables below.
-import { machines } from "./load.js";
+import { memoryViews } from "./load.js";
 
 const words = (s) => s.split(" ");
 // `policy::state::Phase`, `policy::reason::Reason`, `WaitWhy` (a report's
@@ -42,26 +42,14 @@ const MESSAGES = [
   "The server redirected the request, and the redirect was not followed, as the request asked.",
 ];
 
-// Views of the module's memory, made again when it grows (its old buffer
-// is then detached: the views have no length) or another module's is read.
-let words32 = new Uint32Array(0);
-let floats = new Float64Array(0);
-let viewed;
-
 /** The numbers the wasm side just answered (their address and count in
  * its work buffer's third and fourth places), copied into a plain array
  * (a typed array would allocate a buffer of its own). */
 export function numbers() {
-  const m = machines();
-  if (words32.length === 0 || viewed !== m) {
-    words32 = new Uint32Array(m.memory.buffer);
-    floats = new Float64Array(m.memory.buffer);
-    viewed = m;
-  }
-  const { workBuffer } = m;
-  const from = words32[(workBuffer >>> 2) + 2] >>> 3;
-  const out = new Array(words32[(workBuffer >>> 2) + 3]);
-  for (let i = 0; i < out.length; i++) out[i] = floats[from + i];
+  const { work, doubles } = memoryViews();
+  const from = work[2] >>> 3;
+  const out = new Array(work[3]);
+  for (let i = 0; i < out.length; i++) out[i] = doubles[from + i];
   return out;
 }
 
