@@ -26,11 +26,13 @@ ship:
 # ee5cc5a, issue 26's base; built by bench/base.mjs) beside this checkout,
 # both as the lean build where its toolchain installs, ending with one
 # before/after table (bench/table.mjs runs run.mjs, pageload.mjs,
-# workerd-cpu.mjs and profile.mjs).
+# workerd-cpu.mjs and profile.mjs); bench/coldstart.mjs says where a
+# Worker's cold start goes, step by step.
 bench: build
 	scripts/bootstrap.sh browsers redis
 	node bench/fleet.mjs
 	node bench/redis.mjs
+	node bench/coldstart.mjs
 	node bench/table.mjs
 
 # Just the profile of the success path (issue 37): µs per call by group

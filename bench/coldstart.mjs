@@ -1,0 +1,91 @@
+// Where a Worker's cold start goes (issue 37: "workerd cold start ≤ ky +
+// 5 ms"). bench/pageload.mjs measures raw fetch, ky and saferetry from
+// starting workerd to the first response; this adds the steps in between,
+// each a Worker of its own built by Wrangler the same way, so the
+// differences between rows are what each step costs: the wasm module
+// compiled (imported, unused), the glue imported, the module instantiated,
+// the whole package imported (its JS parsed and run), a policy made at the
+// top level, and its first `policy.fetch`. The flags rows run the last
+// Worker with V8 flags (workerd's `v8Flags`) that say how much of it is
+// the wasm compiled lazily at first use. Figures, not pass/fail.
+//
+//   node bench/coldstart.mjs      (COLDSTART_RUNS=N starts per Worker, default 15)
+// Needs `make build`. Each Worker's time is the median of its starts,
+// interleaved with the others', in ms from spawning workerd to its port
+// and to the first response.
+import http from "node:http";
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { start, stop, workerdPort, wranglerWorker } from "../tests/runtimes/procs.mjs";
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const OUT = path.join(REPO, "test-output/coldstart");
+const BIN = path.join(REPO, "node_modules/.bin");
+const RUNS = Number(process.env.COLDSTART_RUNS ?? 15);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+// Each Worker answers one request with one upstream request's text.
+const answer = (call) => `export default { async fetch(req, env) { const r = await ${call}; return new Response(await r.text()); } };`;
+const WASM = 'import wasm from "./node_modules/saferetry/src/saferetry_bg.wasm";';
+const GLUE = 'import * as glue from "./node_modules/saferetry/src/saferetry.js";';
+const workers = {
+  "raw fetch": answer("fetch(env.UPSTREAM)"),
+  ky: `import ky from "ky"; const client = ky.create({ retry: 2 });\n${answer("client.get(env.UPSTREAM)")}`,
+  "+ the wasm module, unused": `${WASM} globalThis.keep = wasm;\n${answer("fetch(env.UPSTREAM)")}`,
+  "+ its glue": `${WASM} ${GLUE} globalThis.keep = [wasm, glue];\n${answer("fetch(env.UPSTREAM)")}`,
+  "+ instantiated": `${WASM} ${GLUE} glue.initSync({ module: wasm });\n${answer("fetch(env.UPSTREAM)")}`,
+  "+ the whole package imported": `import { RetryPolicy } from "saferetry"; globalThis.keep = RetryPolicy;\n${answer("fetch(env.UPSTREAM)")}`,
+  "+ a policy made": `import { RetryPolicy } from "saferetry"; globalThis.keep = new RetryPolicy();\n${answer("fetch(env.UPSTREAM)")}`,
+  "saferetry (+ its first policy.fetch)": `import { RetryPolicy } from "saferetry"; const policy = new RetryPolicy();\n${answer("policy.fetch(env.UPSTREAM)")}`,
+};
+// The last Worker again, under V8 flags.
+const flagged = {
+  "saferetry, wasm compiled eagerly (--no-wasm-lazy-compilation)": ["--no-wasm-lazy-compilation"],
+};
+const SAFERETRY = "saferetry (+ its first policy.fetch)";
+
+const upstream = http.createServer((req, res) => res.end("ok"));
+await new Promise((r) => upstream.listen(0, "127.0.0.1", r));
+const dirOf = (name) => path.join(OUT, name.replace(/\W+/g, "-").replace(/^-|-$/g, ""));
+try {
+  const bindings = { UPSTREAM: `http://127.0.0.1:${upstream.address().port}/` };
+  for (const [name, source] of Object.entries(workers)) {
+    wranglerWorker({ dir: dirOf(name), source, packageDir: path.join(REPO, "js"), compatibilityDate: "2025-06-01", bindings });
+  }
+  for (const [name, flags] of Object.entries(flagged)) {
+    wranglerWorker({ dir: dirOf(name), source: workers[SAFERETRY], packageDir: path.join(REPO, "js"), compatibilityDate: "2025-06-01", bindings });
+    const config = path.join(dirOf(name), "config.capnp");
+    const text = readFileSync(config, "utf8").replace("  sockets = ", `  v8Flags = ${JSON.stringify(flags)},\n  sockets = `);
+    if (!text.includes("v8Flags")) throw new Error(`no place for v8Flags in ${config}`);
+    writeFileSync(config, text);
+  }
+  const names = [...Object.keys(workers), ...Object.keys(flagged)];
+  const results = Object.fromEntries(names.map((name) => [name, []]));
+  for (let i = 0; i < RUNS; i++) for (const name of names) results[name].push(await oneStart(dirOf(name)));
+  console.log(`\n## workerd cold start, step by step (median of ${RUNS} starts, interleaved; Wrangler's build)\n`);
+  console.log("| Worker | ms to its port | ms to the first response | − ky |\n|---|---:|---:|---:|");
+  const first = (name) => median(results[name].map((r) => r[1]));
+  for (const name of names) {
+    const port = median(results[name].map((r) => r[0]));
+    console.log(`| ${name} | ${port.toFixed(1)} | ${first(name).toFixed(1)} | ${(first(name) - first("ky")).toFixed(1)} |`);
+  }
+} finally {
+  upstream.close();
+}
+
+/** ms from spawning workerd to its port (over --control-fd) and to the first response. */
+async function oneStart(dir) {
+  const t0 = performance.now();
+  const p = start("workerd", path.join(BIN, "workerd"), ["serve", "config.capnp", "--control-fd=3"], { cwd: dir, extraFds: 1, echo: false });
+  try {
+    const port = await workerdPort(p);
+    const t1 = performance.now();
+    const res = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(20_000) });
+    const text = await res.text();
+    if (text !== "ok") throw new Error(`${dir}: ${res.status} ${text.slice(0, 200)}`);
+    return [t1 - t0, performance.now() - t0];
+  } finally {
+    await stop(p, 0);
+  }
+}
