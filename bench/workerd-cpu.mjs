@@ -6,14 +6,21 @@
 // pass) — as workerd's own CPU time (every thread, from /proc) over a few
 // thousand subrequests to a loopback upstream. Figures, not pass/fail.
 //
-//   node bench/workerd-cpu.mjs        (WORKERD_SUBREQUESTS=N per client and round, default 1000)
+//   node bench/workerd-cpu.mjs        (WORKERD_SUBREQUESTS=N per client and round, default 1000;
+//                                      WORKERD_ROUNDS=R rounds, default 6;
+//                                      WORKERD_CLIENTS=buffer-signal,ky-signal,… only these clients,
+//                                      each also run for the before/variant packages)
 // Needs `make build`. The package measured is this checkout's js/, or
 // BENCH_NOW=<a built js/ folder> (bench/table.mjs sets it to the lean
 // build). With BENCH_BEFORE=<a built js/ folder> (bench/table.mjs sets it),
 // that package runs beside it in the same Worker and rounds; with
 // BENCH_JSON=<file>, the figures are written there: µs per request by
 // client ("raw", "ky", "floor", "floorstream", "auto", "stream", "buffer"; "-signal" with
-// a caller's signal; "-before" for the before package's).
+// a caller's signal; "-before" for the before package's). BENCH_VARIANTS=
+// label=<a built js/ folder>,… adds more packages the same way ("-label"),
+// for ablations. With more than one package, each other package's client is
+// also printed as the median of its per-round differences to this
+// checkout's (paired in the same round) with their spread.
 import http from "node:http";
 import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -26,16 +33,22 @@ const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const BIN = path.join(REPO, "node_modules/.bin");
 const OUT = path.join(REPO, "test-output/workerd-cpu");
 const N = Number(process.env.WORKERD_SUBREQUESTS ?? 1000);
-const ROUNDS = 6;
+const ROUNDS = Number(process.env.WORKERD_ROUNDS ?? 6);
+const ONLY = process.env.WORKERD_CLIENTS?.split(",");
 const TICK_US = 1e6 / Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim());
 const BEFORE = process.env.BENCH_BEFORE;
 const NOW = process.env.BENCH_NOW ?? path.join(REPO, "js");
+// Other packages beside this checkout's: [suffix, folder].
+const OTHERS = [
+  ...(BEFORE ? [["before", BEFORE]] : []),
+  ...(process.env.BENCH_VARIANTS ? process.env.BENCH_VARIANTS.split(",").map((v) => v.split("=")) : []),
+];
 
 // One worker, one route per client: GET /<client>?n=N makes N sequential
 // subrequests through that client and reads each body.
 const WORKER = `import ky from "ky";
 import { RetryPolicy } from "saferetry";
-${BEFORE ? 'import { RetryPolicy as Before } from "saferetry-before";' : ""}
+${OTHERS.map(([l], i) => `import { RetryPolicy as Other${i} } from "saferetry-${l}";`).join("\n")}
 import { floor, floorStream } from "./floors.mjs"; // bench/floors.mjs, copied beside
 const kyClient = ky.create({ retry: 2 });
 const fresh = () => new AbortController().signal;
@@ -49,7 +62,7 @@ const CLIENTS = {
   ky: (u) => kyClient.get(u).text(),
   "ky-signal": (u) => kyClient.get(u, { signal: fresh() }).text(),
 };
-const packages = [["", RetryPolicy]${BEFORE ? ', ["-before", Before]' : ""}];
+const packages = [["", RetryPolicy]${OTHERS.map(([l], i) => `, ["-${l}", Other${i}]`).join("")}];
 for (const [suffix, Policy] of packages) {
   for (const mode of ["auto", "stream", "buffer"]) {
     const policy = new Policy(mode === "auto" ? {} : { responseBody: mode });
@@ -78,10 +91,8 @@ upstream.keepAliveTimeout = 60_000;
 await new Promise((r) => upstream.listen(0, "127.0.0.1", r));
 
 rmSync(OUT, { recursive: true, force: true });
-if (BEFORE) {
-  mkdirSync(path.join(OUT, "node_modules"), { recursive: true });
-  symlinkSync(BEFORE, path.join(OUT, "node_modules/saferetry-before"));
-}
+mkdirSync(path.join(OUT, "node_modules"), { recursive: true });
+for (const [l, dir] of OTHERS) symlinkSync(path.resolve(dir), path.join(OUT, `node_modules/saferetry-${l}`));
 mkdirSync(OUT, { recursive: true });
 copyFileSync(path.join(REPO, "bench/floors.mjs"), path.join(OUT, "floors.mjs"));
 wranglerWorker({ dir: OUT, source: WORKER, packageDir: NOW, compatibilityDate: "2025-06-01", bindings: { UPSTREAM: `http://127.0.0.1:${upstream.address().port}/` } });
@@ -90,7 +101,11 @@ const child = start("workerd", path.join(BIN, "workerd"), ["serve", "config.capn
 try {
   const port = await workerdPort(child);
   const ours = ["auto", "stream", "buffer"].flatMap((m) => [m, `${m}-signal`]);
-  const clients = ["raw", "raw-signal", "floor", "floor-signal", "floorstream", "floorstream-signal", "ky", "ky-signal", ...ours, ...(BEFORE ? ours.map((c) => `${c}-before`) : [])];
+  const base = ["raw", "raw-signal", "floor", "floor-signal", "floorstream", "floorstream-signal", "ky", "ky-signal", ...ours];
+  const picked = ONLY ? ONLY.filter((c) => base.includes(c)) : base;
+  if (!picked.includes("raw")) picked.unshift("raw"); // the × raw fetch column
+  const mine = picked.filter((c) => ours.includes(c));
+  const clients = [...picked, ...OTHERS.flatMap(([l]) => mine.map((c) => `${c}-${l}`))];
   const run = async (client, n) => {
     const res = await fetch(`http://127.0.0.1:${port}/${client}?n=${n}`);
     if ((await res.text()) !== "ok") throw new Error(`${client}: ${res.status}`);
@@ -108,14 +123,20 @@ try {
     }
   }
   const raw = median(us.raw);
-  console.log(`\n## workerd: CPU per request (workerd's own threads, /proc; ${N} subrequests × ${ROUNDS} rounds, median)\n`);
-  console.log("| client | µs CPU per request | × raw fetch |\n|---|---:|---:|");
+  console.log(`\n## workerd: CPU per request (workerd's own threads, /proc; ${N} subrequests × ${ROUNDS} rounds, median, min–max)\n`);
+  console.log("| client | µs CPU per request | min–max | × raw fetch | paired Δ vs this checkout (median, min–max) |\n|---|---:|---:|---:|---:|");
   const name = (c) => {
-    const [, base, signal, before] = /^([a-z]+)(-signal)?(-before)?$/.exec(c);
+    const [, base, signal, other] = /^([a-z]+)(-signal)?(?:-(.+))?$/.exec(c);
     const side = { raw: "raw fetch", floor: "floor (the smallest wrapper keeping our guarantees)", floorstream: "floor for a streamed answer", ky: "ky" }[base] ?? `saferetry, responseBody "${base}"`;
-    return `${before ? "before: " : ""}${side}${signal ? ", caller's signal" : ""}`;
+    return `${other ? `${other}: ` : ""}${side}${signal ? ", caller's signal" : ""}`;
   };
-  for (const c of clients) console.log(`| ${name(c)} | ${median(us[c]).toFixed(0)} | ${(median(us[c]) / raw).toFixed(3)} |`);
+  const range = (xs) => `${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}`;
+  for (const c of clients) {
+    const mineOf = OTHERS.map(([l]) => `-${l}`).reduce((x, suffix) => (x.endsWith(suffix) ? x.slice(0, -suffix.length) : x), c);
+    const d = mineOf === c ? null : us[c].map((x, i) => x - us[mineOf][i]);
+    const paired = d ? `${median(d) >= 0 ? "+" : ""}${median(d).toFixed(0)} (${range(d)})` : "";
+    console.log(`| ${name(c)} | ${median(us[c]).toFixed(0)} | ${range(us[c])} | ${(median(us[c]) / raw).toFixed(3)} | ${paired} |`);
+  }
   if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(Object.fromEntries(clients.map((c) => [c, median(us[c])]))));
 } finally {
   await stop(child);
