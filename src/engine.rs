@@ -15,9 +15,9 @@
 pub mod poll;
 
 use alloc::string::String;
-use core::future::{poll_fn, Future};
-use core::pin::pin;
-use core::task::Poll;
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
 
 use alloc::rc::Rc;
 
@@ -480,18 +480,34 @@ pub enum Either<A, B> {
 
 /// Polls both futures; the first to finish wins and the other is dropped.
 /// `a` is polled first, so a transport that finishes at the very instant
-/// its timer fires is not counted as timed out.
-pub async fn race<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Output> {
-    let mut a = pin!(a);
-    let mut b = pin!(b);
-    poll_fn(|cx| {
-        if let Poll::Ready(x) = a.as_mut().poll(cx) {
+/// its timer fires is not counted as timed out. A plain future, not an
+/// `async fn`: no generator of its own around the two.
+pub fn race<A: Future, B: Future>(a: A, b: B) -> Race<A, B> {
+    Race { a, b }
+}
+
+/// The future [`race`] answers.
+pub struct Race<A, B> {
+    a: A,
+    b: B,
+}
+
+impl<A: Future, B: Future> Future for Race<A, B> {
+    type Output = Either<A::Output, B::Output>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: structural pinning: `a` and `b` are never moved out of a
+        // pinned `Race` (it has no `Drop` and hands out no `&mut` to them
+        // but these pinned ones), so they stay pinned as it is.
+        let this = unsafe { self.get_unchecked_mut() };
+        // SAFETY: as above.
+        if let Poll::Ready(x) = unsafe { Pin::new_unchecked(&mut this.a) }.poll(cx) {
             return Poll::Ready(Either::Left(x));
         }
-        if let Poll::Ready(y) = b.as_mut().poll(cx) {
+        // SAFETY: as above.
+        if let Poll::Ready(y) = unsafe { Pin::new_unchecked(&mut this.b) }.poll(cx) {
             return Poll::Ready(Either::Right(y));
         }
         Poll::Pending
-    })
-    .await
+    }
 }

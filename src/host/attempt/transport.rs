@@ -17,6 +17,8 @@
 
 use alloc::rc::Rc;
 use alloc::string::String;
+use core::future::{poll_fn, Future};
+use core::pin::Pin;
 
 use crate::host::shared::bind::date_now;
 use super::failure::{delivered_by, failed, fetch_failed, not_sent, StepFailure, REJECTED, THREW};
@@ -305,9 +307,15 @@ impl FetchTransport<'_> {
     /// The length a body step of attempt `id` resolved with (`None`: −1,
     /// more than the bound arrived, or the end of the chunks); a failure
     /// after the response started is maybe-delivered.
-    async fn read_step(&self, id: u32) -> Result<Option<u32>, Failed<Held>> {
-        let read = step(id).await.map_err(|e| self.delivered(id, &e))?;
-        Ok(read.as_f64().filter(|n| *n >= 0.0).map(|n| n as u32))
+    /// A plain future, not an `async fn`: no generator around the step.
+    fn read_step(&self, id: u32) -> impl Future<Output = Result<Option<u32>, Failed<Held>>> + '_ {
+        let mut read = step(id);
+        poll_fn(move |cx| {
+            Pin::new(&mut read).poll(cx).map(|read| {
+                let read = read.map_err(|e| self.delivered(id, &e))?;
+                Ok(read.as_f64().filter(|n| *n >= 0.0).map(|n| n as u32))
+            })
+        })
     }
 
     /// `auto` for a chunked document: read inside the attempt, a chunk per
@@ -387,8 +395,8 @@ impl Transport for FetchTransport<'_> {
     type Body = Received;
     type Error = Held;
 
-    async fn send(&self, _attempt: u32) -> Outcome {
-        self.attempt().await
+    fn send(&self, _attempt: u32) -> impl Future<Output = Outcome> {
+        self.attempt()
     }
 
     fn snippet(&self, body: &Received) -> Option<String> {
