@@ -291,12 +291,12 @@ impl<'a> Ctx<'a> {
     async fn submit(&self, mut prepared: Prepared, role: Role) -> Finished<Received, Held> {
         // Before the first attempt, under its timer and the caller's cancel;
         // a body that is not there by then is a stream: sent once.
-        if replay::needed(&prepared) {
-            let read =
-                race(replay::bound(&mut prepared, &self.shared.glue), self.clock.sleep(self.options.limits.attempt_ms)).await;
-            if matches!(read, Either::Right(_)) {
-                prepared.replayable = false;
-            }
+        if replay::bound(&prepared) {
+            let read = match race(step(prepared.call), self.clock.sleep(self.options.limits.attempt_ms)).await {
+                Either::Left(read) => Some(read),
+                Either::Right(_) => None,
+            };
+            replay::kept(&mut prepared, &self.shared.glue, read);
         }
         let call = Call {
             options: self.options,
