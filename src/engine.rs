@@ -15,9 +15,9 @@
 pub mod poll;
 
 use alloc::string::String;
-use core::future::{poll_fn, Future};
-use core::pin::pin;
-use core::task::Poll;
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
 
 use alloc::rc::Rc;
 
@@ -132,83 +132,91 @@ pub async fn run<T: Transport, C: Clock>(
 ) -> Finished<T::Body, T::Error> {
     let start = clock.now_ms();
     let mut op = Op::new(start, call, observe, budget.counted.then_some(budget.stats));
-    if clock.cancelled() {
-        return op.finish(clock.now_ms(), Reason::Cancelled, None, None, None);
-    }
-    let limits = &call.options.limits;
-    let deadline = limits.deadline(start);
-    // The clock read last, while nothing has been awaited since: the time
-    // is read once where it cannot have moved (a read is a call into the
-    // host).
-    let mut known = Some(start);
-    // The wait before the next attempt (entered as the waiting state).
-    let mut wait = None;
-    if let Some(at) = call.not_before.filter(|&at| at > start) {
-        known = None;
-        op.report.not_before = Some(at);
-        if at >= deadline {
-            return op.finish(start, Reason::WaitExceedsBudget, Some(at), None, None);
+    // Every end but an attempt's (`conclude`'s) leaves through here: one
+    // `finish` for them all.
+    let (now, reason, retry_at) = 'end: {
+        if clock.cancelled() {
+            break 'end (clock.now_ms(), Reason::Cancelled, None);
         }
-        op.enter(Phase::Waiting { attempt: 1, until_ms: at, wait_ms: at - start, why: WaitWhy::RetryAfter });
-        wait = Some(at - start);
-    }
-    let mut last_retry_cost = None;
-    let mut attempt = 0u32;
-    loop {
-        if let Some(ms) = wait.take() {
-            if clock.sleep(ms).await == Slept::Cancelled {
-                return op.finish(clock.now_ms(), Reason::Cancelled, None, None, None);
+        let limits = &call.options.limits;
+        let deadline = limits.deadline(start);
+        // The clock read last, while nothing has been awaited since: the time
+        // is read once where it cannot have moved (a read is a call into the
+        // host).
+        let mut known = Some(start);
+        // The wait before the next attempt (entered as the waiting state).
+        let mut wait = None;
+        if let Some(at) = call.not_before.filter(|&at| at > start) {
+            known = None;
+            op.report.not_before = Some(at);
+            if at >= deadline {
+                break 'end (start, Reason::WaitExceedsBudget, Some(at));
             }
+            op.enter(Phase::Waiting {
+                attempt: 1,
+                until_ms: at,
+                wait_ms: at - start,
+                why: WaitWhy::RetryAfter,
+            });
+            wait = Some(at - start);
         }
-        attempt += 1;
-        // Adaptive throttling: a first attempt the upstream would most likely
-        // refuse is not sent (a call that opted out is never refused).
-        if attempt == 1 && call.options.throttle.is_some() {
-            let now = known.unwrap_or_else(|| clock.now_ms());
-            known = Some(now);
-            match budget.shared.admit(now, random) {
-                Ok(Admit::Go) => {}
-                Ok(Admit::Reject { retry_at }) => {
-                    return op.finish(now, Reason::Throttled, Some(retry_at), None, None)
+        let mut last_retry_cost = None;
+        let mut attempt = 0u32;
+        loop {
+            if let Some(ms) = wait.take() {
+                if clock.sleep(ms).await == Slept::Cancelled {
+                    break 'end (clock.now_ms(), Reason::Cancelled, None);
                 }
-                Err(_) => return op.finish(now, Reason::InvalidRandom, None, None, None),
             }
+            attempt += 1;
+            // Adaptive throttling: a first attempt the upstream would most likely
+            // refuse is not sent (a call that opted out is never refused).
+            if attempt == 1 && call.options.throttle.is_some() {
+                let now = known.unwrap_or_else(|| clock.now_ms());
+                known = Some(now);
+                match budget.shared.admit(now, random) {
+                    Ok(Admit::Go) => {}
+                    Ok(Admit::Reject { retry_at }) => break 'end (now, Reason::Throttled, Some(retry_at)),
+                    Err(_) => break 'end (now, Reason::InvalidRandom, None),
+                }
+            }
+            let (permit, now) = match admit(&mut op, clock, budget, attempt, deadline, known.take()).await {
+                Ok(admitted) => admitted,
+                Err((reason, retry_at)) => break 'end (clock.now_ms(), reason, retry_at),
+            };
+            budget.shared.sent(now);
+            let Some((timer_ms, timer)) = limits.attempt_timer(now, deadline) else {
+                break 'end (now, Reason::Deadline, None);
+            };
+            op.enter(Phase::Requesting { attempt, max: limits.max_attempts });
+            let in_flight = Counting::new(&budget.stats.in_flight);
+            let outcome = match race(transport.send(attempt), clock.sleep(timer_ms)).await {
+                Either::Left(outcome) => outcome,
+                Either::Right(Slept::Elapsed) => Err(ours(match timer {
+                    Timer::Attempt => Failure::AttemptTimeout,
+                    Timer::Deadline => Failure::Deadline,
+                })),
+                Either::Right(Slept::Cancelled) => Err(ours(Failure::Cancelled)),
+            };
+            // The request follows the caller's signal too (a streamed body must,
+            // after the hand-over): whatever failed once the caller cancelled is
+            // the cancel.
+            let outcome = match outcome {
+                Err(_) if clock.cancelled() => Err(ours(Failure::Cancelled)),
+                other => other,
+            };
+            drop((in_flight, permit));
+            let ended = Ended { attempt, start, now, deadline, last_retry_cost };
+            wait = match conclude(&mut op, call, transport, clock, budget, random, ended, outcome) {
+                Ok(planned) => {
+                    last_retry_cost = planned.cost;
+                    Some(planned.wait_ms)
+                }
+                Err(finished) => return finished,
+            };
         }
-        let (permit, now) = match admit(&mut op, clock, budget, attempt, deadline, known.take()).await {
-            Ok(admitted) => admitted,
-            Err((reason, retry_at)) => return op.finish(clock.now_ms(), reason, retry_at, None, None),
-        };
-        budget.shared.sent(now);
-        let Some((timer_ms, timer)) = limits.attempt_timer(now, deadline) else {
-            return op.finish(now, Reason::Deadline, None, None, None);
-        };
-        op.enter(Phase::Requesting { attempt, max: limits.max_attempts });
-        let in_flight = Counting::new(&budget.stats.in_flight);
-        let outcome = match race(transport.send(attempt), clock.sleep(timer_ms)).await {
-            Either::Left(outcome) => outcome,
-            Either::Right(Slept::Elapsed) => Err(ours(match timer {
-                Timer::Attempt => Failure::AttemptTimeout,
-                Timer::Deadline => Failure::Deadline,
-            })),
-            Either::Right(Slept::Cancelled) => Err(ours(Failure::Cancelled)),
-        };
-        // The request follows the caller's signal too (a streamed body must,
-        // after the hand-over): whatever failed once the caller cancelled is
-        // the cancel.
-        let outcome = match outcome {
-            Err(_) if clock.cancelled() => Err(ours(Failure::Cancelled)),
-            other => other,
-        };
-        drop((in_flight, permit));
-        let ended = Ended { attempt, start, now, deadline, last_retry_cost };
-        wait = match conclude(&mut op, call, transport, clock, budget, random, ended, outcome) {
-            Ok(planned) => {
-                last_retry_cost = planned.cost;
-                Some(planned.wait_ms)
-            }
-            Err(finished) => return finished,
-        };
-    }
+    };
+    op.finish(now, reason, retry_at, None, None)
 }
 
 /// Where an attempt stood when it ended.
@@ -480,18 +488,34 @@ pub enum Either<A, B> {
 
 /// Polls both futures; the first to finish wins and the other is dropped.
 /// `a` is polled first, so a transport that finishes at the very instant
-/// its timer fires is not counted as timed out.
-pub async fn race<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Output> {
-    let mut a = pin!(a);
-    let mut b = pin!(b);
-    poll_fn(|cx| {
-        if let Poll::Ready(x) = a.as_mut().poll(cx) {
+/// its timer fires is not counted as timed out. A plain future, not an
+/// `async fn`: no generator of its own around the two.
+pub fn race<A: Future, B: Future>(a: A, b: B) -> Race<A, B> {
+    Race { a, b }
+}
+
+/// The future [`race`] answers.
+pub struct Race<A, B> {
+    a: A,
+    b: B,
+}
+
+impl<A: Future, B: Future> Future for Race<A, B> {
+    type Output = Either<A::Output, B::Output>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: structural pinning: `a` and `b` are never moved out of a
+        // pinned `Race` (it has no `Drop` and hands out no `&mut` to them
+        // but these pinned ones), so they stay pinned as it is.
+        let this = unsafe { self.get_unchecked_mut() };
+        // SAFETY: as above.
+        if let Poll::Ready(x) = unsafe { Pin::new_unchecked(&mut this.a) }.poll(cx) {
             return Poll::Ready(Either::Left(x));
         }
-        if let Poll::Ready(y) = b.as_mut().poll(cx) {
+        // SAFETY: as above.
+        if let Poll::Ready(y) = unsafe { Pin::new_unchecked(&mut this.b) }.poll(cx) {
             return Poll::Ready(Either::Right(y));
         }
         Poll::Pending
-    })
-    .await
+    }
 }

@@ -193,7 +193,26 @@ impl Policy {
                     let listened = prepared.listened();
                     return Ok(start(shared.runtime, listened, async move {
                         let ctx = Ctx::new(&shared, &options, &hooks, observe, listened);
-                        let finished = ctx.submit(prepared, role).await;
+                        // The request run here, not in a future of its own
+                        // (one generator fewer around the engine's).
+                        let mut prepared = prepared;
+                        // Before the first attempt, under its timer and the caller's cancel;
+                        // a body that is not there by then is a stream: sent once.
+                        if replay::bound(&prepared) {
+                            let read = match race(step(prepared.call), ctx.clock.sleep(options.limits.attempt_ms)).await {
+                                Either::Left(read) => Some(read),
+                                Either::Right(_) => None,
+                            };
+                            replay::kept(&mut prepared, &shared.glue, read);
+                        }
+                        let (call, transport, budget) = ctx.call(prepared, role);
+                        let mut random = || ctx.random();
+                        let mut shown = |p: Phase| {
+                            if let Some(p) = role.shown(p) {
+                                ctx.observe(p)
+                            }
+                        };
+                        let finished = engine::run(call, &transport, &ctx.clock, budget, &mut random, &mut shown).await;
                         let outcome = ctx.outcome(finished);
                         drop(owner);
                         outcome
@@ -286,33 +305,17 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Runs the request; `role` says what its subscriber is shown (a
-    /// poll's submit and queries: `engine::poll::Role::shown`).
-    async fn submit(&self, mut prepared: Prepared, role: Role) -> Finished<Received, Held> {
-        // Before the first attempt, under its timer and the caller's cancel;
-        // a body that is not there by then is a stream: sent once.
-        if replay::needed(&prepared) {
-            let read =
-                race(replay::bound(&mut prepared, &self.shared.glue), self.clock.sleep(self.options.limits.attempt_ms)).await;
-            if matches!(read, Either::Right(_)) {
-                prepared.replayable = false;
-            }
-        }
+    /// What the engine runs the request as: its call, transport and
+    /// budget (`role`: a poll's submit and queries have budgets of their
+    /// own, `engine::poll::Role::budget`).
+    fn call(&self, prepared: Prepared, role: Role) -> (Call<'a>, FetchTransport<'a>, Budget<'a>) {
         let call = Call {
             options: self.options,
             safety: prepared.safety,
             body_replayable: prepared.replayable,
             not_before: self.not_before,
         };
-        let transport = self.transport(prepared);
-        let budget = self.budget(role);
-        let mut random = || self.random();
-        let mut shown = |p: Phase| {
-            if let Some(p) = role.shown(p) {
-                self.observe(p)
-            }
-        };
-        engine::run(call, &transport, &self.clock, budget, &mut random, &mut shown).await
+        (call, self.transport(prepared), self.budget(role))
     }
 
     /// A URL the retry rules do not apply to: `fetch(input, init)` once,

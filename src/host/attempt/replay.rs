@@ -12,7 +12,8 @@
 //! reads anew for each attempt.
 
 use crate::host::operation::glue::Glue;
-use crate::host::operation::io::{read, step, COPY_UP_TO, COPY_WHOLE};
+use crate::host::operation::io::{read, COPY_UP_TO, COPY_WHOLE};
+use wasm_bindgen::JsValue;
 use super::request::{Body, Prepared};
 use crate::policy::limits::REPLAY_BYTES;
 
@@ -27,15 +28,22 @@ pub fn needed(prepared: &Prepared) -> bool {
 /// Bounds what `prepared` keeps for a re-send (see the module docs): a copy
 /// is read up to the bound (without streams, as Firefox, read whole and
 /// then bounded), and a body that ends there is what the call sends from
-/// now on; otherwise it is sent once.
-pub async fn bound(prepared: &mut Prepared, glue: &Glue) {
+/// now on; otherwise it is sent once. Asks the executor for the copy, whose
+/// step (`io::step` of the call) [`kept`] answers; `false`: none is needed.
+/// Plain fns, the step awaited by the caller: no generator of their own.
+pub fn bound(prepared: &Prepared) -> bool {
     if !needed(prepared) {
-        return;
+        return false;
     }
-    let call = prepared.call;
-    read(call, if prepared.body == Body::Hidden { COPY_WHOLE } else { COPY_UP_TO }, REPLAY_BYTES);
-    let length = step(call).await.ok().and_then(|n| n.as_f64()).filter(|n| *n >= 0.0);
-    let kept = length.is_some_and(|n| n as u64 <= REPLAY_BYTES) && glue.replay_keep(call);
+    read(prepared.call, if prepared.body == Body::Hidden { COPY_WHOLE } else { COPY_UP_TO }, REPLAY_BYTES);
+    true
+}
+
+/// What the copy's step answered (`None`: it failed, or it did not end in
+/// time): whether the body is kept for a re-send.
+pub fn kept(prepared: &mut Prepared, glue: &Glue, step: Option<Result<JsValue, JsValue>>) {
+    let length = step.and_then(Result::ok).and_then(|n| n.as_f64()).filter(|n| *n >= 0.0);
+    let kept = length.is_some_and(|n| n as u64 <= REPLAY_BYTES) && glue.replay_keep(prepared.call);
     if !kept {
         prepared.replayable = false;
     }

@@ -17,6 +17,9 @@
 
 use alloc::rc::Rc;
 use alloc::string::String;
+use core::future::{poll_fn, Future};
+use core::pin::Pin;
+use core::task::Poll;
 
 use crate::host::shared::bind::date_now;
 use super::failure::{delivered_by, failed, fetch_failed, not_sent, StepFailure, REJECTED, THREW};
@@ -211,19 +214,24 @@ impl FetchTransport<'_> {
         };
         let attempt = self.start(manual);
         let id = attempt.id();
-        let mut facts = match step(id).await {
-            Ok(facts) => Facts::parse(&facts.as_string().unwrap_or_default()),
-            Err(e) => return Err(attempt.failed(self.step_failed(id, &e, None))),
-        };
-        // The first response is a redirect to follow: hop by hop from
-        // here (no chain is made for a call that is not redirected).
-        if let Some((chain, followed)) = manual.then(|| hops::redirected(&self.prepared, self.runtime, &facts)).flatten() {
-            io::follow(id, chain);
-            facts = match step(id).await {
+        // The first response may be a redirect to follow: hop by hop from
+        // there (no chain is made for a call that is not redirected), and
+        // the step answers the final response's facts. One await for both.
+        let mut followed = None;
+        let mut facts = loop {
+            let facts = match step(id).await {
                 Ok(facts) => Facts::parse(&facts.as_string().unwrap_or_default()),
-                Err(e) => return Err(attempt.failed(self.step_failed(id, &e, Some(&followed)))),
+                Err(e) => return Err(attempt.failed(self.step_failed(id, &e, followed.as_ref()))),
             };
-        }
+            let first = followed.is_none() && manual;
+            match first.then(|| hops::redirected(&self.prepared, self.runtime, &facts)).flatten() {
+                Some((chain, chained)) => {
+                    io::follow(id, chain);
+                    followed = Some(chained);
+                }
+                None => break facts,
+            }
+        };
         if let Err(e) = facts.rate_limit(self.glue, id) {
             let failure = self.delivered(id, &JsValue::from(e));
             return Err(attempt.failed(failure));
@@ -243,7 +251,10 @@ impl FetchTransport<'_> {
                     // Read whole in the step already (`io::WHOLE`'s rule, a
                     // subset of what `handling` buffers at once).
                     Some(got) => self.whole_read(got, declared.unwrap_or(0)),
-                    None => self.read_body(id, declared, cross_origin || facts.content_encoding).await,
+                    None => match self.read_body(id, declared, cross_origin || facts.content_encoding) {
+                        Ok(whole) => self.read_step(id).await.and_then(|got| self.body_read(got, whole)),
+                        Err(failure) => Err(failure),
+                    },
                 };
                 match length {
                     Ok(length) => {
@@ -268,21 +279,33 @@ impl FetchTransport<'_> {
     /// Reads the whole body, refusing more than `maxBodyBytes`: at once from
     /// `Content-Length` when it describes the body, else while streaming. A
     /// cross-origin response hides `Content-Encoding` unless exposed, so its
-    /// `Content-Length` may count compressed bytes: it is streamed. Answers
-    /// the body's length (the bytes stay with the attempt).
-    async fn read_body(&self, id: u32, declared: Option<u64>, encoded: bool) -> Result<u32, Failed<Held>> {
+    /// `Content-Length` may count compressed bytes: it is streamed. Asks the
+    /// executor for the read, whose step [`Self::body_read`] answers: the
+    /// `Content-Length` a whole read is to match (`None`: read while
+    /// streaming). A plain fn, the step awaited by the attempt itself: no
+    /// generator of its own.
+    fn read_body(&self, id: u32, declared: Option<u64>, encoded: bool) -> Result<Option<u64>, Failed<Held>> {
         let max = self.max_body_bytes;
         if let (Some(len), false) = (declared, encoded) {
             if len > max {
                 return Err(too_large());
             }
             io::read(id, READ_WHOLE, 0);
-            let got = self.read_step(id).await?.unwrap_or(0);
-            return self.whole_read(got, len);
+            return Ok(Some(len));
         }
         // Read while streaming (−1: more than `max` arrived).
         io::read(id, READ_UP_TO, max);
-        self.read_step(id).await?.ok_or_else(too_large)
+        Ok(None)
+    }
+
+    /// The body's length from the step [`Self::read_body`] asked for
+    /// (the bytes stay with the attempt): `got` of what a whole read's
+    /// `Content-Length` declared, or of a read while streaming.
+    fn body_read(&self, got: Option<u32>, whole: Option<u64>) -> Result<u32, Failed<Held>> {
+        match whole {
+            Some(len) => self.whole_read(got.unwrap_or(0), len),
+            None => got.ok_or_else(too_large),
+        }
     }
 
     /// A body read whole (`arrayBuffer()`): `got` bytes of the `len` its
@@ -305,9 +328,15 @@ impl FetchTransport<'_> {
     /// The length a body step of attempt `id` resolved with (`None`: −1,
     /// more than the bound arrived, or the end of the chunks); a failure
     /// after the response started is maybe-delivered.
-    async fn read_step(&self, id: u32) -> Result<Option<u32>, Failed<Held>> {
-        let read = step(id).await.map_err(|e| self.delivered(id, &e))?;
-        Ok(read.as_f64().filter(|n| *n >= 0.0).map(|n| n as u32))
+    /// A plain future, not an `async fn`: no generator around the step.
+    fn read_step(&self, id: u32) -> impl Future<Output = Result<Option<u32>, Failed<Held>>> + '_ {
+        let mut read = step(id);
+        poll_fn(move |cx| {
+            Pin::new(&mut read).poll(cx).map(|read| {
+                let read = read.map_err(|e| self.delivered(id, &e))?;
+                Ok(read.as_f64().filter(|n| *n >= 0.0).map(|n| n as u32))
+            })
+        })
     }
 
     /// `auto` for a chunked document: read inside the attempt, a chunk per
@@ -338,17 +367,19 @@ impl FetchTransport<'_> {
                 Next::HandOver => return self.hand_over(id, at),
             };
             io::read(id, READ_NEXT, 0);
-            let read = match within {
-                None => self.read_step(id).await?,
+            // The read, raced against the deadline's timer when one bounds
+            // it (one await for both: an unbounded read's never fires).
+            let mut timer = within.map(|ms| deadline.get_or_insert_with(|| (sleep(ms, 0, false), at.saturating_add(ms))));
+            let fired = poll_fn(|cx| match timer.as_mut() {
+                Some((timer, _)) => Pin::new(timer).poll(cx),
+                None => Poll::Pending,
+            });
+            let raced = race(self.read_step(id), fired).await;
+            let read = match raced {
+                Either::Left(read) => read?,
                 // Handed over at the deadline by the timer's own clock at
                 // least (`Date.now()` may read a millisecond short of it).
-                Some(ms) => {
-                    let (timer, ends) = deadline.get_or_insert_with(|| (sleep(ms, 0, false), at.saturating_add(ms)));
-                    match race(self.read_step(id), timer).await {
-                        Either::Left(read) => read?,
-                        Either::Right(_) => return self.hand_over(id, since().max(*ends)),
-                    }
-                }
+                Either::Right(_) => return self.hand_over(id, since().max(timer.map_or(0, |(_, ends)| *ends))),
             };
             let Some(len) = read else {
                 return Ok(Ok(total as u32));
@@ -387,8 +418,8 @@ impl Transport for FetchTransport<'_> {
     type Body = Received;
     type Error = Held;
 
-    async fn send(&self, _attempt: u32) -> Outcome {
-        self.attempt().await
+    fn send(&self, _attempt: u32) -> impl Future<Output = Outcome> {
+        self.attempt()
     }
 
     fn snippet(&self, body: &Received) -> Option<String> {
