@@ -10,6 +10,7 @@ use saferetry::policy::budget::SharedState;
 use saferetry::policy::classify::Safety;
 use saferetry::policy::options::Options;
 use saferetry::policy::reason::Reason;
+use saferetry::policy::state::Phase;
 use support::sim::{Script, Shared, Sim, SimClock, Step};
 
 /// Runs `n` GET operations at once against one scripted server, sharing
@@ -201,4 +202,34 @@ fn a_call_that_opted_out_of_the_quota_neither_spends_nor_refunds_it() {
     let done = sim.run(run(call, &script, &clock, budget, &mut || 0.5, &mut |_| {}));
     assert_eq!((done.report.reason, script.requests()), (Reason::Succeeded, 2));
     assert_eq!(shared.state.quota_level(), Some(15), "untouched by the opted-out call");
+}
+
+#[test]
+fn a_permit_held_when_a_late_timer_leaves_no_room_for_an_attempt_is_free_before_the_end_is_shown() {
+    let mut o = Options::default();
+    o.limits.total_ms = 1500;
+    o.rate = Some(RateConfig { requests: 1, per_ms: 1000, burst: 1 });
+    o.concurrency = Some(1);
+    let sim = Sim::new();
+    let script = Script::new(&sim, vec![Step::status(200)]);
+    let shared = Shared::new(&o);
+    let gate = shared.gate.as_ref().unwrap();
+    let call = Call { options: &o, safety: Safety::Idempotent, body_replayable: true, not_before: None };
+    // The rate's one start is taken: the operation holds the permit and
+    // waits for the next start, at 1000; its timer fires late, at 2000,
+    // past the deadline (1500), with no room left for an attempt.
+    let taken = shared.state.reserve_start(sim.now(), sim.now() + 1500);
+    assert!(taken.is_ok());
+    let clock = SimClock::new(&sim);
+    clock.stall(support::sim::EPOCH_MS + 900, support::sim::EPOCH_MS + 2000);
+    let mut ends = Vec::new();
+    let done = sim.run(run(call, &script, &clock, shared.budget(), &mut || 0.5, &mut |p| {
+        if !matches!(p, Phase::Requesting { .. } | Phase::Waiting { .. } | Phase::Idle) {
+            ends.push((p, gate.in_use()));
+        }
+    }));
+    assert_eq!(done.report.reason, Reason::Deadline);
+    assert_eq!(script.requests(), 0, "no attempt was sent");
+    assert_eq!(ends.len(), 1, "one end shown: {ends:?}");
+    assert_eq!(ends[0].1, 0, "the permit is back before the end is shown: {ends:?}");
 }
