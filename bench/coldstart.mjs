@@ -17,11 +17,11 @@ import http from "node:http";
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { start, stop, workerdPort, wranglerWorker } from "../tests/runtimes/procs.mjs";
+import { wranglerWorker } from "../tests/runtimes/procs.mjs";
+import { coldStart } from "./workerd-start.mjs";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const OUT = path.join(REPO, "test-output/coldstart");
-const BIN = path.join(REPO, "node_modules/.bin");
 const RUNS = Number(process.env.COLDSTART_RUNS ?? 15);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -62,7 +62,7 @@ try {
   }
   const names = [...Object.keys(workers), ...Object.keys(flagged)];
   const results = Object.fromEntries(names.map((name) => [name, []]));
-  for (let i = 0; i < RUNS; i++) for (const name of names) results[name].push(await oneStart(dirOf(name)));
+  for (let i = 0; i < RUNS; i++) for (const name of names) results[name].push(await coldStart(dirOf(name)));
   console.log(`\n## workerd cold start, step by step (median of ${RUNS} starts, interleaved; Wrangler's build)\n`);
   console.log("| Worker | ms to its port | ms to the first response | − ky |\n|---|---:|---:|---:|");
   const first = (name) => median(results[name].map((r) => r[1]));
@@ -72,20 +72,4 @@ try {
   }
 } finally {
   upstream.close();
-}
-
-/** ms from spawning workerd to its port (over --control-fd) and to the first response. */
-async function oneStart(dir) {
-  const t0 = performance.now();
-  const p = start("workerd", path.join(BIN, "workerd"), ["serve", "config.capnp", "--control-fd=3"], { cwd: dir, extraFds: 1, echo: false });
-  try {
-    const port = await workerdPort(p);
-    const t1 = performance.now();
-    const res = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(20_000) });
-    const text = await res.text();
-    if (text !== "ok") throw new Error(`${dir}: ${res.status} ${text.slice(0, 200)}`);
-    return [t1 - t0, performance.now() - t0];
-  } finally {
-    await stop(p, 0);
-  }
 }

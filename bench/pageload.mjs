@@ -23,7 +23,8 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync,
 import path from "node:path";
 import { brotliCompressSync, constants } from "node:zlib";
 import { fileURLToPath } from "node:url";
-import { start, stop, workerdPort, wranglerWorker } from "../tests/runtimes/procs.mjs";
+import { wranglerWorker } from "../tests/runtimes/procs.mjs";
+import { coldStart as oneColdStart } from "./workerd-start.mjs";
 import { chromium } from "playwright-core";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -211,22 +212,9 @@ export default { async fetch(req, env) { const r = await policy.fetch(env.UPSTRE
   }
   const results = Object.fromEntries(Object.keys(workers).map((name) => [name, []]));
   for (let i = 0; i < COLD_RUNS; i++) {
-    for (const name of Object.keys(workers)) results[name].push(await oneColdStart(dirOf(name))); // interleaved
+    for (const name of Object.keys(workers)) results[name].push((await oneColdStart(dirOf(name)))[1]); // interleaved
   }
   return Object.fromEntries(Object.entries(results).map(([k, v]) => [k, median(v)]));
-}
-
-/** ms from starting workerd to the first response (the port comes over --control-fd). */
-async function oneColdStart(wdir) {
-  const t0 = performance.now();
-  const p = start("workerd", path.join(BIN, "workerd"), ["serve", "config.capnp", "--control-fd=3"], { cwd: wdir, extraFds: 1, echo: false });
-  try {
-    const port = await workerdPort(p);
-    await (await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(20_000) })).text();
-    return performance.now() - t0;
-  } finally {
-    await stop(p, 0);
-  }
 }
 
 // ---------------- main ----------------
