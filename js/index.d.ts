@@ -184,7 +184,7 @@ export interface LeaseClientStats {
   refusedStarts: number;
 }
 
-/** The fleet's authority, in the same wasm: run it where the fleet meets (a Durable Object, a leader tab). */
+/** The fleet's authority, a wasm module of its own: run it where the fleet meets (a Durable Object, a leader tab). In a browser, import it from "saferetry/authority" (the browser's "saferetry" does not load the fleet's module); in Node, Deno, Bun and workerd "saferetry" exports it too. */
 export declare class BudgetAuthority {
   constructor();
   grant(request: LeaseRequest, nowMs?: number): LeaseGrant;

@@ -174,9 +174,10 @@ async function measureEntry(pkg, name, spec, esbuild, work) {
   mkdirSync(path.join(dir, "node_modules"), { recursive: true });
   symlinkSync(pkg, path.join(dir, "node_modules/saferetry"));
   writeFileSync(path.join(dir, "app.mjs"), spec.code);
-  // A page leaves out what it imports later (esbuild's own `--splitting`
-  // would keep the authority's chunk, an unused re-export, in the page's);
-  // a Worker is bundled whole, as Wrangler does.
+  // A page leaves out what it imports later, as a bundler that splits at
+  // each `import()` does (tests/bundlers checks esbuild's `--splitting`
+  // leaves the fleet's module out of a page that only retries); a Worker
+  // is bundled whole, as Wrangler does.
   const later = {
     name: "later",
     setup(build) {

@@ -1,11 +1,10 @@
 // The fleet's module in browsers and bundlers (docs/fleet-budgets.md "Fleet budgets"): the
 // authority, `BudgetAuthority`, and the policies' leased clients
 // (src/host/mod.rs), a wasm module of its own, so a page that only retries
-// never downloads it. Loaded by `import { BudgetAuthority }` (a bundler
-// drops this file from a build that does not use it: it is not in
-// package.json `sideEffects`) and by a `tabBudget` when a policy takes it
-// (tabs.js, `import()`). Its wasm file sits beside it, as the package's
-// own does.
+// never downloads it. Loaded by `import { BudgetAuthority } from
+// "saferetry/authority"` and by a `tabBudget` when a policy takes it
+// (tabs.js, `import()`); never by the browser's entry, web.js. Its wasm
+// file sits beside it, as the package's own does.
 import init, * as fleet from "./saferetry_authority.js";
 import { loadFailed } from "./load.js";
 import { provide } from "./lease-relay.js";

@@ -22,7 +22,9 @@ try {
 loaded({ Policy, checkOptions, machineWork, machineChain, onSettled, onTimer, onOnline, onEvent, outcomeOf, workBuffer }, instance, undefined, () => import("./poll-web.js"));
 
 export * from "./core.js";
-/** The fleet's authority (docs/fleet-budgets.md "Fleet budgets"): a module of its own, which a bundler leaves out of a build that does not use it. */
-export { BudgetAuthority } from "./authority.js";
+// No `BudgetAuthority` here: a page imports it from "saferetry/authority"
+// (js/src/authority.js). A re-export would load the fleet's module with
+// every page: unbundled, and in a bundle split at each `import()` (a
+// tabBudget's), the chunk that holds it is the entry's too.
 /** The durable outbox (docs/outbox.md "Outbox"): modules of their own, left out of a build that does not use them. */
 export { outbox, indexedDBStore } from "./outbox-web.js";

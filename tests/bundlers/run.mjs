@@ -375,12 +375,29 @@ async function runFollowerBundled(ctx) {
   return JSON.stringify(carried) === JSON.stringify(want) ? null : `hops.js in the bundle: got ${JSON.stringify(carried)}, want ${JSON.stringify(want)}`;
 }
 
+/** The JS a split bundle's entry loads before it runs: the entry chunk and
+ * the chunks it imports statically, transitively (not those it `import()`s). */
+function staticChunks(dist, entry) {
+  const seen = new Map();
+  for (const todo = [entry]; todo.length > 0; ) {
+    const file = todo.pop();
+    if (seen.has(file)) continue;
+    const js = readFileSync(path.join(dist, file), 'utf8');
+    seen.set(file, js);
+    for (const [, dep] of js.matchAll(/(?:^|[;}\s])(?:import|export)\s*(?:[\w$*{][^;"']*?from\s*)?["']\.\/([^"']+\.js)["']/g)) todo.push(dep);
+  }
+  return [...seen.values()].join('\n');
+}
+
 /** A page that only imports `RetryPolicy` carries no leased client: not
  * its relay (js/src/lease-relay.js) nor the fleet's module it runs in
  * (saferetry_authority_bg.wasm); a page with a `tabBudget` carries both,
  * and a Node bundle the relay (its carriers of their own find the fleet's
  * module at first use). Bundled with esbuild, and with Vite and webpack,
- * which emit the wasm a build loads under names of their own. */
+ * which emit the wasm a build loads under names of their own; and with
+ * esbuild split at each `import()` (`--splitting`), where what counts is
+ * what the entry loads before it runs: the fleet's module only when a
+ * `tabBudget` asks for it. */
 async function runLeaseBundled(ctx) {
   const RELAY = 'links[handle]'; // lease-relay.js's own code (esbuild keeps names unminified)
   const apps = {
@@ -389,13 +406,20 @@ async function runLeaseBundled(ctx) {
   };
   const carried = {};
   for (const [app, code] of Object.entries(apps)) {
-    for (const target of ['esbuild-browser', 'esbuild-node', 'vite', 'webpack']) {
+    for (const target of ['esbuild-browser', 'esbuild-node', 'vite', 'webpack', 'esbuild-split']) {
       if (app === 'tabs' && target === 'esbuild-node') continue;
       const style = `lease-${app}`;
       const dir = path.join(ctx.root, `${target}-${style}`);
       rmSync(dir, { recursive: true, force: true });
       mkdirSync(dir, { recursive: true });
       writeFileSync(path.join(ctx.appCopy, `${style}.mjs`), code);
+      if (target === 'esbuild-split') {
+        writeFileSync(path.join(dir, 'main.mjs'), MAIN.browser(style));
+        await mustExec('esbuild', path.join(BIN, 'esbuild'), ['main.mjs', '--bundle', '--splitting', '--format=esm', '--platform=browser', '--outdir=dist', '--log-level=warning'], { cwd: dir });
+        const loaded = staticChunks(path.join(dir, 'dist'), 'main.js');
+        carried[`${target} ${app}`] = { relay: loaded.includes(RELAY), fleet: loaded.includes(AUTHORITY_WASM) };
+        continue;
+      }
       const built = await BUILDS[target]({ ...ctx, style }, dir);
       const out = built.emits ? path.join(dir, built.emits) : path.join(dir, 'dist');
       const files = readdirSync(out, { recursive: true }).map(String);
@@ -415,9 +439,11 @@ async function runLeaseBundled(ctx) {
     'esbuild-node only': { relay: true, fleet: true },
     'vite only': { fleet: false },
     'webpack only': { fleet: false },
+    'esbuild-split only': { relay: false, fleet: false },
     'esbuild-browser tabs': { relay: true, fleet: true },
     'vite tabs': { fleet: true },
     'webpack tabs': { fleet: true },
+    'esbuild-split tabs': { relay: true, fleet: false },
   };
   return JSON.stringify(carried) === JSON.stringify(want) ? null : `got ${JSON.stringify(carried)}, want ${JSON.stringify(want)}`;
 }

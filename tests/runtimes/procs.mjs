@@ -76,14 +76,14 @@ export async function waitExit(p, deadline) {
 }
 
 // ---------------- package layout ----------------
-export function resolveExport(pkgDir, conditions) {
+export function resolveExport(pkgDir, conditions, subpath = '.') {
   const pkg = JSON.parse(readFileSync(path.join(pkgDir, 'package.json'), 'utf8'));
-  let target = typeof pkg.exports === 'string' || !('.' in (pkg.exports ?? {})) ? pkg.exports : pkg.exports['.'];
+  let target = typeof pkg.exports === 'string' || !('.' in (pkg.exports ?? {})) ? pkg.exports : pkg.exports[subpath];
   for (let depth = 0; target && typeof target === 'object' && depth < 10; depth++) { // nested conditions
     const key = Object.keys(target).find((k) => conditions.includes(k));
     target = key ? target[key] : undefined;
   }
-  if (typeof target !== 'string') throw new Error(`package exports have no entry for conditions ${conditions.join(', ')}`);
+  if (typeof target !== 'string') throw new Error(`package exports have no entry ${subpath} for conditions ${conditions.join(', ')}`);
   return path.join(pkgDir, target);
 }
 

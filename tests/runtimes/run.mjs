@@ -262,14 +262,16 @@ async function runBrowser(runtime, { projectDir, suiteDir, mode }, server, filte
     const rel = path.relative(projectDir, entry).split(path.sep).join('/');
     const webPath = (file) => `/static/${path.relative(projectDir, file).split(path.sep).join('/')}`;
     expectEntryUrl = `${server.url}/static/${rel}`;
-    // Unbundled, the entry's static `export { BudgetAuthority }` loads the
-    // authority's module too (a bundler drops it when unused).
-    expectWasm = ['saferetry_web_bg.wasm', 'saferetry_authority_bg.wasm'].map((f) => `${server.url}/static/node_modules/saferetry/src/${f}`);
+    // Unbundled, the entry loads its own module and nothing else: the
+    // fleet's ("saferetry/authority") is imported by the page only after
+    // it listed what it loaded.
+    expectWasm = ['saferetry_web_bg.wasm'].map((f) => `${server.url}/static/node_modules/saferetry/src/${f}`);
+    const authority = path.relative(projectDir, resolveExport(pkgDir, CONDITIONS.browser, './authority')).split(path.sep).join('/');
     // One page per browser: runs of two browsers at once must not share it.
     const page = path.join(genDir, `page-${runtime}.html`);
     pagePath = webPath(page).slice('/static/'.length);
     writeFileSync(page, pageHtml({
-      title: `saferetry ${path.basename(suiteDir)} (import map)`, importMap: { saferetry: `/static/${rel}` }, script: webPath(path.join(suiteDir, 'page.mjs')),
+      title: `saferetry ${path.basename(suiteDir)} (import map)`, importMap: { saferetry: `/static/${rel}`, 'saferetry/authority': `/static/${authority}` }, script: webPath(path.join(suiteDir, 'page.mjs')),
     }));
     note(`import map: "saferetry" -> /static/${rel}`);
   }
