@@ -99,6 +99,11 @@ const ENTRIES = {
     platform: "browser", loads: ["authority.js"],
     code: 'import { RetryPolicy, tabBudget } from "saferetry";\nglobalThis.policy = new RetryPolicy({ shared: tabBudget("api") });\n',
   },
+  // The page's entry as a browser loads it unbundled (an import map to
+  // src/web.js): its static module graph, and every wasm a module of it
+  // names (a browser instantiates wasm only asynchronously: whatever the
+  // graph names, it loads at import).
+  "page, unbundled": { unbundled: ["browser", "import", "default"], everyWasm: true, code: "" },
   node: { unbundled: ["node", "import", "default"], code: "" },
   redis: { unbundled: ["node", "import", "default"], subpath: "./redis", code: "" },
   workerd: {
@@ -164,10 +169,10 @@ async function measureEntry(pkg, name, spec, esbuild, work) {
     const files = staticGraph(entry);
     const js = files.filter((f) => !f.endsWith(".wasm"));
     const jsText = js.map((f) => readFileSync(f, "utf8")).join("\n");
-    // Wasm instantiated at import: the one the entry itself reads (the
-    // authority's, where present, waits for its first `new`).
-    const entryText = readFileSync(files[0], "utf8");
-    const wasm = wasmRefs(entryText);
+    // Wasm instantiated at import: the one the entry itself reads (in
+    // Node, the authority's, where present, waits for its first `new`), or
+    // in a browser every one the graph names.
+    const wasm = wasmRefs(spec.everyWasm ? jsText : readFileSync(files[0], "utf8"));
     return tally(pkg, Buffer.from(jsText), wasm);
   }
   const dir = path.join(work, name);
