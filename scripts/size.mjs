@@ -116,7 +116,7 @@ const ENTRIES = {
       + 'const policy = new RetryPolicy({ shared: durableBudget(() => globalThis.NS, "api") });\nexport default { fetch: (r) => policy.fetch(r.url) };\n',
   },
   outbox: {
-    platform: "browser", loads: ["outbox-rules.js"],
+    platform: "browser", loads: ["outbox.js", "outbox-rules.js"],
     code: 'import { RetryPolicy, outbox } from "saferetry";\nglobalThis.box = await outbox(new RetryPolicy(), "orders", { ttl: 86400000 });\n',
   },
   poll: {

@@ -1,7 +1,7 @@
 // `outbox()` in browsers (docs/outbox.md "Outbox"): IndexedDB is the default store,
 // and the rules are a wasm module of their own, fetched at the first
-// outbox (outbox-rules.js).
-import { openOutbox } from "./outbox.js";
+// outbox (outbox-rules.js). The outbox itself (outbox.js) is fetched then
+// too: a page that only retries loads neither, bundled or not.
 import { indexedDBStore } from "./outbox-stores/indexeddb.js";
 
 // One `import()` for every outbox: WebKit resolves a second `import()` of a
@@ -14,7 +14,7 @@ const rules = () => (loading ??= import("./outbox-rules.js").then((m) => m.Outbo
 
 /** A durable outbox whose sends and re-sends go through `policy`. */
 export function outbox(policy, name, options) {
-  return openOutbox(policy, name, options, rules, indexedDBStore);
+  return import("./outbox.js").then((m) => m.openOutbox(policy, name, options, rules, indexedDBStore));
 }
 
 export { indexedDBStore };

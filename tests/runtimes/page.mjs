@@ -18,8 +18,11 @@ try {
 } catch { /* bundled: no specifier left to resolve */ }
 log(`entry ${entry ?? '(bundled)'}`);
 // Where the wasm actually came from (the package's `new URL(..., import.meta.url)`).
-const wasm = performance.getEntriesByType('resource').map((e) => e.name).filter((n) => /\.wasm(\?|$)/.test(n));
+const loaded = performance.getEntriesByType('resource').map((e) => e.name);
+const wasm = loaded.filter((n) => /\.wasm(\?|$)/.test(n));
 log(`wasm ${wasm.join(', ') || '(no resource entry)'}`);
+// The package's modules the page loaded before it used anything but RetryPolicy (unbundled: one per file).
+const modules = loaded.filter((n) => /\/saferetry\/src\/.*\.js(\?|$)/.test(n)).map((n) => n.replace(/^.*\/saferetry\/src\//, '').replace(/\?.*$/, ''));
 const detected = new saferetry.RetryPolicy({}).runtime;
 log(`detected ${detected}`);
 // The fleet's authority is a module of its own in a browser, imported only
@@ -35,7 +38,7 @@ try {
     mode: q.get('mode') || undefined,
     log,
   });
-  window.__result = { passed, failed, skipped, results, entry, wasm, detected };
+  window.__result = { passed, failed, skipped, results, entry, wasm, modules, detected };
 } catch (err) {
   window.__result = { error: `suite crashed: ${err?.stack ?? err}` };
 }

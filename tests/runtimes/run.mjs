@@ -294,6 +294,13 @@ async function runBrowser(runtime, { projectDir, suiteDir, mode }, server, filte
     console.log(`page resolved saferetry to ${res.entry}, expected ${expectEntryUrl}`);
     return { code: 1, entry: res.entry, counts: { passed: res.passed, failed: res.failed } };
   }
+  // Unbundled, the page loaded no module of the fleet's or the outbox's
+  // before it asked for one: they load at their first use.
+  const later = (res.modules ?? []).filter((f) => /^(authority|saferetry_authority|outbox|outbox-rules|saferetry_outbox)\.js$/.test(f));
+  if (runtime !== 'bundle' && (!res.modules?.includes('web.js') || later.length)) {
+    console.log(`the page loaded ${later.join(', ') || 'no web.js'} at import (modules: ${(res.modules ?? []).join(', ')})`);
+    return { code: 1, entry, counts: { passed: res.passed, failed: res.failed } };
+  }
   const wrongWasm = (res.wasm ?? []).filter((u) => !expectWasm.includes(u));
   if (wrongWasm.length) {
     console.log(`the page loaded wasm from ${wrongWasm.join(', ')}, expected ${expectWasm.join(' or ')}`);
