@@ -31,7 +31,9 @@ const { startFaultServer } = await import(serverModule());
 // OpenTelemetry API it takes providers from (an optional peer: skipped
 // where it is not installed).
 const sibling = (sub) => import(pkg ? toUrl(pkg.replace(/[^/]+$/, `${sub}.js`)) : `saferetry/${sub}`);
-const modules = { redis: await sibling('redis') };
+// saferetry/authority, as Node resolves it (authority-node.js: the same class as the root entry's).
+const authority = await (pkg ? import(toUrl(pkg.replace(/[^/]+$/, 'authority-node.js'))) : import('saferetry/authority'));
+const modules = { redis: await sibling('redis'), authority };
 try {
   modules.otelApi = await import('@opentelemetry/api');
   modules.otel = await sibling('otel');

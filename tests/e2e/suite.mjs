@@ -1721,6 +1721,15 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
     assert.equal(authority.quotaLevel, 50, 'the tokens are back in the bucket once release resolved');
   });
 
+  add('saferetry/authority exports the BudgetAuthority of saferetry itself outside a browser: the same class, which answers a grant', async () => {
+    const { BudgetAuthority } = modules.authority;
+    assert.equal(BudgetAuthority, saferetry.BudgetAuthority, 'one class, whichever entry it came from');
+    const a = new BudgetAuthority();
+    const request = { client: 3, seq: 1, wantTokens: 5, holdingTokens: 0, returnedTotal: 0, refundedTotal: 0, wantSlots: 0,
+      config: { quota: { capacity: 30, retryCost: 5, timeoutCost: 10, successRefund: 1 }, rate: null } };
+    assert.equal([a.grant(request).tokens, a.quotaLevel].join(), '5,25', 'granted from a full bucket of 30');
+  }, modules?.authority ? {} : { skip: 'this runner imports no saferetry/authority (a page takes BudgetAuthority from it: tests/runtimes/page.mjs)' });
+
   add('BudgetAuthority refuses a malformed request or state with a TypeError naming the field, then still answers', async () => {
     const { BudgetAuthority } = saferetry;
     const a = new BudgetAuthority();
