@@ -25,11 +25,10 @@ log(`wasm ${wasm.join(', ') || '(no resource entry)'}`);
 const modules = loaded.filter((n) => /\/saferetry\/src\/.*\.js(\?|$)/.test(n)).map((n) => n.replace(/^.*\/saferetry\/src\//, '').replace(/\?.*$/, ''));
 const detected = new saferetry.RetryPolicy({}).runtime;
 log(`detected ${detected}`);
-// The fleet's authority is a module of its own in a browser, imported only
-// now: the wasm above is what a page that only retries loads.
-const { BudgetAuthority } = await import('saferetry/authority');
-
 try {
+  // The fleet's authority is a module of its own in a browser, imported
+  // only now: the wasm above is what a page that only retries loads.
+  const { BudgetAuthority } = await import('saferetry/authority');
   const { passed, failed, skipped, results } = await runSuite({
     saferetry: { ...saferetry, BudgetAuthority },
     server: { url: q.get('url') ?? location.origin, altUrl: q.get('alt') },
