@@ -13,6 +13,9 @@
 // policy's runtime>", one line per case
 // and "N passed, M failed"; exits 1 on any failure.
 import * as saferetry from 'saferetry';
+// The fleet's entry as this runtime resolves it (the e2e suite checks it
+// gives the root entry's BudgetAuthority; the fidelity suite ignores it).
+import * as authority from 'saferetry/authority';
 import { runSuite } from './suite.mjs';
 
 const args = globalThis.Deno ? Deno.args : process.argv.slice(2);
@@ -27,7 +30,7 @@ try {
   console.log(`entry ${import.meta.resolve('saferetry')}`);
   // Which runtime's fetch-error rules the wasm applies here.
   console.log(`detected ${new saferetry.RetryPolicy({}).runtime}`);
-  const { failed } = await runSuite({ saferetry, server: { url, altUrl }, runtime, filter: filter || undefined, mode: mode || undefined });
+  const { failed } = await runSuite({ saferetry, server: { url, altUrl }, runtime, filter: filter || undefined, mode: mode || undefined, modules: { authority } });
   code = failed === 0 ? 0 : 1;
 } catch (err) {
   console.error('suite crashed:', err);
