@@ -110,16 +110,10 @@ console.log(`\nBody modes (rule 13): "stream" ${modeRatio("stream", base)}× raw
 console.log(`\nsaferetry over the required mechanics alone: ${(median(times.saferetry) / floor).toFixed(3)}× ` +
   `(${(median(times.saferetry) - floor).toFixed(1)} µs per call for the retry engine, budgets, report and wasm crossings)`);
 
-// The retry path (issue 37: "no slower than today"): one operation that
-// meets 503, 503, then 200, with no wait between attempts (baseMs 0),
-// no retry quota and no adaptive throttling (two failures in three
-// requests would throttle the rest), so what is timed is the three
-// requests and our work around them; beside three raw fetches of the same
-// answers in a row.
 /** A policy of a before package from `options`, less `throttle` when
  * that package refuses it: one from before adaptive throttling (issue 39;
  * `make bench`'s default base, ee5cc5a) has none to turn off. */
-function withoutUnknown(Policy, options) {
+function beforePolicy(Policy, options) {
   try {
     return new Policy(options);
   } catch (error) {
@@ -129,6 +123,12 @@ function withoutUnknown(Policy, options) {
   }
 }
 
+// The retry path (issue 37: "no slower than today"): one operation that
+// meets 503, 503, then 200, with no wait between attempts (baseMs 0),
+// no retry quota and no adaptive throttling (two failures in three
+// requests would throttle the rest), so what is timed is the three
+// requests and our work around them; beside three raw fetches of the same
+// answers in a row.
 let token = 0;
 const twice = () => `${url}twice/${++token}`;
 const retrySides = {
@@ -141,7 +141,7 @@ const retryOptions = { maxAttempts: 3, baseMs: 0, quota: false, throttle: false 
 const retrying = new RetryPolicy(retryOptions);
 retrySides["saferetry (503, 503, 200)"] = async () => (await retrying.fetch(twice())).arrayBuffer();
 if (Before) {
-  const beforeRetrying = withoutUnknown(Before, retryOptions);
+  const beforeRetrying = beforePolicy(Before, retryOptions);
   retrySides["before: saferetry (503, 503, 200)"] = async () => (await beforeRetrying.fetch(twice())).arrayBuffer();
 }
 const retryTimes = await interleaved(retrySides, { rounds: ROUNDS, perRound: 25, warmUp: 50 });

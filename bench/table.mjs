@@ -29,6 +29,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { BASE, basePackage, leanPackage } from "./base.mjs";
+import { median } from "./cpu.mjs";
 import { entrySizes, kyBytes } from "../scripts/size.mjs";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
@@ -68,19 +69,12 @@ function attempt(what, body, fallback = null) {
 function medianOf(values) {
   const present = values.filter((v) => v !== null && v !== undefined);
   if (present.length === 0) return null;
-  if (present.every((v) => typeof v === "number")) return middle(present);
+  if (present.every((v) => typeof v === "number")) return median(present);
   if (present.every((v) => typeof v === "object" && !Array.isArray(v))) {
     const keys = [...new Set(present.flatMap((v) => Object.keys(v)))];
     return Object.fromEntries(keys.map((k) => [k, medianOf(present.map((v) => v[k]))]));
   }
   return present[0];
-}
-
-/** The median of numbers (of an even count, the mean of the middle two). */
-function middle(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
 const stable = { before: attempt(`the before package (${BASE})`, () => basePackage().dir), after: path.join(REPO, "js") };
@@ -156,7 +150,7 @@ const ranged = (list, get, digits = 0) => {
   const xs = list.map((r) => (r ? get(r) : undefined)).filter((x) => typeof x === "number" && !Number.isNaN(x));
   if (xs.length === 0) return dash;
   const spread = xs.length > 1 ? ` [${f(Math.min(...xs), digits)}–${f(Math.max(...xs), digits)}]` : "";
-  return `${f(middle(xs), digits)}${spread}`;
+  return `${f(median(xs), digits)}${spread}`;
 };
 
 const ENTRIES = {
