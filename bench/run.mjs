@@ -104,8 +104,10 @@ for (const [name, xs] of Object.entries(times)) {
 }
 const floor = median(times["required mechanics only (plain JS, no retry logic)"]);
 const modeRatio = (mode, against) => (median(times[`saferetry, responseBody "${mode}"`]) / against).toFixed(3);
-console.log(`\nBody modes (rule 13): "stream" ${modeRatio("stream", base)}× raw fetch (target ≤ 1.10); ` +
-  `"buffer" ${modeRatio("buffer", floor)}× the required mechanics (target ≤ 1.15); ` +
+// Issue 37's targets (below ky's ratio too; with a caller's signal:
+// bench/profile.mjs).
+console.log(`\nBody modes (rule 13): "stream" ${modeRatio("stream", base)}× raw fetch (target ≤ 1.15); ` +
+  `"buffer" ${modeRatio("buffer", base)}× raw fetch (target ≤ 1.30), ${modeRatio("buffer", floor)}× the required mechanics; ` +
   `ky ${(median(times.ky) / base).toFixed(3)}× raw fetch. (The default, "auto", buffers this small JSON answer.)`);
 console.log(`\nsaferetry over the required mechanics alone: ${(median(times.saferetry) / floor).toFixed(3)}× ` +
   `(${(median(times.saferetry) - floor).toFixed(1)} µs per call for the retry engine, budgets, report and wasm crossings)`);
