@@ -13,7 +13,7 @@ import * as shape from "./shape.js";
 
 // Response (or the host's own error, for a refused request) -> the report
 // of the operation that produced it, or, until someone reads it, the
-// outcome's data as the wasm side handed it over (`taken`: shaped only then),
+// outcome's data as the wasm side handed it over (shaped only then),
 // kept on the object itself (js/src/kept.js).
 const reports = keeper();
 
@@ -89,12 +89,9 @@ function reentered(input, init) {
   return inWrapper.size > 0 && input instanceof Request && inWrapper.has(keyOf(input, init));
 }
 
-/** An outcome's data as the executor is handed it (src/host/operation/outcome.rs):
- * the report's strings, with the numbers the wasm side answered with
- * them, taken now. */
-const taken = (text) => [shape.numbers(), text];
-
-/** An operation's outcome as the wasm side ends it: its data (`taken`), its
+/** An operation's outcome as the wasm side ends it: its data (its numbers
+ * and the report's strings, as the executor took them: js/src/executor.js
+ * `outcome`), its
  * response's and its cause's numbers (taken from js/src/attempts.js), as
  * one plain object. */
 function outcomeOf(data, responseId, causeId) {
@@ -131,8 +128,7 @@ export function reportOf(response) {
 
 /** `policy.fetch`'s answer for an outcome: its response (whose report is
  * read when asked), else the error `fetch` would reject with. */
-function settle(text, responseId, causeId, observe) {
-  const data = taken(text);
+function settle(data, responseId, causeId, observe) {
   const response = attempts.handed(responseId);
   if (response) {
     remember(response, data);
@@ -375,8 +371,7 @@ const subscriber = (observe) => (observe ? attempts.keep(observe) : 0);
 /** An outcome as a poll's glue takes it (js/src/poll.js): its data as an
  * object, its response and cause still held by number, and the data as
  * `outcomeOf` takes it. */
-function kept(text, response, cause) {
-  const data = taken(text);
+function kept(data, response, cause) {
   return [shape.outcome(data), response, cause, data];
 }
 // What an operation is to a poll (src/engine/poll.rs `Role`): its submit;
@@ -412,7 +407,7 @@ export class RetryPolicy {
 
   /** The operation as a UI store; `result` never rejects. */
   run(input, init) {
-    return new Operation((i, observe) => drive(this.#policy.execute(...callOf(input, i), subscriber(observe)), (text, r, c) => outcomeOf(taken(text), r, c)), input, init);
+    return new Operation((i, observe) => drive(this.#policy.execute(...callOf(input, i), subscriber(observe)), outcomeOf), input, init);
   }
 
   /** Submit-then-poll: the submit is never repeated; `spec` is

@@ -14,6 +14,7 @@
 // listeners, how to settle), with methods rather than closures.
 import { attempt, awaitStep, bytes, fold, follow, invoke, next, replayCopy, under, upTo } from "./attempts.js";
 import { machines, memoryViews } from "./load.js";
+import { numbers } from "./shape.js";
 
 const SET_TIMER = 1;
 const CLEAR_TIMER = 2;
@@ -37,19 +38,24 @@ const WHOLE = 22;
 const WHOLE_JSON = 23;
 
 // An event's answer (src/host/operation/machine.rs): the number of work quads in the
-// buffer, and these bits: the operation ended; more work waits for the next
-// read; the machine is not there (a late report).
+// buffer, and these bits: the operation ended, its outcome handed over with
+// the answer; more work waits for the next read; the machine is not there
+// (a late report); the outcome's report has strings (`outcomeText`).
 const QUADS = 0xff;
 const ENDED = 0x100;
 const MORE = 0x200;
 const GONE = 0x400;
-// `execute`'s answer: the machine's number, with this bit when the operation
-// ended in the call and settles in it (src/host/api/exports.rs `start`).
+const TEXT = 0x800;
+// `execute`'s answer: the machine's number, or this bit with an event's
+// when the operation ended in the call and settles in it
+// (src/host/api/exports.rs `start`).
 const AT_ONCE = 0x80000000;
 // Past the buffer's 32 work quads: a started machine's first answer and
-// its call.
+// its call; an ended operation's response and cause.
 const START = 128;
 const CALL = 129;
+const RESPONSE = 130;
+const CAUSE = 131;
 
 // The machines running, by number: how to report a wake-up to each.
 const running = new Map();
@@ -62,6 +68,27 @@ let depth = 0;
 /** The module's work buffer, as a view that follows its memory's growth
  * (js/src/load.js `memoryViews`). */
 const buffer = () => memoryViews().work;
+
+const encoder = new TextEncoder();
+
+/** `text` as UTF-8 in the module's text buffer (src/host/operation/machine.rs
+ * `TEXT_IN`): its length in bytes, or −1 when it does not fit. ASCII (a
+ * step's facts, as a rule) byte by byte, as wasm-bindgen's glue passes a
+ * string; anything else encoded. */
+function copied(text) {
+  const to = memoryViews().text;
+  const n = text.length;
+  if (n > to.length) return -1;
+  let at = 0;
+  for (; at < n; at++) {
+    const code = text.charCodeAt(at);
+    if (code > 0x7f) break;
+    to[at] = code;
+  }
+  if (at === n) return n;
+  const { read, written } = encoder.encodeInto(text.slice(at), to.subarray(at));
+  return read === n - at ? at + written : -1;
+}
 
 function fire(run, id) {
   run.forget(id);
@@ -83,6 +110,7 @@ class Run {
     this.follower = undefined;
     this.online = false;
     this.over = false;
+    this.outcome = undefined;
   }
 
   /** Performs the machine's first work, which `execute` left in the
@@ -106,9 +134,16 @@ class Run {
     else queueMicrotask(() => this.report(machines().onEvent(this.id)));
   }
 
-  /** A step the machine awaits as `wait` settled (js/src/attempts.js). */
+  /** A step the machine awaits as `wait` settled (js/src/attempts.js):
+   * its number, or its text copied into the module's text buffer, or (a
+   * text too long for it, any other value) the value itself. */
   settled(wait, ok, value) {
-    if (!this.over) this.report(machines().onSettled(this.id, wait, ok, value));
+    if (this.over) return;
+    const m = machines();
+    const id = this.id;
+    if (typeof value === "number") return this.report(m.onNumber(id, wait, ok, value));
+    const length = typeof value === "string" ? copied(value) : -1;
+    this.report(length >= 0 ? m.onText(id, wait, ok, length) : m.onSettled(id, wait, ok, value));
   }
 
   /** Performs what an event answered; settles once the operation ended
@@ -127,6 +162,8 @@ class Run {
         const quads = answer & QUADS;
         const b = buffer();
         for (let i = 0; i < quads * 4; i++) work[i] = b[i];
+        // The outcome too, before the work can start another event.
+        if (answer & ENDED) this.outcome = outcome(m, answer);
         this.perform(m, work, quads);
         if (!(answer & MORE)) break;
         answer = m.machineWork(this.id);
@@ -140,7 +177,7 @@ class Run {
     } finally {
       depth--;
     }
-    if (answer & ENDED) return later ? queueMicrotask(() => this.finish(m)) : this.finish(m);
+    if (answer & ENDED) return later ? queueMicrotask(() => this.finish()) : this.finish();
   }
 
   perform(m, work, quads) {
@@ -208,11 +245,11 @@ class Run {
     running.delete(this.id);
   }
 
-  finish(m) {
+  finish() {
     this.end();
     let value;
     try {
-      value = outcome(m, this.id, this.settle);
+      value = this.settle(...this.outcome);
     } catch (error) {
       return this.reject(error);
     } finally {
@@ -224,13 +261,15 @@ class Run {
   }
 }
 
-/** Machine `id`'s outcome, as `settle(data, response, cause)` makes it:
- * the report's strings joined in one (its numbers wait in the buffer
- * for js/src/shape.js), the response's and the cause's numbers. */
-function outcome(m, id, settle) {
-  const data = m.outcomeOf(id);
+/** The outcome an event's `answer` handed over (src/host/operation/machine.rs
+ * `hand_over`), taken before anything else runs, as `settle` takes it:
+ * its data (its numbers, copied, and the report's strings joined in one:
+ * js/src/shape.js), the response's and the cause's numbers. */
+function outcome(m, answer) {
   const b = buffer();
-  return settle(data, b[0], b[1]);
+  const response = b[RESPONSE];
+  const cause = b[CAUSE];
+  return [[numbers(), answer & TEXT ? m.outcomeText() : ""], response, cause];
 }
 
 /** Drives the machine `execute` answered to its end; resolves with what
@@ -238,16 +277,14 @@ function outcome(m, id, settle) {
  * what it throws. An operation that ended in the call and settles at once
  * is settled now, as `fetch`'s promise would be. */
 export function drive(answer, settle) {
-  const id = answer & ~AT_ONCE;
-  const m = machines();
   if (answer & AT_ONCE) {
     try {
-      return Promise.resolve(outcome(m, id, settle));
+      return Promise.resolve(settle(...outcome(machines(), answer)));
     } catch (error) {
       return Promise.reject(error);
     }
   }
-  return new Promise((resolve, reject) => new Run(id, settle, resolve, reject).begin());
+  return new Promise((resolve, reject) => new Run(answer, settle, resolve, reject).begin());
 }
 
 /** A shared budget's exchange (src/host/lease/fleet.rs): calls the `exchange`

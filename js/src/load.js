@@ -25,8 +25,8 @@ export function loaded(glue, instance, follow, poll) {
   checkOptions = glue.checkOptions;
   // What js/src/executor.js calls: the machines' events, by number, and the
   // buffer their work is read from.
-  const { machineWork, machineChain, onSettled, onTimer, onOnline, onEvent, outcomeOf } = glue;
-  machineExports = { machineWork, machineChain, onSettled, onTimer, onOnline, onEvent, outcomeOf, memory: instance.memory, workBuffer: glue.workBuffer() };
+  const { machineWork, machineChain, onSettled, onNumber, onText, onTimer, onOnline, onEvent, outcomeText } = glue;
+  machineExports = { machineWork, machineChain, onSettled, onNumber, onText, onTimer, onOnline, onEvent, outcomeText, memory: instance.memory, workBuffer: glue.workBuffer(), textBuffer: glue.textBuffer() };
   views = UNVIEWED;
   ready = true;
   hops ??= follow;
@@ -48,20 +48,24 @@ export function checker() {
 export const machines = () => machineExports;
 
 // The loaded module's memory as its work buffer's 32-bit words (its 32
-// work quads, then `execute`'s first answer and call) and as doubles (an
-// outcome's numbers): made again when the memory grew (growing detaches
-// the old buffer: a view of it then has no length) or another module
-// loaded, never with a read of `memory.buffer` per event (a call into the
-// engine's C++).
-const UNVIEWED = { work: new Uint32Array(0), doubles: new Float64Array(0) };
+// work quads, then `execute`'s first answer and call, an ended operation's
+// response and cause, where the numbers answered last are), as doubles
+// (those numbers) and as its text buffer's bytes (a step's text on its way
+// in: src/host/operation/machine.rs `TEXT_IN`, 1024 bytes): made again
+// when the memory grew (growing detaches the old buffer: a view of it then
+// has no length) or another module loaded, never with a read of
+// `memory.buffer` per event (a call into the engine's C++).
+const UNVIEWED = { work: new Uint32Array(0), doubles: new Float64Array(0), text: new Uint8Array(0) };
 let views = UNVIEWED;
 
 /** The views of the loaded module's memory (js/src/executor.js reads its
- * work, js/src/shape.js an outcome's numbers). */
+ * work and writes a step's text, js/src/shape.js reads an outcome's
+ * numbers). */
 export function memoryViews() {
   if (views.work.length === 0) {
-    const { memory, workBuffer } = machineExports;
-    views = { work: new Uint32Array(memory.buffer, workBuffer, 130), doubles: new Float64Array(memory.buffer) };
+    const { memory, workBuffer, textBuffer } = machineExports;
+    const { buffer } = memory;
+    views = { work: new Uint32Array(buffer, workBuffer, 134), doubles: new Float64Array(buffer), text: new Uint8Array(buffer, textBuffer, 1024) };
   }
   return views;
 }

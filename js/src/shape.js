@@ -42,13 +42,18 @@ const MESSAGES = [
   "The server redirected the request, and the redirect was not followed, as the request asked.",
 ];
 
-/** The numbers the wasm side just answered (their address and count in
- * its work buffer's third and fourth places), copied into a plain array
- * (a typed array would allocate a buffer of its own). */
+// Where the wasm side's work buffer says the numbers it answered last are:
+// their address and count, past its work (src/host/operation/machine.rs
+// `answer_numbers`).
+const NUMBERS_AT = 132;
+const NUMBERS_LEN = 133;
+
+/** The numbers the wasm side just answered, copied into a plain array (a
+ * typed array would allocate a buffer of its own). */
 export function numbers() {
   const { work, doubles } = memoryViews();
-  const from = work[2] >>> 3;
-  const out = new Array(work[3]);
+  const from = work[NUMBERS_AT] >>> 3;
+  const out = new Array(work[NUMBERS_LEN]);
   for (let i = 0; i < out.length; i++) out[i] = doubles[from + i];
   return out;
 }

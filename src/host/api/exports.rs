@@ -16,7 +16,7 @@ use crate::host::shared::convert;
 use crate::host::operation::glue::{self, invoke, shown, Glue, Held};
 use crate::host::operation::io::step;
 use super::leased::Leased;
-use crate::host::operation::machine::{answer_numbers, keep, Machine};
+use crate::host::operation::machine::{answer_numbers, hand_over, keep, Machine};
 use super::options::{self, Hooks};
 use crate::host::operation::outcome::Outcome;
 use crate::host::attempt::replay;
@@ -39,13 +39,16 @@ use crate::policy::state::{Phase, WaitWhy};
 /// `policy.fetch()` hands the first request to `fetch` before it returns
 /// (a caller that aborts right after the call, or a test counting requests,
 /// sees that one). The answer is the machine's number, which the executor
-/// drives (js/src/executor.js), with [`AT_ONCE`] when the operation ended
-/// in that first poll (its signal had aborted) and the host's `fetch`
-/// settles such a call at once: the executor settles it in the call.
+/// drives (js/src/executor.js); or, when the operation ended in that first
+/// poll (its signal had aborted) and the host's `fetch` settles such a
+/// call at once, [`AT_ONCE`] with an event's bits: its outcome is handed
+/// over (`hand_over`), and the executor settles it in the call.
 fn start(runtime: Runtime, call: u32, future: impl Future<Output = Outcome> + 'static) -> u32 {
     let machine = Machine::start(future, call);
-    let at_once = machine.ended() && fetch_settles_at_once(runtime);
-    keep(machine, !at_once) | if at_once { AT_ONCE } else { 0 }
+    if machine.ended() && fetch_settles_at_once(runtime) {
+        return AT_ONCE | hand_over(machine);
+    }
+    keep(machine)
 }
 
 /// See [`start`] (machine numbers stay below 2^31).
@@ -326,8 +329,8 @@ impl<'a> Ctx<'a> {
         // Under no controller of ours, the input as it is.
         let attempt = Attempt::start(call.id(), self.fetch, 0);
         let answer = match step(attempt.id()).await {
-            Ok(status) => Ok((attempt.take(), status.as_f64().filter(|s| *s >= 0.0))),
-            Err(e) => Err((attempt.kept(), StepFailure::parse(&e).name())),
+            Ok(status) => Ok((attempt.take(), status.number().filter(|s| *s >= 0.0))),
+            Err(e) => Err((attempt.kept(), StepFailure::parse(&e.into_text()).name())),
         };
         // The call's objects went to `fetch` (its start read them).
         drop(call);

@@ -5,7 +5,6 @@
 //! it, so neither imports the other for it.
 
 use alloc::string::String;
-use wasm_bindgen::JsValue;
 
 use crate::host::operation::glue::Held;
 use super::request::Prepared;
@@ -39,9 +38,8 @@ pub(in crate::host) struct StepFailure {
 }
 
 impl StepFailure {
-    pub fn parse(value: &JsValue) -> StepFailure {
-        let packed = value.as_string().unwrap_or_default();
-        let mut f = Fields(&packed);
+    pub fn parse(packed: &str) -> StepFailure {
+        let mut f = Fields(packed);
         let at = f.next().flatten().and_then(|s| s.parse().ok()).unwrap_or(REJECTED);
         StepFailure { at, fields: ErrorFields::read(f) }
     }

@@ -12,8 +12,7 @@
 //! reads anew for each attempt.
 
 use crate::host::operation::glue::Glue;
-use crate::host::operation::io::{read, COPY_UP_TO, COPY_WHOLE};
-use wasm_bindgen::JsValue;
+use crate::host::operation::io::{read, Answer, COPY_UP_TO, COPY_WHOLE};
 use super::request::{Body, Prepared};
 use crate::policy::limits::REPLAY_BYTES;
 
@@ -41,8 +40,8 @@ pub fn bound(prepared: &Prepared) -> bool {
 
 /// What the copy's step answered (`None`: it failed, or it did not end in
 /// time): whether the body is kept for a re-send.
-pub fn kept(prepared: &mut Prepared, glue: &Glue, step: Option<Result<JsValue, JsValue>>) {
-    let length = step.and_then(Result::ok).and_then(|n| n.as_f64()).filter(|n| *n >= 0.0);
+pub fn kept(prepared: &mut Prepared, glue: &Glue, step: Option<Answer>) {
+    let length = step.and_then(Result::ok).and_then(|n| n.number()).filter(|n| *n >= 0.0);
     let kept = length.is_some_and(|n| n as u64 <= REPLAY_BYTES) && glue.replay_keep(prepared.call);
     if !kept {
         prepared.replayable = false;

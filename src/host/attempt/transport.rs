@@ -160,7 +160,7 @@ fn null_body(status: u16) -> bool {
 
 impl FetchTransport<'_> {
     /// A failure after the response started: the request was delivered.
-    pub(in crate::host) fn delivered(&self, id: u32, e: &JsValue) -> Failed<Held> {
+    pub(in crate::host) fn delivered(&self, id: u32, e: &str) -> Failed<Held> {
         delivered_by(id, StepFailure::parse(e))
     }
 
@@ -194,7 +194,7 @@ impl FetchTransport<'_> {
 
     /// A step of the attempt failed: where, by what the redirect chain (if
     /// one was followed) last did.
-    fn step_failed(&self, id: u32, e: &JsValue, followed: Option<&Rc<Followed>>) -> Failed<Held> {
+    fn step_failed(&self, id: u32, e: &str, followed: Option<&Rc<Followed>>) -> Failed<Held> {
         let f = StepFailure::parse(e);
         match (f.at, followed) {
             (THREW, _) => not_sent(Held::new(id)),
@@ -220,8 +220,8 @@ impl FetchTransport<'_> {
         let mut followed = None;
         let mut facts = loop {
             let facts = match step(id).await {
-                Ok(facts) => Facts::parse(&facts.as_string().unwrap_or_default()),
-                Err(e) => return Err(attempt.failed(self.step_failed(id, &e, followed.as_ref()))),
+                Ok(facts) => Facts::parse(&facts.into_text()),
+                Err(e) => return Err(attempt.failed(self.step_failed(id, &e.into_text(), followed.as_ref()))),
             };
             let first = followed.is_none() && manual;
             match first.then(|| hops::redirected(&self.prepared, self.runtime, &facts)).flatten() {
@@ -233,7 +233,7 @@ impl FetchTransport<'_> {
             }
         };
         if let Err(e) = facts.rate_limit(self.glue, id) {
-            let failure = self.delivered(id, &JsValue::from(e));
+            let failure = self.delivered(id, &e);
             return Err(attempt.failed(failure));
         }
         let status = facts.status;
@@ -333,8 +333,8 @@ impl FetchTransport<'_> {
         let mut read = step(id);
         poll_fn(move |cx| {
             Pin::new(&mut read).poll(cx).map(|read| {
-                let read = read.map_err(|e| self.delivered(id, &e))?;
-                Ok(read.as_f64().filter(|n| *n >= 0.0).map(|n| n as u32))
+                let read = read.map_err(|e| self.delivered(id, &e.into_text()))?;
+                Ok(read.number().filter(|n| *n >= 0.0).map(|n| n as u32))
             })
         })
     }
@@ -394,7 +394,7 @@ impl FetchTransport<'_> {
     fn hand_over(&self, id: u32, since: u64) -> Result<Result<u32, u64>, Failed<Held>> {
         let failure = self.glue.hand_over(id);
         if !failure.is_empty() {
-            return Err(self.delivered(id, &JsValue::from(failure)));
+            return Err(self.delivered(id, &failure));
         }
         Ok(Err(since))
     }

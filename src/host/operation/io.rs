@@ -18,6 +18,7 @@
 //! its own).
 
 use alloc::rc::Rc;
+use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 use core::future::Future;
@@ -86,8 +87,39 @@ pub const COPY_WHOLE: u32 = 20;
 pub const WHOLE: u32 = 22;
 pub const WHOLE_JSON: u32 = 23;
 
+/// A step's answer as the executor reports it (js/src/executor.js
+/// `settled`): the text it packed (an attempt's facts, a failure:
+/// src/packed.rs), copied into the module's memory by JS, not read through
+/// an import; a number (a length, a status); or any other value (a
+/// timer's `undefined`, a text too long for the copy).
+pub enum Plain {
+    Text(String),
+    Number(f64),
+    Value(JsValue),
+}
+
+impl Plain {
+    /// The text, or the value's when it is a string ("" otherwise).
+    pub fn into_text(self) -> String {
+        match self {
+            Plain::Text(text) => text,
+            Plain::Number(_) => String::new(),
+            Plain::Value(v) => v.as_string().unwrap_or_default(),
+        }
+    }
+
+    /// The number, or the value's when it is a number.
+    pub fn number(&self) -> Option<f64> {
+        match self {
+            Plain::Text(_) => None,
+            Plain::Number(n) => Some(*n),
+            Plain::Value(v) => v.as_f64(),
+        }
+    }
+}
+
 /// How a step settled (a plain value), or (for a timer) that it fired.
-type Answer = Result<JsValue, JsValue>;
+pub type Answer = Result<Plain, Plain>;
 
 #[derive(Default)]
 pub struct Io {
@@ -269,7 +301,7 @@ pub fn read(id: u32, kind: u32, max: u64) {
 }
 
 impl Future for Awaited {
-    type Output = Result<JsValue, JsValue>;
+    type Output = Answer;
 
     fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Self::Output> {
         if let Some((io, id)) = &self.armed {
@@ -281,7 +313,7 @@ impl Future for Awaited {
         }
         let Some(io) = current() else {
             // Polled outside a machine: nothing can ever report it.
-            return Poll::Ready(Err(JsValue::from_str("saferetry: awaited outside an operation")));
+            return Poll::Ready(Err(Plain::Text("saferetry: awaited outside an operation".into())));
         };
         let id = io.wait();
         io.push(AWAIT_HELD, id, self.id);

@@ -29,7 +29,7 @@ use alloc::task::Wake;
 use crate::local::Local;
 use wasm_bindgen::prelude::*;
 
-use super::io::{Io, CURRENT};
+use super::io::{Io, Plain, CURRENT};
 use super::outcome::Outcome;
 
 static WOKEN: Local<RefCell<Vec<u32>>> = Local::new(RefCell::new(Vec::new()));
@@ -157,7 +157,7 @@ impl<T: 'static> Machine<T> {
 
     /// The step of wait `id` settled (`ok`: fulfilled) with `value`, a
     /// plain value (an attempt's facts, a length, a failure's).
-    pub fn on_settled(&mut self, id: u32, ok: bool, value: JsValue) -> bool {
+    pub fn on_settled(&mut self, id: u32, ok: bool, value: Plain) -> bool {
         self.io.answer(id, if ok { Ok(value) } else { Err(value) });
         self.step()
     }
@@ -170,7 +170,7 @@ impl<T: 'static> Machine<T> {
 
     /// Timer `id` fired.
     pub fn on_timer(&mut self, id: u32) -> bool {
-        self.io.answer(id, Ok(JsValue::UNDEFINED));
+        self.io.answer(id, Ok(Plain::Value(JsValue::UNDEFINED)));
         self.step()
     }
 
@@ -222,66 +222,92 @@ static MACHINES: Local<RefCell<Vec<Machine>>> = Local::new(RefCell::new(Vec::new
 const BUFFER_QUADS: usize = 32;
 /// Past the quads: a started machine's first answer (as an event's) and
 /// the call whose signal's `abort` is an event for it (0: none), which
-/// js/src/executor.js `begin` reads.
+/// js/src/executor.js `begin` reads; then an ended operation's response and
+/// cause (`answer_pair`), and where the numbers answered last are
+/// (`answer_numbers`): apart from the work, which the executor performs
+/// after reading them.
 const START: usize = BUFFER_QUADS * 4;
 const CALL: usize = START + 1;
-static BUFFER: Local<RefCell<[u32; CALL + 1]>> = Local::new(RefCell::new([0; CALL + 1]));
+const RESPONSE: usize = CALL + 1;
+const CAUSE: usize = RESPONSE + 1;
+const NUMBERS_AT: usize = CAUSE + 1;
+const NUMBERS_LEN: usize = NUMBERS_AT + 1;
+static BUFFER: Local<RefCell<[u32; NUMBERS_LEN + 1]>> = Local::new(RefCell::new([0; NUMBERS_LEN + 1]));
 /// Work not yet read, per machine, past what the buffer held.
 type Left = Vec<(u32, Vec<u32>)>;
 static LEFT: Local<RefCell<Left>> = Local::new(RefCell::new(Vec::new()));
 /// An event's work on its way to the buffer: one list for every event,
 /// whose room stays (an event allocates nothing for its work).
 static WORK: Local<RefCell<Vec<u32>>> = Local::new(RefCell::new(Vec::new()));
+/// The report's strings of the operation that ended last, until the
+/// executor takes them (`outcomeText`).
+static TEXT: Local<RefCell<String>> = Local::new(RefCell::new(String::new()));
 
-/// A work read's answer: the number of quads in the buffer, with these bits.
+/// A work read's answer: the number of quads in the buffer, with these
+/// bits: the operation ended, its outcome handed over with this answer
+/// (`hand_over`); more work waits for the next read; the machine is not
+/// there (a late report); the ended operation's report has strings, which
+/// `outcomeText` answers.
 const ENDED: u32 = 0x100;
 const MORE: u32 = 0x200;
+const GONE: u32 = 0x400;
+const TEXT_WAITS: u32 = 0x800;
 
-/// Starts keeping machine `m` for the executor; its number. Unless the
-/// executor will not drive it (`first`: false, an operation settled in
-/// the call), its first work is published at once, with what the executor
+/// Starts keeping machine `m` for the executor, which drives it: its
+/// number. Its first work is published at once, with what the executor
 /// reads before it (`START` and `CALL`): no crossing of its own.
-pub fn keep(m: Machine, first: bool) -> u32 {
+pub fn keep(m: Machine) -> u32 {
     let id = m.id;
-    if first {
-        let answer = publish_work(&m);
-        BUFFER.with(|b| {
-            let mut b = b.borrow_mut();
-            b[START] = answer;
-            b[CALL] = m.call;
-        });
-    }
-    MACHINES.with(|ms| ms.borrow_mut().push(m));
+    let call = m.call;
+    let answer = answered(m, publish_work);
+    BUFFER.with(|b| {
+        let mut b = b.borrow_mut();
+        b[START] = answer;
+        b[CALL] = call;
+    });
     id
 }
 
 /// Runs `event` on machine `id`, taken out while it runs (an operation
 /// started inside it is kept meanwhile), then publishes its work.
 fn on(id: u32, event: impl FnOnce(&mut Machine) -> bool) -> u32 {
-    let taken = MACHINES.with(|ms| {
+    // Unknown (it ended, or a report came late): nothing to do.
+    let Some(mut m) = taken(id) else {
+        return GONE;
+    };
+    event(&mut m);
+    answered(m, publish_work)
+}
+
+/// Machine `id`, no longer kept (none when it is not).
+fn taken(id: u32) -> Option<Machine> {
+    MACHINES.with(|ms| {
         let mut ms = ms.borrow_mut();
         let at = ms.iter().position(|m| m.id == id)?;
         Some(ms.swap_remove(at))
-    });
-    // Unknown (it ended, or a report came late): nothing to do.
-    let Some(mut m) = taken else {
-        return ENDED;
-    };
-    event(&mut m);
-    let answer = publish_work(&m);
+    })
+}
+
+/// Machine `m`'s answer as `publish` makes it: with its outcome once it
+/// ended and the executor has all its work (the machine let go), else
+/// with `m` kept for its next event or read.
+fn answered(m: Machine, publish: impl FnOnce(&Machine) -> u32) -> u32 {
+    let answer = publish(&m);
+    if m.ended() && answer & MORE == 0 {
+        return answer | hand_over(m);
+    }
     MACHINES.with(|ms| ms.borrow_mut().push(m));
     answer
 }
 
 /// Publishes machine `m`'s work since the last read: an event's answer.
 fn publish_work(m: &Machine) -> u32 {
-    let published = WORK.with(|w| {
+    WORK.with(|w| {
         let mut work = w.borrow_mut();
         work.clear();
         m.work_into(&mut work);
         publish(m.id, &work)
-    });
-    published | if m.ended() { ENDED } else { 0 }
+    })
 }
 
 /// Writes what fits of `work` into the buffer, keeps the rest.
@@ -300,13 +326,45 @@ fn publish(id: u32, work: &[u32]) -> u32 {
     quads | MORE
 }
 
-/// Two numbers for the executor, in the buffer's first two places (an
+/// Hands machine `m`'s outcome over, the machine let go: the ids of its
+/// last response and its cause (the host's error, a cancel's reason; 0:
+/// none; js/src/attempts.js `handed`, `thrown`) in the buffer
+/// ([`answer_pair`]), its data (`{ kind, reason, message, retryAt?,
+/// notBefore?, report }`) as numbers ([`answer_numbers`]) and the report's
+/// strings, kept for `outcomeText` when there are any
+/// (`crate::host::shared::convert::outcome`; js/src/shape.js). The bits of
+/// an answer that says so. The same event's answer carries it: no
+/// crossing of its own for an operation that ends.
+pub fn hand_over(mut m: Machine) -> u32 {
+    let outcome = m.output();
+    drop(m);
+    let Some(outcome) = outcome else {
+        return GONE;
+    };
+    TEXT.with(|t| {
+        let mut text = t.borrow_mut();
+        text.clear();
+        let mut ids = (0, 0);
+        answer_numbers(|n| ids = outcome.hand_over(n, &mut text));
+        answer_pair(ids.0, ids.1);
+        ENDED | if text.is_empty() { 0 } else { TEXT_WAITS }
+    })
+}
+
+/// The report's strings of the operation whose outcome was handed over
+/// last (empty once taken).
+#[wasm_bindgen(js_name = outcomeText)]
+pub fn outcome_text() -> String {
+    TEXT.with(|t| core::mem::take(&mut *t.borrow_mut()))
+}
+
+/// Two numbers for the executor, in the buffer past its work (an
 /// outcome's response and cause: `super::outcome`).
-pub fn answer_pair(a: u32, b: u32) {
+fn answer_pair(a: u32, b: u32) {
     BUFFER.with(|buf| {
         let mut buf = buf.borrow_mut();
-        buf[0] = a;
-        buf[1] = b;
+        buf[RESPONSE] = a;
+        buf[CAUSE] = b;
     });
 }
 
@@ -315,8 +373,8 @@ pub fn answer_pair(a: u32, b: u32) {
 static NUMBERS: Local<RefCell<Vec<f64>>> = Local::new(RefCell::new(Vec::new()));
 
 /// Writes the numbers `fill` pushes, with their address and count in the
-/// buffer's third and fourth places (js/src/shape.js `numbers`, read before
-/// anything else runs).
+/// buffer past its work (js/src/shape.js `numbers`, read before anything
+/// else runs).
 pub fn answer_numbers(fill: impl FnOnce(&mut Vec<f64>)) {
     NUMBERS.with(|n| {
         let mut n = n.borrow_mut();
@@ -324,8 +382,8 @@ pub fn answer_numbers(fill: impl FnOnce(&mut Vec<f64>)) {
         fill(&mut n);
         BUFFER.with(|buf| {
             let mut buf = buf.borrow_mut();
-            buf[2] = n.as_ptr() as u32;
-            buf[3] = n.len() as u32;
+            buf[NUMBERS_AT] = n.as_ptr() as u32;
+            buf[NUMBERS_LEN] = n.len() as u32;
         });
     });
 }
@@ -345,18 +403,51 @@ pub fn machine_work(id: u32) -> u32 {
         let at = l.iter().position(|(m, _)| *m == id)?;
         Some(l.swap_remove(at).1)
     });
-    match left {
-        Some(work) => {
-            let ended = MACHINES.with(|ms| ms.borrow().iter().any(|m| m.id == id && m.ended()));
-            publish(id, &work) | if ended { ENDED } else { 0 }
-        }
-        None => on(id, |_| false),
+    let Some(work) = left else {
+        return on(id, |_| false);
+    };
+    match taken(id) {
+        Some(m) => answered(m, |_| publish(id, &work)),
+        None => publish(id, &work),
     }
 }
 
+/// The step machine `id` awaits as `wait` settled (`ok`: fulfilled) with
+/// `value`: a value other than a number or text, or a text too long for
+/// the text buffer ([`on_text`]).
 #[wasm_bindgen(js_name = onSettled)]
 pub fn on_settled(id: u32, wait: u32, ok: bool, value: JsValue) -> u32 {
-    on(id, |m| m.on_settled(wait, ok, value))
+    on(id, |m| m.on_settled(wait, ok, Plain::Value(value)))
+}
+
+/// The same, with a number (a length, a status).
+#[wasm_bindgen(js_name = onNumber)]
+pub fn on_number(id: u32, wait: u32, ok: bool, value: f64) -> u32 {
+    on(id, |m| m.on_settled(wait, ok, Plain::Number(value)))
+}
+
+/// Bytes of text an event can carry in the text buffer (js/src/executor.js
+/// `settled` writes what fits; a longer text goes as a value).
+const TEXT_BYTES: usize = 1024;
+/// Where the executor writes a step's text (UTF-8) before [`on_text`]: no
+/// import to read it, no allocation to pass it.
+static TEXT_IN: Local<RefCell<[u8; TEXT_BYTES]>> = Local::new(RefCell::new([0; TEXT_BYTES]));
+
+/// The address of the text buffer in the module's memory.
+#[wasm_bindgen(js_name = textBuffer)]
+pub fn text_buffer() -> *const u8 {
+    TEXT_IN.with(|t| t.as_ptr().cast())
+}
+
+/// The same, with the text of `len` bytes the executor wrote into the text
+/// buffer (none when they are not UTF-8, which JS's encoding never makes).
+#[wasm_bindgen(js_name = onText)]
+pub fn on_text(id: u32, wait: u32, ok: bool, len: usize) -> u32 {
+    let text = TEXT_IN.with(|t| {
+        let t = t.borrow();
+        core::str::from_utf8(t.get(..len).unwrap_or_default()).map(String::from).unwrap_or_default()
+    });
+    on(id, |m| m.on_settled(wait, ok, Plain::Text(text)))
 }
 
 #[wasm_bindgen(js_name = onTimer)]
@@ -380,39 +471,10 @@ pub fn machine_chain(id: u32, attempt: u32) -> Option<super::chain::Chain> {
     MACHINES.with(|ms| ms.borrow().iter().find(|m| m.id == id).and_then(|m| m.chain(attempt)))
 }
 
-/// Machine `id`'s outcome, once it ended: it is no longer kept. The
-/// executor takes its response and cause (`Outcome::take_response`,
-/// `take_cause`), then its data as JSON text.
-pub fn finished(id: u32) -> Option<Outcome> {
-    MACHINES.with(|ms| {
-        let mut ms = ms.borrow_mut();
-        let at = ms.iter().position(|m| m.id == id && m.ended())?;
-        ms.swap_remove(at).output()
-    })
-}
-
 // The machine's mechanics on their own, in wasm (`cargo test --target
 // wasm32-unknown-unknown --lib`, tier wasm-node): what each wait asks of the
 // executor, and what each event resumes. The engine's decisions are tested
 // natively; the whole, in every runtime, by the e2e tiers.
-/// Machine `machine`'s outcome, once it ended (the machine is let go): the
-/// ids of its last response and its cause (the host's error, a cancel's
-/// reason; 0: none) in the work buffer's first two places
-/// (js/src/attempts.js `handed`, `thrown`), its data (`{ kind, reason,
-/// message, retryAt?, notBefore?, report }`) as numbers
-/// ([`answer_numbers`]) and the report's strings, answered
-/// (`crate::host::shared::convert::outcome`; js/src/shape.js). `undefined`
-/// for a machine that has not ended.
-#[wasm_bindgen(js_name = outcomeOf)]
-pub fn outcome_of(machine: u32) -> Option<String> {
-    let outcome = finished(machine)?;
-    let mut text = String::new();
-    let mut ids = (0, 0);
-    answer_numbers(|n| ids = outcome.hand_over(n, &mut text));
-    answer_pair(ids.0, ids.1);
-    Some(text)
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::glue::install;
@@ -452,7 +514,7 @@ mod tests {
             if ended { self.output().unwrap_or(JsValue::UNDEFINED) } else { JsValue::UNDEFINED }
         }
         fn settled(&mut self, id: u32, ok: bool, value: JsValue) -> JsValue {
-            let ended = self.on_settled(id, ok, value);
+            let ended = self.on_settled(id, ok, Plain::Value(value));
             self.answered(ended)
         }
         fn timer(&mut self, id: u32) -> JsValue {

@@ -1,7 +1,7 @@
 //! An operation as a sans-IO machine, and its mailbox (the default
 //! module's): `machine` holds the machines by number and answers
-//! js/src/executor.js what each waits on (`machineWork`, `onSettled`, …,
-//! `outcomeOf`); `io` is the mailbox of work a machine's futures queue (an
+//! js/src/executor.js what each waits on (`machineWork`, `onSettled`, …),
+//! and how it ended with the event that ended it (`outcomeText`); `io` is the mailbox of work a machine's futures queue (an
 //! attempt's step, a timer, a read) and of the answers that wake them;
 //! `glue` the executor's helpers and `Held` (a JS object named by number);
 //! `clock` the engine's clock on the executor's timers; `outcome` what an

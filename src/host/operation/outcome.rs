@@ -27,7 +27,7 @@ impl Outcome {
 
     /// Hands the response and the cause over (their ids; 0: none),
     /// writing the data's numbers and the report's strings
-    /// (`outcomeOf`, src/host/operation/machine.rs).
+    /// (src/host/operation/machine.rs `hand_over`).
     pub fn hand_over(mut self, numbers: &mut Vec<f64>, text: &mut String) -> (u32, u32) {
         let response = self.response.take().unwrap_or(0);
         let cause = self.cause.take().map_or(0, Held::take);
