@@ -52,6 +52,7 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { interleaved, median } from "./cpu.mjs";
 import { floor, floorStream } from "./floors.mjs";
+import { atMost } from "./targets.mjs";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const N = Number(process.env.PROFILE_REQUESTS ?? 3000);
@@ -66,7 +67,6 @@ const WARM_UP = 2000; // the JIT settles: after 500 calls, raw fetch's mean is s
 const NOW = process.env.BENCH_NOW ?? path.join(REPO, "js");
 const BEFORE = process.env.BENCH_BEFORE;
 const MODES = ["auto", "stream", "buffer"];
-const TARGET = { auto: 1.3, stream: 1.15, buffer: 1.3 };
 
 // ---- The sides (the profiled children and the interleaved run share them) ----
 
@@ -357,7 +357,7 @@ async function main() {
       const signal = name.endsWith(" + signal");
       const kyName = signal ? "ky + signal" : "ky";
       const mode = /"(\w+)"/.exec(name)?.[1];
-      const target = mode ? `≤ ${TARGET[mode].toFixed(2)} and < ky's ${f(ratio[kyName], 2)}` : "";
+      const target = mode ? `${atMost(mode)} and < ky's ${f(ratio[kyName], 2)}` : "";
       const w = workerd?.[workerdKey(name)];
       const wKy = workerd?.[workerdKey(kyName)];
       console.log(`| ${name} | ${f(ratio[name], 2)} | ${target} | ${f(w, 0)} | ${w && wKy ? f(w / wKy, 2) : "—"} | ${mode ? "≤ ky" : ""} |`);
