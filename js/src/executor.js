@@ -135,15 +135,13 @@ class Run {
   }
 
   /** A step the machine awaits as `wait` settled (js/src/attempts.js):
-   * its number, or its text copied into the module's text buffer, or (a
-   * text too long for it, any other value) the value itself. */
+   * its text copied into the module's text buffer, or (a text too long for
+   * it, any other value: a length) the value itself. */
   settled(wait, ok, value) {
     if (this.over) return;
     const m = machines();
-    const id = this.id;
-    if (typeof value === "number") return this.report(m.onNumber(id, wait, ok, value));
     const length = typeof value === "string" ? copied(value) : -1;
-    this.report(length >= 0 ? m.onText(id, wait, ok, length) : m.onSettled(id, wait, ok, value));
+    this.report(length >= 0 ? m.onText(this.id, wait, ok, length) : m.onSettled(this.id, wait, ok, value));
   }
 
   /** Performs what an event answered; settles once the operation ended

@@ -90,11 +90,10 @@ pub const WHOLE_JSON: u32 = 23;
 /// A step's answer as the executor reports it (js/src/executor.js
 /// `settled`): the text it packed (an attempt's facts, a failure:
 /// src/packed.rs), copied into the module's memory by JS, not read through
-/// an import; a number (a length, a status); or any other value (a
-/// timer's `undefined`, a text too long for the copy).
+/// an import; or any other value (a length, a status, a timer's
+/// `undefined`, a text too long for the copy).
 pub enum Plain {
     Text(String),
-    Number(f64),
     Value(JsValue),
 }
 
@@ -103,16 +102,14 @@ impl Plain {
     pub fn into_text(self) -> String {
         match self {
             Plain::Text(text) => text,
-            Plain::Number(_) => String::new(),
             Plain::Value(v) => v.as_string().unwrap_or_default(),
         }
     }
 
-    /// The number, or the value's when it is a number.
+    /// The value's number, when it is one.
     pub fn number(&self) -> Option<f64> {
         match self {
             Plain::Text(_) => None,
-            Plain::Number(n) => Some(*n),
             Plain::Value(v) => v.as_f64(),
         }
     }

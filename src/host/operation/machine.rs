@@ -413,17 +413,11 @@ pub fn machine_work(id: u32) -> u32 {
 }
 
 /// The step machine `id` awaits as `wait` settled (`ok`: fulfilled) with
-/// `value`: a value other than a number or text, or a text too long for
-/// the text buffer ([`on_text`]).
+/// `value`: a value other than text (a length, a status), or a text too
+/// long for the text buffer ([`on_text`]).
 #[wasm_bindgen(js_name = onSettled)]
 pub fn on_settled(id: u32, wait: u32, ok: bool, value: JsValue) -> u32 {
     on(id, |m| m.on_settled(wait, ok, Plain::Value(value)))
-}
-
-/// The same, with a number (a length, a status).
-#[wasm_bindgen(js_name = onNumber)]
-pub fn on_number(id: u32, wait: u32, ok: bool, value: f64) -> u32 {
-    on(id, |m| m.on_settled(wait, ok, Plain::Number(value)))
 }
 
 /// Bytes of text an event can carry in the text buffer (js/src/executor.js
@@ -440,12 +434,13 @@ pub fn text_buffer() -> *const u8 {
 }
 
 /// The same, with the text of `len` bytes the executor wrote into the text
-/// buffer (none when they are not UTF-8, which JS's encoding never makes).
+/// buffer, read as UTF-8 (which JS's encoding always makes; any other byte
+/// would read as U+FFFD, not trap).
 #[wasm_bindgen(js_name = onText)]
 pub fn on_text(id: u32, wait: u32, ok: bool, len: usize) -> u32 {
     let text = TEXT_IN.with(|t| {
         let t = t.borrow();
-        core::str::from_utf8(t.get(..len).unwrap_or_default()).map(String::from).unwrap_or_default()
+        String::from_utf8_lossy(t.get(..len).unwrap_or_default()).into_owned()
     });
     on(id, |m| m.on_settled(wait, ok, Plain::Text(text)))
 }
