@@ -45,7 +45,7 @@ const QUADS = 0xff;
 const ENDED = 0x100;
 const MORE = 0x200;
 const GONE = 0x400;
-const TEXT = 0x800;
+const TEXT_WAITS = 0x800;
 // `execute`'s answer: the machine's number, or this bit with an event's
 // when the operation ended in the call and settles in it
 // (src/host/api/exports.rs `start`).
@@ -267,7 +267,7 @@ function outcome(m, answer) {
   const b = buffer();
   const response = b[RESPONSE];
   const cause = b[CAUSE];
-  return [[numbers(), answer & TEXT ? m.outcomeText() : ""], response, cause];
+  return [[numbers(), answer & TEXT_WAITS ? m.outcomeText() : ""], response, cause];
 }
 
 /** Drives the machine `execute` answered to its end; resolves with what

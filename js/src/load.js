@@ -26,7 +26,7 @@ export function loaded(glue, instance, follow, poll) {
   // What js/src/executor.js calls: the machines' events, by number, and the
   // buffer their work is read from.
   const { machineWork, machineChain, onSettled, onText, onTimer, onOnline, onEvent, outcomeText } = glue;
-  machineExports = { machineWork, machineChain, onSettled, onText, onTimer, onOnline, onEvent, outcomeText, memory: instance.memory, workBuffer: glue.workBuffer(), textBuffer: glue.textBuffer() };
+  machineExports = { machineWork, machineChain, onSettled, onText, onTimer, onOnline, onEvent, outcomeText, memory: instance.memory, workBuffer: glue.workBuffer(), textBuffer: glue.textBuffer(), textBytes: glue.textBytes() };
   views = UNVIEWED;
   ready = true;
   hops ??= follow;
@@ -51,7 +51,7 @@ export const machines = () => machineExports;
 // work quads, then `execute`'s first answer and call, an ended operation's
 // response and cause, where the numbers answered last are), as doubles
 // (those numbers) and as its text buffer's bytes (a step's text on its way
-// in: src/host/operation/machine.rs `TEXT_IN`, 1024 bytes): made again
+// in: src/host/operation/machine.rs `TEXT_IN`, `textBytes` long): made again
 // when the memory grew (growing detaches the old buffer: a view of it then
 // has no length) or another module loaded, never with a read of
 // `memory.buffer` per event (a call into the engine's C++).
@@ -63,9 +63,9 @@ let views = UNVIEWED;
  * numbers). */
 export function memoryViews() {
   if (views.work.length === 0) {
-    const { memory, workBuffer, textBuffer } = machineExports;
+    const { memory, workBuffer, textBuffer, textBytes } = machineExports;
     const { buffer } = memory;
-    views = { work: new Uint32Array(buffer, workBuffer, 134), doubles: new Float64Array(buffer), text: new Uint8Array(buffer, textBuffer, 1024) };
+    views = { work: new Uint32Array(buffer, workBuffer, 134), doubles: new Float64Array(buffer), text: new Uint8Array(buffer, textBuffer, textBytes) };
   }
   return views;
 }

@@ -421,7 +421,8 @@ pub fn on_settled(id: u32, wait: u32, ok: bool, value: JsValue) -> u32 {
 }
 
 /// Bytes of text an event can carry in the text buffer (js/src/executor.js
-/// `settled` writes what fits; a longer text goes as a value).
+/// `settled` writes what fits, as `textBytes` says; a longer text goes as
+/// a value).
 const TEXT_BYTES: usize = 1024;
 /// Where the executor writes a step's text (UTF-8) before [`on_text`]: no
 /// import to read it, no allocation to pass it.
@@ -431,6 +432,13 @@ static TEXT_IN: Local<RefCell<[u8; TEXT_BYTES]>> = Local::new(RefCell::new([0; T
 #[wasm_bindgen(js_name = textBuffer)]
 pub fn text_buffer() -> *const u8 {
     TEXT_IN.with(|t| t.as_ptr().cast())
+}
+
+/// The text buffer's size in bytes: read by the executor once, so what it
+/// writes never outgrows the buffer.
+#[wasm_bindgen(js_name = textBytes)]
+pub fn text_bytes() -> usize {
+    TEXT_BYTES
 }
 
 /// The same, with the text of `len` bytes the executor wrote into the text
