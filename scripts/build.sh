@@ -60,10 +60,22 @@ export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="${remap[*]}"
 # wasm-bindgen's output lands in js/src beside the entries, so the wasm is
 # always "./saferetry_bg.wasm" from the code that loads it: a bundler that
 # does not copy assets needs just that one file copied next to its output.
-module() { # <out-name> [cargo flags]   (into $out, default js/src)
+#
+# Built for size (rustc `opt-level = "z"`, `wasm-opt -Oz`), but the default
+# module built for speed (`speed=1`: `opt-level = 2`, `wasm-opt -O3`): it
+# runs every call in Node, Deno, Bun and workerd, whose success path is
+# issue 37's cost, and there its 7 KB gzip more buy 4 µs less wasm per call
+# (bench/wasm-time.mjs: "stream" 10.1 → 6.1 µs, "buffer" 12.2 → 8.1, "auto"
+# 12.7 → 8.4) and 7–9 µs less own CPU (bench/run.mjs); `opt-level = 3` is
+# no faster here and 0.6 KB larger, `"s"` saves 1.7 µs. A page's module
+# (`saferetry_web`) is bytes first (issue 37's page target), and the others
+# run off the success path. BENCHMARKS.md "The default module built for speed".
+module() { # <out-name> [cargo flags]   (into $out, default js/src; `speed=1`: see above)
   local name=$1 dir=${out:-js/src}
   shift
-  CARGO_TARGET_DIR=$target "${cargo[@]}" build --quiet --release --target wasm32-unknown-unknown "$@"
+  local level=z passes=(-Oz --converge)
+  if [ "${speed:-}" = 1 ]; then level=2 passes=(-O3); fi
+  CARGO_PROFILE_RELEASE_OPT_LEVEL=$level CARGO_TARGET_DIR=$target "${cargo[@]}" build --quiet --release --target wasm32-unknown-unknown "$@"
   wasm-bindgen --target web --no-typescript --out-dir "$dir" --out-name "$name" \
     "$target/wasm32-unknown-unknown/release/saferetry.wasm"
   # `--converge` (-Oz again until nothing changes) is 0.1 KB gzip less for a
@@ -79,7 +91,7 @@ module() { # <out-name> [cargo flags]   (into $out, default js/src)
   # check or an allocation failure run on instead of trapping: not taken.
   # `--strip-target-features`: the features section is for linkers, not for
   # engines (0.1 KB gzip).
-  node_modules/.bin/wasm-opt --merge-similar-functions -Oz --converge --low-memory-unused --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue "${strip[@]}" --strip-producers --strip-target-features \
+  node_modules/.bin/wasm-opt --merge-similar-functions "${passes[@]}" --low-memory-unused --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue "${strip[@]}" --strip-producers --strip-target-features \
     -o "$dir/${name}_bg.wasm" "$dir/${name}_bg.wasm"
   # Import names without wasm-bindgen's hashes, in the module and its glue
   # alike (scripts/short-imports.mjs: the hashes do not compress).
@@ -88,13 +100,13 @@ module() { # <out-name> [cargo flags]   (into $out, default js/src)
 strip=(--strip-debug)
 if [ "${NAMES:-}" = 1 ]; then
   strip=(-g) # the name section stays; the code is the shipped module's
-  out=$target/names module saferetry
+  out=$target/names speed=1 module saferetry
   out=$target/names module saferetry_web --features browser
   echo "build: $target/names/saferetry_bg.wasm and saferetry_web_bg.wasm, the browser's (node scripts/wasm-profile.mjs)"
   exit 0
 fi
 rm -rf js/pkg js/src/saferetry.js js/src/saferetry_bg.wasm js/src/saferetry_web.js js/src/saferetry_web_bg.wasm js/src/saferetry_authority.js js/src/saferetry_authority_bg.wasm js/src/saferetry_outbox.js js/src/saferetry_outbox_bg.wasm js/src/saferetry_poll.js js/src/saferetry_poll_bg.wasm js/src/saferetry_redis.js js/src/saferetry_redis_bg.wasm
-module saferetry
+speed=1 module saferetry
 module saferetry_web --features browser
 module saferetry_authority --features authority
 module saferetry_outbox --features outbox
