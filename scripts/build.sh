@@ -62,19 +62,20 @@ export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="${remap[*]}"
 # does not copy assets needs just that one file copied next to its output.
 #
 # Built for size (rustc `opt-level = "z"`, `wasm-opt -Oz`), but the default
-# module built for speed (`speed=1`: `opt-level = 2`, `wasm-opt -O3`): it
-# runs every call in Node, Deno, Bun and workerd, whose success path is
-# issue 37's cost, and there its 7 KB gzip more buy 4 µs less wasm per call
+# module (`saferetry`, here and in the names build alike) built for speed
+# (`opt-level = 2`, `wasm-opt -O3`): it runs every call in Node, Deno, Bun
+# and workerd, whose success path is issue 37's cost, and there its 7 KB
+# gzip more buy 4 µs less wasm per call
 # (bench/wasm-time.mjs: "stream" 10.1 → 6.1 µs, "buffer" 12.2 → 8.1, "auto"
 # 12.7 → 8.4) and 7–9 µs less own CPU (bench/run.mjs); `opt-level = 3` is
 # no faster here and 0.6 KB larger, `"s"` saves 1.7 µs. A page's module
 # (`saferetry_web`) is bytes first (issue 37's page target), and the others
 # run off the success path. BENCHMARKS.md "The default module built for speed".
-module() { # <out-name> [cargo flags]   (into $out, default js/src; `speed=1`: see above)
+module() { # <out-name> [cargo flags]   (into $out, default js/src)
   local name=$1 dir=${out:-js/src}
   shift
   local level=z passes=(-Oz --converge)
-  if [ "${speed:-}" = 1 ]; then level=2 passes=(-O3); fi
+  if [ "$name" = saferetry ]; then level=2 passes=(-O3); fi
   CARGO_PROFILE_RELEASE_OPT_LEVEL=$level CARGO_TARGET_DIR=$target "${cargo[@]}" build --quiet --release --target wasm32-unknown-unknown "$@"
   wasm-bindgen --target web --no-typescript --out-dir "$dir" --out-name "$name" \
     "$target/wasm32-unknown-unknown/release/saferetry.wasm"
@@ -100,13 +101,13 @@ module() { # <out-name> [cargo flags]   (into $out, default js/src; `speed=1`: s
 strip=(--strip-debug)
 if [ "${NAMES:-}" = 1 ]; then
   strip=(-g) # the name section stays; the code is the shipped module's
-  out=$target/names speed=1 module saferetry
+  out=$target/names module saferetry
   out=$target/names module saferetry_web --features browser
   echo "build: $target/names/saferetry_bg.wasm and saferetry_web_bg.wasm, the browser's (node scripts/wasm-profile.mjs)"
   exit 0
 fi
 rm -rf js/pkg js/src/saferetry.js js/src/saferetry_bg.wasm js/src/saferetry_web.js js/src/saferetry_web_bg.wasm js/src/saferetry_authority.js js/src/saferetry_authority_bg.wasm js/src/saferetry_outbox.js js/src/saferetry_outbox_bg.wasm js/src/saferetry_poll.js js/src/saferetry_poll_bg.wasm js/src/saferetry_redis.js js/src/saferetry_redis_bg.wasm
-speed=1 module saferetry
+module saferetry
 module saferetry_web --features browser
 module saferetry_authority --features authority
 module saferetry_outbox --features outbox
