@@ -991,6 +991,67 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
     assert.ok(fewest <= 2, `${fewest} timers beyond plain fetch's`);
   });
 
+  add('A successful call builds what one guarded fetch needs and nothing more, in every body mode, with and without a caller\'s signal: one AbortController and one timer beyond plain fetch\'s, no AbortSignal.any or AbortSignal.timeout, no clone beyond plain fetch\'s, and fetch called once with the caller\'s input as given', async () => {
+    // Counted as calls during the call, the host's globals wrapped at call
+    // time (the package looks them up when it uses them), beside plain
+    // fetch's for the same answer (the host's own); timers the fewest of
+    // three rounds on each side (a host timer may fall in any window).
+    const counts = { controllers: 0, any: 0, timeout: 0, clones: 0, timers: 0 };
+    const wrap = (object, name, count) => {
+      const real = object[name];
+      object[name] = function (...args) {
+        counts[count] += 1;
+        return real.apply(this, args);
+      };
+      return () => { object[name] = real; };
+    };
+    const during = async (run) => {
+      for (const k of Object.keys(counts)) counts[k] = 0;
+      const Real = globalThis.AbortController;
+      globalThis.AbortController = class extends Real {
+        constructor() {
+          counts.controllers += 1;
+          super();
+        }
+      };
+      const restore = [wrap(AbortSignal, 'any', 'any'), wrap(AbortSignal, 'timeout', 'timeout'),
+        wrap(Response.prototype, 'clone', 'clones'), wrap(Request.prototype, 'clone', 'clones'), wrap(globalThis, 'setTimeout', 'timers')];
+      try {
+        await run();
+      } finally {
+        globalThis.AbortController = Real;
+        for (const undo of restore) undo();
+      }
+      return { ...counts };
+    };
+    for (const responseBody of ['stream', 'buffer', 'auto']) {
+      for (const withSignal of [false, true]) {
+        const label = `${responseBody}${withSignal ? ' + signal' : ''}`;
+        const inputs = [];
+        const p = policy({ responseBody, attemptMs: 5000, fetch: (input, init) => { inputs.push(input); return fetch(input, init); } });
+        const fewest = { plain: Infinity, ours: Infinity };
+        for (let round = 0; round < 3; round += 1) {
+          const plain = await during(async () => (await fetch(seqUrl(rid(), ['200']))).text());
+          const caller = withSignal ? new AbortController() : undefined;
+          const url = seqUrl(rid(), ['200']);
+          inputs.length = 0;
+          const ours = await during(async () => {
+            const res = await p.fetch(url, caller && { signal: caller.signal });
+            assert.equal(res.status, 200, `${label}: status`);
+          });
+          assert.equal(inputs.length, 1, `${label}: fetch calls`);
+          assert.equal(inputs[0], url, `${label}: the input fetch was given`);
+          assert.equal(ours.controllers - plain.controllers, 1, `${label}: AbortControllers beyond plain fetch's`);
+          assert.equal(ours.any + ours.timeout, 0, `${label}: AbortSignal.any and AbortSignal.timeout calls`);
+          assert.equal(ours.clones - plain.clones, 0, `${label}: clones beyond plain fetch's`);
+          fewest.plain = Math.min(fewest.plain, plain.timers);
+          fewest.ours = Math.min(fewest.ours, ours.timers);
+        }
+        assert.equal(fewest.ours - fewest.plain, 1, `${label}: timers beyond plain fetch's`);
+      }
+    }
+  });
+
   add('In auto a chunked document that outgrows 1 MiB is handed over whole (what was read plus the rest)', async () => {
     const id = rid();
     const res = await policy().fetch(scen('big', id, { bytes: 3 << 20, cl: 0, type: 'text/plain' }));
