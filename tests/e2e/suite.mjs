@@ -72,6 +72,38 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
     await sleep(ms);
     return count(id);
   }
+  // What the host builds while `run` runs, counted as calls to its globals
+  // wrapped for that time (the package looks them up when it uses them):
+  // AbortControllers made, AbortSignal.any and .timeout calls, Request and
+  // Response clones, setTimeout calls.
+  async function built(run) {
+    const counts = { controllers: 0, any: 0, timeout: 0, clones: 0, timers: 0 };
+    const wrap = (object, name, count) => {
+      const real = object[name];
+      object[name] = function (...args) {
+        counts[count] += 1;
+        return real.apply(this, args);
+      };
+      return () => { object[name] = real; };
+    };
+    const Real = globalThis.AbortController;
+    globalThis.AbortController = class extends Real {
+      constructor() {
+        counts.controllers += 1;
+        super();
+      }
+    };
+    const restore = [wrap(AbortSignal, 'any', 'any'), wrap(AbortSignal, 'timeout', 'timeout'),
+      wrap(Response.prototype, 'clone', 'clones'), wrap(Request.prototype, 'clone', 'clones'), wrap(globalThis, 'setTimeout', 'timers')];
+    try {
+      await run();
+    } finally {
+      globalThis.AbortController = Real;
+      for (const undo of restore) undo();
+    }
+    return counts;
+  }
+
   async function control(path, method = 'GET') {
     const res = await fetch(`${base}${path}`, { method });
     assert.equal(res.status, 200, `${method} ${path}`);
@@ -969,13 +1001,7 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
     // during the call, less those plain fetch makes for the same answer (the
     // host's own); the fewest of three rounds (a host timer may fall in
     // either side's window).
-    const timersDuring = async (run) => {
-      const real = globalThis.setTimeout;
-      let n = 0;
-      globalThis.setTimeout = (...args) => { n += 1; return real(...args); };
-      try { await run(); } finally { globalThis.setTimeout = real; }
-      return n;
-    };
+    const timersDuring = async (run) => (await built(run)).timers;
     const body = (id) => scen('slow-body', id, { ms: 120, type: 'text/plain' });
     let fewest = Infinity;
     for (let round = 0; round < 3; round += 1) {
@@ -992,38 +1018,9 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
   });
 
   add('A successful call builds what one guarded fetch needs and nothing more, in every body mode, with and without a caller\'s signal: one AbortController and one timer beyond plain fetch\'s, no AbortSignal.any or AbortSignal.timeout, no clone beyond plain fetch\'s, and fetch called once with the caller\'s input as given', async () => {
-    // Counted as calls during the call, the host's globals wrapped at call
-    // time (the package looks them up when it uses them), beside plain
-    // fetch's for the same answer (the host's own); timers the fewest of
-    // three rounds on each side (a host timer may fall in any window).
-    const counts = { controllers: 0, any: 0, timeout: 0, clones: 0, timers: 0 };
-    const wrap = (object, name, count) => {
-      const real = object[name];
-      object[name] = function (...args) {
-        counts[count] += 1;
-        return real.apply(this, args);
-      };
-      return () => { object[name] = real; };
-    };
-    const during = async (run) => {
-      for (const k of Object.keys(counts)) counts[k] = 0;
-      const Real = globalThis.AbortController;
-      globalThis.AbortController = class extends Real {
-        constructor() {
-          counts.controllers += 1;
-          super();
-        }
-      };
-      const restore = [wrap(AbortSignal, 'any', 'any'), wrap(AbortSignal, 'timeout', 'timeout'),
-        wrap(Response.prototype, 'clone', 'clones'), wrap(Request.prototype, 'clone', 'clones'), wrap(globalThis, 'setTimeout', 'timers')];
-      try {
-        await run();
-      } finally {
-        globalThis.AbortController = Real;
-        for (const undo of restore) undo();
-      }
-      return { ...counts };
-    };
+    // Counted beside plain fetch's for the same answer (the host's own);
+    // timers the fewest of three rounds on each side (a host timer may fall
+    // in any window).
     for (const responseBody of ['stream', 'buffer', 'auto']) {
       for (const withSignal of [false, true]) {
         const label = `${responseBody}${withSignal ? ' + signal' : ''}`;
@@ -1032,7 +1029,7 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
         const fewest = { plain: Infinity, ours: Infinity };
         for (let round = 0; round < 3; round += 1) {
           let host;
-          const plain = await during(async () => {
+          const plain = await built(async () => {
             host = await fetch(seqUrl(rid(), ['200']));
           });
           await host.text(); // each side's body read outside its window: the connection goes back
@@ -1040,7 +1037,7 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
           const url = seqUrl(rid(), ['200']);
           inputs.length = 0;
           let res;
-          const ours = await during(async () => {
+          const ours = await built(async () => {
             res = await p.fetch(url, caller && { signal: caller.signal });
           });
           assert.equal(res.status, 200, `${label}: status`);
