@@ -282,18 +282,55 @@ const RATE_HEADERS = [
  * for, which its own need: `LENGTH` whenever it folds, `TYPE` for JSON). */
 function factsOf(response, rateLimit, bits, a) {
   const { headers, status, type, body } = response;
-  let out = packed(status) + packed(type) + (body ? "1:1" : "-");
   if (rateLimit) {
+    let out = packed(status) + packed(type) + (body ? "1:1" : "-");
     for (const name of RATE_HEADERS) out += packed(headers.get(name));
     return out;
   }
   const length = bits & LENGTH ? headers.get("content-length") : null;
   const kind = bits & TYPE ? headers.get("content-type") : null;
   const encoding = bits & LENGTH ? headers.get("content-encoding") : null;
-  out += packed(length) + packed(kind) + packed(encoding);
-  out += packed(headers.get("retry-after")) + packed(headers.get("retry-after-ms"));
+  const after = headers.get("retry-after");
+  const afterMs = headers.get("retry-after-ms");
+  const location = bits & MANUAL ? headers.get("location") : null;
   if (a.whole !== undefined) a.folds = readsWhole(status, type, body, length, kind, encoding, a.whole, a.json);
-  return bits & MANUAL ? out + packed(headers.get("location")) : out;
+  if (encoding === null && after === null && afterMs === null && location === null && (status & 1023) === status && (type === "basic" || type === "default") && (length === null || DIGITS.test(length)) && (kind === null || kind === JSON_TYPE)) {
+    return status + (body ? CODE_BODY : 0) + (kind === null ? 0 : CODE_JSON) + (length === null ? 0 : (Number(length) + 1) * CODE_LENGTH);
+  }
+  const out = packed(status) + packed(type) + (body ? "1:1" : "-") + packed(length) + packed(kind) + packed(encoding) + packed(after) + packed(afterMs);
+  return bits & MANUAL ? out + packed(location) : out;
+}
+
+// The usual response's facts as one number (src/host/operation/glue.rs
+// `Facts::coded`), nothing packed nor copied: one of a type `basic` or
+// `default`, an integer status below 1024, and none of the headers read
+// but a `Content-Length` of 1 to 12 digits and a `Content-Type` of
+// exactly `application/json`. Its status, plus `CODE_BODY` with a body,
+// `CODE_READ` once the body was read whole (as long as the length says),
+// `CODE_JSON` with that type, and the length plus one, times
+// `CODE_LENGTH`, when given (under 2^53: exact).
+const CODE_BODY = 1024;
+const CODE_READ = 2048;
+const CODE_JSON = 4096;
+const CODE_LENGTH = 8192;
+const JSON_TYPE = "application/json";
+const DIGITS = /^[0-9]{1,12}$/;
+
+// (tests/facts_code.rs runs both on the host's own `Headers`.)
+export { factsOf, withRead };
+
+/** Facts `facts` (a code or packed text) of a response whose body was read
+ * whole, `read` bytes, in the same step: a code says so with `CODE_READ`
+ * when its length is the one read; else the packed facts, the location's
+ * place kept, then the length read (a code's facts packed again: the same
+ * values). */
+function withRead(facts, read, manual) {
+  if (typeof facts === "number") {
+    if (Math.floor(facts / CODE_LENGTH) === read + 1) return facts + CODE_READ;
+    const length = Math.floor(facts / CODE_LENGTH) - 1;
+    facts = packed(facts % CODE_BODY) + "7:default" + (facts & CODE_BODY ? "1:1" : "-") + packed(length < 0 ? null : length) + packed(facts & CODE_JSON ? JSON_TYPE : null) + "----";
+  } else if (!manual) facts += "-";
+  return facts + packed(read);
 }
 
 // A response handed over as a stream (`handed`) follows the caller's signal
@@ -453,11 +490,7 @@ function arrived(a, sent, bits) {
       let facts;
       try {
         facts = bits & CONTROLLED ? factsOf(response, false, bits, a) : response instanceof Response ? response.status : -1;
-        if (a.folds) {
-          // The location's place kept (`MANUAL`'s), then the length read.
-          facts += bits & MANUAL ? "" : "-";
-          return step(a, wholeBody, (r, buffer) => facts + packed(keptBytes(r, buffer)));
-        }
+        if (a.folds) return step(a, wholeBody, (r, buffer) => withRead(facts, keptBytes(r, buffer), bits & MANUAL));
       } catch (error) {
         return answer(a, false, failure(a, READ, error));
       }

@@ -140,6 +140,7 @@ class Run {
   settled(wait, ok, value) {
     if (this.over) return;
     const m = machines();
+    if (typeof value === "number") return this.report(m.onNumber(this.id, wait, ok, value));
     const length = typeof value === "string" ? copied(value) : -1;
     this.report(length >= 0 ? m.onText(this.id, wait, ok, length) : m.onSettled(this.id, wait, ok, value));
   }

@@ -25,8 +25,8 @@ export function loaded(glue, instance, follow, poll) {
   checkOptions = glue.checkOptions;
   // What js/src/executor.js calls: the machines' events, by number, and the
   // buffer their work is read from.
-  const { machineWork, machineChain, onSettled, onText, onTimer, onOnline, onEvent, outcomeText } = glue;
-  machineExports = { machineWork, machineChain, onSettled, onText, onTimer, onOnline, onEvent, outcomeText, memory: instance.memory, workBuffer: glue.workBuffer(), textBuffer: glue.textBuffer(), textBytes: glue.textBytes() };
+  const { machineWork, machineChain, onSettled, onNumber, onText, onTimer, onOnline, onEvent, outcomeText } = glue;
+  machineExports = { machineWork, machineChain, onSettled, onNumber, onText, onTimer, onOnline, onEvent, outcomeText, memory: instance.memory, workBuffer: glue.workBuffer(), textBuffer: glue.textBuffer(), textBytes: glue.textBytes() };
   views = UNVIEWED;
   ready = true;
   hops ??= follow;

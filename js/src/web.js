@@ -6,7 +6,7 @@
 // export in a bundle. The module is compiled as it streams in (compile.js) and
 // instantiated by the glue's `initSync`: the glue's own loader (its default
 // export, its input forms and messages) stays out of a page's bundle.
-import { initSync, Policy, checkOptions, machineWork, machineChain, onSettled, onText, onTimer, onOnline, onEvent, outcomeText, workBuffer, textBuffer, textBytes } from "./saferetry_web.js";
+import { initSync, Policy, checkOptions, machineWork, machineChain, onSettled, onNumber, onText, onTimer, onOnline, onEvent, outcomeText, workBuffer, textBuffer, textBytes } from "./saferetry_web.js";
 import { compiled } from "./compile.js";
 import { loaded, loadFailed } from "./load.js";
 
@@ -19,7 +19,7 @@ try {
 }
 // No js/src/hops.js: the browser's `fetch` follows redirects. The poll's
 // module is fetched at the first `policy.poll()`.
-loaded({ Policy, checkOptions, machineWork, machineChain, onSettled, onText, onTimer, onOnline, onEvent, outcomeText, workBuffer, textBuffer, textBytes }, instance, undefined, () => import("./poll-web.js"));
+loaded({ Policy, checkOptions, machineWork, machineChain, onSettled, onNumber, onText, onTimer, onOnline, onEvent, outcomeText, workBuffer, textBuffer, textBytes }, instance, undefined, () => import("./poll-web.js"));
 
 export * from "./core.js";
 // No `BudgetAuthority` here: a page imports it from "saferetry/authority"

@@ -23,7 +23,7 @@ use core::task::Poll;
 
 use crate::host::shared::bind::date_now;
 use super::failure::{delivered_by, failed, fetch_failed, not_sent, StepFailure, REJECTED, THREW};
-use crate::host::operation::glue::{end, reserve, Facts, Glue, Held, ABORT, CANCEL, KEEP};
+use crate::host::operation::glue::{end, reserve, Glue, Held, ABORT, CANCEL, KEEP};
 use super::hops;
 use crate::host::operation::chain::Followed;
 use crate::host::operation::io::{self, sleep, step, Io, CLONE, CONTROLLED, JOIN, LENGTH, MANUAL, READ_NEXT, READ_UP_TO, READ_WHOLE, TYPE};
@@ -220,7 +220,7 @@ impl FetchTransport<'_> {
         let mut followed = None;
         let mut facts = loop {
             let facts = match step(id).await {
-                Ok(facts) => Facts::parse(&facts.into_text()),
+                Ok(answer) => answer.facts(),
                 Err(e) => return Err(attempt.failed(self.step_failed(id, &e.into_text(), followed.as_ref()))),
             };
             let first = followed.is_none() && manual;

@@ -18,7 +18,6 @@ use wasm_bindgen::prelude::*;
 
 
 use crate::packed::Fields;
-use crate::policy::rate_limit::FloorHeaders;
 
 #[wasm_bindgen]
 extern "C" {
@@ -271,50 +270,9 @@ impl Drop for Held {
     }
 }
 
-/// What one attempt reads of a response, in one crossing.
-pub struct Facts {
-    pub status: u16,
-    /// `Response.type` is `cors`.
-    pub cors: bool,
-    /// `Response.type` is `opaque` or `opaqueredirect`: no readable body.
-    pub opaque: bool,
-    pub has_body: bool,
-    /// `Content-Length`, when it is a number (surrounding spaces allowed).
-    pub content_length: Option<u64>,
-    pub content_type: Option<String>,
-    pub content_encoding: bool,
-    pub floor_headers: FloorHeaders,
-    /// `Location`, read only with `redirect: "manual"` (`super::io::MANUAL`).
-    #[cfg_attr(feature = "browser", allow(dead_code))]
-    pub location: Option<String>,
-    /// The body's length, when the step read it whole too (`super::io::WHOLE`).
-    pub read: Option<u32>,
-}
+pub use crate::packed::Facts;
 
 impl Facts {
-    /// The facts js/src/attempts.js packs as an attempt's step resolves:
-    /// status, type, has a body, then `content-length`, `content-type`,
-    /// `content-encoding`, `retry-after`, `retry-after-ms`, and for a
-    /// `redirect: "manual"` attempt `location`, and the length of the body
-    /// when the step read it whole too (`location`'s place then kept).
-    pub fn parse(packed: &str) -> Facts {
-        let mut f = Fields(packed);
-        // Only what is kept is copied: the status and type are read as
-        // they stand, the length as the number it says.
-        let status = f.next().flatten().and_then(|s| s.parse().ok()).unwrap_or(0);
-        let kind = f.next().flatten();
-        let (cors, opaque) = (kind == Some("cors"), matches!(kind, Some("opaque" | "opaqueredirect")));
-        let has_body = f.next().flatten() == Some("1");
-        let content_length = f.next().flatten().and_then(|v| v.trim().parse::<u64>().ok());
-        let content_type = f.string();
-        let content_encoding = f.string().is_some();
-        let floor_headers =
-            FloorHeaders { retry_after: f.string(), retry_after_ms: f.string(), ..FloorHeaders::default() };
-        let location = f.string();
-        let read = f.next().flatten().and_then(|v| v.parse().ok());
-        Facts { status, cors, opaque, has_body, content_length, content_type, content_encoding, floor_headers, location, read }
-    }
-
     /// On a throttling status, the rate-limit headers too, in `rateFacts`'
     /// order (the same three first, then `ratelimit`,
     /// `x-ratelimit-remaining`, `x-rate-limit-remaining`,

@@ -30,6 +30,7 @@ use wasm_bindgen::JsValue;
 use super::glue::aborted;
 use super::chain::Chain;
 use crate::engine::Slept;
+use crate::packed::Facts;
 use crate::policy::limits::timer_ms;
 
 /// Work for the executor, as `(kind, id, arg, more)` (`more` 0 unless
@@ -90,10 +91,12 @@ pub const WHOLE_JSON: u32 = 23;
 /// A step's answer as the executor reports it (js/src/executor.js
 /// `settled`): the text it packed (an attempt's facts, a failure:
 /// src/packed.rs), copied into the module's memory by JS, not read through
-/// an import; or any other value (a length, a status, a timer's
-/// `undefined`, a text too long for the copy).
+/// an import; a number (a length, a status, an attempt's facts as a code:
+/// [`Facts::coded`]), passed as one; or any other value (a
+/// timer's `undefined`, a text too long for the copy).
 pub enum Plain {
     Text(String),
+    Number(f64),
     Value(JsValue),
 }
 
@@ -102,7 +105,17 @@ impl Plain {
     pub fn into_text(self) -> String {
         match self {
             Plain::Text(text) => text,
+            Plain::Number(_) => String::new(),
             Plain::Value(v) => v.as_string().unwrap_or_default(),
+        }
+    }
+
+    /// An attempt's step answer read as its facts: a number
+    /// ([`Facts::coded`]), else packed text ([`Facts::parse`]).
+    pub fn facts(self) -> Facts {
+        match self {
+            Plain::Number(code) => Facts::coded(code),
+            text => Facts::parse(&text.into_text()),
         }
     }
 
@@ -110,6 +123,7 @@ impl Plain {
     pub fn number(&self) -> Option<f64> {
         match self {
             Plain::Text(_) => None,
+            Plain::Number(n) => Some(*n),
             Plain::Value(v) => v.as_f64(),
         }
     }

@@ -413,11 +413,18 @@ pub fn machine_work(id: u32) -> u32 {
 }
 
 /// The step machine `id` awaits as `wait` settled (`ok`: fulfilled) with
-/// `value`: a value other than text (a length, a status), or a text too
-/// long for the text buffer ([`on_text`]).
+/// `value`: a value other than text or a number (a timer's `undefined`),
+/// or a text too long for the text buffer ([`on_text`]).
 #[wasm_bindgen(js_name = onSettled)]
 pub fn on_settled(id: u32, wait: u32, ok: bool, value: JsValue) -> u32 {
     on(id, |m| m.on_settled(wait, ok, Plain::Value(value)))
+}
+
+/// The same, with a number (a length, a status, an attempt's facts as a
+/// code): passed as one, not as a value read back through an import.
+#[wasm_bindgen(js_name = onNumber)]
+pub fn on_number(id: u32, wait: u32, ok: bool, value: f64) -> u32 {
+    on(id, |m| m.on_settled(wait, ok, Plain::Number(value)))
 }
 
 /// Bytes of text an event can carry in the text buffer (js/src/executor.js
