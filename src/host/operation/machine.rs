@@ -417,14 +417,21 @@ pub fn machine_work(id: u32) -> u32 {
 /// or a text too long for the text buffer ([`on_text`]).
 #[wasm_bindgen(js_name = onSettled)]
 pub fn on_settled(id: u32, wait: u32, ok: bool, value: JsValue) -> u32 {
-    on(id, |m| m.on_settled(wait, ok, Plain::Value(value)))
+    settled(id, wait, ok, Plain::Value(value))
+}
+
+/// A step settled, whichever export reported it: one copy of the event's
+/// path in the module, not one per export (each inlined its own: +1 KB).
+#[inline(never)]
+fn settled(id: u32, wait: u32, ok: bool, value: Plain) -> u32 {
+    on(id, |m| m.on_settled(wait, ok, value))
 }
 
 /// The same, with a number (a length, a status, an attempt's facts as a
 /// code): passed as one, not as a value read back through an import.
 #[wasm_bindgen(js_name = onNumber)]
 pub fn on_number(id: u32, wait: u32, ok: bool, value: f64) -> u32 {
-    on(id, |m| m.on_settled(wait, ok, Plain::Number(value)))
+    settled(id, wait, ok, Plain::Number(value))
 }
 
 /// Bytes of text an event can carry in the text buffer (js/src/executor.js
@@ -457,7 +464,7 @@ pub fn on_text(id: u32, wait: u32, ok: bool, len: usize) -> u32 {
         let t = t.borrow();
         String::from_utf8_lossy(t.get(..len).unwrap_or_default()).into_owned()
     });
-    on(id, |m| m.on_settled(wait, ok, Plain::Text(text)))
+    settled(id, wait, ok, Plain::Text(text))
 }
 
 #[wasm_bindgen(js_name = onTimer)]
