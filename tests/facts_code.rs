@@ -30,72 +30,53 @@ const AUTO: u32 = MANUAL | LENGTH | TYPE;
 /// `fetch` may answer), its type, whether it has a body, its headers; the
 /// bits of the step; the length of the body read whole, if it was; whether
 /// the answer is a number.
-struct Row {
-    status: &'static str,
-    kind: &'static str,
-    body: bool,
-    headers: &'static [(&'static str, &'static str)],
-    bits: u32,
-    read: Option<u64>,
-    coded: bool,
-}
-
-const fn row(
-    status: &'static str,
-    kind: &'static str,
-    body: bool,
-    headers: &'static [(&'static str, &'static str)],
-    bits: u32,
-    read: Option<u64>,
-    coded: bool,
-) -> Row {
-    Row { status, kind, body, headers, bits, read, coded }
-}
+type Row =
+    (&'static str, &'static str, bool, &'static [(&'static str, &'static str)], u32, Option<u64>, bool);
 
 const JSON_11: &[(&str, &str)] = &[("content-type", "application/json"), ("content-length", "11")];
 
 const TABLE: &[Row] = &[
     // The usual success, in every body mode: one number.
-    row("200", "default", true, &[], STREAM, None, true),
-    row("200", "basic", true, JSON_11, STREAM, None, true),
-    row("200", "basic", true, JSON_11, BUFFER, None, true),
-    row("200", "basic", true, JSON_11, AUTO, None, true),
-    row("200", "basic", true, JSON_11, AUTO, Some(11), true),
-    row("200", "default", true, &[("content-length", "5")], LENGTH, Some(5), true),
-    row("204", "basic", false, &[], AUTO, None, true),
-    row("503", "basic", true, &[("content-length", "0")], AUTO, None, true),
-    row("1023", "default", true, &[], STREAM, None, true),
+    ("200", "default", true, &[], STREAM, None, true),
+    ("200", "basic", true, JSON_11, STREAM, None, true),
+    ("200", "basic", true, JSON_11, BUFFER, None, true),
+    ("200", "basic", true, JSON_11, AUTO, None, true),
+    ("200", "basic", true, JSON_11, AUTO, Some(11), true),
+    ("200", "default", true, &[("content-length", "5")], LENGTH, Some(5), true),
+    ("204", "basic", false, &[], AUTO, None, true),
+    ("503", "basic", true, &[("content-length", "0")], AUTO, None, true),
+    ("1023", "default", true, &[], STREAM, None, true),
     // Headers the step does not read do not matter.
-    row("302", "basic", true, &[("location", "/there")], LENGTH, None, true),
-    row("200", "basic", true, &[("content-type", "text/plain")], BUFFER, None, true),
-    row("200", "basic", true, &[("content-encoding", "gzip")], STREAM, None, true),
+    ("302", "basic", true, &[("location", "/there")], LENGTH, None, true),
+    ("200", "basic", true, &[("content-type", "text/plain")], BUFFER, None, true),
+    ("200", "basic", true, &[("content-encoding", "gzip")], STREAM, None, true),
     // Lengths: as many digits as 12, leading zeros, spaces the host trims.
-    row("200", "basic", true, &[("content-length", "064")], BUFFER, Some(64), true),
-    row("200", "basic", true, &[("content-length", " 11 ")], BUFFER, None, true),
-    row("200", "basic", true, &[("content-length", "999999999999")], BUFFER, None, true),
-    row("200", "basic", true, &[("content-length", "4294967296")], BUFFER, Some(4294967296), true),
+    ("200", "basic", true, &[("content-length", "064")], BUFFER, Some(64), true),
+    ("200", "basic", true, &[("content-length", " 11 ")], BUFFER, None, true),
+    ("200", "basic", true, &[("content-length", "999999999999")], BUFFER, None, true),
+    ("200", "basic", true, &[("content-length", "4294967296")], BUFFER, Some(4294967296), true),
     // Anything else is packed: a header the machine reads there,
-    row("503", "basic", true, &[("retry-after", "5")], STREAM, None, false),
-    row("429", "basic", true, &[("retry-after-ms", "250")], STREAM, None, false),
-    row("302", "basic", true, &[("location", "/there")], STREAM, None, false),
-    row("200", "basic", true, &[("content-encoding", "gzip"), ("content-length", "11")], BUFFER, None, false),
-    row("200", "basic", true, &[("content-type", "application/json; charset=utf-8")], AUTO, None, false),
-    row("200", "basic", true, &[("content-type", "text/html")], AUTO, None, false),
+    ("503", "basic", true, &[("retry-after", "5")], STREAM, None, false),
+    ("429", "basic", true, &[("retry-after-ms", "250")], STREAM, None, false),
+    ("302", "basic", true, &[("location", "/there")], STREAM, None, false),
+    ("200", "basic", true, &[("content-encoding", "gzip"), ("content-length", "11")], BUFFER, None, false),
+    ("200", "basic", true, &[("content-type", "application/json; charset=utf-8")], AUTO, None, false),
+    ("200", "basic", true, &[("content-type", "text/html")], AUTO, None, false),
     // a length that is not 1 to 12 digits,
-    row("200", "basic", true, &[("content-length", "1234567890123")], BUFFER, None, false),
-    row("200", "basic", true, &[("content-length", "1e3")], BUFFER, None, false),
-    row("200", "basic", true, &[("content-length", "+5")], BUFFER, None, false),
+    ("200", "basic", true, &[("content-length", "1234567890123")], BUFFER, None, false),
+    ("200", "basic", true, &[("content-length", "1e3")], BUFFER, None, false),
+    ("200", "basic", true, &[("content-length", "+5")], BUFFER, None, false),
     // a body read whole that is not as long as its length says,
-    row("200", "basic", true, JSON_11, AUTO, Some(10), false),
-    row("200", "default", true, &[("content-length", "5")], LENGTH, Some(7), false),
+    ("200", "basic", true, JSON_11, AUTO, Some(10), false),
+    ("200", "default", true, &[("content-length", "5")], LENGTH, Some(7), false),
     // another type, a status that is not an integer below 1024.
-    row("200", "cors", true, &[], STREAM, None, false),
-    row("0", "opaque", false, &[], STREAM, None, false),
-    row("0", "opaqueredirect", false, &[], STREAM, None, false),
-    row("1024", "default", true, &[], STREAM, None, false),
-    row("200.5", "default", true, &[], STREAM, None, false),
-    row("\"200\"", "default", true, &[], STREAM, None, false),
-    row("-1", "default", true, &[], STREAM, None, false),
+    ("200", "cors", true, &[], STREAM, None, false),
+    ("0", "opaque", false, &[], STREAM, None, false),
+    ("0", "opaqueredirect", false, &[], STREAM, None, false),
+    ("1024", "default", true, &[], STREAM, None, false),
+    ("200.5", "default", true, &[], STREAM, None, false),
+    ("\"200\"", "default", true, &[], STREAM, None, false),
+    ("-1", "default", true, &[], STREAM, None, false),
 ];
 
 /// For each row, attempts.js's answer (a number or packed text) and the
@@ -104,10 +85,10 @@ const TABLE: &[Row] = &[
 fn answers() -> Vec<(serde_json::Value, String)> {
     let rows: Vec<String> = TABLE
         .iter()
-        .map(|r| {
-            let headers: Vec<String> = r.headers.iter().map(|(k, v)| format!("[{k:?}, {v:?}]")).collect();
-            let read = r.read.map_or("null".to_string(), |n| n.to_string());
-            format!("{{ \"status\": {}, \"type\": {:?}, \"body\": {}, \"headers\": [{}], \"bits\": {}, \"read\": {read} }}", r.status, r.kind, r.body, headers.join(", "), r.bits)
+        .map(|&(status, kind, body, headers, bits, read, _)| {
+            let headers: Vec<String> = headers.iter().map(|(k, v)| format!("[{k:?}, {v:?}]")).collect();
+            let read = read.map_or("null".to_string(), |n| n.to_string());
+            format!("{{ \"status\": {}, \"type\": {:?}, \"body\": {}, \"headers\": [{}], \"bits\": {}, \"read\": {read} }}", status, kind, body, headers.join(", "), bits)
         })
         .collect();
     let script = r#"
@@ -146,19 +127,17 @@ process.stdout.write(JSON.stringify(out));
 fn the_usual_response_s_facts_come_as_one_number_and_say_what_the_packed_facts_say() {
     let answers = answers();
     assert_eq!(answers.len(), TABLE.len());
-    for (i, (row, (answer, full))) in TABLE.iter().zip(&answers).enumerate() {
+    for (i, (&(status, kind, .., coded), (answer, full))) in TABLE.iter().zip(&answers).enumerate() {
         let facts = match answer {
             serde_json::Value::Number(n) => Facts::coded(n.as_f64().unwrap()),
             serde_json::Value::String(text) => Facts::parse(text),
             other => panic!("row {i}: answered {other}"),
         };
-        assert_eq!(answer.is_number(), row.coded, "row {i} ({} {}): answered {answer}", row.status, row.kind);
+        assert_eq!(answer.is_number(), coded, "row {i} ({status} {kind}): answered {answer}");
         assert_eq!(
             facts,
             Facts::parse(full),
-            "row {i} ({} {}): answered {answer}, packed in full {full}",
-            row.status,
-            row.kind
+            "row {i} ({status} {kind}): answered {answer}, packed in full {full}"
         );
     }
 }
