@@ -257,7 +257,7 @@ function failure(a, at, error) {
 }
 
 // The headers the machine reads of every response, and on a throttling
-// status, in the order src/host/operation/glue.rs `Facts::parse` takes them.
+// status, in the order src/packed.rs `Facts::parse` takes them.
 const FACT_HEADERS = ["content-length", "content-type", "content-encoding", "retry-after", "retry-after-ms"];
 // FETCH's bits saying which of the body's headers the machine reads (the
 // response body mode decides: src/host/attempt/transport.rs `start`): its length
@@ -301,7 +301,7 @@ function factsOf(response, rateLimit, bits, a) {
   return bits & MANUAL ? out + packed(location) : out;
 }
 
-// The usual response's facts as one number (src/host/operation/glue.rs
+// The usual response's facts as one number (src/packed.rs
 // `Facts::coded`), nothing packed nor copied: one of a type `basic` or
 // `default`, an integer status below 1024, and none of the headers read
 // but a `Content-Length` of 1 to 12 digits and a `Content-Type` of
