@@ -297,9 +297,13 @@ function factsOf(response, rateLimit, bits, a) {
   if (encoding === null && after === null && afterMs === null && location === null && (status & 1023) === status && (type === "basic" || type === "default") && (length === null || DIGITS.test(length)) && (kind === null || kind === JSON_TYPE)) {
     return status + (body ? CODE_BODY : 0) + (kind === null ? 0 : CODE_JSON) + (length === null ? 0 : (Number(length) + 1) * CODE_LENGTH);
   }
-  const out = packed(status) + packed(type) + (body ? "1:1" : "-") + packed(length) + packed(kind) + packed(encoding) + packed(after) + packed(afterMs);
+  const out = packedFacts(status, type, body, length, kind, encoding, after, afterMs);
   return bits & MANUAL ? out + packed(location) : out;
 }
+
+/** Facts packed as text, in `Facts::parse`'s order, up to the location. */
+const packedFacts = (status, type, body, length, kind, encoding, after, afterMs) =>
+  packed(status) + packed(type) + (body ? "1:1" : "-") + packed(length) + packed(kind) + packed(encoding) + packed(after) + packed(afterMs);
 
 // The usual response's facts as one number (src/packed.rs
 // `Facts::coded`), nothing packed nor copied: one of a type `basic` or
@@ -326,9 +330,9 @@ export { factsOf, withRead };
  * values). */
 function withRead(facts, read, manual) {
   if (typeof facts === "number") {
-    if (Math.floor(facts / CODE_LENGTH) === read + 1) return facts + CODE_READ;
     const length = Math.floor(facts / CODE_LENGTH) - 1;
-    facts = packed(facts % CODE_BODY) + "7:default" + (facts & CODE_BODY ? "1:1" : "-") + packed(length < 0 ? null : length) + packed(facts & CODE_JSON ? JSON_TYPE : null) + "----";
+    if (length === read) return facts + CODE_READ;
+    facts = packedFacts(facts % CODE_BODY, "default", facts & CODE_BODY, length < 0 ? null : length, facts & CODE_JSON ? JSON_TYPE : null, null, null, null) + "-";
   } else if (!manual) facts += "-";
   return facts + packed(read);
 }
