@@ -10,7 +10,7 @@
 //! success with none of the headers the machine reads, or only its length
 //! and a JSON type), as one number: nothing to pack, copy into the
 //! module's memory nor parse on the path every successful call takes
-//! (BENCHMARKS.md "What the success path does").
+//! (README "Architecture"; BENCHMARKS.md "Today, at a glance").
 
 use crate::policy::rate_limit::FloorHeaders;
 
