@@ -7,18 +7,25 @@
 // the whole package imported (its JS parsed and run), a policy made at the
 // top level, and its first `policy.fetch`. The flags rows run the last
 // Worker with V8 flags (workerd's `v8Flags`) that say how much of it is
-// the wasm compiled lazily at first use. Figures, not pass/fail.
+// the wasm, and the JavaScript, compiled lazily at first use. Then the
+// wasm that first call compiles, in bytes (bench/lazy-compile.mjs: a
+// figure that does not move between runs, where a start's ms do by ±3).
+// Figures, not pass/fail.
 //
-//   node bench/coldstart.mjs      (COLDSTART_RUNS=N starts per Worker, default 15)
+//   node bench/coldstart.mjs      (COLDSTART_RUNS=N starts per Worker, default 15;
+//                                  BENCH_BEFORE=<a built js/ folder>: its lazy
+//                                  compilation beside this checkout's)
 // Needs `make build`. Each Worker's time is the median of its starts,
 // interleaved with the others', in ms from spawning workerd to its port
-// and to the first response.
+// and to the first response; "− ky" is the median of each round's
+// difference to ky's start in the same round.
 import http from "node:http";
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { wranglerWorker } from "../tests/runtimes/procs.mjs";
 import { coldStart } from "./workerd-start.mjs";
+import { lazyTable } from "./lazy-compile.mjs";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const OUT = path.join(REPO, "test-output/coldstart");
@@ -42,6 +49,8 @@ const workers = {
 // The last Worker again, under V8 flags.
 const flagged = {
   "saferetry, wasm compiled eagerly (--no-wasm-lazy-compilation)": ["--no-wasm-lazy-compilation"],
+  "saferetry, JavaScript compiled eagerly (--no-lazy)": ["--no-lazy"],
+  "saferetry, both compiled eagerly": ["--no-lazy", "--no-wasm-lazy-compilation"],
 };
 const SAFERETRY = "saferetry (+ its first policy.fetch)";
 
@@ -66,10 +75,14 @@ try {
   console.log(`\n## workerd cold start, step by step (median of ${RUNS} starts, interleaved; Wrangler's build)\n`);
   console.log("| Worker | ms to its port | ms to the first response | − ky |\n|---|---:|---:|---:|");
   const first = (name) => median(results[name].map((r) => r[1]));
+  const overKy = (name) => median(results[name].map((r, i) => r[1] - results.ky[i][1]));
   for (const name of names) {
     const port = median(results[name].map((r) => r[0]));
-    console.log(`| ${name} | ${port.toFixed(1)} | ${first(name).toFixed(1)} | ${(first(name) - first("ky")).toFixed(1)} |`);
+    console.log(`| ${name} | ${port.toFixed(1)} | ${first(name).toFixed(1)} | ${overKy(name).toFixed(1)} |`);
   }
+  console.log("\n## wasm compiled lazily, by phase (bench/lazy-compile.mjs: the default module in Node's V8, fetch stubbed; functions, bodies' KB)\n");
+  const before = process.env.BENCH_BEFORE;
+  console.log(lazyTable([...(before ? [["before", before]] : []), ["this checkout", path.join(REPO, "js")]]));
 } finally {
   upstream.close();
 }

@@ -1,0 +1,79 @@
+// How much of the default wasm module a Worker's first request compiles
+// (issue 37: "workerd cold start ≤ ky + 5 ms"). V8 compiles a wasm
+// function the first time it is called (lazy compilation, workerd's default
+// and a flag in Node), so the first `policy.fetch` pays Liftoff for every
+// function it runs — in workerd ~6 ms of the cold start, against ~5 for the
+// whole module compiled at startup (bench/coldstart.mjs's flag rows). The
+// bytes of those functions' bodies are a deterministic figure, where a cold
+// start's milliseconds move by ±3 between runs on this machine: Node with
+// `--wasm-lazy-compilation --trace-wasm-compilation-times` runs the package's
+// Node entry (the same default module) with `fetch` stubbed, and this sums
+// the bodies compiled while the policy is made, during its first call, and
+// during a second. Figures, not pass/fail.
+//
+//   node bench/lazy-compile.mjs [js folder …]   (default: this checkout's js/)
+import { execFileSync } from "node:child_process";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+// One GET of a small JSON document, `fetch` stubbed (no undici: its own wasm
+// would be traced too), between markers on the same stream as the trace.
+const SCRIPT = `
+const body = '{"ok":true}';
+const stub = async () => new Response(body, { status: 200, headers: { "content-type": "application/json", "content-length": "11" } });
+const { RetryPolicy } = await import(process.argv[1] + "/src/node.js");
+console.log("=== policy");
+const policy = new RetryPolicy({ fetch: stub });
+console.log("=== first call");
+await (await policy.fetch("http://127.0.0.1:9/")).text();
+console.log("=== second call");
+await (await policy.fetch("http://127.0.0.1:9/")).text();
+console.log("=== end");
+`;
+
+const PHASES = ["import", "policy", "first call", "second call"];
+
+/** The functions Liftoff compiled in each phase, and their bodies' bytes:
+ * `{ import: { functions, bytes }, policy, "first call", "second call" }`. */
+export function lazyCompiled(jsDir) {
+  const out = execFileSync(
+    process.execPath,
+    ["--wasm-lazy-compilation", "--trace-wasm-compilation-times", "--input-type=module", "-e", SCRIPT, jsDir],
+    { encoding: "utf8" },
+  );
+  const phases = Object.fromEntries(PHASES.map((p) => [p, { functions: 0, bytes: 0 }]));
+  let phase = "import";
+  for (const line of out.split("\n")) {
+    if (line.startsWith("=== ")) {
+      phase = line.slice(4);
+      continue;
+    }
+    const m = line.match(/^Compiled function \S+ using Liftoff, .*bodysize (\d+)/);
+    if (m && phases[phase]) {
+      phases[phase].functions++;
+      phases[phase].bytes += Number(m[1]);
+    }
+  }
+  if (phases["first call"].functions === 0) throw new Error(`lazy-compile: no lazy compilation traced for ${jsDir}`);
+  return phases;
+}
+
+/** The table's lines for the `[label, js folder]` pairs. */
+export function lazyTable(folders) {
+  const lines = ["| package | the module loaded: functions, KB | the policy made | its first call | its second call |", "|---|---:|---:|---:|---:|"];
+  for (const [label, dir] of folders) {
+    const p = lazyCompiled(dir);
+    const cell = ({ functions, bytes }) => `${functions}, ${(bytes / 1024).toFixed(1)}`;
+    lines.push(`| ${label} | ${cell(p.import)} | ${cell(p.policy)} | ${cell(p["first call"])} | ${cell(p["second call"])} |`);
+  }
+  return lines.join("\n");
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const folders = process.argv.slice(2);
+  const pairs = folders.length ? folders.map((f) => [f, path.resolve(f)]) : [["this checkout", path.join(REPO, "js")]];
+  console.log("\n## wasm compiled lazily, by phase (the default module; Node's V8, fetch stubbed; bodies' bytes)\n");
+  console.log(lazyTable(pairs));
+}
