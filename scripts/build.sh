@@ -71,11 +71,22 @@ export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="${remap[*]}"
 # no faster here and 0.6 KB larger, `"s"` saves 1.7 µs. A page's module
 # (`saferetry_web`) is bytes first (issue 37's page target), and the others
 # run off the success path. BENCHMARKS.md "The default module built for speed".
+# Every module with `-ocimfs 1000`: wasm-opt inlines a function with one
+# caller only when it is under 1000 bytes (by default it inlines all of
+# them). Where wasm compiles a function at its first call (V8 in workerd,
+# Node, browsers), the operation's future would otherwise carry every
+# function it alone calls — the retry's planning, the facts' text parse,
+# a chunked body's read — and the first `policy.fetch` compile them all:
+# 58.0 KB of bodies, now 49.1 (bench/lazy-compile.mjs), a Worker's first
+# response ~1 ms sooner, no module larger gzipped (the default one −0.5
+# KB, the authority's −0.3, the browser's the same), the wasm's µs per
+# call unchanged (bench/wasm-time.mjs).
+# BENCHMARKS.md "A Worker's cold start, step by step".
 module() { # <out-name> [cargo flags]   (into $out, default js/src)
   local name=$1 dir=${out:-js/src}
   shift
-  local level=z passes=(-Oz --converge)
-  if [ "$name" = saferetry ]; then level=2 passes=(-O3); fi
+  local level=z passes=(-ocimfs 1000 -Oz --converge)
+  if [ "$name" = saferetry ]; then level=2 passes=(-ocimfs 1000 -O3); fi
   CARGO_PROFILE_RELEASE_OPT_LEVEL=$level CARGO_TARGET_DIR=$target "${cargo[@]}" build --quiet --release --target wasm32-unknown-unknown "$@"
   wasm-bindgen --target web --no-typescript --out-dir "$dir" --out-name "$name" \
     "$target/wasm32-unknown-unknown/release/saferetry.wasm"

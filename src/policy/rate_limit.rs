@@ -85,8 +85,20 @@ pub const EPOCH_FROM_S: u64 = 1_000_000_000;
 impl FloorHeaders {
     /// The response's wait floor and the header that set it: `Retry-After`
     /// (or `Retry-After-Ms`) when present; otherwise, on a throttling
-    /// status, the largest rate-limit reset.
+    /// status, the largest rate-limit reset. A response without either
+    /// (every success, as a rule) is answered here, inline: the parsing
+    /// below is neither run nor, where wasm compiles a function at its
+    /// first call (V8, workerd), compiled for it.
+    #[inline]
     pub fn floor(&self, status: u16, now_ms: u64) -> Option<(RetryAfter, FloorHeader)> {
+        if self.retry_after.is_none() && self.retry_after_ms.is_none() && !throttling(status) {
+            return None;
+        }
+        self.parsed(status, now_ms)
+    }
+
+    #[inline(never)]
+    fn parsed(&self, status: u16, now_ms: u64) -> Option<(RetryAfter, FloorHeader)> {
         let standard = retry_after::decide(self.retry_after.as_deref(), self.retry_after_ms.as_deref(), now_ms);
         if let Some((ra, decided)) = standard {
             let header = match decided {
@@ -277,6 +289,9 @@ mod tests {
                 &[("retry-after", "1"), ("x-ratelimit-remaining", "0"), ("x-ratelimit-reset", "60")],
                 Some((RetryAfter::Delay(1000), RA)),
             ),
+            // `Retry-After` sets the floor on any status, not only a throttling one.
+            (500, &[("retry-after", "2")], Some((RetryAfter::Delay(2000), RA))),
+            (200, &[("retry-after-ms", "10")], Some((RetryAfter::Delay(10), RetryAfterMs))),
         ];
         for (i, (status, pairs, want)) in table.iter().enumerate() {
             assert_eq!(headers(pairs).floor(*status, NOW), *want, "row {i}: {status} {pairs:?}");
@@ -286,6 +301,11 @@ mod tests {
     #[test]
     fn malformed_or_unspent_rate_limit_headers_set_no_floor() {
         let table: &[(u16, &[(&str, &str)])] = &[
+            // None at all; rate-limit headers on a status that is not throttling.
+            (200, &[]),
+            (429, &[]),
+            (500, &[("x-ratelimit-remaining", "0"), ("x-ratelimit-reset", "20")]),
+            (200, &[("ratelimit", "\"default\";r=0;t=30")]),
             (429, &[("ratelimit", "\"default\";r=1;t=30")]),
             (429, &[("ratelimit", "\"default\";r=0")]),
             (429, &[("ratelimit", "\"default\";r=0;t=-3")]),
