@@ -256,14 +256,13 @@ function failure(a, at, error) {
   return packed(at) + errorFacts(error);
 }
 
-// The headers the machine reads of every response, and on a throttling
-// status, in the order src/packed.rs `Facts::parse` takes them.
-const FACT_HEADERS = ["content-length", "content-type", "content-encoding", "retry-after", "retry-after-ms"];
 // FETCH's bits saying which of the body's headers the machine reads (the
 // response body mode decides: src/host/attempt/transport.rs `start`): its length
 // and encoding, its type. The others are packed as absent.
 const LENGTH = 16;
 const TYPE = 32;
+// The rate-limit headers the machine reads on a throttling status, in the
+// order the glue's `rate_limit` takes them (src/host/operation/glue.rs).
 const RATE_HEADERS = [
   "ratelimit",
   "x-ratelimit-remaining",
