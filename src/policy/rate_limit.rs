@@ -97,6 +97,7 @@ impl FloorHeaders {
         self.parsed(status, now_ms)
     }
 
+    /// [`Self::floor`] for a response that may have one: the headers parsed.
     #[inline(never)]
     fn parsed(&self, status: u16, now_ms: u64) -> Option<(RetryAfter, FloorHeader)> {
         let standard = retry_after::decide(self.retry_after.as_deref(), self.retry_after_ms.as_deref(), now_ms);
