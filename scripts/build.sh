@@ -85,8 +85,8 @@ export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="${remap[*]}"
 module() { # <out-name> [cargo flags]   (into $out, default js/src)
   local name=$1 dir=${out:-js/src}
   shift
-  local level=z passes=(-ocimfs 1000 -Oz --converge)
-  if [ "$name" = saferetry ]; then level=2 passes=(-ocimfs 1000 -O3); fi
+  local level=z passes=(-Oz --converge)
+  if [ "$name" = saferetry ]; then level=2 passes=(-O3); fi
   CARGO_PROFILE_RELEASE_OPT_LEVEL=$level CARGO_TARGET_DIR=$target "${cargo[@]}" build --quiet --release --target wasm32-unknown-unknown "$@"
   wasm-bindgen --target web --no-typescript --out-dir "$dir" --out-name "$name" \
     "$target/wasm32-unknown-unknown/release/saferetry.wasm"
@@ -103,7 +103,7 @@ module() { # <out-name> [cargo flags]   (into $out, default js/src)
   # check or an allocation failure run on instead of trapping: not taken.
   # `--strip-target-features`: the features section is for linkers, not for
   # engines (0.1 KB gzip).
-  node_modules/.bin/wasm-opt --merge-similar-functions "${passes[@]}" --low-memory-unused --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue "${strip[@]}" --strip-producers --strip-target-features \
+  node_modules/.bin/wasm-opt --merge-similar-functions -ocimfs 1000 "${passes[@]}" --low-memory-unused --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue "${strip[@]}" --strip-producers --strip-target-features \
     -o "$dir/${name}_bg.wasm" "$dir/${name}_bg.wasm"
   # Import names without wasm-bindgen's hashes, in the module and its glue
   # alike (scripts/short-imports.mjs: the hashes do not compress).
