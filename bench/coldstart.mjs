@@ -80,9 +80,8 @@ try {
     const port = median(results[name].map((r) => r[0]));
     console.log(`| ${name} | ${port.toFixed(1)} | ${first(name).toFixed(1)} | ${overKy(name).toFixed(1)} |`);
   }
-  console.log("\n## wasm compiled lazily, by phase (bench/lazy-compile.mjs: the default module in Node's V8, fetch stubbed; functions, bodies' KB)\n");
   const before = process.env.BENCH_BEFORE;
-  console.log(lazyTable([...(before ? [["before", before]] : []), ["this checkout", path.join(REPO, "js")]]));
+  console.log(`\n${lazyTable([...(before ? [["before", before]] : []), ["this checkout", path.join(REPO, "js")]])}`);
 } finally {
   upstream.close();
 }

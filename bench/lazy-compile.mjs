@@ -60,9 +60,11 @@ export function lazyCompiled(jsDir) {
   return phases;
 }
 
-/** The table's lines for the `[label, js folder]` pairs. */
+/** The table for the `[label, js folder]` pairs, under its heading. */
 export function lazyTable(folders) {
-  const lines = ["| package | the module loaded: functions, KB | the policy made | its first call | its second call |", "|---|---:|---:|---:|---:|"];
+  const lines = [
+    "## wasm compiled lazily, by phase (bench/lazy-compile.mjs: the default module in Node's V8, fetch stubbed; functions, bodies' KB)",
+    "","| package | the module loaded: functions, KB | the policy made | its first call | its second call |", "|---|---:|---:|---:|---:|"];
   for (const [label, dir] of folders) {
     const p = lazyCompiled(dir);
     const cell = ({ functions, bytes }) => `${functions}, ${(bytes / 1024).toFixed(1)}`;
@@ -74,6 +76,5 @@ export function lazyTable(folders) {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const folders = process.argv.slice(2);
   const pairs = folders.length ? folders.map((f) => [f, path.resolve(f)]) : [["this checkout", path.join(REPO, "js")]];
-  console.log("\n## wasm compiled lazily, by phase (the default module; Node's V8, fetch stubbed; bodies' bytes)\n");
-  console.log(lazyTable(pairs));
+  console.log(`\n${lazyTable(pairs)}`);
 }

@@ -282,7 +282,7 @@ const RATE_HEADERS = [
 function factsOf(response, rateLimit, bits, a) {
   const { headers, status, type, body } = response;
   if (rateLimit) {
-    let out = packed(status) + packed(type) + (body ? "1:1" : "-");
+    let out = packedHead(status, type, body);
     for (const name of RATE_HEADERS) out += packed(headers.get(name));
     return out;
   }
@@ -300,9 +300,13 @@ function factsOf(response, rateLimit, bits, a) {
   return bits & MANUAL ? out + packed(location) : out;
 }
 
+/** A response's status, type and whether it has a body, packed: the head
+ * of its facts in either form (`Facts::parse`'s, the glue's `rate_limit`). */
+const packedHead = (status, type, body) => packed(status) + packed(type) + (body ? "1:1" : "-");
+
 /** Facts packed as text, in `Facts::parse`'s order, up to the location. */
 const packedFacts = (status, type, body, length, kind, encoding, after, afterMs) =>
-  packed(status) + packed(type) + (body ? "1:1" : "-") + packed(length) + packed(kind) + packed(encoding) + packed(after) + packed(afterMs);
+  packedHead(status, type, body) + packed(length) + packed(kind) + packed(encoding) + packed(after) + packed(afterMs);
 
 // The usual response's facts as one number (src/packed.rs
 // `Facts::coded`), nothing packed nor copied: one of a type `basic` or
