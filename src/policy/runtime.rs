@@ -172,6 +172,19 @@ pub fn body_abort(runtime: Runtime, empty: bool) -> BodyAbort {
     }
 }
 
+/// Whether a buffered body can be held as bytes, its stream made only when
+/// someone asks for `body` (or a read the bytes do not answer at once:
+/// `blob()`, `formData()`, `clone()`). Only in Node, where nothing takes a
+/// `Response`'s body but through its public methods and getters: Deno's
+/// and Bun's servers, workerd's and a service worker's `respondWith` and
+/// the Cache API read the body a `Response` was built with, which a held
+/// one does not have. A body stream costs Node 20 ~25 µs to build (its
+/// `ReadableStream` is made transferable), as much as the rest of a
+/// buffered call's own work (BENCHMARKS.md).
+pub fn holds_body(runtime: Runtime) -> bool {
+    runtime == Runtime::Node
+}
+
 /// Whether a body shorter than its `Content-Length` can reach us as a
 /// clean end: WebKit resolves one cut by a clean close, so we must call it
 /// a broken attempt ourselves. The other runtimes reject such a read on
@@ -569,6 +582,8 @@ mod tests {
             assert_eq!(body_abort(rt, empty), expected, "{rt:?} empty {empty}");
         }
         assert!(short_body_is_cut(Browser) && !short_body_is_cut(Bun) && !short_body_is_cut(Node));
+        let held = [Node, Bun, Deno, Workerd, Browser].map(holds_body);
+        assert_eq!(held, [true, false, false, false, false], "a body held as bytes: Node only");
         assert!(cross_origin_redirect_is_cors(Node) && !cross_origin_redirect_is_cors(Deno));
         assert!(fetch_settles_at_once(Deno) && fetch_settles_at_once(Browser) && !fetch_settles_at_once(Node));
     }

@@ -1308,6 +1308,38 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
     }
   });
 
+  add('A buffered response holds its bytes in Node and builds its body stream only when asked (elsewhere it is built with them, as servers and caches read it); that stream gives every byte, and a read after it fails as fetch\'s', async () => {
+    // The host's own getter (on Response.prototype or a prototype it
+    // inherits: workerd's Body): the body the Response was built with.
+    let built;
+    for (let proto = Response.prototype; proto && !built; proto = Object.getPrototypeOf(proto)) {
+      built = Object.getOwnPropertyDescriptor(proto, 'body')?.get;
+    }
+    assert.equal(typeof built, 'function', 'the host\'s body getter');
+    for (const init of [undefined, { signal: new AbortController().signal }]) {
+      const label = init ? 'with a caller signal' : 'without a signal';
+      const res = await policy({ responseBody: 'buffer' }).fetch(seqUrl(rid(), ['200~body=held bytes']), init);
+      assert.equal(built.call(res) === null, runtime === 'node', `built without a body stream only in Node (${label})`);
+      assert.equal(res.bodyUsed, false, `unread (${label})`);
+      const reader = res.body.getReader();
+      const chunks = [];
+      for (let i = 0; i < 100; i += 1) { // bounded: 10 bytes
+        const { done, value } = await reader.read();
+        if (done) break;
+        chunks.push(...value);
+      }
+      assert.equal(new TextDecoder().decode(new Uint8Array(chunks)), 'held bytes', `the stream's bytes (${label})`);
+      assert.equal(res.bodyUsed, true, `used once streamed (${label})`);
+      await assert.rejects(res.text(), 'TypeError', `a read after the stream (${label})`);
+      // Read whole first: then its stream is a used one.
+      const read = await policy({ responseBody: 'buffer' }).fetch(seqUrl(rid(), ['200~body=held bytes']), init);
+      assert.equal(await read.text(), 'held bytes', `text() (${label})`);
+      assert.equal(read.bodyUsed, true, `used once read (${label})`);
+      assert.ok(read.body instanceof ReadableStream, `a body stream after the read (${label})`);
+      await assert.rejects(read.arrayBuffer(), 'TypeError', `a second read (${label})`);
+    }
+  });
+
   add('reportOf gives a response its operation\'s report, the same object at every read, for policy.fetch and run() alike, buffered or streamed; a clone has none', async () => {
     for (const responseBody of ['buffer', 'stream']) {
       const p = policy({ responseBody });

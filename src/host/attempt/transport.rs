@@ -23,7 +23,7 @@ use core::task::Poll;
 
 use crate::host::shared::bind::date_now;
 use super::failure::{delivered_by, failed, fetch_failed, not_sent, StepFailure, REJECTED, THREW};
-use crate::host::operation::glue::{end, reserve, Glue, Held, ABORT, CANCEL, KEEP};
+use crate::host::operation::glue::{end, reserve, Glue, Held, ABORT, CANCEL, HELD, KEEP};
 use super::hops;
 use crate::host::operation::chain::Followed;
 use crate::host::operation::io::{self, sleep, step, Io, CLONE, CONTROLLED, JOIN, LENGTH, MANUAL, READ_NEXT, READ_UP_TO, READ_WHOLE, TYPE};
@@ -33,7 +33,7 @@ use crate::policy::body::{folded, handling, Handling, Inside, Next, ResponseBody
 use crate::policy::classify::{Failure, Stage};
 use crate::policy::redirect::{follower, Follower};
 use crate::policy::report::{secrets_of, snippet, SNIPPET_READ_BYTES};
-use crate::policy::runtime::{body_abort, short_body_is_cut, BodyAbort, Runtime};
+use crate::policy::runtime::{body_abort, holds_body, short_body_is_cut, BodyAbort, Runtime};
 use wasm_bindgen::JsValue;
 
 pub struct FetchTransport<'a> {
@@ -403,14 +403,17 @@ impl FetchTransport<'_> {
     /// bytes (the glue's `rebuild`). With a caller signal, reading that
     /// body once the signal has aborted fails as `fetch`'s body does
     /// (`policy::runtime::body_abort`); it is checked when read, so no
-    /// listener outlives the call.
+    /// listener outlives the call. Where the host allows it, the bytes are
+    /// held and a body stream made only when asked for
+    /// (`policy::runtime::holds_body`).
     fn rebuild(&self, id: u32, length: u32) {
         let abort = match self.prepared.signal.then(|| body_abort(self.runtime, length == 0)) {
             Some(BodyAbort::AbortError) => 1,
             Some(BodyAbort::Reason) => 2,
             Some(BodyAbort::Unaffected) | None => 0,
         };
-        self.glue.rebuild(id, abort);
+        let held = if holds_body(self.runtime) { HELD } else { 0 };
+        self.glue.rebuild(id, abort | held);
     }
 }
 

@@ -59,7 +59,9 @@ extern "C" {
     /// bytes read, with its status, status text, headers, URL,
     /// `redirected` and type; with `abort` 1 or 2, reading that body once
     /// the caller's signal aborted fails (1: with an `AbortError`, 2: with
-    /// the signal's reason; see `policy::runtime::body_abort`).
+    /// the signal's reason; see `policy::runtime::body_abort`); with 4
+    /// added, the bytes are held and a body stream made only when asked
+    /// for (`policy::runtime::holds_body`).
     #[wasm_bindgen(method, structural)]
     pub fn rebuild(this: &Glue, id: u32, abort: u8);
 
@@ -194,6 +196,10 @@ pub fn reserve() -> u32 {
 pub const CANCEL: u8 = 1;
 pub const ABORT: u8 = 2;
 pub const KEEP: u8 = 4;
+
+/// Added to `rebuild`'s `abort`: the bytes are held, a body stream made
+/// only when asked for (`policy::runtime::holds_body`).
+pub const HELD: u8 = 4;
 
 /// Whether call `id`'s signal has aborted (0: a call without one).
 pub fn aborted(id: u32) -> bool {
