@@ -10,7 +10,7 @@
 // (js/src/executor.js, `awaitStep`), or is kept until one does. What any
 // answer means — too large, retry, hand over — is decided in Rust.
 import { chunk, joined, reader, readAll, whole } from "./body.js";
-import { follower } from "./load.js";
+import { follower, holder } from "./load.js";
 import { packed } from "./packed.js";
 import { read } from "./request.js";
 
@@ -643,7 +643,7 @@ export function header(id, name) {
  * would take the standard status text if `response` itself were the
  * init). The four are the class's getters, as the host's are: nothing is
  * defined on each response, nor read before someone asks. */
-class Rebuilt extends Response {
+export class Rebuilt extends Response {
   #host;
 
   constructor(body, response) {
@@ -707,107 +707,22 @@ class SignalledResponse extends Rebuilt {
   }
 }
 
-const failed = (signal, abortError) => (abortError ? new DOMException("The operation was aborted.", "AbortError") : signal.reason);
+export const failed = (signal, abortError) => (abortError ? new DOMException("The operation was aborted.", "AbortError") : signal.reason);
 
 // Added to `rebuild`'s `abort` (src/host/operation/glue.rs `HELD`): the
-// bytes are held (`HeldResponse`).
+// bytes are held, where the entry gave a `HeldResponse` (js/src/held.js).
 const HELD = 4;
-
-const utf8 = new TextDecoder();
-
-// What `HeldResponse`'s whole-body reads answer from its bytes.
-const ANSWERS = {
-  arrayBuffer: (bytes) => bytes,
-  text: (bytes) => utf8.decode(bytes),
-  json: (bytes) => JSON.parse(utf8.decode(bytes)),
-  bytes: (bytes) => new Uint8Array(bytes),
-};
-
-/** A buffered response whose bytes are held where the machine says the
- * host allows it (Node: src/policy/runtime.rs `holds_body`): `text()`,
- * `json()`, `arrayBuffer()` and `bytes()`, read first, answer from the
- * bytes, as the host's would (a UTF-8 BOM dropped, a parse error a
- * `SyntaxError`); its `body`, `blob()`, `formData()`, `clone()` and any
- * later read are those of the Response `rebuilt` makes around them, made
- * then (already read if this one was). So a caller who reads the whole
- * body builds no body stream (~25 µs in Node 20). With `abort` 1 or 2 a
- * read once the caller's signal aborted fails as `SignalledResponse`'s. */
-class HeldResponse extends Rebuilt {
-  #bytes;
-  #response;
-  #signal;
-  #abort;
-  #read = false;
-  #full = undefined;
-
-  constructor(bytes, response, signal, abort) {
-    super(null, response);
-    this.#bytes = bytes;
-    this.#response = response;
-    this.#signal = signal;
-    this.#abort = abort;
-  }
-
-  /** The Response around the bytes, made at the first ask (read, when this one was). */
-  #made() {
-    if (this.#full === undefined) {
-      const bytes = this.#read ? new ArrayBuffer(0) : this.#bytes;
-      this.#bytes = undefined;
-      this.#full = rebuilt(this.#response, bytes, this.#signal, this.#abort);
-      if (this.#read) this.#full.arrayBuffer().catch(() => {});
-    }
-    return this.#full;
-  }
-
-  get body() {
-    return this.#made().body;
-  }
-
-  get bodyUsed() {
-    return this.#read || (this.#full !== undefined && this.#full.bodyUsed);
-  }
-
-  clone() {
-    return this.#made().clone();
-  }
-
-  blob() {
-    return this.#made().blob();
-  }
-
-  formData() {
-    return this.#made().formData();
-  }
-
-  static {
-    for (const [name, answer] of Object.entries(ANSWERS)) {
-      if (!Response.prototype[name]) continue;
-      const value = function () {
-        if (this.#full !== undefined || this.#read) return this.#made()[name]();
-        const bytes = this.#bytes;
-        this.#read = true;
-        this.#bytes = undefined;
-        if (this.#abort && this.#signal.aborted) return Promise.reject(failed(this.#signal, this.#abort === 1));
-        try {
-          return Promise.resolve(answer(bytes));
-        } catch (error) {
-          return Promise.reject(error);
-        }
-      };
-      Object.defineProperty(this.prototype, name, { value, writable: true, configurable: true });
-    }
-  }
-}
 
 // The statuses whose Response has no body (the Fetch standard's null body
 // statuses): one built around bytes throws, as `rebuilt` does.
 const nullBody = (status) => status === 101 || status === 103 || status === 204 || status === 205 || status === 304;
 
 /** `response` again around `body`; `abort` 1 or 2: see `SignalledResponse`;
- * with `HELD` added, a `HeldResponse`. */
-function rebuilt(response, body, signal, abort) {
+ * with `HELD` added, a `HeldResponse` (js/src/held.js) where the entry gave one. */
+export function rebuilt(response, body, signal, abort) {
   const kind = abort & ~HELD;
-  if (abort & HELD && !nullBody(response.status)) return new HeldResponse(body, response, signal, kind);
+  const Held = abort & HELD && !nullBody(response.status) ? holder() : undefined;
+  if (Held) return new Held(body, response, signal, kind);
   return kind ? new SignalledResponse(body, response, signal, kind === 1) : new Rebuilt(body, response);
 }
 

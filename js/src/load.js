@@ -7,6 +7,7 @@
 const BUNDLING = 'see "Install and bundle" in saferetry\'s README';
 let ready = false;
 let hops; // hops.js's `follow`: a browser's `fetch` follows redirects itself (src/policy/redirect.rs)
+let held; // held.js's `HeldResponse`: where a buffered body may be held as bytes (src/policy/runtime.rs `holds_body`)
 let pollModule; // the entry's `import()` of its poll module (js/src/poll-web.js, poll-node.js, poll-workerd.js)
 let polling;
 
@@ -17,10 +18,10 @@ let checkOptions;
 
 /** Called by the runtime's entry once its wasm module is instantiated, with
  * the module's glue (wasm-bindgen's JS module), the instance's exports (its
- * memory), outside browsers hops.js's `follow`, and how to import the poll's
+ * memory), outside browsers hops.js's `follow`, how to import the poll's
  * module (`policy.poll`'s loop: js/src/poll.js and its wasm, loaded at the
- * first poll). */
-export function loaded(glue, instance, follow, poll) {
+ * first poll) and, in Node, held.js's `HeldResponse`. */
+export function loaded(glue, instance, follow, poll, holding) {
   Policy = glue.Policy;
   checkOptions = glue.checkOptions;
   // What js/src/executor.js calls: the machines' events, by number, and the
@@ -31,6 +32,7 @@ export function loaded(glue, instance, follow, poll) {
   ready = true;
   hops ??= follow;
   pollModule ??= poll;
+  held ??= holding;
 }
 
 /** The poll's module, imported once: WebKit resolves a second `import()` of
@@ -74,6 +76,11 @@ export function memoryViews() {
  * redirects only where an entry gave it hops.js). */
 export function follower() {
   return hops;
+}
+
+/** held.js's `HeldResponse`, where the entry gave it (js/src/attempts.js `rebuilt`). */
+export function holder() {
+  return held;
 }
 
 /** The error an entry throws when the wasm file cannot be loaded. It names

@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 import * as glue from "./saferetry.js";
 import { follow } from "./hops.js";
+import { HeldResponse } from "./held.js";
 import { loaded, loadFailed } from "./load.js";
 
 const wasm = new URL("./saferetry_bg.wasm", import.meta.url);
@@ -12,7 +13,9 @@ try {
 } catch (error) {
   throw loadFailed(wasm, error);
 }
-loaded(glue, instance, follow, () => import("./poll-node.js")); // the poll's module: read at the first `policy.poll()`
+// The poll's module, read at the first `policy.poll()`; a buffered body held
+// as bytes where the host is Node (js/src/held.js).
+loaded(glue, instance, follow, () => import("./poll-node.js"), HeldResponse);
 
 export * from "./core.js";
 /** The fleet's authority (docs/fleet-budgets.md "Fleet budgets"): a module of its own, instantiated at its first `new`. */

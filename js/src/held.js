@@ -1,0 +1,91 @@
+// A buffered response that holds its bytes (js/src/attempts.js `rebuild`,
+// where the machine says the host allows it: src/policy/runtime.rs
+// `holds_body`). Given to js/src/load.js by the entries of the runtimes it
+// can be (js/src/node.js), so a page's bundle does not carry it.
+import { Rebuilt, failed, rebuilt } from "./attempts.js";
+
+const utf8 = new TextDecoder();
+
+// What `HeldResponse`'s whole-body reads answer from its bytes.
+const ANSWERS = {
+  arrayBuffer: (bytes) => bytes,
+  text: (bytes) => utf8.decode(bytes),
+  json: (bytes) => JSON.parse(utf8.decode(bytes)),
+  bytes: (bytes) => new Uint8Array(bytes),
+};
+
+/** A buffered response whose bytes are held where the machine says the
+ * host allows it (Node: src/policy/runtime.rs `holds_body`): `text()`,
+ * `json()`, `arrayBuffer()` and `bytes()`, read first, answer from the
+ * bytes, as the host's would (a UTF-8 BOM dropped, a parse error a
+ * `SyntaxError`); its `body`, `blob()`, `formData()`, `clone()` and any
+ * later read are those of the Response `rebuilt` makes around them, made
+ * then (already read if this one was). So a caller who reads the whole
+ * body builds no body stream (~25 µs in Node 20). With `abort` 1 or 2 a
+ * read once the caller's signal aborted fails as `SignalledResponse`'s. */
+export class HeldResponse extends Rebuilt {
+  #bytes;
+  #response;
+  #signal;
+  #abort;
+  #read = false;
+  #full = undefined;
+
+  constructor(bytes, response, signal, abort) {
+    super(null, response);
+    this.#bytes = bytes;
+    this.#response = response;
+    this.#signal = signal;
+    this.#abort = abort;
+  }
+
+  /** The Response around the bytes, made at the first ask (read, when this one was). */
+  #made() {
+    if (this.#full === undefined) {
+      const bytes = this.#read ? new ArrayBuffer(0) : this.#bytes;
+      this.#bytes = undefined;
+      this.#full = rebuilt(this.#response, bytes, this.#signal, this.#abort);
+      if (this.#read) this.#full.arrayBuffer().catch(() => {});
+    }
+    return this.#full;
+  }
+
+  get body() {
+    return this.#made().body;
+  }
+
+  get bodyUsed() {
+    return this.#read || (this.#full !== undefined && this.#full.bodyUsed);
+  }
+
+  clone() {
+    return this.#made().clone();
+  }
+
+  blob() {
+    return this.#made().blob();
+  }
+
+  formData() {
+    return this.#made().formData();
+  }
+
+  static {
+    for (const [name, answer] of Object.entries(ANSWERS)) {
+      if (!Response.prototype[name]) continue;
+      const value = function () {
+        if (this.#full !== undefined || this.#read) return this.#made()[name]();
+        const bytes = this.#bytes;
+        this.#read = true;
+        this.#bytes = undefined;
+        if (this.#abort && this.#signal.aborted) return Promise.reject(failed(this.#signal, this.#abort === 1));
+        try {
+          return Promise.resolve(answer(bytes));
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      };
+      Object.defineProperty(this.prototype, name, { value, writable: true, configurable: true });
+    }
+  }
+}
