@@ -64,7 +64,10 @@ export function lazyCompiled(jsDir) {
 export function lazyTable(folders) {
   const lines = [
     "## wasm compiled lazily, by phase (bench/lazy-compile.mjs: the default module in Node's V8, fetch stubbed; functions, bodies' KB)",
-    "","| package | the module loaded: functions, KB | the policy made | its first call | its second call |", "|---|---:|---:|---:|---:|"];
+    "",
+    "| package | the module loaded: functions, KB | the policy made | its first call | its second call |",
+    "|---|---:|---:|---:|---:|",
+  ];
   for (const [label, dir] of folders) {
     const p = lazyCompiled(dir);
     const cell = ({ functions, bytes }) => `${functions}, ${(bytes / 1024).toFixed(1)}`;

@@ -713,15 +713,13 @@ export const failed = (signal, abortError) => (abortError ? new DOMException("Th
 // bytes are held, where the entry gave a `HeldResponse` (js/src/held.js).
 const HELD = 4;
 
-// The statuses whose Response has no body (the Fetch standard's null body
-// statuses): one built around bytes throws, as `rebuilt` does.
-const nullBody = (status) => status === 101 || status === 103 || status === 204 || status === 205 || status === 304;
-
 /** `response` again around `body`; `abort` 1 or 2: see `SignalledResponse`;
- * with `HELD` added, a `HeldResponse` (js/src/held.js) where the entry gave one. */
+ * with `HELD` added, a `HeldResponse` (js/src/held.js) where the entry gave
+ * one. (A response of a null body status is never rebuilt: the machine
+ * hands it over as it is, src/host/attempt/transport.rs `null_body`.) */
 export function rebuilt(response, body, signal, abort) {
   const kind = abort & ~HELD;
-  const Held = abort & HELD && !nullBody(response.status) ? holder() : undefined;
+  const Held = abort & HELD ? holder() : undefined;
   if (Held) return new Held(body, response, signal, kind);
   return kind ? new SignalledResponse(body, response, signal, kind === 1) : new Rebuilt(body, response);
 }
