@@ -22,7 +22,7 @@
 //   node bench/table.mjs           (needs `make build`; BENCH_BASE=<commit>;
 //                                  BENCH_LEAN=0: the stable builds only;
 //                                  BENCH_RUNS=N: each part N times, default
-//                                  3, ~13 minutes a run here)
+//                                  3, ~17 minutes a run here)
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -187,6 +187,14 @@ for (const signal of ["", "-signal"]) {
     row(`workerd CPU per request, "${mode}"${signal ? " + caller's signal" : ""} (µs; − ky per run)`, `${f(b)} (${overKy(`${mode}${signal}-before`)} vs ky)`, `${f(a)} (${overKy(`${mode}${signal}`)} vs ky)`, f(ky), f(w[`raw${signal}`]), "≤ ky");
   }
 }
+for (const signal of ["", "-signal"]) {
+  for (const mode of MODES) {
+    const w = workerd?.stubbed ?? {};
+    // Each run's distance to its own ky, then their median and range.
+    const overKy = (key) => ranged(runs.workerd, (r) => r.stubbed?.[key] - r.stubbed?.[`ky${signal}`]);
+    row(`workerd own CPU per call, fetch stubbed, "${mode}"${signal ? " + caller's signal" : ""} (µs; − ky per run)`, `${f(w[`${mode}${signal}-before`])} (${overKy(`${mode}${signal}-before`)} vs ky)`, `${f(w[`${mode}${signal}`])} (${overKy(`${mode}${signal}`)} vs ky)`, f(w[`ky${signal}`]), f(w[`raw${signal}`]), "≤ ky");
+  }
+}
 {
   const c = pages?.cold ?? {};
   // Each run's distance to its own ky, then their median and range.
@@ -232,7 +240,7 @@ console.log(rows.join("\n"));
 console.log("\nEach figure's before and after come from the same run, interleaved; bytes: scripts/size.mjs on both builds of both"
   + " packages, ky's page bundled the same way. Own CPU: the median minus the required mechanics of the body mode"
   + " (\"auto\" buffers this answer; ky is charged the buffered mechanics, the larger floor).");
-console.log("Node with a caller's signal, the floor and the groups: bench/profile.mjs (its tables above); workerd: CPU of workerd's own threads per request.");
+console.log("Node with a caller's signal, the floor and the groups: bench/profile.mjs (its tables above); workerd: CPU of workerd's own threads per request, and per call with fetch stubbed (no socket nor upstream: each client's own work).");
 console.log(`Each figure is its median over ${RUNS} run${RUNS > 1 ? "s" : ""} of every part (BENCH_RUNS); [lo–hi]: its range over them. A target is met when its whole range is.`);
 if (failed.length) {
   console.log(`\nNot measured here ("—"): ${failed.join("; ")}`);

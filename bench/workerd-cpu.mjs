@@ -21,6 +21,17 @@
 // for ablations. With more than one package, each other package's client is
 // also printed as the median of its per-round differences to this
 // checkout's (paired in the same round) with their spread.
+//
+// Then each client's own CPU with `fetch` stubbed (WORKERD_STUBBED=N calls
+// per client and round, default 10000; 0 skips it): for those rounds the
+// Worker puts in the global slot a `fetch` that answers at once with a
+// fresh small JSON Response, marked as bench/cpu.mjs marks its stub (so a
+// policy calls it as it calls the host's own). No socket, upstream or
+// network is left in the figure, only each client's work around `fetch`,
+// as bench/run.mjs measures it in Node: µs per call, and its distance to
+// the floor of its body mode ("stream": the floor for a streamed answer)
+// and to ky, each paired in the same round. BENCH_JSON has them under
+// `stubbed`, by client.
 import http from "node:http";
 import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -33,6 +44,7 @@ const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const BIN = path.join(REPO, "node_modules/.bin");
 const OUT = path.join(REPO, "test-output/workerd-cpu");
 const N = Number(process.env.WORKERD_SUBREQUESTS ?? 1000);
+const STUBBED = Number(process.env.WORKERD_STUBBED ?? 10000);
 const ROUNDS = Number(process.env.WORKERD_ROUNDS ?? 6);
 const ONLY = process.env.WORKERD_CLIENTS?.split(",");
 const TICK_US = 1e6 / Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim());
@@ -52,6 +64,11 @@ ${OTHERS.map(([l], i) => `import { RetryPolicy as Other${i} } from "saferetry-${
 import { floor, floorStream } from "./floors.mjs"; // bench/floors.mjs, copied beside
 const kyClient = ky.create({ retry: 2 });
 const fresh = () => new AbortController().signal;
+// The stubbed rounds' fetch (see above), in the global slot for a round only.
+const BODY = '{"ok":true}';
+const INIT = { status: 200, headers: { "content-type": "application/json", "content-length": String(BODY.length) } };
+const stub = () => Promise.resolve(new Response(BODY, INIT));
+stub[Symbol.for("saferetry.fetch")] = stub;
 const CLIENTS = {
   raw: async (u) => (await fetch(u)).text(),
   "raw-signal": async (u) => (await fetch(u, { signal: fresh() })).text(),
@@ -75,7 +92,17 @@ export default {
     const url = new URL(req.url);
     const client = CLIENTS[url.pathname.slice(1)];
     const n = Number(url.searchParams.get("n"));
-    for (let i = 0; i < n; i++) await client(env.UPSTREAM);
+    if (!url.searchParams.has("stub")) {
+      for (let i = 0; i < n; i++) await client(env.UPSTREAM);
+      return new Response("ok");
+    }
+    const host = globalThis.fetch;
+    globalThis.fetch = stub;
+    try {
+      for (let i = 0; i < n; i++) await client("http://127.0.0.1:9/");
+    } finally {
+      globalThis.fetch = host;
+    }
     return new Response("ok");
   },
 };
@@ -106,38 +133,67 @@ try {
   if (!picked.includes("raw")) picked.unshift("raw"); // the × raw fetch column
   const mine = picked.filter((c) => ours.includes(c));
   const clients = [...picked, ...OTHERS.flatMap(([l]) => mine.map((c) => `${c}-${l}`))];
-  const run = async (client, n) => {
-    const res = await fetch(`http://127.0.0.1:${port}/${client}?n=${n}`);
+  const run = async (client, n, stubbed) => {
+    const res = await fetch(`http://127.0.0.1:${port}/${client}?n=${n}${stubbed ? "&stub" : ""}`);
     if ((await res.text()) !== "ok") throw new Error(`${client}: ${res.status}`);
   };
-  for (const c of clients) await run(c, 200); // warm-up: JIT, the wasm, connections
-  const us = Object.fromEntries(clients.map((c) => [c, []]));
-  for (let r = 0; r < ROUNDS; r++) {
-    // Interleaved rounds, each starting one client later: a client's
-    // figure should not depend on which one ran before it (the garbage a
-    // client leaves is collected during the next one's run).
-    for (const c of [...clients.slice(r % clients.length), ...clients.slice(0, r % clients.length)]) {
-      const before = cpuTicks(child.child.pid);
-      await run(c, N);
-      us[c].push(((cpuTicks(child.child.pid) - before) * TICK_US) / N);
+  /** workerd's CPU per call of each client, µs by round: `n` calls a
+   * client and round, through `fetch` or (`stubbed`) the stub. */
+  const measure = async (n, stubbed) => {
+    for (const c of clients) await run(c, 200, stubbed); // warm-up: JIT, the wasm, connections
+    const us = Object.fromEntries(clients.map((c) => [c, []]));
+    for (let r = 0; r < ROUNDS; r++) {
+      // Interleaved rounds, each starting one client later: a client's
+      // figure should not depend on which one ran before it (the garbage a
+      // client leaves is collected during the next one's run).
+      for (const c of [...clients.slice(r % clients.length), ...clients.slice(0, r % clients.length)]) {
+        const before = cpuTicks(child.child.pid);
+        await run(c, n, stubbed);
+        us[c].push(((cpuTicks(child.child.pid) - before) * TICK_US) / n);
+      }
     }
-  }
+    return us;
+  };
+  const us = await measure(N, false);
   const raw = median(us.raw);
   console.log(`\n## workerd: CPU per request (workerd's own threads, /proc; ${N} subrequests × ${ROUNDS} rounds, median, min–max)\n`);
   console.log("| client | µs CPU per request | min–max | × raw fetch | paired Δ vs this checkout (median, min–max) |\n|---|---:|---:|---:|---:|");
+  const parts = (c) => {
+    const [, base, signal = "", other] = /^([a-z]+)(-signal)?(?:-(.+))?$/.exec(c);
+    return { base, signal, other };
+  };
   const name = (c) => {
-    const [, base, signal, other] = /^([a-z]+)(-signal)?(?:-(.+))?$/.exec(c);
+    const { base, signal, other } = parts(c);
     const side = { raw: "raw fetch", floor: "floor (the smallest wrapper keeping our guarantees)", floorstream: "floor for a streamed answer", ky: "ky" }[base] ?? `saferetry, responseBody "${base}"`;
     return `${other ? `${other}: ` : ""}${side}${signal ? ", caller's signal" : ""}`;
   };
   const range = (xs) => `${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}`;
+  /** Client `c`'s per-round differences to client `other`'s (paired in
+   * the same round), as "median (min–max)"; empty without `other`. */
+  const paired = (figures, c, other) => {
+    if (!figures[other] || other === c) return "";
+    const d = figures[c].map((x, i) => x - figures[other][i]);
+    return `${median(d) >= 0 ? "+" : ""}${median(d).toFixed(0)} (${range(d)})`;
+  };
+  const mineOf = (c) => OTHERS.map(([l]) => `-${l}`).reduce((x, suffix) => (x.endsWith(suffix) ? x.slice(0, -suffix.length) : x), c);
   for (const c of clients) {
-    const mineOf = OTHERS.map(([l]) => `-${l}`).reduce((x, suffix) => (x.endsWith(suffix) ? x.slice(0, -suffix.length) : x), c);
-    const d = mineOf === c ? null : us[c].map((x, i) => x - us[mineOf][i]);
-    const paired = d ? `${median(d) >= 0 ? "+" : ""}${median(d).toFixed(0)} (${range(d)})` : "";
-    console.log(`| ${name(c)} | ${median(us[c]).toFixed(0)} | ${range(us[c])} | ${(median(us[c]) / raw).toFixed(3)} | ${paired} |`);
+    console.log(`| ${name(c)} | ${median(us[c]).toFixed(0)} | ${range(us[c])} | ${(median(us[c]) / raw).toFixed(3)} | ${paired(us, c, mineOf(c))} |`);
   }
-  if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(Object.fromEntries(clients.map((c) => [c, median(us[c])]))));
+  const figures = Object.fromEntries(clients.map((c) => [c, median(us[c])]));
+  if (STUBBED > 0) {
+    const stubbed = await measure(STUBBED, true);
+    console.log(`\n## workerd: own CPU per call, fetch stubbed (workerd's own threads, /proc; ${STUBBED} calls × ${ROUNDS} rounds, median, min–max; − the floor of its body mode and − ky: paired in each round)\n`);
+    console.log("| client | µs CPU per call | min–max | − the floor of its body mode | − ky | paired Δ vs this checkout |\n|---|---:|---:|---:|---:|---:|");
+    for (const c of clients) {
+      const { base, signal } = parts(c);
+      // ky returns the host's response: charged the buffered floor, as bench/cpu.mjs charges it.
+      const floor = base === "stream" ? `floorstream${signal}` : `floor${signal}`;
+      const own = !["raw", "floor", "floorstream"].includes(base);
+      console.log(`| ${name(c)} | ${median(stubbed[c]).toFixed(0)} | ${range(stubbed[c])} | ${own ? paired(stubbed, c, floor) : ""} | ${own ? paired(stubbed, c, `ky${signal}`) : ""} | ${paired(stubbed, c, mineOf(c))} |`);
+    }
+    figures.stubbed = Object.fromEntries(clients.map((c) => [c, median(stubbed[c])]));
+  }
+  if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(figures));
 } finally {
   await stop(child);
   upstream.close();
