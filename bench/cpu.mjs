@@ -16,17 +16,8 @@
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 import { readFileSync, readdirSync } from "node:fs";
 import ky from "ky";
+import { stubFetch } from "./stub.mjs";
 
-const BODY = '{"ok":true}';
-const INIT = { status: 200, headers: { "content-type": "application/json", "content-length": String(BODY.length) } };
-const stubFetch = () => Promise.resolve(new Response(BODY, INIT));
-// The package took the host's `fetch` when it loaded, before the stub; a
-// `fetch` found later in the global slot is a wrapper it calls through
-// (js/src/core.js `throughWrapper`: a URL parsed and counted per call),
-// unless it carries the mark a policy's own `fetch` carries: then it is the
-// transport beneath, called as the host's would be. So the stub is marked,
-// and the figures are those of a real call's path.
-stubFetch[Symbol.for("saferetry.fetch")] = stubFetch;
 const TARGET = "http://127.0.0.1:9/";
 
 /** The least any client can do that meets the contract, in plain JS: an

@@ -17,15 +17,14 @@
 // cost (two `performance.now()` per crossing) is in every figure alike.
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
+import { stubFetch } from "./stub.mjs";
 
 const folders = process.argv.slice(2);
 if (folders.length === 0) folders.push(fileURLToPath(new URL("../js", import.meta.url)));
 const ROUNDS = Number(process.env.ROUNDS ?? 15);
 const PER_ROUND = 1000;
 const TARGET = "http://127.0.0.1:9/";
-const BODY = '{"ok":true}';
-const INIT = { status: 200, headers: { "content-type": "application/json", "content-length": String(BODY.length) } };
-globalThis.fetch = () => Promise.resolve(new Response(BODY, INIT));
+globalThis.fetch = stubFetch;
 
 // The counters of the instance being instantiated, then of each folder's.
 const now = performance.now.bind(performance);

@@ -24,14 +24,13 @@
 //
 // Then each client's own CPU with `fetch` stubbed (WORKERD_STUBBED=N calls
 // per client and round, default 10000; 0 skips it): for those rounds the
-// Worker puts in the global slot a `fetch` that answers at once with a
-// fresh small JSON Response, marked as bench/cpu.mjs marks its stub (so a
-// policy calls it as it calls the host's own). No socket, upstream or
-// network is left in the figure, only each client's work around `fetch`,
-// as bench/run.mjs measures it in Node: µs per call, and its distance to
-// the floor of its body mode ("stream": the floor for a streamed answer)
-// and to ky, each paired in the same round. BENCH_JSON has them under
-// `stubbed`, by client.
+// Worker puts bench/stub.mjs's `fetch` in the global slot, which answers
+// at once with a fresh small JSON Response, as in Node's figures. No
+// socket, upstream or network is left in the figure, only each client's
+// work around `fetch`, as bench/run.mjs measures it in Node: µs per call,
+// and its distance to the floor of its body mode ("stream": the floor for
+// a streamed answer) and to ky, each paired in the same round. BENCH_JSON
+// has them under `stubbed`, by client.
 import http from "node:http";
 import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -62,13 +61,9 @@ const WORKER = `import ky from "ky";
 import { RetryPolicy } from "saferetry";
 ${OTHERS.map(([l], i) => `import { RetryPolicy as Other${i} } from "saferetry-${l}";`).join("\n")}
 import { floor, floorStream } from "./floors.mjs"; // bench/floors.mjs, copied beside
+import { stubFetch } from "./stub.mjs"; // bench/stub.mjs, copied beside
 const kyClient = ky.create({ retry: 2 });
 const fresh = () => new AbortController().signal;
-// The stubbed rounds' fetch (see above), in the global slot for a round only.
-const BODY = '{"ok":true}';
-const INIT = { status: 200, headers: { "content-type": "application/json", "content-length": String(BODY.length) } };
-const stub = () => Promise.resolve(new Response(BODY, INIT));
-stub[Symbol.for("saferetry.fetch")] = stub;
 const CLIENTS = {
   raw: async (u) => (await fetch(u)).text(),
   "raw-signal": async (u) => (await fetch(u, { signal: fresh() })).text(),
@@ -97,7 +92,7 @@ export default {
       return new Response("ok");
     }
     const host = globalThis.fetch;
-    globalThis.fetch = stub;
+    globalThis.fetch = stubFetch; // for this round only
     try {
       for (let i = 0; i < n; i++) await client("http://127.0.0.1:9/");
     } finally {
@@ -122,6 +117,7 @@ mkdirSync(path.join(OUT, "node_modules"), { recursive: true });
 for (const [l, dir] of OTHERS) symlinkSync(path.resolve(dir), path.join(OUT, `node_modules/saferetry-${l}`));
 mkdirSync(OUT, { recursive: true });
 copyFileSync(path.join(REPO, "bench/floors.mjs"), path.join(OUT, "floors.mjs"));
+copyFileSync(path.join(REPO, "bench/stub.mjs"), path.join(OUT, "stub.mjs"));
 wranglerWorker({ dir: OUT, source: WORKER, packageDir: NOW, compatibilityDate: "2025-06-01", bindings: { UPSTREAM: `http://127.0.0.1:${upstream.address().port}/` } });
 
 const child = start("workerd", path.join(BIN, "workerd"), ["serve", "config.capnp", "--control-fd=3"], { cwd: OUT, extraFds: 1, echo: false });
