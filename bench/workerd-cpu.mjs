@@ -31,13 +31,21 @@
 // and its distance to the floor of its body mode ("stream": the floor for
 // a streamed answer) and to ky, each paired in the same round. BENCH_JSON
 // has them under `stubbed`, by client.
+//
+// Then where each client's CPU goes, by group (WORKERD_PROFILE=N calls per
+// client, default 10000; 0 skips it): V8's sampling profiler, over workerd's
+// inspector, during one more stubbed run of each client
+// (bench/workerd-profile.mjs says how a sample finds its group). BENCH_JSON
+// has them under `profiled`, by client.
 import http from "node:http";
+import net from "node:net";
 import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { start, stop, workerdPort, wranglerWorker } from "../tests/runtimes/procs.mjs";
 import { cpuTicks, median } from "./cpu.mjs";
+import { GROUPS, inspector } from "./workerd-profile.mjs";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const BIN = path.join(REPO, "node_modules/.bin");
@@ -45,6 +53,7 @@ const OUT = path.join(REPO, "test-output/workerd-cpu");
 const N = Number(process.env.WORKERD_SUBREQUESTS ?? 1000);
 const STUBBED = Number(process.env.WORKERD_STUBBED ?? 10000);
 const ROUNDS = Number(process.env.WORKERD_ROUNDS ?? 6);
+const PROFILE = Number(process.env.WORKERD_PROFILE ?? 10000);
 const ONLY = process.env.WORKERD_CLIENTS?.split(",");
 const TICK_US = 1e6 / Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim());
 const BEFORE = process.env.BENCH_BEFORE;
@@ -120,7 +129,17 @@ copyFileSync(path.join(REPO, "bench/floors.mjs"), path.join(OUT, "floors.mjs"));
 copyFileSync(path.join(REPO, "bench/stub.mjs"), path.join(OUT, "stub.mjs"));
 wranglerWorker({ dir: OUT, source: WORKER, packageDir: NOW, compatibilityDate: "2025-06-01", bindings: { UPSTREAM: `http://127.0.0.1:${upstream.address().port}/` } });
 
-const child = start("workerd", path.join(BIN, "workerd"), ["serve", "config.capnp", "--control-fd=3"], { cwd: OUT, extraFds: 1, echo: false });
+/** A port free on the loopback now (for workerd's inspector). */
+const freePort = () =>
+  new Promise((resolve) => {
+    const probe = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+const inspectorPort = PROFILE > 0 ? await freePort() : 0;
+const inspect = PROFILE > 0 ? [`--inspector-addr=127.0.0.1:${inspectorPort}`] : [];
+const child = start("workerd", path.join(BIN, "workerd"), ["serve", "config.capnp", "--control-fd=3", ...inspect], { cwd: OUT, extraFds: 1, echo: false });
 try {
   const port = await workerdPort(child);
   const ours = ["auto", "stream", "buffer"].flatMap((m) => [m, `${m}-signal`]);
@@ -188,6 +207,21 @@ try {
       console.log(`| ${name(c)} | ${median(stubbed[c]).toFixed(0)} | ${range(stubbed[c])} | ${own ? paired(stubbed, c, floor) : ""} | ${own ? paired(stubbed, c, `ky${signal}`) : ""} | ${paired(stubbed, c, mineOf(c))} |`);
     }
     figures.stubbed = Object.fromEntries(clients.map((c) => [c, median(stubbed[c])]));
+  }
+  if (PROFILE > 0) {
+    const profiler = await inspector(inspectorPort, path.join(OUT, "dist/main.js"));
+    try {
+      figures.profiled = {};
+      for (const c of clients) figures.profiled[c] = await profiler.profiled(() => run(c, PROFILE, true), PROFILE);
+    } finally {
+      profiler.close();
+    }
+    console.log(`\n## workerd: where each call's CPU goes, fetch stubbed (µs per call by group, V8's sampling profiler every 50 µs over ${PROFILE} calls a client; bench/workerd-profile.mjs)\n`);
+    console.log(`| client | ${GROUPS.join(" | ")} | sum |\n|---|${GROUPS.map(() => "---:|").join("")}---:|`);
+    for (const c of clients) {
+      const g = figures.profiled[c];
+      console.log(`| ${name(c)} | ${GROUPS.map((k) => g[k].toFixed(1)).join(" | ")} | ${GROUPS.reduce((sum, k) => sum + g[k], 0).toFixed(1)} |`);
+    }
   }
   if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(figures));
 } finally {
