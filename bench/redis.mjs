@@ -28,7 +28,6 @@
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
-import net from "node:net";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -37,11 +36,10 @@ import { createClient } from "redis";
 import { BudgetAuthority, RetryPolicy } from "../js/src/node.js";
 import { redisBudget } from "../js/src/redis.js";
 import { maxInWindow } from "../tests/fleet/measure.mjs";
+import { freePort } from "../tests/runtimes/port.mjs";
 import { interleaved, median } from "./cpu.mjs";
 
-const port = await new Promise((resolve) => {
-  const s = net.createServer().listen(0, "127.0.0.1", () => { const { port } = s.address(); s.close(() => resolve(port)); });
-});
+const port = await freePort();
 const dir = mkdtempSync(path.join(tmpdir(), "saferetry-redis-bench-"));
 const startRedis = () => spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no"], { stdio: "ignore" });
 let server = startRedis();

@@ -38,11 +38,11 @@
 // (bench/workerd-profile.mjs says how a sample finds its group). BENCH_JSON
 // has them under `profiled`, by client.
 import http from "node:http";
-import net from "node:net";
 import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort } from "../tests/runtimes/port.mjs";
 import { start, stop, workerdPort, wranglerWorker } from "../tests/runtimes/procs.mjs";
 import { cpuTicks, median } from "./cpu.mjs";
 import { GROUPS, inspector } from "./workerd-profile.mjs";
@@ -129,14 +129,6 @@ copyFileSync(path.join(REPO, "bench/floors.mjs"), path.join(OUT, "floors.mjs"));
 copyFileSync(path.join(REPO, "bench/stub.mjs"), path.join(OUT, "stub.mjs"));
 wranglerWorker({ dir: OUT, source: WORKER, packageDir: NOW, compatibilityDate: "2025-06-01", bindings: { UPSTREAM: `http://127.0.0.1:${upstream.address().port}/` } });
 
-/** A port free on the loopback now (for workerd's inspector). */
-const freePort = () =>
-  new Promise((resolve) => {
-    const probe = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = probe.address();
-      probe.close(() => resolve(port));
-    });
-  });
 const inspectorPort = PROFILE > 0 ? await freePort() : 0;
 const inspect = PROFILE > 0 ? [`--inspector-addr=127.0.0.1:${inspectorPort}`] : [];
 const child = start("workerd", path.join(BIN, "workerd"), ["serve", "config.capnp", "--control-fd=3", ...inspect], { cwd: OUT, extraFds: 1, echo: false });

@@ -5,10 +5,10 @@
 // on error, on exit and on SIGINT/SIGTERM.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort } from '../runtimes/port.mjs';
 
 export const BROWSERS = ['chromium', 'firefox', 'webkit'];
 
@@ -66,14 +66,6 @@ async function stopProcess(p, graceMs = 2000) {
   await Promise.race([p.exited, sleep(graceMs, null, { signal: ac.signal }).catch(() => {})]);
   ac.abort(); // clear the grace timer
   killGroup(p.child, 'SIGKILL'); // whatever is left of the group (browser children)
-}
-
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
-  });
 }
 
 // ---------- HTTP ----------

@@ -2,18 +2,9 @@
 // Debian's package (scripts/bootstrap.sh installs it), started on 127.0.0.1
 // in a directory of its own, never the system service; killed by the tier.
 import { mkdirSync } from 'node:fs';
-import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { start } from '../runtimes/procs.mjs';
 
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer().once('error', reject).listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** A redis-server on 127.0.0.1:`port` in `dir`: without persistence, or with an fsync'd append-only file. */
 export async function startRedis(dir, port, { persist = false } = {}) {

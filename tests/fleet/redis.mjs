@@ -39,9 +39,10 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { createClient } from 'redis';
+import { freePort } from '../runtimes/port.mjs';
 import { runMain, start, startFaultServer, waitExit } from '../runtimes/procs.mjs';
 import { maxInWindow, merge } from './measure.mjs';
-import { freePort, killRedis, startRedis } from './redis-server.mjs';
+import { killRedis, startRedis } from './redis-server.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '../..');

@@ -21,8 +21,9 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { launch } from '../browsers/webdriver.mjs';
+import { freePort } from '../runtimes/port.mjs';
 import { start, stop, waitExit } from '../runtimes/procs.mjs';
-import { freePort, killRedis, startRedis } from './redis-server.mjs';
+import { killRedis, startRedis } from './redis-server.mjs';
 import { buildFleet, startFleet } from './workerd-fleet.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
