@@ -176,23 +176,16 @@ for (const net of ["Fast 4G", "Slow 3G"]) {
   const toKy = (side) => ranged(runs.pages, (r) => r.pages?.[net]?.[side] / r.pages?.[net]?.ky, 2);
   row(`page ready, ${net}, bundled + preload (ms; × ky per run)`, `${f(b)} (${toKy("before: saferetry bundled + preload")}× ky)`, `${f(a)} (${toKy("saferetry bundled + preload")}× ky)`, f(p.ky), f(p["raw fetch"]), net === "Fast 4G" ? "≤ 1.3× ky" : "");
 }
-for (const signal of ["", "-signal"]) {
-  for (const mode of MODES) {
-    const w = workerd ?? {};
-    const b = w[`${mode}${signal}-before`];
-    const a = w[`${mode}${signal}`];
-    const ky = w[`ky${signal}`];
-    // Each run's distance to its own ky, then their median and range.
-    const overKy = (key) => ranged(runs.workerd, (r) => r[key] - r[`ky${signal}`]);
-    row(`workerd CPU per request, "${mode}"${signal ? " + caller's signal" : ""} (µs; − ky per run)`, `${f(b)} (${overKy(`${mode}${signal}-before`)} vs ky)`, `${f(a)} (${overKy(`${mode}${signal}`)} vs ky)`, f(ky), f(w[`raw${signal}`]), "≤ ky");
-  }
-}
-for (const signal of ["", "-signal"]) {
-  for (const mode of MODES) {
-    const w = workerd?.stubbed ?? {};
-    // Each run's distance to its own ky, then their median and range.
-    const overKy = (key) => ranged(runs.workerd, (r) => r.stubbed?.[key] - r.stubbed?.[`ky${signal}`]);
-    row(`workerd own CPU per call, fetch stubbed, "${mode}"${signal ? " + caller's signal" : ""} (µs; − ky per run)`, `${f(w[`${mode}${signal}-before`])} (${overKy(`${mode}${signal}-before`)} vs ky)`, `${f(w[`${mode}${signal}`])} (${overKy(`${mode}${signal}`)} vs ky)`, f(w[`ky${signal}`]), f(w[`raw${signal}`]), "≤ ky");
+// workerd's figures per request, then its own CPU per call with fetch stubbed (their `stubbed`).
+for (const [what, of] of [["CPU per request", (figures) => figures], ["own CPU per call, fetch stubbed", (figures) => figures?.stubbed]]) {
+  for (const signal of ["", "-signal"]) {
+    for (const mode of MODES) {
+      const w = of(workerd) ?? {};
+      const key = `${mode}${signal}`;
+      // Each run's distance to its own ky, then their median and range.
+      const overKy = (k) => ranged(runs.workerd, (r) => of(r)?.[k] - of(r)?.[`ky${signal}`]);
+      row(`workerd ${what}, "${mode}"${signal ? " + caller's signal" : ""} (µs; − ky per run)`, `${f(w[`${key}-before`])} (${overKy(`${key}-before`)} vs ky)`, `${f(w[key])} (${overKy(key)} vs ky)`, f(w[`ky${signal}`]), f(w[`raw${signal}`]), "≤ ky");
+    }
   }
 }
 {

@@ -51,8 +51,9 @@ const NATIVE = new Map([
   ["clone", "Response"],
 ]);
 
-/** The group of each line of bundle `file` (1-based), from esbuild's
- * `// <path>` markers: a function that answers it for a 0-based line. */
+/** The group of each line of bundle `file`, from esbuild's `// <path>`
+ * markers: a function that answers it for a line counted from 0, as the
+ * profiler's frames count them. */
 function linesOf(file) {
   const marks = [];
   readFileSync(file, "utf8")

@@ -123,9 +123,10 @@ export async function startServer({ staticDir } = {}) {
     });
   }
 
-  // A fixed number of chunks, not as many as fit in `ms`: fetch's body and
-  // policy.fetch's are compared, and a clock-bound count differed by one
-  // between them when a timer ran late (WebKit, a fresh-clone CI run).
+  // A fixed number of chunks, not as many as fit in `ms` by the clock:
+  // fetch's body and policy.fetch's are compared, and a clock-bound count
+  // differed by one between them (WebKit, a fresh-clone CI run: a 50 ms
+  // timer against `Date.now()` fits one chunk more or less).
   function dripBody(res, ms) {
     let left = Math.ceil(ms / 50);
     const tick = () => {

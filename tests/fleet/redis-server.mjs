@@ -5,7 +5,6 @@ import { mkdirSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { start } from '../runtimes/procs.mjs';
 
-
 /** A redis-server on 127.0.0.1:`port` in `dir`: without persistence, or with an fsync'd append-only file. */
 export async function startRedis(dir, port, { persist = false } = {}) {
   mkdirSync(dir, { recursive: true });
