@@ -670,15 +670,56 @@ export class Rebuilt extends Response {
 
 const READS = ["arrayBuffer", "blob", "bytes", "formData", "json", "text"];
 
+// Fatal: a body that is not UTF-8 is left to the host's own read.
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** The body's text where every host reads the same: valid UTF-8 without a
+ * byte order mark (workerd's `text()` keeps one); else nothing. */
+function plainText(bytes) {
+  const view = new Uint8Array(bytes);
+  if (view[0] === 0xef && view[1] === 0xbb && view[2] === 0xbf) return undefined;
+  try {
+    return utf8.decode(view);
+  } catch {
+    return undefined;
+  }
+}
+
+/** What the whole-body reads answer from a body's bytes, where the host's
+ * own read would answer the same; nothing (`undefined`) where the host's
+ * must say (a byte order mark, bytes that are not UTF-8, JSON that does
+ * not parse: hosts word and type its error differently). For
+ * `SignalledResponse` and js/src/held.js's `HeldResponse`. */
+export const FROM_BYTES = {
+  arrayBuffer: (bytes) => bytes,
+  bytes: (bytes) => new Uint8Array(bytes),
+  text: plainText,
+  json(bytes) {
+    const text = plainText(bytes);
+    if (text === undefined) return undefined;
+    try {
+      return JSON.parse(text);
+    } catch {
+      return undefined;
+    }
+  },
+};
+
 /** A buffered response when the caller passed a signal: like `fetch`'s,
  * reading its body once that signal has aborted fails (the machine says
  * with what: `abortError`, else the reason). Checked when read — by the
  * body stream's `pull` and by the read methods, which still disturb the
  * body as a failed read does — so no listener of ours outlives the call.
- * The read methods are the class's (one per method, not per response). */
+ * A first whole-body read while its stream is untouched cancels that
+ * stream (used, as a read leaves it) and answers from the bytes
+ * (`FROM_BYTES`), or is the read of the Response the bytes would be
+ * without a signal: a host reading a JavaScript stream costs workerd ~30
+ * µs a call (BENCHMARKS.md). The read methods are the class's (one per
+ * method, not per response). */
 class SignalledResponse extends Rebuilt {
   #signal;
   #abortError;
+  #bytes;
 
   constructor(body, response, signal, abortError) {
     const source = {
@@ -691,16 +732,26 @@ class SignalledResponse extends Rebuilt {
     super(new ReadableStream(source, { highWaterMark: 0 }), response);
     this.#signal = signal;
     this.#abortError = abortError;
+    this.#bytes = body;
   }
 
   static {
     for (const name of READS) {
       const readBody = Response.prototype[name];
       if (!readBody) continue;
+      const answer = FROM_BYTES[name];
       const value = function () {
-        if (!this.#signal.aborted) return readBody.call(this);
-        readBody.call(this).catch(() => {});
-        return Promise.reject(failed(this.#signal, this.#abortError));
+        const bytes = this.#bytes;
+        this.#bytes = undefined;
+        if (this.#signal.aborted) {
+          readBody.call(this).catch(() => {});
+          return Promise.reject(failed(this.#signal, this.#abortError));
+        }
+        const body = bytes === undefined || this.bodyUsed ? null : this.body;
+        if (!body || body.locked) return readBody.call(this);
+        body.cancel().catch(() => {});
+        const out = answer?.(bytes);
+        return out === undefined ? readBody.call(new Rebuilt(bytes, this)) : Promise.resolve(out);
       };
       Object.defineProperty(this.prototype, name, { value, writable: true, configurable: true });
     }

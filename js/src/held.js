@@ -2,25 +2,15 @@
 // where the machine says the host allows it: src/policy/runtime.rs
 // `holds_body`). Given to js/src/load.js by the entries of the runtimes it
 // can be (js/src/node.js), so a page's bundle does not carry it.
-import { Rebuilt, failed, rebuilt } from "./attempts.js";
-
-const utf8 = new TextDecoder();
-
-// What `HeldResponse`'s whole-body reads answer from its bytes.
-const ANSWERS = {
-  arrayBuffer: (bytes) => bytes,
-  text: (bytes) => utf8.decode(bytes),
-  json: (bytes) => JSON.parse(utf8.decode(bytes)),
-  bytes: (bytes) => new Uint8Array(bytes),
-};
+import { FROM_BYTES, Rebuilt, failed, rebuilt } from "./attempts.js";
 
 /** A buffered response whose bytes are held where the machine says the
  * host allows it (Node: src/policy/runtime.rs `holds_body`): `text()`,
  * `json()`, `arrayBuffer()` and `bytes()`, read first, answer from the
- * bytes, as the host's would (a UTF-8 BOM dropped, a parse error a
- * `SyntaxError`); its `body`, `blob()`, `formData()`, `clone()` and any
- * later read are those of the Response `rebuilt` makes around them, made
- * then (already read if this one was). So a caller who reads the whole
+ * bytes where the host's read would answer the same (js/src/attempts.js
+ * `FROM_BYTES`); its `body`, `blob()`, `formData()`, `clone()`, any later
+ * read and any read only the host can answer are those of the Response
+ * `rebuilt` makes around them, made then (already read if this one was). So a caller who reads the whole
  * body builds no body stream (~25 µs in Node 20). With `abort` 1 or 2 a
  * read once the caller's signal aborted fails as `SignalledResponse`'s. */
 export class HeldResponse extends Rebuilt {
@@ -71,19 +61,17 @@ export class HeldResponse extends Rebuilt {
   }
 
   static {
-    for (const [name, answer] of Object.entries(ANSWERS)) {
+    for (const [name, answer] of Object.entries(FROM_BYTES)) {
       if (!Response.prototype[name]) continue;
       const value = function () {
         if (this.#full !== undefined || this.#read) return this.#made()[name]();
-        const bytes = this.#bytes;
+        const aborted = this.#abort && this.#signal.aborted;
+        const out = aborted ? undefined : answer(this.#bytes);
+        // What only the host's read can say: its read of the bytes.
+        if (!aborted && out === undefined) return this.#made()[name]();
         this.#read = true;
         this.#bytes = undefined;
-        if (this.#abort && this.#signal.aborted) return Promise.reject(failed(this.#signal, this.#abort === 1));
-        try {
-          return Promise.resolve(answer(bytes));
-        } catch (error) {
-          return Promise.reject(error);
-        }
+        return aborted ? Promise.reject(failed(this.#signal, this.#abort === 1)) : Promise.resolve(out);
       };
       Object.defineProperty(this.prototype, name, { value, writable: true, configurable: true });
     }

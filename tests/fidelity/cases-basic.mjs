@@ -60,13 +60,19 @@ export function basicCases({ add, runtime }) {
   // ("buffer" reads the body inside the attempt: a broken one is a failed attempt, retried.)
   add('A body that breaks after its first chunk fails the next read as with fetch', brokenAfter('read'), { modes: ['default', 'stream'] });
   add('A body that breaks after its first chunk rejects reader.closed as with fetch', brokenAfter('closed'), { modes: ['default', 'stream'] });
-  add('bodyUsed and a second read behave as with fetch', async (t) => {
-    const res = await t.fetch(t.u({ body: 'once' }));
-    const first = await res.text();
-    let second;
-    try { second = await res.text(); } catch (e) { second = { rejected: describeError(e) }; }
-    return { first, second, bodyUsed: res.bodyUsed };
-  }, modes);
+  // Each once without a signal and once under a caller's (a buffered
+  // response then answers its whole-body reads from its bytes:
+  // js/src/attempts.js `SignalledResponse`).
+  const signals = [['', () => undefined], [', under a caller\'s signal', () => ({ signal: new AbortController().signal })]];
+  for (const [under, init] of signals) {
+    add(`bodyUsed and a second read behave as with fetch${under}`, async (t) => {
+      const res = await t.fetch(t.u({ body: 'once' }), init());
+      const first = await res.text();
+      let second;
+      try { second = await res.text(); } catch (e) { second = { rejected: describeError(e) }; }
+      return { first, second, bodyUsed: res.bodyUsed };
+    }, modes);
+  }
   const cloneTwice = async (t) => {
     const res = await t.fetch(t.u({ body: 'twice' }));
     const copy = res.clone();
@@ -80,18 +86,25 @@ export function basicCases({ add, runtime }) {
       expect: (h) => ({ ...h, type: 'default', url: '' }),
     },
   });
-  add('json(), blob() and the body stream read as with fetch', async (t) => {
-    const [a, b, c] = await Promise.all([0, 1, 2].map(() => t.fetch(t.u({ ct: 'application/json', body: '{"x":1}' }))));
-    const blob = await b.blob();
-    const reader = c.body.getReader();
-    let bytes = 0;
-    for (let i = 0; i < 1000; i++) { const { done, value } = await reader.read(); if (done) break; bytes += value.length; }
-    return { json: await a.json(), blobType: blob.type, blobSize: blob.size, streamBytes: bytes };
-  }, modes);
-  add('A UTF-8 byte order mark is dropped by text() as with fetch', async (t) => {
-    const res = await t.fetch(t.u({ body: '\uFEFFbom first' }));
-    return { text: await res.text() };
-  }, modes);
+  for (const [under, init] of signals) {
+    add(`json(), blob() and the body stream read as with fetch${under}`, async (t) => {
+      const [a, b, c] = await Promise.all([0, 1, 2].map(() => t.fetch(t.u({ ct: 'application/json', body: '{"x":1}' }), init())));
+      const blob = await b.blob();
+      const reader = c.body.getReader();
+      let bytes = 0;
+      for (let i = 0; i < 1000; i++) { const { done, value } = await reader.read(); if (done) break; bytes += value.length; }
+      return { json: await a.json(), blobType: blob.type, blobSize: blob.size, streamBytes: bytes };
+    }, modes);
+    // Dropped by text() in most hosts, kept by workerd's.
+    add(`A UTF-8 byte order mark reads as with fetch, as text and as bytes${under}`, async (t) => {
+      const res = await t.fetch(t.u({ body: '\uFEFFbom first' }), init());
+      return { text: await res.text(), bytes: (await (await t.fetch(t.u({ body: '\uFEFFbom first' }), init())).arrayBuffer()).byteLength };
+    }, modes);
+    add(`A body that is not UTF-8 reads as text as with fetch${under}`, async (t) => {
+      const res = await t.fetch(t.u({ ct: 'application/octet-stream', bin: 1 }), init());
+      return { text: await res.text() };
+    }, modes);
+  }
   // Chromium words the parse error of a constructed Response's json() with a prefix.
   const chromiumJson = runtime !== 'chromium' ? {} : {
     deliberate: {
@@ -99,12 +112,14 @@ export function basicCases({ add, runtime }) {
       expect: (h) => ({ ...h, jsonRejected: { ...h.jsonRejected, message: `Failed to execute 'json' on 'Response': ${h.jsonRejected?.message}` } }),
     },
   };
-  const jsonParseError = async (t) => {
-    const res = await t.fetch(t.u({ ct: 'application/json', body: '{oops' }));
+  const jsonParseError = (init) => async (t) => {
+    const res = await t.fetch(t.u({ ct: 'application/json', body: '{oops' }), init());
     try { return { value: await res.json() }; } catch (e) { return { jsonRejected: describeError(e) }; }
   };
-  add('A JSON parse error rejects as with fetch', jsonParseError, { modes: ['stream'] });
-  add('A JSON parse error rejects as with fetch', jsonParseError, { modes: ['default', 'buffer'], ...chromiumJson });
+  for (const [under, init] of signals) {
+    add(`A JSON parse error rejects as with fetch${under}`, jsonParseError(init), { modes: ['stream'] });
+    add(`A JSON parse error rejects as with fetch${under}`, jsonParseError(init), { modes: ['default', 'buffer'], ...chromiumJson });
+  }
   add('A 500 is retried: the caller gets the final 500, the server three requests', (t) => t.fetch(t.u({ status: 500, body: 'down' })), {
     deliberate: {
       why: 'a 500 to an idempotent GET is retried (maxAttempts 3); the caller gets the last answer, the server counts three requests',
