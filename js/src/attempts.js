@@ -713,8 +713,8 @@ export const FROM_BYTES = {
  * A first whole-body read while its stream is untouched cancels that
  * stream (used, as a read leaves it) and answers from the bytes
  * (`FROM_BYTES`), or is the read of the Response the bytes would be
- * without a signal: a host reading a JavaScript stream costs workerd ~30
- * µs a call (BENCHMARKS.md). The read methods are the class's (one per
+ * without a signal: a host reading a JavaScript stream costs workerd
+ * 20–30 µs a call (BENCHMARKS.md). The read methods are the class's (one per
  * method, not per response). */
 class SignalledResponse extends Rebuilt {
   #signal;

@@ -10,8 +10,9 @@ import { FROM_BYTES, Rebuilt, failed, rebuilt } from "./attempts.js";
  * bytes where the host's read would answer the same (js/src/attempts.js
  * `FROM_BYTES`); its `body`, `blob()`, `formData()`, `clone()`, any later
  * read and any read only the host can answer are those of the Response
- * `rebuilt` makes around them, made then (already read if this one was). So a caller who reads the whole
- * body builds no body stream (~25 µs in Node 20). With `abort` 1 or 2 a
+ * `rebuilt` makes around them, made then (already read if this one was).
+ * So a caller who reads the whole body builds no body stream (~25 µs in
+ * Node 20). With `abort` 1 or 2 a
  * read once the caller's signal aborted fails as `SignalledResponse`'s. */
 export class HeldResponse extends Rebuilt {
   #bytes;
