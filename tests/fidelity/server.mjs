@@ -31,6 +31,11 @@
 // A preflight (OPTIONS with Access-Control-Request-Method) gets 204 allowing
 // what it asks. Every answer: Connection: close, Cache-Control: no-store,
 // Access-Control-Allow-Origin (the Origin, with credentials, or *).
+// Connection: close on the records and static files too, so no connection
+// is ever reused: a case's POST sent on a pooled connection can fail with
+// the browser's bare network error on one side only (seen once, WebKit's
+// "Load failed" on a lowercase "post", the host's side answered 200; not
+// reproduced in eight runs of WebKit's suite).
 import http from 'node:http';
 import { serveStatic, serverCli } from '../runtimes/serve.mjs';
 
@@ -139,7 +144,7 @@ export async function startServer({ staticDir } = {}) {
   }
 
   const send = (res, status, text, headers = {}) => {
-    res.writeHead(status, { 'Content-Type': 'text/plain', 'Cache-Control': 'no-store', ...headers });
+    res.writeHead(status, { 'Content-Type': 'text/plain', 'Cache-Control': 'no-store', Connection: 'close', ...headers });
     res.end(text);
   };
 
@@ -160,7 +165,10 @@ export async function startServer({ staticDir } = {}) {
     if ((m = /^\/rec\/([\w.-]{1,128})$/.exec(url.pathname))) {
       return send(res, 200, JSON.stringify(recs.get(m[1]) ?? []), { 'Content-Type': 'application/json', ...cors(req) });
     }
-    if (url.pathname.startsWith('/static/')) return serveStatic(res, staticDir, url.pathname.slice('/static/'.length));
+    if (url.pathname.startsWith('/static/')) {
+      res.setHeader('Connection', 'close');
+      return serveStatic(res, staticDir, url.pathname.slice('/static/'.length));
+    }
     send(res, 404, 'not found');
   }
 
