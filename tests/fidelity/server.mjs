@@ -35,7 +35,7 @@
 // is ever reused: a case's POST sent on a pooled connection can fail with
 // the browser's bare network error on one side only (seen once, WebKit's
 // "Load failed" on a lowercase "post", the host's side answered 200; not
-// reproduced in eight runs of WebKit's suite).
+// seen again in six runs of WebKit's whole suite before this change).
 import http from 'node:http';
 import { serveStatic, serverCli } from '../runtimes/serve.mjs';
 
