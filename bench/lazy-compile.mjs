@@ -19,46 +19,61 @@ import { fileURLToPath } from "node:url";
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
 // One GET of a small JSON document, `fetch` stubbed (no undici: its own wasm
-// would be traced too), between markers on the same stream as the trace.
+// would be traced too), each phase begun by `phase(name)` (`tracePhases`).
 const SCRIPT = `
 const body = '{"ok":true}';
 const stub = async () => new Response(body, { status: 200, headers: { "content-type": "application/json", "content-length": "11" } });
 const { RetryPolicy } = await import(process.argv[1] + "/src/node.js");
-console.log("=== policy");
+phase("policy");
 const policy = new RetryPolicy({ fetch: stub });
-console.log("=== first call");
+phase("first call");
 await (await policy.fetch("http://127.0.0.1:9/")).text();
-console.log("=== second call");
+phase("second call");
 await (await policy.fetch("http://127.0.0.1:9/")).text();
-console.log("=== end");
 `;
 
 const PHASES = ["import", "policy", "first call", "second call"];
 
+/** Runs `script` (a module's text, given `jsDir` as its `process.argv[1]`,
+ * which calls `phase(name)` as each of `phases` but the first begins) in
+ * Node with wasm compiled lazily and each compilation traced: the
+ * functions Liftoff compiled in each phase, their count, their bodies'
+ * bytes and their indices in the module (`{ [phase]: { functions, bytes,
+ * indices } }`). Once per phase, the script run up to its start (the
+ * process ends there) and once whole: V8 prints its trace through a
+ * buffer of its own, so a marker printed between two phases can land
+ * anywhere in it (seen with the machine busy), where what one run
+ * compiled does not depend on timing. */
+export function tracePhases(script, jsDir, phases) {
+  const compiledUpTo = (stop) => {
+    const out = execFileSync(
+      process.execPath,
+      ["--wasm-lazy-compilation", "--trace-wasm-compilation-times", "--input-type=module", "-e", PHASE + script, jsDir, stop],
+      { encoding: "utf8" },
+    );
+    const sizes = new Map();
+    for (const m of out.matchAll(/^Compiled function \S*?#(\d+) using Liftoff, .*bodysize (\d+)/gm)) sizes.set(Number(m[1]), Number(m[2]));
+    return sizes;
+  };
+  const traced = {};
+  let before = new Map();
+  phases.forEach((name, i) => {
+    const upTo = compiledUpTo(phases[i + 1] ?? "");
+    const indices = new Set([...upTo.keys()].filter((f) => !before.has(f)));
+    traced[name] = { functions: indices.size, bytes: [...indices].reduce((sum, f) => sum + upTo.get(f), 0), indices };
+    before = upTo;
+  });
+  if (traced[phases[2]].functions === 0) throw new Error(`lazy-compile: no lazy compilation traced for ${jsDir}`);
+  return traced;
+}
+
+// What a traced script's `phase(name)` does: ends the process when `name`
+// is the phase it is run up to (its second argument).
+const PHASE = "const phase = (name) => { if (name === process.argv[2]) process.exit(0); };\n";
+
 /** The functions Liftoff compiled in each phase, and their bodies' bytes:
  * `{ import: { functions, bytes }, policy, "first call", "second call" }`. */
-export function lazyCompiled(jsDir) {
-  const out = execFileSync(
-    process.execPath,
-    ["--wasm-lazy-compilation", "--trace-wasm-compilation-times", "--input-type=module", "-e", SCRIPT, jsDir],
-    { encoding: "utf8" },
-  );
-  const phases = Object.fromEntries(PHASES.map((p) => [p, { functions: 0, bytes: 0 }]));
-  let phase = "import";
-  for (const line of out.split("\n")) {
-    if (line.startsWith("=== ")) {
-      phase = line.slice(4);
-      continue;
-    }
-    const m = line.match(/^Compiled function \S+ using Liftoff, .*bodysize (\d+)/);
-    if (m && phases[phase]) {
-      phases[phase].functions++;
-      phases[phase].bytes += Number(m[1]);
-    }
-  }
-  if (phases["first call"].functions === 0) throw new Error(`lazy-compile: no lazy compilation traced for ${jsDir}`);
-  return phases;
-}
+export const lazyCompiled = (jsDir) => tracePhases(SCRIPT, jsDir, PHASES);
 
 /** The table for the `[label, js folder]` pairs, under its heading. */
 export function lazyTable(folders) {

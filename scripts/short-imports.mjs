@@ -22,7 +22,7 @@ import { parse } from "./wasm-profile.mjs";
 const MODULE = "w";
 
 /** `n` as an unsigned LEB128. */
-function leb(n) {
+export function leb(n) {
   const out = [];
   do {
     let byte = n & 0x7f;

@@ -22,10 +22,13 @@ import { fileURLToPath } from "node:url";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 
-/** The module's sections, function bodies, names, data segments and
- * imports (`{ module, field, desc }`: `desc`, what is imported, as its
- * bytes), and where its import section is (`importSection`: `{ start, end }`,
- * from its id byte; absent without one). */
+/** The module's sections (`{ label, size, id, start, end }`: `start` at
+ * its id byte), function bodies (`{ index, size, at, len }`: `size` with
+ * its length's bytes, `at` where its `len` bytes start), names, data
+ * segments and imports (`{ module, field, desc }`: `desc`, what is
+ * imported, as its bytes), and where its import section is
+ * (`importSection`: `{ start, end }`, from its id byte; absent without
+ * one). */
 export function parse(bytes) {
   let at = 8;
   const u32 = () => {
@@ -82,7 +85,7 @@ export function parse(bytes) {
     } else if (id === 10) {
       for (let n = u32(), i = 0; i < n; i++) {
         const len = u32();
-        bodies.push({ index: imported + i, size: len + leb(len) });
+        bodies.push({ index: imported + i, size: len + leb(len), at, len });
         at += len;
       }
     } else if (id === 11) {
@@ -95,7 +98,7 @@ export function parse(bytes) {
         at += len;
       }
     }
-    sections.push({ label, size: end - start });
+    sections.push({ label, size: end - start, id, start: sectionStart, end });
     at = end;
   }
   return { sections, bodies, names, data, imports, importSection };
