@@ -13,63 +13,92 @@
 //
 //   node bench/lazy-compile.mjs [js folder …]   (default: this checkout's js/)
 import { execFileSync } from "node:child_process";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
 // One GET of a small JSON document, `fetch` stubbed (no undici: its own wasm
-// would be traced too), each phase begun by `phase(name)` (`tracePhases`).
+// would be traced too), each phase begun by `await phase(name)` (`tracePhases`).
 const SCRIPT = `
 const body = '{"ok":true}';
 const stub = async () => new Response(body, { status: 200, headers: { "content-type": "application/json", "content-length": "11" } });
 const { RetryPolicy } = await import(process.argv[1] + "/src/node.js");
-phase("policy");
+await phase("policy");
 const policy = new RetryPolicy({ fetch: stub });
-phase("first call");
+await phase("first call");
 await (await policy.fetch("http://127.0.0.1:9/")).text();
-phase("second call");
+await phase("second call");
 await (await policy.fetch("http://127.0.0.1:9/")).text();
 `;
 
 const PHASES = ["import", "policy", "first call", "second call"];
 
 /** Runs `script` (a module's text, given `jsDir` as its `process.argv[1]`,
- * which calls `phase(name)` as each of `phases` but the first begins) in
+ * which awaits `phase(name)` as each of `phases` but the first begins) in
  * Node with wasm compiled lazily and each compilation traced: the
  * functions Liftoff compiled in each phase, their count, their bodies'
  * bytes and their indices in the module (`{ [phase]: { functions, bytes,
- * indices } }`). Once per phase, the script run up to its start (the
- * process ends there) and once whole: V8 prints its trace through a
- * buffer of its own, so a marker printed between two phases can land
- * anywhere in it (seen with the machine busy), where what one run
- * compiled does not depend on timing. */
+ * indices } }`). V8 prints its trace through a buffer of its own: a marker
+ * the script printed between two phases could land anywhere in it (seen
+ * inside a trace line, with the machine busy), so a phase begins with a
+ * marker V8 itself prints, in order: the compilation of a one-function
+ * module of its own. And the trace goes to a file: written to a pipe, it
+ * lost parts of lines in about half the runs here (likely as Node makes
+ * its standard output non-blocking, which V8's writes do not expect). */
 export function tracePhases(script, jsDir, phases) {
-  const compiledUpTo = (stop) => {
-    const out = execFileSync(
+  const dir = mkdtempSync(path.join(tmpdir(), "lazy-compile-"));
+  const file = path.join(dir, "trace");
+  const fd = openSync(file, "w");
+  let out;
+  try {
+    execFileSync(
       process.execPath,
-      ["--wasm-lazy-compilation", "--trace-wasm-compilation-times", "--input-type=module", "-e", PHASE + script, jsDir, stop],
-      { encoding: "utf8" },
+      ["--wasm-lazy-compilation", "--trace-wasm-compilation-times", "--input-type=module", "-e", PHASE + script, jsDir],
+      { stdio: ["ignore", fd, "inherit"] },
     );
-    const sizes = new Map();
-    for (const m of out.matchAll(/^Compiled function \S*?#(\d+) using Liftoff, .*bodysize (\d+)/gm)) sizes.set(Number(m[1]), Number(m[2]));
-    return sizes;
-  };
-  const traced = {};
-  let before = new Map();
-  phases.forEach((name, i) => {
-    const upTo = compiledUpTo(phases[i + 1] ?? "");
-    const indices = new Set([...upTo.keys()].filter((f) => !before.has(f)));
-    traced[name] = { functions: indices.size, bytes: [...indices].reduce((sum, f) => sum + upTo.get(f), 0), indices };
-    before = upTo;
-  });
-  if (traced[phases[2]].functions === 0) throw new Error(`lazy-compile: no lazy compilation traced for ${jsDir}`);
+    out = readFileSync(file, "utf8");
+  } finally {
+    closeSync(fd);
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const traced = Object.fromEntries(phases.map((p) => [p, { functions: 0, bytes: 0, indices: new Set() }]));
+  const lines = [...out.matchAll(/^Compiled function (\S*?)#(\d+) using Liftoff, .*bodysize (\d+)/gm)];
+  // The traced module: the one with the most functions compiled (a marker's has one).
+  const count = new Map();
+  for (const [, module] of lines) count.set(module, (count.get(module) ?? 0) + 1);
+  const ours = [...count].sort((a, b) => b[1] - a[1])[0]?.[0];
+  let at = 0;
+  for (const [, module, index, size] of lines) {
+    if (module !== ours) {
+      at++;
+      continue;
+    }
+    const t = traced[phases[at]];
+    t.functions++;
+    t.bytes += Number(size);
+    t.indices.add(Number(index));
+  }
+  if (at !== phases.length - 1) throw new Error(`lazy-compile: ${at} phase markers traced for ${phases.length - 1} phases`);
+  if (phases.slice(1).every((p) => traced[p].functions === 0)) throw new Error(`lazy-compile: no lazy compilation traced for ${jsDir}`);
   return traced;
 }
 
-// What a traced script's `phase(name)` does: ends the process when `name`
-// is the phase it is run up to (its second argument).
-const PHASE = "const phase = (name) => { if (name === process.argv[2]) process.exit(0); };\n";
+// What a traced script's `await phase(name)` does: lets what the last
+// phase left running settle (an operation ends a few turns after its
+// caller's `await` resolved), then compiles and calls the one function of
+// a module of its own (\`() -> i32\`, answering the phase's number: V8
+// compiles the same bytes only once), whose compilation V8 traces.
+const PHASE = `
+let phases = 0;
+const phase = async () => {
+  await new Promise((r) => setTimeout(r, 50));
+  const marker = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 127, 3, 2, 1, 0, 7, 5, 1, 1, 102, 0, 0, 10, 6, 1, 4, 0, 65, ++phases, 11]);
+  new WebAssembly.Instance(new WebAssembly.Module(marker)).exports.f();
+};
+`;
 
 /** The functions Liftoff compiled in each phase, and their bodies' bytes:
  * `{ import: { functions, bytes }, policy, "first call", "second call" }`. */
