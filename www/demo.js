@@ -7,7 +7,17 @@ import { renderTabs, severalTabs } from './several.js';
 import { Timeline, formatMs, formatStatus } from './timeline.js';
 
 const $ = (id) => document.getElementById(id);
-const policy = new RetryPolicy(POLICY_OPTIONS);
+// A policy per scenario, made at its first run: each scenario is an
+// upstream of its own, and a policy's adaptive throttle counts what its
+// upstream answered. On one policy for all, scenarios run one after
+// another (503 twice then 200, then always 503: five requests within
+// 1.5 s, one accepted) could have the next scenario's first attempt
+// throttled, with nothing sent (docs/rules.md, adaptive throttling).
+const policies = new Map();
+function policyFor(id) {
+  if (!policies.has(id)) policies.set(id, new RetryPolicy(POLICY_OPTIONS));
+  return policies.get(id);
+}
 const timeline = new Timeline($('timeline'));
 const TICK_MS = 100;
 const COUNT_MS = 300;
@@ -70,7 +80,7 @@ $('picker').addEventListener('submit', async (event) => {
   if (!scenario.tabs) $('tabs').replaceChildren(); // the previous run's tabs leave
   if (scenario.tabs) return runTabs(run, scenario.tabs);
   if (scenario.load) return runLoad(run, scenario.load, request);
-  run.op = policy.run(request.url, request.init);
+  run.op = policyFor(scenario.id).run(request.url, request.init);
   run.op.subscribe((s) => onState(run, s));
   onState(run, run.op.getSnapshot());
   follow(run, run.op.result);
@@ -222,7 +232,7 @@ async function runTabs(run, spec) {
 // sends what an earlier visit left in it.
 let demoOutbox = null;
 function pageOutbox() {
-  demoOutbox ??= outbox(policy, 'demo').then((box) => {
+  demoOutbox ??= outbox(policyFor('outbox'), 'demo').then((box) => {
     box.addEventListener('sent', (e) => {
       const note = $('outbox-note');
       note.dataset.outbox = 'sent';

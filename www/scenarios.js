@@ -2,7 +2,7 @@
 // `request(runId)` resolves to `{ url, init }` for `policy.run(url, init)`;
 // every URL carries the run id, so the server counts this run alone.
 
-/** The page's one policy; a scenario's `init.retry` overrides it per call. */
+/** The options of the page's policies (one per scenario: www/demo.js `policyFor`); a scenario's `init.retry` overrides them per call. */
 export const POLICY_OPTIONS = { maxAttempts: 3, totalMs: 10_000, attemptMs: 3_000, baseMs: 600, capMs: 2_400 };
 
 /** The load scenarios' policies (one per side, or one per tab): two

@@ -63,7 +63,21 @@ async function settled() {
   return page.locator('#result').getAttribute('data-outcome');
 }
 
-const waitState = (name) => page.locator(`#status[data-state="${name}"]`).waitFor({ timeout: END_MS });
+/** Waits for the status to show state `name`; failing, says what the page shows instead. */
+async function waitState(name) {
+  try {
+    await page.locator(`#status[data-state="${name}"]`).waitFor({ timeout: END_MS });
+  } catch (error) {
+    const shown = await page.evaluate(() => ({
+      state: document.getElementById('status').dataset.state,
+      text: document.getElementById('state-text')?.innerText,
+      outcome: document.getElementById('result')?.dataset.outcome,
+      result: document.getElementById('result')?.innerText,
+      timeline: document.getElementById('timeline')?.innerText,
+    }));
+    throw new Error(`no "${name}" state within ${END_MS} ms; the page shows ${JSON.stringify(shown)}`, { cause: error });
+  }
+}
 
 async function serverSaw(runId) {
   const res = await fetch(`${demo.server.url}/count/${runId}`, { signal: AbortSignal.timeout(5_000) });
