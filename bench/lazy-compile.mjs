@@ -16,18 +16,17 @@ import { execFileSync } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
-// One GET of a small JSON document, `fetch` stubbed (no undici: its own wasm
-// would be traced too), each phase begun by `await phase(name)` (`tracePhases`).
+// One GET of a small JSON document, `fetch` stubbed (`stubFetch`: no undici,
+// whose own wasm would be traced too), each phase begun by `await
+// phase(name)` (`tracePhases`).
 const SCRIPT = `
-const body = '{"ok":true}';
-const stub = async () => new Response(body, { status: 200, headers: { "content-type": "application/json", "content-length": "11" } });
 const { RetryPolicy } = await import(process.argv[1] + "/src/node.js");
 await phase("policy");
-const policy = new RetryPolicy({ fetch: stub });
+const policy = new RetryPolicy({ fetch: stubFetch });
 await phase("first call");
 await (await policy.fetch("http://127.0.0.1:9/")).text();
 await phase("second call");
@@ -86,12 +85,14 @@ export function tracePhases(script, jsDir, phases) {
   return traced;
 }
 
-// What a traced script's `await phase(name)` does: lets what the last
-// phase left running settle (an operation ends a few turns after its
-// caller's `await` resolved), then compiles and calls the one function of
-// a module of its own (\`() -> i32\`, answering the phase's number: V8
-// compiles the same bytes only once), whose compilation V8 traces.
+// What a traced script has before its own text: bench/stub.mjs's
+// `stubFetch`, and `await phase(name)`, which lets what the last phase
+// left running settle (an operation ends a few turns after its caller's
+// `await` resolved), then compiles and calls the one function of a module
+// of its own (\`() -> i32\`, answering the phase's number: V8 compiles the
+// same bytes only once), whose compilation V8 traces.
 const PHASE = `
+const { stubFetch } = await import(${JSON.stringify(pathToFileURL(path.join(REPO, "bench/stub.mjs")).href)});
 let phases = 0;
 const phase = async () => {
   await new Promise((r) => setTimeout(r, 50));

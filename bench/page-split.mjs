@@ -20,8 +20,8 @@
 // The module is the page's own, loaded by js/src/web.js, in Node: V8 there
 // traces which functions it compiles lazily (bench/lazy-compile.mjs), which
 // a browser does not print. `fetch` answers the module's file and, for the
-// policies, a small JSON 200 (or a 503 with `Retry-After: 0` first, for a
-// retry); the policies are made with Node's `process.versions.node` hidden,
+// policies, bench/stub.mjs's small JSON 200 (or a 503 with `Retry-After: 0`
+// first, for a retry); the policies are made with Node's `process.versions.node` hidden,
 // so the module applies a browser's rules (src/host/api/exports.rs
 // `detect_runtime`).
 import { readFileSync } from "node:fs";
@@ -39,19 +39,17 @@ const PHASES = ["import", "policy", "first call", "second call", "retry"];
 const SCRIPT = `
 import { readFileSync } from "node:fs";
 const dir = process.argv[1] + "/src/";
-const body = '{"ok":true}';
-const ok = () => new Response(body, { status: 200, headers: { "content-type": "application/json", "content-length": "11" } });
 const busy = () => new Response("busy", { status: 503, headers: { "retry-after": "0" } });
 // The module's file, as a browser's fetch would answer it (js/src/compile.js).
 globalThis.fetch = async (url) => new Response(readFileSync(new URL(url)), { headers: { "content-type": "application/wasm" } });
-await new Response(body).text(); // Node's fetch classes loaded, before Node is hidden
+await (await stubFetch()).text(); // Node's fetch classes loaded, before Node is hidden
 const { RetryPolicy } = await import(dir + "web.js");
 const node = process.versions.node;
 Object.defineProperty(process.versions, "node", { value: undefined, configurable: true, writable: true });
 await phase("policy");
-const policy = new RetryPolicy({ fetch: async () => ok() });
+const policy = new RetryPolicy({ fetch: stubFetch });
 let sent = 0;
-const retrying = new RetryPolicy({ fetch: async () => (sent++ === 0 ? busy() : ok()), baseMs: 1, capMs: 1 });
+const retrying = new RetryPolicy({ fetch: async () => (sent++ === 0 ? busy() : stubFetch()), baseMs: 1, capMs: 1 });
 process.versions.node = node;
 if (retrying.runtime !== "browser") throw new Error(\`page-split: the policy took \${retrying.runtime}'s rules\`);
 await phase("first call");
@@ -92,13 +90,13 @@ export function pageSplit(jsDir) {
   const traced = tracePhases(SCRIPT, jsDir, PHASES);
   const bytes = readFileSync(path.join(jsDir, "src/saferetry_web_bg.wasm"));
   const upTo = (last) => new Set(PHASES.slice(0, PHASES.indexOf(last) + 1).flatMap((p) => [...traced[p].indices]));
-  const bound = (last) => {
-    const module = keepOnly(bytes, upTo(last));
+  const bound = (kept) => {
+    const module = keepOnly(bytes, kept);
     new WebAssembly.Module(module); // still a valid module
     return gz(module);
   };
   const ran = upTo("second call");
-  return { traced, ran, whole: gz(bytes), success: bound("second call"), retry: bound("retry"), js: entrySizes(jsDir, ["page"]), bytes };
+  return { traced, ran, whole: gz(bytes), success: bound(ran), retry: bound(upTo("retry")), js: entrySizes(jsDir, ["page"]), bytes };
 }
 
 /** The `n` largest functions of `indices`, named from `namesFile` (the same

@@ -1,5 +1,6 @@
 // The `fetch` the own-CPU figures stub in (bench/cpu.mjs and bench/wasm-time.mjs
-// in Node; bench/workerd-cpu.mjs copies it beside its Worker): it answers
+// in Node; bench/workerd-cpu.mjs copies it beside its Worker), and the
+// compile traces' policies (bench/lazy-compile.mjs, page-split.mjs): it answers
 // at once with a fresh small JSON `Response`, so no socket, server or
 // network is left in a figure, only each client's work around `fetch`.
 //

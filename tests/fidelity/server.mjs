@@ -155,7 +155,7 @@ export async function startServer({ staticDir } = {}) {
       const ordinal = record(m[1], req, originName);
       if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
         return send(res, 204, '', { ...cors(req), 'Access-Control-Allow-Methods': req.headers['access-control-request-method'],
-          'Access-Control-Allow-Headers': req.headers['access-control-request-headers'] ?? '', Connection: 'close' });
+          'Access-Control-Allow-Headers': req.headers['access-control-request-headers'] ?? '' });
       }
       // Answer once the request body has arrived (or the client went away).
       req.on('end', () => answer(req, res, url.searchParams, ordinal, url.href));
