@@ -699,6 +699,24 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
     assert.equal((await settledCount(id)).requests, 2, 'server requests');
   });
 
+  add('A failing response\'s report keeps the start of its body as text: bytes that are not UTF-8 read as U+FFFD, a byte order mark stays, a credential it echoes is redacted', async () => {
+    const id = rid();
+    const token = 'sekrit-auth-1';
+    // A byte order mark, two bytes that are not UTF-8, then text with the caller's token.
+    const hex = `efbbbffffe${[...new TextEncoder().encode(`ok ${token}`)].map((b) => b.toString(16).padStart(2, '0')).join('')}`;
+    const res = await policy({ responseBody: 'buffer' }).fetch(seqUrl(id, [`404~hex=${hex}`]), { headers: { Authorization: `Bearer ${token}` } });
+    assert.equal(res.status, 404, 'status');
+    assert.equal(reportFor(res).snippet, '\uFEFF\uFFFD\uFFFDok [redacted]', 'report.snippet');
+  });
+
+  add('A snippet reads only the first 2 KiB of a failing response\'s body', async () => {
+    const id = rid();
+    const res = await policy({ responseBody: 'buffer' }).fetch(seqUrl(id, [`404~body=${' '.repeat(2048)}beyond`]));
+    assert.equal(res.status, 404, 'status');
+    assert.equal((await res.text()).length, 2054, 'the whole body reached the caller');
+    assert.equal(reportFor(res).snippet, undefined, 'report.snippet (2 KiB of spaces read: nothing to show)');
+  });
+
   // ---- option validation -----------------------------------------------------
   const badOptions = [
     ['maxAttempts: 0', { maxAttempts: 0 }, RangeError, /maxAttempts/],

@@ -20,6 +20,7 @@
 //                        ~ms=<n>     Retry-After-Ms: n
 //                        ~delay=<n>  send the response after n ms
 //                        ~body=<t>   body text (default "status S (request N)")
+//                        ~hex=<h>    body bytes, in hex (any bytes, UTF-8 or not)
 //                        ~echo=1     body is the echo JSON (see echo)
 //                        ~reason=<t> status text (reason phrase) t
 //                        ~x=<v>      header X-Fault: v
@@ -270,7 +271,8 @@ export async function startFaultServer({ port = 0, host = '127.0.0.1', staticDir
     for (const [mod, name] of RATE_LIMIT_MODS) if (step[mod] != null) headers[name] = step[mod];
     if (step.reason != null) res.statusMessage = step.reason;
     if (step.echo) return send(res, status, echoBody(req, url, body), { ...headers, 'Content-Type': 'application/json' });
-    send(res, status, step.body ?? `status ${status} (request ${ordinal})`, headers);
+    const text = step.body ?? `status ${status} (request ${ordinal})`;
+    send(res, status, step.hex != null ? Buffer.from(step.hex, 'hex') : text, headers);
   }
 
   async function big(req, res, url, s) {

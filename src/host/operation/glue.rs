@@ -10,7 +10,6 @@
 //! what to do about them, is decided here and in `policy`.
 
 use alloc::string::String;
-use alloc::vec::Vec;
 use core::cell::RefCell;
 use js_sys::{Array, Function};
 use crate::local::Local;
@@ -47,9 +46,10 @@ extern "C" {
     #[wasm_bindgen(method, structural, js_name = rateFacts)]
     fn rate_facts(this: &Glue, id: u32) -> String;
 
-    /// `head(id, n)`: the first `n` bytes of attempt `id`'s body, copied.
+    /// `head(id, n)`: the first `n` bytes of attempt `id`'s body, decoded
+    /// as UTF-8 (bytes that are not, as U+FFFD).
     #[wasm_bindgen(method, structural)]
-    pub fn head(this: &Glue, id: u32, n: u32) -> Vec<u8>;
+    pub fn head(this: &Glue, id: u32, n: u32) -> String;
 
     /// `header(id, name)`: a header of attempt `id`'s response.
     #[wasm_bindgen(method, structural)]

@@ -456,13 +456,19 @@ pub fn text_bytes() -> usize {
 }
 
 /// The same, with the text of `len` bytes the executor wrote into the text
-/// buffer, read as UTF-8 (which JS's encoding always makes; any other byte
-/// would read as U+FFFD, not trap).
+/// buffer, read as UTF-8 (which JS's `encodeInto` always makes; were it
+/// not, the text would be read up to its first byte that is not, not
+/// trap).
 #[wasm_bindgen(js_name = onText)]
 pub fn on_text(id: u32, wait: u32, ok: bool, len: usize) -> u32 {
     let text = TEXT_IN.with(|t| {
         let t = t.borrow();
-        String::from_utf8_lossy(t.get(..len).unwrap_or_default()).into_owned()
+        let bytes = t.get(..len).unwrap_or_default();
+        let text = match core::str::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => bytes.get(..e.valid_up_to()).and_then(|b| core::str::from_utf8(b).ok()).unwrap_or_default(),
+        };
+        String::from(text)
     });
     settled(id, wait, ok, Plain::Text(text))
 }
