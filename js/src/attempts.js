@@ -624,14 +624,15 @@ export function next(id) {
 
 // Not fatal: a snippet reads bytes that are not UTF-8 as U+FFFD (the
 // module links no decoder of its own); a byte order mark kept, as a body's
-// first character.
-const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
+// first character. Made at the first snippet, not at every start.
+let lenient;
 
 /** The first `n` bytes of attempt `id`'s body as text (a failed
  * response's snippet: src/policy/report.rs `snippet`), and one of its
  * response's headers. */
 export function head(id, n) {
   const { bytes } = held.get(id);
+  lenient ??= new TextDecoder("utf-8", { ignoreBOM: true });
   return lenient.decode(new Uint8Array(bytes, 0, Math.min(n, bytes.byteLength)));
 }
 
