@@ -69,25 +69,21 @@ let depth = 0;
  * (js/src/load.js `memoryViews`). */
 const buffer = () => memoryViews().work;
 
-const encoder = new TextEncoder();
-
-/** `text` as UTF-8 in the module's text buffer (src/host/operation/machine.rs
- * `TEXT_IN`): its length in bytes, or −1 when it does not fit. ASCII (a
- * step's facts, as a rule) byte by byte, as wasm-bindgen's glue passes a
- * string; anything else encoded. */
+/** `text` in the module's text buffer (src/host/operation/machine.rs
+ * `TEXT_IN`), byte by byte, as wasm-bindgen's glue passes an ASCII string:
+ * its length, or −1 when it does not fit or is not ASCII (a step's facts
+ * are, as a rule; any other text goes as a value, which wasm-bindgen
+ * encodes, so the module needs no UTF-8 validator of its own). */
 function copied(text) {
   const to = memoryViews().text;
   const n = text.length;
   if (n > to.length) return -1;
-  let at = 0;
-  for (; at < n; at++) {
+  for (let at = 0; at < n; at++) {
     const code = text.charCodeAt(at);
-    if (code > 0x7f) break;
+    if (code > 0x7f) return -1;
     to[at] = code;
   }
-  if (at === n) return n;
-  const { read, written } = encoder.encodeInto(text.slice(at), to.subarray(at));
-  return read === n - at ? at + written : -1;
+  return n;
 }
 
 function fire(run, id) {
@@ -135,8 +131,8 @@ class Run {
   }
 
   /** A step the machine awaits as `wait` settled (js/src/attempts.js):
-   * its text copied into the module's text buffer, or (a text too long for
-   * it, any other value: a length) the value itself. */
+   * its text copied into the module's text buffer, or (a text it does not
+   * take, any other value: a length) the value itself. */
   settled(wait, ok, value) {
     if (this.over) return;
     const m = machines();

@@ -287,6 +287,16 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
     assert.equal((await settledCount(id)).requests, 1, 'server requests');
   });
 
+  add('A Retry-After with a byte that is not ASCII (1\u00e9) is read whole, not cut at that byte: it stops with unsupported-retry-after', async () => {
+    const id = rid();
+    const res = await policy().fetch(seqUrl(id, ['503~ra=1\u00e9', '200']));
+    assert.equal(res.status, 503, 'status');
+    // Read as U+00E9 (the byte 0xE9), U+FFFD (workerd), or 'ï¿½' (WebKit): not ASCII, after the 1.
+    assert.match(res.headers.get('retry-after'), /^1[^\x00-\x7f]+$/, 'precondition: the host read characters that are not ASCII after the 1');
+    assert.equal(reportFor(res).reason, 'unsupported-retry-after', 'report.reason');
+    assert.equal((await settledCount(id)).requests, 1, 'server requests');
+  });
+
   add('Headers that arrive after 400 ms with attemptMs 50 (timeouts not retried) reject promptly with attempt-timeout after one request', async () => {
     const id = rid();
     const t0 = Date.now();
