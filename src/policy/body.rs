@@ -56,6 +56,8 @@
 //! - anything else (`text/event-stream`, `application/x-ndjson`,
 //!   `application/octet-stream`, images, audio, video, archives) is streamed.
 
+use super::text;
+
 /// The `responseBody` option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ResponseBody {
@@ -210,8 +212,8 @@ enum Kind {
 
 fn kind(content_type: Option<&str>) -> Kind {
     let Some(value) = content_type else { return Kind::Text };
-    let essence = super::retry_after::trim_ows(value.split(';').next().unwrap_or(""));
-    let (kind, subtype) = essence.split_once('/').unwrap_or((essence, ""));
+    let essence = super::retry_after::trim_ows(text::before(value, b';'));
+    let (kind, subtype) = text::split_once(essence, b'/').unwrap_or((essence, ""));
     let is = |a: &str, b: &str| kind.eq_ignore_ascii_case(a) && subtype.eq_ignore_ascii_case(b);
     let suffix = |s: &str| {
         subtype.len() > s.len() && {

@@ -181,7 +181,7 @@ impl Chain {
 /// A referrer source: a URL stripped for referrer use, as `(href, origin)`;
 /// a local scheme (`about:`, `blob:`, `data:`) is no referrer.
 fn source((href, origin): (&str, &str)) -> Option<Referrer> {
-    let scheme = href.split(':').next().unwrap_or_default();
+    let scheme = super::text::before(href, b':');
     if matches!(scheme, "about" | "blob" | "data") {
         return None;
     }

@@ -51,5 +51,6 @@ checked_arithmetic! {
     pub mod schema;
     pub mod scheme;
     pub mod state;
+    pub mod text;
     pub mod throttle;
 }

@@ -31,6 +31,7 @@ use alloc::string::String;
 use serde::Serialize;
 
 use super::retry_after::{self, trim_ows, Decided, RetryAfter};
+use super::text;
 
 /// Which header set an attempt's wait floor (named in the report).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -128,7 +129,7 @@ impl FloorHeaders {
 
     /// `RateLimit`: the largest `t` among members with `r=0`.
     fn ratelimit_ms(&self) -> Option<u64> {
-        self.ratelimit.as_deref()?.split(',').filter_map(spent_member_seconds).max()?.checked_mul(1000)
+        text::split(self.ratelimit.as_deref()?, |b| b == b',').filter_map(spent_member_seconds).max()?.checked_mul(1000)
     }
 
     /// `X-RateLimit-Reset`, when `X-RateLimit-Remaining` is 0.
@@ -156,8 +157,8 @@ fn integer(value: &str) -> Option<u64> {
 /// Non-negative decimal seconds (`1.234`) in milliseconds, rounded up.
 fn seconds_ms(value: &str) -> Option<u64> {
     let value = trim_ows(value);
-    let (whole, fraction) = value.split_once('.').unwrap_or((value, ""));
-    if value.ends_with('.') || !fraction.bytes().all(|b| b.is_ascii_digit()) {
+    let (whole, fraction) = text::split_once(value, b'.').unwrap_or((value, ""));
+    if value.ends_with(".") || !fraction.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     let mut ms = integer(whole)?.checked_mul(1000)?;
@@ -176,16 +177,16 @@ fn seconds_ms(value: &str) -> Option<u64> {
 /// One `RateLimit` list member, `<policy>;r=<n>;t=<n>` (RFC 8941 item with
 /// parameters): its `t` when `r` is 0; `None` for anything else.
 fn spent_member_seconds(member: &str) -> Option<u64> {
-    let mut parts = member.split(';');
+    let mut parts = text::split(member, |b| b == b';');
     let item = trim_ows(parts.next()?);
-    let quoted = item.len() >= 2 && item.starts_with('"') && item.ends_with('"');
+    let quoted = item.len() >= 2 && item.starts_with("\"") && item.ends_with("\"");
     let token = !item.is_empty() && item.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.:*/".contains(&b));
     if !(quoted || token) {
         return None;
     }
     let (mut remaining, mut reset) = (None, None);
     for param in parts {
-        let (key, value) = trim_ows(param).split_once('=')?;
+        let (key, value) = text::split_once(trim_ows(param), b'=')?;
         match key {
             "r" => remaining = Some(integer(value)?),
             "t" => reset = Some(integer(value)?),

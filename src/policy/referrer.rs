@@ -12,6 +12,8 @@ use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::text;
+
 /// The Referrer Policy spec's policies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Policy {
@@ -50,7 +52,7 @@ impl Policy {
     pub fn from_header(value: &str) -> Option<Policy> {
         // Forward, and the trim the other header parsers use: the reverse
         // searchers and another trim would add 1 KB of wasm.
-        value.split(',').filter_map(|t| Policy::parse(super::retry_after::trim_ows(t))).last()
+        text::split(value, |b| b == b',').filter_map(|t| Policy::parse(super::retry_after::trim_ows(t))).last()
     }
 }
 
@@ -105,12 +107,13 @@ pub fn trustworthy(origin: &str) -> bool {
     let Some(rest) = origin.strip_prefix("http://") else {
         return false;
     };
-    let host = match rest.strip_prefix('[') {
-        Some(v6) => return v6.split(']').next() == Some("::1"),
+    let host = match rest.strip_prefix("[") {
+        Some(v6) => return text::before(v6, b']') == "::1",
         None => rest.bytes().rposition(|b| b == b':').and_then(|at| rest.get(..at)).unwrap_or(rest),
     };
     let loopback_v4 = host.strip_prefix("127.").is_some_and(|r| {
-        r.split('.').count() == 3 && r.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        let parts = || text::split(r, |b| b == b'.');
+        parts().count() == 3 && parts().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
     });
     loopback_v4 || host == "localhost" || host.ends_with(".localhost")
 }

@@ -14,6 +14,7 @@ use super::rate_limit::FloorHeader;
 use super::budget::Mode;
 use super::number::{ms, opt_ms};
 use super::reason::Reason;
+use super::text;
 
 fn is_false(b: &bool) -> bool {
     !*b
@@ -150,11 +151,11 @@ pub fn secrets_of(value: &str, out: &mut Vec<String>) {
         }
     };
     push(value);
-    if let Some((_, credentials)) = value.split_once(' ') {
+    if let Some((_, credentials)) = text::split_once(value, b' ') {
         push(credentials);
     }
-    for pair in value.split([';', ',']) {
-        if let Some((_, v)) = pair.split_once('=') {
+    for pair in text::split(value, |b| b == b';' || b == b',') {
+        if let Some((_, v)) = text::split_once(pair, b'=') {
             push(v);
         }
     }

@@ -11,6 +11,8 @@
 //! `i128` milliseconds, which hold every date this reader accepts and every
 //! `u64` clock value exactly.
 
+use super::text;
+
 /// What a `Retry-After` asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RetryAfter {
@@ -89,9 +91,9 @@ pub fn parse(value: &str, now_ms: u64) -> RetryAfter {
 /// up. Unreadable values are ignored (the standard header then decides).
 pub fn parse_ms(value: &str) -> Option<u64> {
     let value = trim_ows(value);
-    let (whole, fraction) = value.split_once('.').unwrap_or((value, ""));
+    let (whole, fraction) = text::split_once(value, b'.').unwrap_or((value, ""));
     let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    if whole.is_empty() || !digits(whole) || !digits(fraction) || value.ends_with('.') {
+    if whole.is_empty() || !digits(whole) || !digits(fraction) || value.ends_with(".") {
         return None;
     }
     let ms = decimal(whole)?;

@@ -118,7 +118,7 @@ impl Iterator for Keys {
     type Item = &'static str;
 
     fn next(&mut self) -> Option<&'static str> {
-        let (key, rest) = self.0.split_once(',')?;
+        let (key, rest) = super::text::split_once(self.0, b',')?;
         self.0 = rest;
         Some(key)
     }

@@ -14,10 +14,13 @@
 /// (no scheme: a relative URL) is resolved against the page, so it is HTTP(S)
 /// wherever it can be fetched at all.
 pub fn is_http(url: &str) -> bool {
-    let url = url.trim_start_matches(|c: char| c <= ' ');
-    let end = url.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')));
+    // By byte: a character that is not ASCII is neither trimmed nor part
+    // of a scheme, and its first byte is not ASCII either.
+    let start = url.bytes().position(|b| b > b' ').unwrap_or(url.len());
+    let url = url.get(start..).unwrap_or_default();
+    let end = url.bytes().position(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')));
     let scheme = match end {
-        Some(i) if url.as_bytes().get(i) == Some(&b':') && url.starts_with(|c: char| c.is_ascii_alphabetic()) => {
+        Some(i) if url.as_bytes().get(i) == Some(&b':') && url.bytes().next().is_some_and(|b| b.is_ascii_alphabetic()) => {
             url.get(..i).unwrap_or_default()
         }
         _ => return true,

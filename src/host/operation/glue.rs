@@ -290,7 +290,7 @@ impl Facts {
             return Ok(());
         }
         let packed = glue.rate_facts(id);
-        if let Some(failure) = packed.strip_prefix('!') {
+        if let Some(failure) = packed.strip_prefix("!") {
             return Err(String::from(failure));
         }
         let mut f = Fields(&packed);
