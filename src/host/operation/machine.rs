@@ -465,7 +465,12 @@ pub fn text_bytes() -> usize {
 pub fn on_text(id: u32, wait: u32, ok: bool, len: usize) -> u32 {
     let text = TEXT_IN.with(|t| {
         let t = t.borrow();
-        t.get(..len).unwrap_or_default().iter().take_while(|b| b.is_ascii()).map(|&b| char::from(b)).collect()
+        let bytes = t.get(..len).unwrap_or_default();
+        // One allocation, as long as the text: collected alone, the string
+        // would grow (and copy) several times on the way.
+        let mut text = String::with_capacity(bytes.len());
+        text.extend(bytes.iter().take_while(|b| b.is_ascii()).map(|&b| char::from(b)));
+        text
     });
     settled(id, wait, ok, Plain::Text(text))
 }
