@@ -7,7 +7,11 @@
 // figure to compare before and after a change inside the wasm. Figures, not
 // pass/fail.
 //
-//   node bench/wasm-time.mjs [js folder …]   (default: this checkout's js/)
+//   node bench/wasm-time.mjs [--web] [js folder …]   (default: this checkout's js/)
+//
+// `--web`: the page's module (js/src/web.js's, `--features browser`) in
+// place of the default one, its policies made with Node's
+// `process.versions.node` hidden, so they apply a browser's rules.
 //
 // With several built js/ folders (a "before" copied aside, say), each mode
 // runs them in alternating rounds of 1000 calls in one process. Printed per
@@ -19,12 +23,21 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { stubFetch } from "./stub.mjs";
 
-const folders = process.argv.slice(2);
+const web = process.argv[2] === "--web";
+const folders = process.argv.slice(web ? 3 : 2);
 if (folders.length === 0) folders.push(fileURLToPath(new URL("../js", import.meta.url)));
 const ROUNDS = Number(process.env.ROUNDS ?? 15);
 const PER_ROUND = 1000;
 const TARGET = "http://127.0.0.1:9/";
 globalThis.fetch = stubFetch;
+if (web) {
+  // The page's module is fetched by its URL (js/src/compile.js); the
+  // policies' transport is still the stub (its mark: bench/stub.mjs).
+  const { readFileSync } = await import("node:fs");
+  const wasm = (url) => new Response(readFileSync(url), { headers: { "content-type": "application/wasm" } });
+  globalThis.fetch = (url) => (String(url).startsWith("file:") ? Promise.resolve(wasm(new URL(url))) : stubFetch());
+  globalThis.fetch[Symbol.for("saferetry.fetch")] = stubFetch;
+}
 
 // The counters of the instance being instantiated, then of each folder's.
 const now = performance.now.bind(performance);
@@ -76,9 +89,22 @@ WebAssembly.Instance = function (module, imports) {
 
 const sides = [];
 for (const dir of folders) {
-  const { RetryPolicy } = await import(`${dir}/src/node.js`);
+  const { RetryPolicy } = await import(`${dir}/src/${web ? "web" : "node"}.js`);
   sides.push({ dir, RetryPolicy, counters });
 }
+// A browser's rules for the page's module: Node hidden while a policy is made.
+const made = (RetryPolicy, options) => {
+  if (!web) return new RetryPolicy(options);
+  const node = process.versions.node;
+  Object.defineProperty(process.versions, "node", { value: undefined, configurable: true, writable: true });
+  try {
+    const policy = new RetryPolicy(options);
+    if (policy.runtime !== "browser") throw new Error(`wasm-time: the page's policy took ${policy.runtime}'s rules`);
+    return policy;
+  } finally {
+    process.versions.node = node;
+  }
+};
 
 const sum = (o) => Object.values(o).reduce((a, b) => a + b, 0);
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
@@ -89,13 +115,13 @@ const perCall = (o) =>
     .map(([k, ms]) => `${k.replace(/^__wbg_|_[0-9a-f]{16}$/g, "")} ${((ms * 1000) / PER_ROUND).toFixed(2)}`)
     .join(", ");
 
-console.log(`## saferetry's own wasm per successful call (fetch stubbed, Node ${process.versions.node}, ${ROUNDS} rounds of ${PER_ROUND} calls)\n`);
+console.log(`## saferetry's own wasm per successful call (${web ? "the page's module, a browser's rules, " : ""}fetch stubbed, Node ${process.versions.node}, ${ROUNDS} rounds of ${PER_ROUND} calls)\n`);
 console.log("| js folder | mode | wasm µs, median round | lowest round | imports µs, median round |\n|---|---|---:|---:|---:|");
 for (const mode of ["stream", "buffer", "auto"]) {
   for (const signal of [false, true]) {
     const options = mode === "auto" ? {} : { responseBody: mode };
     const runs = sides.map((s) => {
-      const policy = new s.RetryPolicy(options);
+      const policy = made(s.RetryPolicy, options);
       const call = async () => (await policy.fetch(TARGET, signal ? { signal: new AbortController().signal } : undefined)).arrayBuffer();
       return { ...s, call, rounds: [] };
     });
