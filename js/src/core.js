@@ -4,7 +4,7 @@
 // The classes of the entry's module: saferetry.js or, in browsers, saferetry_web.js.
 import { assertLoaded, Policy, polls } from "./load.js";
 import { drive } from "./executor.js";
-import { lease } from "./lease.js";
+import { lease, sharedStats } from "./lease.js";
 import * as attempts from "./attempts.js";
 import { abortBefore, bodyOf, prepare, read } from "./request.js";
 import { check, reader } from "./options.js";
@@ -443,8 +443,8 @@ export class RetryPolicy {
 
   /** Counters over every call so far: operations, attempts histogram (1..4, 5+), retries, exhausted, throttled (nothing sent), quota level, queued, in flight. */
   stats() {
-    const shared = this.#policy.stats();
-    return shape.stats(shape.numbers(), shared);
+    const scope = this.#policy.stats();
+    return shape.stats(shape.numbers(), (client) => sharedStats(client, scope));
   }
 
   /** Gives a shared budget's held tokens back to its authority (pagehide,

@@ -120,10 +120,11 @@ export function state(n) {
 export const retryInfo = (n) => ({ attempt: n[1], waitMs: n[4], reason: WHY[n[5]] });
 
 /** `stats()`: the counters (`convert::stats`'s numbers) and, with a
- * shared budget, its stats (`shared`, JSON text). */
+ * shared budget, its stats: `shared(client)`, the client's number its
+ * last (absent: NaN). */
 export function stats(n, shared) {
   const s = { operations: n[0], attempts: n.slice(1, 6), retries: n[6], exhausted: n[7], throttled: n[8], queued: n[9], inFlight: n[10] };
   put(s, "quotaLevel", n[11]);
-  if (shared !== undefined) s.shared = JSON.parse(shared);
+  if (!Number.isNaN(n[12])) s.shared = shared(n[12]);
   return s;
 }

@@ -124,8 +124,10 @@ impl Policy {
     }
 
     /// Counters over every call of this policy so far, as numbers
-    /// (`convert::stats`, js/src/shape.js), with the shared budget's as
-    /// JSON text when there is one. No export of ours answers a lone JS
+    /// (`convert::stats`, js/src/shape.js), the last the shared budget's
+    /// client when there is one, whose stats the glue reads from it
+    /// (js/src/lease.js `sharedStats`: data shaping only), with the
+    /// budget's scope, answered here. No export of ours answers a lone JS
     /// value (a wasm `externref` result): V8 11.3 (Node 20) inlines such a
     /// call into optimized JS and, if that code is deoptimized while the
     /// call runs (an object built inside it changed a field's type, as
@@ -134,10 +136,10 @@ impl Policy {
     /// `Deoptimizer::DoComputeBuiltinContinuation`, issue 38; the
     /// `crash-node` tier checks every export of every shipped module).
     pub fn stats(&self) -> Option<String> {
-        let shared = self.shared.fleet.as_ref().map(|fleet| fleet.stats());
+        let fleet = self.shared.fleet.as_deref();
         let quota_level = self.shared.state.quota_level();
-        answer_numbers(|n| convert::stats(&self.shared.stats, quota_level, n));
-        shared
+        answer_numbers(|n| convert::stats(&self.shared.stats, quota_level, fleet.map(Leased::handle), n));
+        fleet.and_then(Leased::scope).map(String::from)
     }
 
     /// Gives the shared budget's held tokens back to its authority (a tab

@@ -18,7 +18,7 @@
 use alloc::rc::Rc;
 use alloc::string::String;
 use core::cell::OnceCell;
-use js_sys::{Function, Object, Reflect, JSON};
+use js_sys::Function;
 use wasm_bindgen::prelude::*;
 
 use crate::host::operation::glue::{Glue, Held};
@@ -42,9 +42,6 @@ pub struct Exchange {
     pub attach: Option<Rc<Held>>,
     pub scope: Option<String>,
 }
-
-/// `stats().shared.reason` while the client's module loads.
-const LOADING: &str = "saferetry: the lease client's module is loading";
 
 pub struct Leased {
     /// The relay's number for this policy's client.
@@ -101,21 +98,15 @@ impl Leased {
         }
     }
 
-    /// `stats().shared`, as JSON text: the client's counters, or while
-    /// there is none its mode and why; and the scope.
-    pub fn stats(&self) -> String {
-        let mut stats = self.glue.lease_value(self.handle, link::STATS, None);
-        if !stats.is_object() {
-            let reason = if stats.is_string() { stats } else { JsValue::from_str(LOADING) };
-            stats = Object::new().into();
-            set(&stats, "mode", &"fallback".into());
-            set(&stats, "reason", &reason);
-        }
-        if let Some(scope) = &self.exchange.scope {
-            set(&stats, "scope", &JsValue::from_str(scope));
-        }
-        // A plain object of strings and numbers: it stringifies.
-        JSON::stringify(&stats).map(String::from).unwrap_or_default()
+    /// The relay's number for this policy's client: `stats()` asks it for
+    /// the client's stats (js/src/lease.js `sharedStats`).
+    pub fn handle(&self) -> u32 {
+        self.handle
+    }
+
+    /// The label `stats().shared` shows, when `shared` gave one.
+    pub fn scope(&self) -> Option<&str> {
+        self.exchange.scope.as_deref()
     }
 
     /// The budget's mode, for a report: the client's, or `fallback`
@@ -130,11 +121,6 @@ impl Leased {
     pub fn release(&self, done: &Function) {
         self.glue.lease_value(self.handle, link::RELEASE, Some(done));
     }
-}
-
-/// A data property on a plain object: cannot fail.
-fn set(object: &JsValue, key: &str, value: &JsValue) {
-    let _ = Reflect::set(object, &JsValue::from_str(key), value);
 }
 
 impl Drop for Leased {

@@ -162,11 +162,13 @@ pub fn phase(p: &Phase, out: &mut Vec<f64>) {
 }
 
 /// The counters: `[operations, attempts ×5, retries, exhausted, throttled,
-/// queued, inFlight, quotaLevel]`.
-pub fn stats(s: &Stats, quota_level: Option<u32>, out: &mut Vec<f64>) {
+/// queued, inFlight, quotaLevel, client]`; `client`: the relay's number
+/// for the shared budget's leased client (`api::leased::Leased::handle`).
+pub fn stats(s: &Stats, quota_level: Option<u32>, client: Option<u32>, out: &mut Vec<f64>) {
     out.push(s.operations.get() as f64);
     out.extend(s.attempts_histogram.iter().map(|c| c.get() as f64));
     out.extend([s.retries.get() as f64, s.exhausted.get() as f64, s.throttled.get() as f64]);
     out.extend([f64::from(s.queued.get()), f64::from(s.in_flight.get())]);
     out.push(opt(quota_level.map(u64::from)));
+    out.push(opt(client.map(u64::from)));
 }
