@@ -455,7 +455,7 @@ export class RetryPolicy {
 
   /** Which runtime's error rules apply here. */
   get runtime() {
-    return this.#policy.runtime;
+    return shape.RUNTIMES[this.#policy.runtime];
   }
 
   /** The whole-operation bound, for an outbox's write-ahead (js/src/outbox.js; not public API). */

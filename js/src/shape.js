@@ -17,6 +17,8 @@ const STAGES = words("not-sent maybe-delivered");
 const FLOORS = words("retry-after retry-after-ms ratelimit x-ratelimit-reset x-ratelimit-reset-after");
 const MODES = words("local leased fallback");
 const BODY = words("buffer stream");
+// `policy::runtime::Runtime`, in its codes' order.
+export const RUNTIMES = words("node bun deno workerd browser");
 // A terminal state's sentence, per reason; the last: a redirect that was
 // deliberately not followed (`policy::state::phase_message`).
 const MESSAGES = [

@@ -7,6 +7,8 @@
 use super::classify::{Failure, Stage};
 use super::report::find;
 
+/// A policy's `runtime` is named by its code (`as u8`), in this order, by
+/// js/src/shape.js's `RUNTIMES`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Runtime {
     Node,
@@ -15,18 +17,6 @@ pub enum Runtime {
     Workerd,
     /// Chromium, Firefox, WebKit: a bare `TypeError` for every failure.
     Browser,
-}
-
-impl Runtime {
-    pub fn name(self) -> &'static str {
-        match self {
-            Runtime::Node => "node",
-            Runtime::Bun => "bun",
-            Runtime::Deno => "deno",
-            Runtime::Workerd => "workerd",
-            Runtime::Browser => "browser",
-        }
-    }
 }
 
 /// The fields of a rejected `fetch` that the rules look at.

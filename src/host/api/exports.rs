@@ -110,10 +110,11 @@ impl Policy {
         Ok(Policy { shared: Rc::new(shared) })
     }
 
-    /// The runtime whose error rules apply.
+    /// The runtime whose error rules apply, by its code (`Runtime`'s
+    /// order; js/src/shape.js names it).
     #[wasm_bindgen(getter)]
-    pub fn runtime(&self) -> String {
-        String::from(self.shared.runtime.name())
+    pub fn runtime(&self) -> u8 {
+        self.shared.runtime as u8
     }
 
     /// The whole-operation bound (`totalMs`): how long one call may take
