@@ -13,12 +13,13 @@
 //!   performs it and decides nothing.
 //!
 //! The shipped wasm modules are `no_std` (alloc, with talc as the
-//! allocator, lol_alloc in a page's) and trap on a panic: the shipped code has no panicking paths,
-//! a panic would trap the module for every later call anyway, and without
-//! `std` no panic or allocation-failure message is formatted, so no
-//! `core::fmt` is linked (docs/development.md "The stack"). The feature `std` (the wasm
-//! test builds, whose harness needs it, and the Redis module, whose
-//! gloo-timers brings it) links `std` and its own panic handler instead.
+//! allocator, lol_alloc in a page's) and trap on a panic: the shipped code
+//! has no panicking paths, a panic would trap the module for every later
+//! call anyway, and without `std` no panic or allocation-failure message
+//! is formatted, so no `core::fmt` is linked (docs/development.md "The
+//! stack"). The feature `std` (the wasm test builds, whose harness needs
+//! it, and the Redis module, whose gloo-timers brings it) links `std` and
+//! its own panic handler instead.
 
 #![cfg_attr(all(target_arch = "wasm32", not(feature = "std"), not(test)), no_std)]
 
@@ -53,7 +54,7 @@ static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_all
 /// code, 0.6 KB gzip less for a page. Its walks are linear in the free
 /// list, which a page's calls keep short: a successful call, a retried
 /// one and 900 calls at once measured the same µs per call and the same
-/// memory as talc (BENCHMARKS.md "What a page loads before it retries").
+/// memory as talc (BENCHMARKS.md "The page's allocator").
 #[cfg(all(target_arch = "wasm32", feature = "browser"))]
 #[global_allocator]
 // SAFETY: a wasm module of ours runs on one thread (no shared memory, no

@@ -84,3 +84,18 @@ fn each_wait_stage_floor_header_and_mode_code_names_it_in_shape_js() {
     assert_eq!(words("MODES"), names.iter().map(|n| n.as_str().unwrap()).collect::<Vec<_>>());
     assert!(modes.iter().enumerate().all(|(i, &m)| m as usize == i));
 }
+
+#[test]
+fn each_runtime_s_code_names_it_in_shape_js_as_the_public_type_spells_it() {
+    use saferetry::policy::runtime::Runtime as R;
+    // index.d.ts: `runtime: "node" | "bun" | "deno" | "workerd" | "browser"`.
+    let named = [
+        (R::Node, "node"),
+        (R::Bun, "bun"),
+        (R::Deno, "deno"),
+        (R::Workerd, "workerd"),
+        (R::Browser, "browser"),
+    ];
+    assert_eq!(words("RUNTIMES"), named.map(|(_, name)| name));
+    assert!(named.iter().enumerate().all(|(i, &(r, _))| r as usize == i));
+}
