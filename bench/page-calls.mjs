@@ -7,7 +7,8 @@
 // bytes, with an allocator of its own (src/lib.rs), and runs in browsers,
 // which print no per-call figures. So it runs here in Node, loaded by
 // js/src/web.js, with Node's `process.versions.node` hidden while the
-// policies are made (they apply a browser's rules), each round in a fresh
+// policies are made (they apply a browser's rules: bench/page-module.mjs),
+// each round in a fresh
 // process, `fetch` stubbed (bench/stub.mjs's small JSON 200):
 // - µs per successful call (20 000 in a row, the body read with `json()`);
 // - µs per retried call (2 000: a 503 with `Retry-After: 0`, then the 200);
@@ -27,8 +28,8 @@ const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const ROUNDS = Number(process.env.PAGE_CALLS_ROUNDS ?? 5);
 
 const SCRIPT = `
-import { readFileSync } from "node:fs";
 const { stubFetch } = await import(process.argv[2]);
+const { pageFetch, browserPolicies } = await import(process.argv[3]);
 const dir = process.argv[1] + "/src/";
 let memory;
 const Instance = WebAssembly.Instance;
@@ -39,21 +40,20 @@ WebAssembly.Instance = new Proxy(Instance, {
     return instance;
   },
 });
-// The module's file, as a browser's fetch would answer it (js/src/compile.js).
-globalThis.fetch = async (url) => new Response(readFileSync(new URL(url)), { headers: { "content-type": "application/wasm" } });
+pageFetch();
 await (await stubFetch()).text(); // Node's fetch classes loaded, before Node is hidden
 const { RetryPolicy } = await import(dir + "web.js");
 const busy = () => new Response("busy", { status: 503, headers: { "retry-after": "0" } });
-const node = process.versions.node;
-Object.defineProperty(process.versions, "node", { value: undefined, configurable: true, writable: true });
-const policy = new RetryPolicy({ fetch: stubFetch });
 let sent = 0;
-const retrying = new RetryPolicy({ fetch: () => (sent++ % 2 === 0 ? Promise.resolve(busy()) : stubFetch()), baseMs: 0, capMs: 0, quota: false, throttle: false });
 const refused = new Set();
 const once = (url) => url.endsWith("?busy") && !refused.has(url) && refused.add(url);
-const mixed = new RetryPolicy({ fetch: (url) => (once(url) ? Promise.resolve(busy()) : stubFetch()), baseMs: 0, capMs: 0, quota: false, throttle: false });
-process.versions.node = node;
-if (policy.runtime !== "browser") throw new Error("page-calls: the policy took " + policy.runtime + "'s rules");
+const noWait = { baseMs: 0, capMs: 0, quota: false, throttle: false };
+const [policy, retrying, mixed] = browserPolicies(
+  RetryPolicy,
+  { fetch: stubFetch },
+  { fetch: () => (sent++ % 2 === 0 ? Promise.resolve(busy()) : stubFetch()), ...noWait },
+  { fetch: (url) => (once(url) ? Promise.resolve(busy()) : stubFetch()), ...noWait },
+);
 if (!memory) throw new Error("page-calls: the page's module was not instantiated");
 const URL_ = "http://127.0.0.1:9/";
 const timed = async (n, call) => {
@@ -79,8 +79,8 @@ console.log(JSON.stringify({ ok, retried, pages, bursts }));
 `;
 
 function once(jsDir) {
-  const stub = path.join(REPO, "bench/stub.mjs");
-  const out = execFileSync(process.execPath, ["--input-type=module", "-e", SCRIPT, jsDir, stub], { encoding: "utf8" });
+  const [stub, page] = ["stub.mjs", "page-module.mjs"].map((f) => path.join(REPO, "bench", f));
+  const out = execFileSync(process.execPath, ["--input-type=module", "-e", SCRIPT, jsDir, stub, page], { encoding: "utf8" });
   return JSON.parse(out.trim().split("\n").pop());
 }
 

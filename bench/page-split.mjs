@@ -21,13 +21,13 @@
 // traces which functions it compiles lazily (bench/lazy-compile.mjs), which
 // a browser does not print. `fetch` answers the module's file and, for the
 // policies, bench/stub.mjs's small JSON 200 (or a 503 with `Retry-After: 0`
-// first, for a retry); the policies are made with Node's `process.versions.node` hidden,
-// so the module applies a browser's rules (src/host/api/exports.rs
-// `detect_runtime`).
+// first, for a retry); the policies are made with Node's
+// `process.versions.node` hidden, so the module applies a browser's rules
+// (bench/page-module.mjs).
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { entrySizes } from "../scripts/size.mjs";
 import { leb } from "../scripts/short-imports.mjs";
 import { demangle, parse } from "../scripts/wasm-profile.mjs";
@@ -37,21 +37,15 @@ const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const PHASES = ["import", "policy", "first call", "second call", "retry"];
 
 const SCRIPT = `
-import { readFileSync } from "node:fs";
+const { pageFetch, browserPolicies } = await import(${JSON.stringify(pathToFileURL(path.join(REPO, "bench/page-module.mjs")).href)});
 const dir = process.argv[1] + "/src/";
 const busy = () => new Response("busy", { status: 503, headers: { "retry-after": "0" } });
-// The module's file, as a browser's fetch would answer it (js/src/compile.js).
-globalThis.fetch = async (url) => new Response(readFileSync(new URL(url)), { headers: { "content-type": "application/wasm" } });
+pageFetch();
 await (await stubFetch()).text(); // Node's fetch classes loaded, before Node is hidden
 const { RetryPolicy } = await import(dir + "web.js");
-const node = process.versions.node;
-Object.defineProperty(process.versions, "node", { value: undefined, configurable: true, writable: true });
 await phase("policy");
-const policy = new RetryPolicy({ fetch: stubFetch });
 let sent = 0;
-const retrying = new RetryPolicy({ fetch: async () => (sent++ === 0 ? busy() : stubFetch()), baseMs: 1, capMs: 1 });
-process.versions.node = node;
-if (retrying.runtime !== "browser") throw new Error(\`page-split: the policy took \${retrying.runtime}'s rules\`);
+const [policy, retrying] = browserPolicies(RetryPolicy, { fetch: stubFetch }, { fetch: async () => (sent++ === 0 ? busy() : stubFetch()), baseMs: 1, capMs: 1 });
 await phase("first call");
 await (await policy.fetch("http://127.0.0.1:9/")).text();
 await phase("second call");

@@ -22,6 +22,7 @@
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { stubFetch } from "./stub.mjs";
+import { browserPolicies, pageFetch } from "./page-module.mjs";
 
 const web = process.argv[2] === "--web";
 const folders = process.argv.slice(web ? 3 : 2);
@@ -30,14 +31,9 @@ const ROUNDS = Number(process.env.ROUNDS ?? 15);
 const PER_ROUND = 1000;
 const TARGET = "http://127.0.0.1:9/";
 globalThis.fetch = stubFetch;
-if (web) {
-  // The page's module is fetched by its URL (js/src/compile.js); the
-  // policies' transport is still the stub (its mark: bench/stub.mjs).
-  const { readFileSync } = await import("node:fs");
-  const wasm = (url) => new Response(readFileSync(url), { headers: { "content-type": "application/wasm" } });
-  globalThis.fetch = (url) => (String(url).startsWith("file:") ? Promise.resolve(wasm(new URL(url))) : stubFetch());
-  globalThis.fetch[Symbol.for("saferetry.fetch")] = stubFetch;
-}
+// The page's module is fetched by its URL (js/src/compile.js); the
+// policies' transport is still the stub.
+if (web) pageFetch();
 
 // The counters of the instance being instantiated, then of each folder's.
 const now = performance.now.bind(performance);
@@ -92,19 +88,8 @@ for (const dir of folders) {
   const { RetryPolicy } = await import(`${dir}/src/${web ? "web" : "node"}.js`);
   sides.push({ dir, RetryPolicy, counters });
 }
-// A browser's rules for the page's module: Node hidden while a policy is made.
-const made = (RetryPolicy, options) => {
-  if (!web) return new RetryPolicy(options);
-  const node = process.versions.node;
-  Object.defineProperty(process.versions, "node", { value: undefined, configurable: true, writable: true });
-  try {
-    const policy = new RetryPolicy(options);
-    if (policy.runtime !== "browser") throw new Error(`wasm-time: the page's policy took ${policy.runtime}'s rules`);
-    return policy;
-  } finally {
-    process.versions.node = node;
-  }
-};
+// A browser's rules for the page's module.
+const made = (RetryPolicy, options) => (web ? browserPolicies(RetryPolicy, options)[0] : new RetryPolicy(options));
 
 const sum = (o) => Object.values(o).reduce((a, b) => a + b, 0);
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
