@@ -10,6 +10,7 @@ import { abortBefore, bodyOf, prepare, read } from "./request.js";
 import { check, reader } from "./options.js";
 import { keeper } from "./kept.js";
 import * as shape from "./shape.js";
+import { packed } from "./packed.js";
 
 // Response (or the host's own error, for a refused request) -> the report
 // of the operation that produced it, or, until someone reads it, the
@@ -166,8 +167,9 @@ const BODY_STREAM = 256; // and BODY_UNKNOWN = 512: `bodyOf`'s 1 and 2 times thi
 const SIGNAL = 1024;
 
 /** What the wasm side reads of a call's `input` and `init` (src/host/attempt/request.rs
- * `Given`): `[call, retry, url, method, redirect, mode, flags,
- * requestMethod]` — `call`: the id js/src/attempts.js holds the call by
+ * `Given`): `[call, retry, url, strings, flags]` — `strings`: the method,
+ * redirect, mode and the Request's own method, packed (js/src/packed.js;
+ * none when all four are absent, as for a URL without them); `call`: the id js/src/attempts.js holds the call by
  * (the input, our copy of `init`, the signal `fetch` would follow:
  * `init.signal`, else the Request's own, and the global `fetch` of the
  * moment: `globalTransport`); flags: src/host/attempt/request.rs.
@@ -226,7 +228,8 @@ function callOf(input, init) {
   const redirect = stringOf(own.redirect) ?? (request && stringOf(read(request, "redirect")));
   const mode = stringOf(own.mode) ?? (request && stringOf(read(request, "mode")));
   const call = attempts.call(input, own, followed, globalTransport());
-  return [call, retry, url ?? "", method, redirect, mode, flags, requestMethod];
+  const strings = method ?? redirect ?? mode ?? requestMethod;
+  return [call, retry, url ?? "", strings === undefined ? undefined : packed(method) + packed(redirect) + packed(mode) + packed(requestMethod), flags];
 }
 
 const glue = {

@@ -25,6 +25,7 @@ use crate::host::attempt::failure::StepFailure;
 use crate::host::attempt::transport::{Attempt, FetchTransport, Received};
 use crate::engine::poll::Role;
 use crate::engine::{self, race, Budget, Call, Clock, Either, Finished};
+use crate::packed::Fields;
 use crate::policy::budget::concurrency::Gate;
 use crate::policy::budget::{InMemory, SharedState, Stats};
 use crate::policy::classify::{Safety, Stage};
@@ -158,7 +159,9 @@ impl Policy {
     /// or a request `fetch` would refuse; otherwise answers the `Outcome`,
     /// or a promise of it that never rejects. The request comes as the
     /// glue's `callOf(input, init)` read it (`request::Given`: `retry` is
-    /// our options, when `init.retry` was an object). `observe` (0: none)
+    /// our options, when `init.retry` was an object; `strings` the method,
+    /// the redirect, the mode and the `Request`'s own method, packed
+    /// (`crate::packed`), absent when all four are). `observe` (0: none)
     /// names the subscriber the executor holds, told every state. The
     /// `fetch` is the policy's `fetch` option, else the one core.js
     /// resolved for the call. A URL that is not HTTP(S) goes to `fetch`
@@ -172,11 +175,8 @@ impl Policy {
         call: u32,
         retry: Option<Object>,
         url: String,
-        method: Option<String>,
-        redirect: Option<String>,
-        mode: Option<String>,
+        strings: Option<String>,
         flags: u32,
-        request_method: Option<String>,
         observe: u32,
         role: u32,
         left_ms: Option<f64>,
@@ -184,7 +184,9 @@ impl Policy {
         // The call's and the subscriber's owners: the operation's until it ends.
         let (owner, observe) = (Held::new(call), subscriber(observe));
         let shared = self.shared.clone();
-        let given = Given { call, url, method, request_method, redirect, mode, flags };
+        let mut strings = Fields(strings.as_deref().unwrap_or_default());
+        let (method, redirect, mode) = (strings.string(), strings.string(), strings.string());
+        let given = Given { call, url, method, request_method: strings.string(), redirect, mode, flags };
         let role = Role::of(role, left_ms.map_or(0, |ms| ms as u64));
         let (mut options, mut hooks) = per_call(&shared, retry)?;
         if let Some(one) = role.options(&options) {
