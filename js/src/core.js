@@ -167,9 +167,10 @@ const BODY_STREAM = 256; // and BODY_UNKNOWN = 512: `bodyOf`'s 1 and 2 times thi
 const SIGNAL = 1024;
 
 /** What the wasm side reads of a call's `input` and `init` (src/host/attempt/request.rs
- * `Given`): `[call, retry, url, strings, flags]` — `strings`: the method,
- * redirect, mode and the Request's own method, packed (js/src/packed.js;
- * none when all four are absent, as for a URL without them); `call`: the id js/src/attempts.js holds the call by
+ * `Given`): `[call, retry, url, strings, flags]` — `strings`: the
+ * method, redirect, mode and the Request's own method, packed
+ * (js/src/packed.js; none when all four are absent, as for a URL without
+ * them); `call`: the id js/src/attempts.js holds the call by
  * (the input, our copy of `init`, the signal `fetch` would follow:
  * `init.signal`, else the Request's own, and the global `fetch` of the
  * moment: `globalTransport`); flags: src/host/attempt/request.rs.

@@ -184,9 +184,9 @@ impl Policy {
         // The call's and the subscriber's owners: the operation's until it ends.
         let (owner, observe) = (Held::new(call), subscriber(observe));
         let shared = self.shared.clone();
-        let mut strings = Fields(strings.as_deref().unwrap_or_default());
-        let (method, redirect, mode) = (strings.string(), strings.string(), strings.string());
-        let given = Given { call, url, method, request_method: strings.string(), redirect, mode, flags };
+        let mut packed = Fields(strings.as_deref().unwrap_or_default());
+        let (method, redirect, mode, request_method) = (packed.string(), packed.string(), packed.string(), packed.string());
+        let given = Given { call, url, method, request_method, redirect, mode, flags };
         let role = Role::of(role, left_ms.map_or(0, |ms| ms as u64));
         let (mut options, mut hooks) = per_call(&shared, retry)?;
         if let Some(one) = role.options(&options) {
