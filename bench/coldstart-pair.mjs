@@ -26,7 +26,7 @@ import http from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { wranglerWorker } from "../tests/runtimes/procs.mjs";
-import { coldStart } from "./workerd-start.mjs";
+import { answer, coldStart, INSTANTIATED, KY_WORKER, PACKAGE_WORKER, SAFERETRY_WORKER } from "./workerd-start.mjs";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const STARTS = Number(process.env.PAIR_STARTS ?? 101);
@@ -37,17 +37,13 @@ const sorted = (xs) => [...xs].sort((a, b) => a - b);
 const at = (xs, q) => sorted(xs)[Math.floor((xs.length - 1) * q)];
 const ms = (x) => x.toFixed(2);
 
-const answer = (call) => `export default { async fetch(req, env) { const r = await ${call}; return new Response(await r.text()); } };`;
-const SRC = "./node_modules/saferetry/src";
-const INSTANTIATED = `import wasm from "${SRC}/saferetry_bg.wasm"; import * as glue from "${SRC}/saferetry.js"; glue.initSync({ module: wasm });`;
-
 /** The Worker's source for `step` (see above; none: a policy's first call). */
 function sourceOf(step) {
-  if (step === undefined) return `import { RetryPolicy } from "saferetry"; const policy = new RetryPolicy();\n${answer("policy.fetch(env.UPSTREAM)")}`;
-  if (step === "ky") return `import ky from "ky"; const client = ky.create({ retry: 2 });\n${answer("client.get(env.UPSTREAM)")}`;
-  if (step === "package") return `import { RetryPolicy } from "saferetry"; globalThis.keep = RetryPolicy;\n${answer("fetch(env.UPSTREAM)")}`;
-  if (step === "wasm") return `${INSTANTIATED}\n${answer("fetch(env.UPSTREAM)")}`;
-  return `import * as part from "${SRC}/${step}"; ${INSTANTIATED} globalThis.keep = part;\n${answer("fetch(env.UPSTREAM)")}`;
+  if (step === undefined) return SAFERETRY_WORKER;
+  if (step === "ky") return KY_WORKER;
+  if (step === "package") return PACKAGE_WORKER;
+  const part = step === "wasm" ? "" : `import * as part from "./node_modules/saferetry/src/${step}"; globalThis.keep = part; `;
+  return `${part}${INSTANTIATED}\n${answer("fetch(env.UPSTREAM)")}`;
 }
 
 const upstream = http.createServer((req, res) => res.end("ok"));

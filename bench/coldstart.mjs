@@ -24,7 +24,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { wranglerWorker } from "../tests/runtimes/procs.mjs";
-import { coldStart } from "./workerd-start.mjs";
+import { answer, coldStart, GLUE, INSTANTIATED, KY_WORKER, PACKAGE_WORKER, SAFERETRY_WORKER, WASM } from "./workerd-start.mjs";
 import { lazyTable } from "./lazy-compile.mjs";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -33,18 +33,15 @@ const RUNS = Number(process.env.COLDSTART_RUNS ?? 15);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 // Each Worker answers one request with one upstream request's text.
-const answer = (call) => `export default { async fetch(req, env) { const r = await ${call}; return new Response(await r.text()); } };`;
-const WASM = 'import wasm from "./node_modules/saferetry/src/saferetry_bg.wasm";';
-const GLUE = 'import * as glue from "./node_modules/saferetry/src/saferetry.js";';
 const workers = {
   "raw fetch": answer("fetch(env.UPSTREAM)"),
-  ky: `import ky from "ky"; const client = ky.create({ retry: 2 });\n${answer("client.get(env.UPSTREAM)")}`,
+  ky: KY_WORKER,
   "+ the wasm module, unused": `${WASM} globalThis.keep = wasm;\n${answer("fetch(env.UPSTREAM)")}`,
   "+ its glue": `${WASM} ${GLUE} globalThis.keep = [wasm, glue];\n${answer("fetch(env.UPSTREAM)")}`,
-  "+ instantiated": `${WASM} ${GLUE} glue.initSync({ module: wasm });\n${answer("fetch(env.UPSTREAM)")}`,
-  "+ the whole package imported": `import { RetryPolicy } from "saferetry"; globalThis.keep = RetryPolicy;\n${answer("fetch(env.UPSTREAM)")}`,
+  "+ instantiated": `${INSTANTIATED}\n${answer("fetch(env.UPSTREAM)")}`,
+  "+ the whole package imported": PACKAGE_WORKER,
   "+ a policy made": `import { RetryPolicy } from "saferetry"; globalThis.keep = new RetryPolicy();\n${answer("fetch(env.UPSTREAM)")}`,
-  "saferetry (+ its first policy.fetch)": `import { RetryPolicy } from "saferetry"; const policy = new RetryPolicy();\n${answer("policy.fetch(env.UPSTREAM)")}`,
+  "saferetry (+ its first policy.fetch)": SAFERETRY_WORKER,
 };
 // The last Worker again, under V8 flags.
 const flagged = {
