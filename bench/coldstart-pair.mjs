@@ -21,15 +21,22 @@
 // response and from its port to that response; then, beside the first
 // package, the median of the paired differences and their quartiles. Run
 // it in both orders, and with one package twice (the spread of nothing).
+// With PAIR_V8=N, N more rounds follow with V8's own accounts on
+// (bench/workerd-start.mjs `v8Start`): per package, the median ms V8 spent
+// parsing the Worker's JavaScript at startup, compiling the functions
+// first called before the first request and while it is served, and
+// compiling wasm (Liftoff: ms, KB, functions) — what a start is made of,
+// where the timed rounds only say how long it took.
 // Figures, not pass/fail.
 import http from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { wranglerWorker } from "../tests/runtimes/procs.mjs";
-import { answer, coldStart, INSTANTIATED, KY_WORKER, PACKAGE_WORKER, SAFERETRY_WORKER } from "./workerd-start.mjs";
+import { answer, coldStart, INSTANTIATED, KY_WORKER, PACKAGE_WORKER, SAFERETRY_WORKER, v8Start } from "./workerd-start.mjs";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const STARTS = Number(process.env.PAIR_STARTS ?? 101);
+const V8_STARTS = Number(process.env.PAIR_V8 ?? 0);
 const packages = process.argv.slice(2).map((arg) => arg.split("="));
 if (packages.length < 2 || packages.some((p) => p.length !== 2)) throw new Error("usage: node bench/coldstart-pair.mjs <label>=<js folder> <label>=<js folder> …");
 
@@ -67,6 +74,16 @@ try {
     const cell = (f) => (i === 0 ? "" : `${ms(at(diff(f), 0.5))} [${ms(at(diff(f), 0.25))}…${ms(at(diff(f), 0.75))}]`);
     console.log(`| ${label} | ${ms(at(starts[i].map(first), 0.5))} | ${cell(first)} | ${ms(at(starts[i].map(afterPort), 0.5))} | ${cell(afterPort)} |`);
   });
+  if (V8_STARTS > 0) {
+    const accounts = dirs.map(() => []);
+    for (let round = 0; round < V8_STARTS; round++) for (let i = 0; i < dirs.length; i++) accounts[i].push(await v8Start(dirs[i]));
+    console.log(`\n## V8's accounts of the same starts (${V8_STARTS} rounds, logged; ms, median)\n`);
+    console.log("| package | main.js parsed | JS compiled before the request | … during it | wasm compiled (Liftoff) | KB | functions |\n|---|---:|---:|---:|---:|---:|---:|");
+    packages.forEach(([label], i) => {
+      const med = (key) => at(accounts[i].map((a) => a[key]), 0.5);
+      console.log(`| ${label} | ${ms(med("parse"))} | ${ms(med("startup"))} | ${ms(med("request"))} | ${ms(med("liftoff"))} | ${med("kb").toFixed(1)} | ${med("fns")} |`);
+    });
+  }
 } finally {
   upstream.close();
 }
