@@ -60,7 +60,7 @@ const parts = [
   ["glue, outbox", ["src/saferetry_outbox.js"]],
   ["glue, poll", ["src/saferetry_poll.js"]],
   ["glue, redis", ["src/saferetry_redis.js"]],
-  ["entry + core", ["src/node.js", "src/load.js", "src/options.js", "src/core.js", "src/executor.js", "src/attempts.js", "src/body.js", "src/hops.js", "src/held.js", "src/packed.js", "src/kept.js", "src/shape.js", "src/request.js", "src/lease.js", "src/tabs.js", "src/compile.js"]],
+  ["entry + core", ["src/node.js", "src/load.js", "src/options.js", "src/core.js", "src/executor.js", "src/attempts.js", "src/body.js", "src/hops.js", "src/held.js", "src/packed.js", "src/kept.js", "src/shape.js", "src/request.js", "src/lease.js", "src/tabs.js", "src/tabs-web.js", "src/compile.js"]],
   ["otel", ["src/otel.js"]],
   ["authority loaders", ["src/authority.js", "src/authority-api.js", "src/authority-lazy.js", "src/authority-node.js", "src/authority-workerd.js", "src/lease-relay.js"]],
   ["redis entry", ["src/redis.js"]],

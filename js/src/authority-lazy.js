@@ -9,7 +9,9 @@ import { loadFailed } from "./load.js";
 import { provide } from "./lease-relay.js";
 import { withObjects } from "./authority-api.js";
 
-/** `module()` gives the wasm (bytes or a compiled module); `file` names it in errors. */
+/** `module()` gives the wasm (bytes or a compiled module); `file` names it
+ * in errors. Answers the class, and `fleet()`: the module's glue,
+ * instantiated (at the first call). */
 export function lazily(file, module) {
   let ready = false;
   /** The module, instantiated once. */
@@ -34,5 +36,5 @@ export function lazily(file, module) {
     }
   };
   Object.defineProperty(Lazy, "name", { value: "BudgetAuthority" });
-  return Lazy;
+  return { BudgetAuthority: Lazy, fleet: load };
 }

@@ -7,4 +7,8 @@ import { readFileSync } from "node:fs";
 import { lazily } from "./authority-lazy.js";
 
 const wasm = new URL("./saferetry_authority_bg.wasm", import.meta.url);
-export const BudgetAuthority = lazily(wasm, () => readFileSync(wasm));
+const { BudgetAuthority, fleet } = lazily(wasm, () => readFileSync(wasm));
+export { BudgetAuthority };
+
+/** The fleet's module for a `tabBudget` (js/src/load.js `fleets`): its class and instantiated glue. */
+export const fleetModule = () => ({ BudgetAuthority, fleet: fleet() });

@@ -7,4 +7,4 @@
 import wasm from "./saferetry_authority_bg.wasm";
 import { lazily } from "./authority-lazy.js";
 
-export const BudgetAuthority = lazily("./saferetry_authority_bg.wasm", () => wasm);
+export const { BudgetAuthority } = lazily("./saferetry_authority_bg.wasm", () => wasm);

@@ -481,5 +481,4 @@ export function retryFetch(input, init) {
   return shared.fetch(input, init);
 }
 
-export { tabBudget } from "./tabs.js";
 export { memoryStore } from "./outbox-stores/memory.js";

@@ -8,8 +8,9 @@ const BUNDLING = 'see "Install and bundle" in saferetry\'s README';
 let ready = false;
 let hops; // hops.js's `follow`: a browser's `fetch` follows redirects itself (src/policy/redirect.rs)
 let held; // held.js's `HeldResponse`: where a buffered body may be held as bytes (src/policy/runtime.rs `holds_body`)
-let pollModule; // the entry's `import()` of its poll module (js/src/poll-web.js, poll-node.js, poll-workerd.js)
+let pollModule; // the entry's loader of its poll module (js/src/poll-web.js, poll-node.js, poll-workerd.js)
 let polling;
+let fleetModule; // the entry's loader of the fleet's module for a tabBudget (js/src/tabs.js)
 
 /** The policy class of the module the entry loaded (core.js reads it). */
 export let Policy;
@@ -18,7 +19,7 @@ let checkOptions;
 
 /** Called by the runtime's entry once its wasm module is instantiated, with
  * the module's glue (wasm-bindgen's JS module), the instance's exports (its
- * memory), outside browsers hops.js's `follow`, how to import the poll's
+ * memory), outside browsers hops.js's `follow`, how to load the poll's
  * module (`policy.poll`'s loop: js/src/poll.js and its wasm, loaded at the
  * first poll) and, in Node, held.js's `HeldResponse`. */
 export function loaded(glue, instance, follow, poll, holding) {
@@ -39,6 +40,22 @@ export function loaded(glue, instance, follow, poll, holding) {
  * a module still awaiting its wasm (top-level await) before that module has
  * run. A failed load stays failed, as the module map keeps it. */
 export const polls = () => (polling ??= pollModule?.() ?? Promise.reject(new Error(`saferetry: this entry cannot poll (${BUNDLING})`)));
+
+/** How this runtime loads the fleet's module for a `tabBudget`:
+ * `load()` answers `{ BudgetAuthority, fleet }` (its class and
+ * instantiated glue), or a promise of it. Given by js/src/tabs-web.js (an
+ * `import()`) and node.js (authority-node.js); none in workerd, which has
+ * no tabs. */
+export function fleetFrom(load) {
+  fleetModule ??= load;
+}
+
+/** The fleet's module for a `tabBudget` (js/src/tabs.js, which loads it
+ * once), as `fleetFrom` said: a promise. */
+export const fleets = () => Promise.resolve().then(() => {
+  if (!fleetModule) throw new Error("saferetry: this runtime's entry has no fleet module for a tabBudget (a Worker has no tabs: its shared budget is durableBudget)");
+  return fleetModule();
+});
 
 /** The loaded module's option check (js/src/options.js `check`). */
 export function checker() {

@@ -3,8 +3,9 @@
 // Object); the rules are a wasm module of their own, instantiated at the
 // first outbox.
 import { openOutbox } from "./outbox.js";
+import { outboxRules } from "./outbox-rules-workerd.js";
 
-const rules = () => import("./outbox-rules-workerd.js").then((m) => m.OutboxRules);
+const rules = () => Promise.resolve().then(outboxRules);
 
 /** A durable outbox whose sends and re-sends go through `policy`. */
 export function outbox(policy, name, options) {

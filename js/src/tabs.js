@@ -21,14 +21,16 @@
 // starts from `authority.restore(newest)`, so a handover never hands out a
 // fresh bucket. Messages from an older term are ignored.
 //
-// The authority is in the fleet's module (authority.js), with the policies'
-// leased clients: a tab loads it when a policy first takes its budget (its
+// The authority is in the fleet's module (authority.js in a page, fetched
+// with `import()`: tabs-web.js; authority-node.js in Node, Deno and Bun, its
+// wasm read from disk: node.js), with the policies' leased clients: a tab
+// loads it when a policy first takes its budget (its
 // client runs there: js/src/lease-relay.js), and leads with it. A tab that cannot
 // load it (a bundle without its wasm) never leads, says so once (an `error`
 // event, else a console warning, and `status()`), and its policies keep a
 // budget of their own (src/policy/budget/lease/link.rs); an exchange it is
 // asked for then is answered `{ unavailable: reason }`.
-import { assertLoaded } from "./load.js";
+import { assertLoaded, fleets } from "./load.js";
 import { LEASE } from "./lease.js";
 import "./lease-relay.js"; // the policies that take a tabBudget link to their clients
 import { check } from "./options.js";
@@ -42,9 +44,10 @@ const ANSWER_MS = 1000; // a follower's request unanswered this long is rejected
 let Authority = null;
 let loading = null;
 
-/** Loads the fleet's module once; resolves with it once `Authority` is set. */
+/** Loads the fleet's module once, as the entry does (js/src/load.js
+ * `fleets`); resolves with it once `Authority` is set. */
 function loadAuthority() {
-  loading ??= import("./authority.js").then((m) => {
+  loading ??= fleets().then((m) => {
     Authority = m.BudgetAuthority;
     return m.fleet;
   });

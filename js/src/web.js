@@ -22,6 +22,8 @@ try {
 loaded({ Policy, checkOptions, machineWork, machineChain, onSettled, onNumber, onText, onTimer, onOnline, onEvent, outcomeText, workBuffer, textBuffer, textBytes }, instance, undefined, () => import("./poll-web.js"));
 
 export * from "./core.js";
+/** A budget shared by the origin's tabs (docs/fleet-budgets.md): the fleet's module fetched when a policy first takes it. */
+export { tabBudget } from "./tabs-web.js";
 // No `BudgetAuthority` here: a page imports it from "saferetry/authority"
 // (js/src/authority.js). A re-export would load the fleet's module with
 // every page: unbundled, and in a bundle split at each `import()` (a

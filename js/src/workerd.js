@@ -5,10 +5,16 @@ import wasm from "./saferetry_bg.wasm";
 import * as glue from "./saferetry.js";
 import { follow } from "./hops.js";
 import { loaded } from "./load.js";
+import { instantiate } from "./poll-workerd.js";
 
-loaded(glue, glue.initSync({ module: wasm }), follow, () => import("./poll-workerd.js")); // the poll's module: instantiated at the first `policy.poll()`
+// The poll's module, instantiated at the first `policy.poll()`. No fleet's
+// module for a `tabBudget`: a Worker has no tabs (its shared budget is
+// `durableBudget`), and one here would be compiled at every start.
+loaded(glue, glue.initSync({ module: wasm }), follow, () => Promise.resolve().then(instantiate));
 
 export * from "./core.js";
+/** Its policies take no fleet's module here (see above). */
+export { tabBudget } from "./tabs.js";
 /** The fleet's authority (docs/fleet-budgets.md "Fleet budgets"): a module of its own, instantiated at its first `new`. */
 export { BudgetAuthority } from "./authority-workerd.js";
 /** The durable outbox (docs/outbox.md "Outbox"). */

@@ -1971,7 +1971,24 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
     } finally {
       budget.close();
     }
-  }, only(BROWSERS, 'tabBudget loads the fleet module with import(), as a page does'));
+  }, only(['node', 'deno', 'bun', ...BROWSERS], 'a Worker has no tabs: its entry names no fleet module for a tabBudget (the next case)'));
+
+  add("In workerd a tabBudget's policy keeps a budget of its own and says why: the entry names no fleet module (a Worker's shared budget is durableBudget)", async () => {
+    const budget = saferetry.tabBudget(`none-${rid()}`);
+    try {
+      const p = policy({ quota: { capacity: 50 }, shared: budget });
+      assert.equal((await p.fetch(seqUrl(rid(), ['200']))).status, 200, 'a call, on the budget of its own');
+      let shared = p.stats().shared;
+      for (let i = 0; i < 100 && shared.reason === undefined; i += 1) {
+        await sleep(20);
+        shared = p.stats().shared;
+      }
+      assert.equal(shared.mode, 'fallback', `no client: ${JSON.stringify(shared)}`);
+      assert.ok(/no fleet module for a tabBudget/.test(budget.status().reason), `the budget says why: ${JSON.stringify(budget.status())}`);
+    } finally {
+      budget.close();
+    }
+  }, only(['workerd'], 'elsewhere the entry loads the fleet module (the case before)'));
 
   add('Two policies sharing a rate of 5 per second start 10 requests over at least a second', async () => {
     const { BudgetAuthority } = saferetry;
