@@ -100,6 +100,18 @@ export function holder() {
   return held;
 }
 
+/** Instantiates a wasm module by its glue's `initSync` (nothing to do once
+ * it is), throwing `loadFailed(file, …)` if that fails: a module an
+ * entry instantiates at its first use (poll-workerd.js,
+ * outbox-rules-workerd.js). */
+export function instantiated(initSync, module, file) {
+  try {
+    initSync({ module });
+  } catch (error) {
+    throw loadFailed(file, error);
+  }
+}
+
 /** The error an entry throws when the wasm file cannot be loaded. It names
  * the file: the usual cause is a bundler that copied the JS but not the wasm. */
 export function loadFailed(file, cause) {

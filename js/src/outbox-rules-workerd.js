@@ -5,16 +5,12 @@
 // not use an outbox drops this file and the wasm with it.
 import wasm from "./saferetry_outbox_bg.wasm";
 import { OutboxRules as Rules, initSync } from "./saferetry_outbox.js";
-import { loadFailed } from "./load.js";
+import { instantiated } from "./load.js";
 
 class OutboxRules extends Rules {}
 
 /** The rules' class, its wasm instantiated (once: the glue keeps its instance). */
 export function outboxRules() {
-  try {
-    initSync({ module: wasm });
-  } catch (error) {
-    throw loadFailed("./saferetry_outbox_bg.wasm", error);
-  }
+  instantiated(initSync, wasm, "./saferetry_outbox_bg.wasm");
   return OutboxRules;
 }

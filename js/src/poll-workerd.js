@@ -9,20 +9,16 @@
 // made of, by V8's accounts").
 import wasm from "./saferetry_poll_bg.wasm";
 import { Poller as Machine, initSync } from "./saferetry_poll.js";
-import { loadFailed } from "./load.js";
+import { instantiated } from "./load.js";
 import { polling } from "./poll.js";
 
 class Poller extends Machine {}
 
 /** What a poll's module answers (js/src/core.js `poll`): a poll run on this module's machine. */
-const module = { poll: (ctx) => polling(Poller, ctx) };
+const polls = { poll: (ctx) => polling(Poller, ctx) };
 
 /** The poll's module, its wasm instantiated (at the first poll: js/src/load.js `polls`). */
 export function instantiate() {
-  try {
-    initSync({ module: wasm });
-  } catch (error) {
-    throw loadFailed("./saferetry_poll_bg.wasm", error);
-  }
-  return module;
+  instantiated(initSync, wasm, "./saferetry_poll_bg.wasm");
+  return polls;
 }
