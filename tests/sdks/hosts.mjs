@@ -33,6 +33,7 @@ const RUN_MS = 30_000;
 const BUDGET_MS = 3 * 60_000;
 const COMPAT_DATE = '2025-06-01';
 const WASM = 'saferetry_bg.wasm'; // the Worker's (src/workerd.js)
+const POLL_WASM = 'saferetry_poll_bg.wasm'; // the Worker's poll module (src/poll-workerd.js)
 const WEB_WASM = 'saferetry_web_bg.wasm'; // the page's (src/web.js): the browser's module
 const t0 = Date.now();
 const note = (line) => process.stderr.write(`[sdks hosts ${((Date.now() - t0) / 1000).toFixed(1)} s] ${line}\n`);
@@ -72,16 +73,18 @@ async function buildWorker(dir, ctx) {
   await esbuild('workerd', path.join(HERE, 'hosts/worker.mjs'), path.join(dir, 'worker.js'),
     ['--platform=browser', '--conditions=workerd,worker', '--external:*.wasm'], ctx.projectDir);
   const js = readFileSync(path.join(dir, 'worker.js'), 'utf8');
-  const wasmImports = [...js.matchAll(/from\s*["'](\.\/[^"']+\.wasm)["']/g)].map((m) => m[1]);
-  if (JSON.stringify(wasmImports) !== JSON.stringify([`./${WASM}`])) {
-    throw new Error(`the Worker bundle imports ${JSON.stringify(wasmImports)}, expected ./${WASM} (did the workerd condition pick src/workerd.js?)`);
+  // The default module and the poll's (imported with the entry, instantiated
+  // at a first poll: js/src/poll-workerd.js), each a module of the Worker.
+  const wasmImports = [...js.matchAll(/from\s*["'](\.\/[^"']+\.wasm)["']/g)].map((m) => m[1].slice(2)).sort();
+  if (JSON.stringify(wasmImports) !== JSON.stringify([WASM, POLL_WASM])) {
+    throw new Error(`the Worker bundle imports ${JSON.stringify(wasmImports)}, expected ${WASM} and ${POLL_WASM} (did the workerd condition pick src/workerd.js?)`);
   }
-  copyFileSync(path.join(ctx.pkgDir, 'src', WASM), path.join(dir, WASM));
+  for (const file of wasmImports) copyFileSync(path.join(ctx.pkgDir, 'src', file), path.join(dir, file));
   writeFileSync(path.join(dir, 'workerd.capnp'), workerdConfig({
     dir, compatibilityDate: COMPAT_DATE,
     modules: [
       { name: 'worker.js', type: 'esModule', file: path.join(dir, 'worker.js') },
-      { name: `./${WASM}`, type: 'wasm', file: path.join(dir, WASM) },
+      ...wasmImports.map((file) => ({ name: `./${file}`, type: 'wasm', file: path.join(dir, file) })),
     ],
   }));
 }
