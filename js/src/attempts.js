@@ -768,18 +768,21 @@ class SignalledResponse extends Rebuilt {
 
 export const failed = (signal, abortError) => (abortError ? new DOMException("The operation was aborted.", "AbortError") : signal.reason);
 
-// Added to `rebuild`'s `abort` (src/host/operation/glue.rs `HELD`): the
-// bytes are held, where the entry gave a `HeldResponse` (js/src/held.js).
+// Added to `rebuild`'s `abort` (src/host/operation/glue.rs `HELD`,
+// `BESIDE`): the bytes are held, where the entry gave a `HeldResponse`
+// (js/src/held.js); and besides, the Response is built with them.
 const HELD = 4;
+const BESIDE = 8;
 
 /** `response` again around `body`; `abort` 1 or 2: see `SignalledResponse`;
  * with `HELD` added, a `HeldResponse` (js/src/held.js) where the entry gave
- * one. (A response of a null body status is never rebuilt: the machine
- * hands it over as it is, src/host/attempt/transport.rs `null_body`.) */
+ * one, built with the bytes as well with `BESIDE`. (A response of a null
+ * body status is never rebuilt: the machine hands it over as it is,
+ * src/host/attempt/transport.rs `null_body`.) */
 export function rebuilt(response, body, signal, abort) {
-  const kind = abort & ~HELD;
+  const kind = abort & 3;
   const Held = abort & HELD ? holder() : undefined;
-  if (Held) return new Held(body, response, signal, kind);
+  if (Held) return new Held(body, response, signal, kind, abort & BESIDE);
   return kind ? new SignalledResponse(body, response, signal, kind === 1) : new Rebuilt(body, response);
 }
 

@@ -7,7 +7,7 @@
 const BUNDLING = 'see "Install and bundle" in saferetry\'s README';
 let ready = false;
 let hops; // hops.js's `follow`: a browser's `fetch` follows redirects itself (src/policy/redirect.rs)
-let held; // held.js's `HeldResponse`: where a buffered body may be held as bytes (src/policy/runtime.rs `holds_body`)
+let held; // held.js's `HeldResponse`: where a buffered body may be held as bytes (src/policy/runtime.rs `holding`)
 let pollModule; // the entry's loader of its poll module (js/src/poll-web.js, poll-node.js, poll-workerd.js)
 let polling;
 let fleetModule; // the entry's loader of the fleet's module for a tabBudget (js/src/tabs.js)
@@ -21,7 +21,7 @@ let checkOptions;
  * the module's glue (wasm-bindgen's JS module), the instance's exports (its
  * memory), outside browsers hops.js's `follow`, how to load the poll's
  * module (`policy.poll`'s loop: js/src/poll.js and its wasm, loaded at the
- * first poll) and, in Node, held.js's `HeldResponse`. */
+ * first poll) and, in Node and workerd, held.js's `HeldResponse`. */
 export function loaded(glue, instance, follow, poll, holding) {
   Policy = glue.Policy;
   checkOptions = glue.checkOptions;

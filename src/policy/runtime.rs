@@ -162,17 +162,41 @@ pub fn body_abort(runtime: Runtime, empty: bool) -> BodyAbort {
     }
 }
 
-/// Whether a buffered body can be held as bytes, its stream made only when
+/// How a buffered body reaches the caller: as a `Response` built around the
+/// bytes, or as one that holds them and builds its body stream only when
 /// someone asks for `body` (or a read the bytes do not answer at once:
-/// `blob()`, `formData()`, `clone()`). Only in Node, where nothing takes a
-/// `Response`'s body but through its public methods and getters: Deno's
-/// and Bun's servers, workerd's and a service worker's `respondWith` and
-/// the Cache API read the body a `Response` was built with, which a held
-/// one does not have. A body stream costs Node 20 ~25 µs to build (its
-/// `ReadableStream` is made transferable), as much as the rest of a
-/// buffered call's own work (BENCHMARKS.md).
-pub fn holds_body(runtime: Runtime) -> bool {
-    runtime == Runtime::Node
+/// `blob()`, `formData()`, `clone()`). A body stream costs Node 20 ~25 µs
+/// to build (its `ReadableStream` is made transferable), as much as the
+/// rest of a buffered call's own work; under a caller's signal the stream
+/// that checks it costs workerd 12–19 µs a call (BENCHMARKS.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holding {
+    /// A `Response` built with the bytes (under a caller's signal, a
+    /// stream of them that checks it when read).
+    Built,
+    /// The bytes held, the `Response` built without a body: Node, where
+    /// nothing takes a `Response`'s body but through its public methods
+    /// and getters.
+    Held,
+    /// The bytes held, and the `Response` built with them as well: the
+    /// body the host's own readers take. Deno's and Bun's servers,
+    /// workerd's and a service worker's `respondWith` and the Cache API
+    /// read the body a `Response` was built with, not its getters. Only
+    /// in workerd under a caller's signal, measured there (the one case
+    /// where `Built` builds a stream of ours); those readers then take
+    /// the bytes whether or not the signal aborted.
+    HeldBeside,
+}
+
+/// How a buffered body reaches the caller in `runtime` ([`Holding`]);
+/// `follows_signal`: reading it must fail once the caller's signal aborted
+/// ([`body_abort`]).
+pub fn holding(runtime: Runtime, follows_signal: bool) -> Holding {
+    match runtime {
+        Runtime::Node => Holding::Held,
+        Runtime::Workerd if follows_signal => Holding::HeldBeside,
+        _ => Holding::Built,
+    }
 }
 
 /// Whether a body shorter than its `Content-Length` can reach us as a
@@ -572,8 +596,14 @@ mod tests {
             assert_eq!(body_abort(rt, empty), expected, "{rt:?} empty {empty}");
         }
         assert!(short_body_is_cut(Browser) && !short_body_is_cut(Bun) && !short_body_is_cut(Node));
-        let held = [Node, Bun, Deno, Workerd, Browser].map(holds_body);
-        assert_eq!(held, [true, false, false, false, false], "a body held as bytes: Node only");
+        use Holding::*;
+        let holdings = [(Node, false, Held), (Node, true, Held), (Workerd, false, Built), (Workerd, true, HeldBeside)];
+        for (rt, follows, expected) in holdings {
+            assert_eq!(holding(rt, follows), expected, "{rt:?} following the signal {follows}");
+        }
+        for rt in [Bun, Deno, Browser] {
+            assert_eq!((holding(rt, false), holding(rt, true)), (Built, Built), "{rt:?}: a Response built around the bytes");
+        }
         assert!(cross_origin_redirect_is_cors(Node) && !cross_origin_redirect_is_cors(Deno));
         assert!(fetch_settles_at_once(Deno) && fetch_settles_at_once(Browser) && !fetch_settles_at_once(Node));
     }

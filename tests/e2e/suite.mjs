@@ -1336,7 +1336,7 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
     }
   });
 
-  add('A buffered response holds its bytes in Node and builds its body stream only when asked (elsewhere it is built with them, as servers and caches read it); that stream gives every byte, and a read after it fails as fetch\'s', async () => {
+  add('A buffered response holds its bytes in Node (and in workerd under a caller\'s signal) and builds its body stream only when asked (outside Node it is built with them too, as servers and caches read it); that stream gives every byte, and a read after it fails as fetch\'s', async () => {
     // The host's own getter (on Response.prototype or a prototype it
     // inherits: workerd's Body): the body the Response was built with.
     let built;
@@ -1365,6 +1365,11 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
       assert.equal(read.bodyUsed, true, `used once read (${label})`);
       assert.ok(read.body instanceof ReadableStream, `a body stream after the read (${label})`);
       await assert.rejects(read.arrayBuffer(), 'TypeError', `a second read (${label})`);
+      // What a server's respondWith or a cache reads: the body it was built with.
+      if (runtime !== 'node') {
+        const served = await policy({ responseBody: 'buffer' }).fetch(seqUrl(rid(), ['200~body=held bytes']), init);
+        assert.equal(await new Response(built.call(served)).text(), 'held bytes', `the body a server reads (${label})`);
+      }
     }
   });
 

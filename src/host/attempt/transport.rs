@@ -23,7 +23,7 @@ use core::task::Poll;
 
 use crate::host::shared::bind::date_now;
 use super::failure::{delivered_by, failed, fetch_failed, not_sent, StepFailure, REJECTED, THREW};
-use crate::host::operation::glue::{end, reserve, Glue, Held, ABORT, CANCEL, HELD, KEEP};
+use crate::host::operation::glue::{end, reserve, Glue, Held, ABORT, BESIDE, CANCEL, HELD, KEEP};
 use super::hops;
 use crate::host::operation::chain::Followed;
 use crate::host::operation::io::{self, sleep, step, Io, CLONE, CONTROLLED, JOIN, LENGTH, MANUAL, READ_NEXT, READ_UP_TO, READ_WHOLE, TYPE};
@@ -33,7 +33,7 @@ use crate::policy::body::{folded, handling, Handling, Inside, Next, ResponseBody
 use crate::policy::classify::{Failure, Stage};
 use crate::policy::redirect::{follower, Follower};
 use crate::policy::report::{secrets_of, snippet, SNIPPET_READ_BYTES};
-use crate::policy::runtime::{body_abort, holds_body, short_body_is_cut, BodyAbort, Runtime};
+use crate::policy::runtime::{body_abort, holding, short_body_is_cut, BodyAbort, Holding, Runtime};
 use wasm_bindgen::JsValue;
 
 pub struct FetchTransport<'a> {
@@ -405,14 +405,18 @@ impl FetchTransport<'_> {
     /// (`policy::runtime::body_abort`); it is checked when read, so no
     /// listener outlives the call. Where the host allows it, the bytes are
     /// held and a body stream made only when asked for
-    /// (`policy::runtime::holds_body`).
+    /// (`policy::runtime::holding`).
     fn rebuild(&self, id: u32, length: u32) {
         let abort = match self.prepared.signal.then(|| body_abort(self.runtime, length == 0)) {
             Some(BodyAbort::AbortError) => 1,
             Some(BodyAbort::Reason) => 2,
             Some(BodyAbort::Unaffected) | None => 0,
         };
-        let held = if holds_body(self.runtime) { HELD } else { 0 };
+        let held = match holding(self.runtime, abort != 0) {
+            Holding::Built => 0,
+            Holding::Held => HELD,
+            Holding::HeldBeside => HELD | BESIDE,
+        };
         self.glue.rebuild(id, abort | held);
     }
 }

@@ -61,7 +61,8 @@ extern "C" {
     /// the caller's signal aborted fails (1: with an `AbortError`, 2: with
     /// the signal's reason; see `policy::runtime::body_abort`); with 4
     /// added, the bytes are held and a body stream made only when asked
-    /// for (`policy::runtime::holds_body`).
+    /// for, with 8 added to that, the `Response` built with them as well
+    /// (`policy::runtime::holding`).
     #[wasm_bindgen(method, structural)]
     pub fn rebuild(this: &Glue, id: u32, abort: u8);
 
@@ -198,8 +199,11 @@ pub const ABORT: u8 = 2;
 pub const KEEP: u8 = 4;
 
 /// Added to `rebuild`'s `abort`: the bytes are held, a body stream made
-/// only when asked for (`policy::runtime::holds_body`).
+/// only when asked for (`policy::runtime::Holding::Held`); with `BESIDE`
+/// added as well, the `Response` is built with them too
+/// (`Holding::HeldBeside`).
 pub const HELD: u8 = 4;
+pub const BESIDE: u8 = 8;
 
 /// Whether call `id`'s signal has aborted (0: a call without one).
 pub fn aborted(id: u32) -> bool {
