@@ -11,7 +11,7 @@ import { instantiate } from "./poll-workerd.js";
 import { HeldResponse } from "./held.js";
 
 // The poll's module, instantiated at the first `policy.poll()`; a buffered
-// body under a caller's signal held as bytes (js/src/held.js). No fleet's
+// body held as bytes (js/src/held.js). No fleet's
 // module for a `tabBudget`: a Worker has no tabs (its shared budget is
 // `durableBudget`), and one here would be compiled at every start.
 loaded({ Policy, checkOptions, machineWork, machineChain, onSettled, onNumber, onText, onTimer, onOnline, onEvent, outcomeText, workBuffer, textBuffer, textBytes }, initSync({ module: wasm }), follow, () => Promise.resolve().then(instantiate), HeldResponse);

@@ -163,12 +163,15 @@ pub fn body_abort(runtime: Runtime, empty: bool) -> BodyAbort {
 }
 
 /// How a buffered body reaches the caller: as a `Response` built around the
-/// bytes, or as one that holds them and builds its body stream only when
-/// someone asks for `body` (or a read the bytes do not answer at once:
+/// bytes, or as one that holds them, answers `text()`, `json()`,
+/// `arrayBuffer()` and `bytes()` from them and builds its body stream only
+/// when someone asks for `body` (or a read the bytes do not answer at once:
 /// `blob()`, `formData()`, `clone()`). A body stream costs Node 20 ~25 µs
 /// to build (its `ReadableStream` is made transferable), as much as the
-/// rest of a buffered call's own work; under a caller's signal the stream
-/// that checks it costs workerd 12–19 µs a call (BENCHMARKS.md).
+/// rest of a buffered call's own work; workerd's own read of a `Response`
+/// built with the bytes costs 14–16 µs a call more than answering from
+/// them, and the stream of ours that checks a caller's signal 24–28 more
+/// (BENCHMARKS.md "A buffered body held in workerd").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Holding {
     /// A `Response` built with the bytes (under a caller's signal, a
@@ -181,20 +184,18 @@ pub enum Holding {
     /// The bytes held, and the `Response` built with them as well: the
     /// body the host's own readers take. Deno's and Bun's servers,
     /// workerd's and a service worker's `respondWith` and the Cache API
-    /// read the body a `Response` was built with, not its getters. Only
-    /// in workerd under a caller's signal, measured there (the one case
-    /// where `Built` builds a stream of ours); those readers then take
-    /// the bytes whether or not the signal aborted.
+    /// read the body a `Response` was built with, not its getters. In
+    /// workerd, where it was measured; those readers take the bytes even
+    /// once the caller's signal aborted, or the body was read through the
+    /// getters (a `Response` read and then returned or cached).
     HeldBeside,
 }
 
-/// How a buffered body reaches the caller in `runtime` ([`Holding`]);
-/// `follows_signal`: reading it must fail once the caller's signal aborted
-/// ([`body_abort`]).
-pub fn holding(runtime: Runtime, follows_signal: bool) -> Holding {
+/// How a buffered body reaches the caller in `runtime` ([`Holding`]).
+pub fn holding(runtime: Runtime) -> Holding {
     match runtime {
         Runtime::Node => Holding::Held,
-        Runtime::Workerd if follows_signal => Holding::HeldBeside,
+        Runtime::Workerd => Holding::HeldBeside,
         _ => Holding::Built,
     }
 }
@@ -596,14 +597,9 @@ mod tests {
             assert_eq!(body_abort(rt, empty), expected, "{rt:?} empty {empty}");
         }
         assert!(short_body_is_cut(Browser) && !short_body_is_cut(Bun) && !short_body_is_cut(Node));
+        let held = [Node, Bun, Deno, Workerd, Browser].map(holding);
         use Holding::*;
-        let holdings = [(Node, false, Held), (Node, true, Held), (Workerd, false, Built), (Workerd, true, HeldBeside)];
-        for (rt, follows, expected) in holdings {
-            assert_eq!(holding(rt, follows), expected, "{rt:?} following the signal {follows}");
-        }
-        for rt in [Bun, Deno, Browser] {
-            assert_eq!((holding(rt, false), holding(rt, true)), (Built, Built), "{rt:?}: a Response built around the bytes");
-        }
+        assert_eq!(held, [Held, Built, Built, HeldBeside, Built], "bytes held in Node, and beside the body in workerd");
         assert!(cross_origin_redirect_is_cors(Node) && !cross_origin_redirect_is_cors(Deno));
         assert!(fetch_settles_at_once(Deno) && fetch_settles_at_once(Browser) && !fetch_settles_at_once(Node));
     }

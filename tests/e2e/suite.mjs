@@ -1336,7 +1336,7 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
     }
   });
 
-  add('A buffered response holds its bytes in Node (and in workerd under a caller\'s signal) and builds its body stream only when asked (outside Node it is built with them too, as servers and caches read it); that stream gives every byte, and a read after it fails as fetch\'s', async () => {
+  add('A buffered response holds its bytes in Node and workerd and builds its body stream only when asked (outside Node it is built with them too, as servers and caches read it); that stream gives every byte, and a read after it fails as fetch\'s', async () => {
     // The host's own getter (on Response.prototype or a prototype it
     // inherits: workerd's Body): the body the Response was built with.
     let built;

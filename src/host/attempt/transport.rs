@@ -412,7 +412,7 @@ impl FetchTransport<'_> {
             Some(BodyAbort::Reason) => 2,
             Some(BodyAbort::Unaffected) | None => 0,
         };
-        let held = match holding(self.runtime, abort != 0) {
+        let held = match holding(self.runtime) {
             Holding::Built => 0,
             Holding::Held => HELD,
             Holding::HeldBeside => HELD | BESIDE,
