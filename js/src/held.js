@@ -12,8 +12,8 @@ import { FROM_BYTES, Rebuilt, failed, rebuilt } from "./attempts.js";
  * read and any read only the host can answer are those of the Response
  * `rebuilt` makes around them, made then (already read if this one was).
  * So a caller who reads the whole body builds no body stream (~25 µs in
- * Node 20) and no host's read of one (workerd: 14–16 µs; under a caller's
- * signal, the stream that checks it 24–28 more). Built without a body
+ * Node 20) and no host's read of one (workerd: 15–27 µs, with or without
+ * a caller's signal). Built without a body
  * (Node), or with the bytes as well (`beside`: workerd, whose
  * `respondWith` and Cache API read the body a Response was built with,
  * not its getters). With `abort` 1 or 2 a read

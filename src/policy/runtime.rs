@@ -168,10 +168,10 @@ pub fn body_abort(runtime: Runtime, empty: bool) -> BodyAbort {
 /// when someone asks for `body` (or a read the bytes do not answer at once:
 /// `blob()`, `formData()`, `clone()`). A body stream costs Node 20 ~25 µs
 /// to build (its `ReadableStream` is made transferable), as much as the
-/// rest of a buffered call's own work; workerd's own read of a `Response`
-/// built with the bytes costs 14–16 µs a call more than answering from
-/// them, and the stream of ours that checks a caller's signal 24–28 more
-/// (BENCHMARKS.md "A buffered body held in workerd").
+/// rest of a buffered call's own work; in workerd, its own read of a
+/// `Response` built with the bytes (under a caller's signal, of a stream
+/// of ours that checks it) costs 15–27 µs a call more than answering from
+/// them (BENCHMARKS.md "A buffered body held in workerd").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Holding {
     /// A `Response` built with the bytes (under a caller's signal, a
@@ -186,8 +186,8 @@ pub enum Holding {
     /// workerd's and a service worker's `respondWith` and the Cache API
     /// read the body a `Response` was built with, not its getters. In
     /// workerd, where it was measured; those readers take the bytes even
-    /// once the caller's signal aborted, or the body was read through the
-    /// getters (a `Response` read and then returned or cached).
+    /// once the caller's signal aborted, or the body was read through its
+    /// methods (a `Response` read and then returned or cached).
     HeldBeside,
 }
 
