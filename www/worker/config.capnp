@@ -35,6 +35,7 @@ const worker :Workerd.Worker = (
     (name = "worker/attempts.js", esModule = embed "../../js/src/attempts.js"),
     (name = "worker/body.js", esModule = embed "../../js/src/body.js"),
     (name = "worker/hops.js", esModule = embed "../../js/src/hops.js"),
+    (name = "worker/held.js", esModule = embed "../../js/src/held.js"),
     (name = "worker/packed.js", esModule = embed "../../js/src/packed.js"),
     (name = "worker/shape.js", esModule = embed "../../js/src/shape.js"),
     (name = "worker/kept.js", esModule = embed "../../js/src/kept.js"),
