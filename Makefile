@@ -27,14 +27,17 @@ ship:
 # both as the lean build where its toolchain installs, ending with one
 # before/after table (bench/table.mjs runs run.mjs, pageload.mjs,
 # workerd-cpu.mjs and profile.mjs); bench/coldstart.mjs says where a
-# Worker's cold start goes, step by step, and bench/page-split.mjs how
-# small a page's wasm could get by loading only what a successful call runs.
+# Worker's cold start goes, step by step, bench/page-split.mjs how
+# small a page's wasm could get by loading only what a successful call runs,
+# and bench/runtimes.mjs what a successful call costs beside fetch in Node,
+# Deno, Bun, Chromium, Firefox and WebKit.
 bench: build
 	scripts/bootstrap.sh browsers redis
 	node bench/fleet.mjs
 	node bench/redis.mjs
 	node bench/coldstart.mjs
 	node bench/page-split.mjs
+	node bench/runtimes.mjs
 	node bench/table.mjs
 
 # Just the profile of the success path (issue 37): µs per call by group

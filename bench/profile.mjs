@@ -51,7 +51,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { interleaved, median } from "./cpu.mjs";
-import { floor, floorStream } from "./floors.mjs";
+import { successSides } from "./sides.mjs";
 import { atMost } from "./targets.mjs";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
@@ -66,35 +66,18 @@ const WINDOWS = 10;
 const WARM_UP = 2000; // the JIT settles: after 500 calls, raw fetch's mean is still ~1.5× its mean after 2000
 const NOW = process.env.BENCH_NOW ?? path.join(REPO, "js");
 const BEFORE = process.env.BENCH_BEFORE;
-const MODES = ["auto", "stream", "buffer"];
 
 // ---- The sides (the profiled children and the interleaved run share them) ----
 
-const fresh = () => new AbortController().signal;
-
-/** `{ name: async () => … }`, each one GET of `url` with its body read. */
+/** `{ name: async () => … }`, each one GET of `url` with its body read
+ * (bench/sides.mjs: the same sides in every runtime). */
 async function sides(url) {
-  const ky = (await import("ky")).default.create({ retry: 2, timeout: 10_000 });
-  const out = {
-    "raw fetch": async () => (await fetch(url)).arrayBuffer(),
-    "raw fetch + signal": async () => (await fetch(url, { signal: fresh() })).arrayBuffer(),
-    floor: async () => (await floor(url)).arrayBuffer(),
-    "floor + signal": async () => (await floor(url, fresh())).arrayBuffer(),
-    "floor stream": async () => (await floorStream(url)).arrayBuffer(),
-    "floor stream + signal": async () => (await floorStream(url, fresh())).arrayBuffer(),
-    ky: () => ky.get(url).arrayBuffer(),
-    "ky + signal": () => ky.get(url, { signal: fresh() }).arrayBuffer(),
-  };
+  const ky = (await import("ky")).default;
+  const packages = [];
   for (const [prefix, dir] of [["", NOW], ["before: ", BEFORE]]) {
-    if (!dir) continue;
-    const { RetryPolicy } = await import(`${dir}/src/node.js`);
-    for (const mode of MODES) {
-      const policy = new RetryPolicy(mode === "auto" ? {} : { responseBody: mode });
-      out[`${prefix}saferetry "${mode}"`] = async () => (await policy.fetch(url)).arrayBuffer();
-      out[`${prefix}saferetry "${mode}" + signal`] = async () => (await policy.fetch(url, { signal: fresh() })).arrayBuffer();
-    }
+    if (dir) packages.push([prefix, (await import(`${dir}/src/node.js`)).RetryPolicy]);
   }
-  return out;
+  return successSides(url, { ky, packages });
 }
 
 // bench/workerd-cpu.mjs's client for a side (its BENCH_JSON keys).

@@ -780,7 +780,7 @@ const BESIDE = 8;
  * body status is never rebuilt: the machine hands it over as it is,
  * src/host/attempt/transport.rs `null_body`.) */
 export function rebuilt(response, body, signal, abort) {
-  const kind = abort & 3;
+  const kind = abort & ~(HELD | BESIDE);
   const Held = abort & HELD ? holder() : undefined;
   if (Held) return new Held(body, response, signal, kind, abort & BESIDE);
   return kind ? new SignalledResponse(body, response, signal, kind === 1) : new Rebuilt(body, response);
