@@ -17,6 +17,7 @@ import { Worker, isMainThread, parentPort, workerData } from "node:worker_thread
 import { readFileSync, readdirSync } from "node:fs";
 import ky from "ky";
 import { stubFetch } from "./stub.mjs";
+import { median, rotated } from "./sides.mjs";
 
 const TARGET = "http://127.0.0.1:9/";
 
@@ -70,26 +71,18 @@ export function cpuTicks(pid) {
   return ticks;
 }
 
-export const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+export { median };
 
 /** µs per call of each side (`{ name: async () => … }`), run in turn in
  * every round so all see the same machine state: `{ name: [µs, …] }`. */
 export async function interleaved(sides, { rounds, perRound, warmUp }) {
   const times = Object.fromEntries(Object.keys(sides).map((k) => [k, []]));
   for (const run of Object.values(sides)) for (let i = 0; i < warmUp; i++) await run();
-  const order = Object.entries(sides);
-  for (let round = 0; round < rounds; round++) {
-    // Each round starts one side later, so each side takes every place of
-    // a round in turn (with one fixed order, a side always ran after the
-    // same one, and two identical packages differed by up to 0.10 × raw
-    // fetch in `make bench`'s table).
-    const shift = round % order.length;
-    for (const [name, run] of [...order.slice(shift), ...order.slice(0, shift)]) {
-      for (let i = 0; i < perRound; i++) {
-        const t0 = process.hrtime.bigint();
-        await run();
-        times[name].push(Number(process.hrtime.bigint() - t0) / 1000);
-      }
+  for (const [name, run] of rotated(sides, rounds)) {
+    for (let i = 0; i < perRound; i++) {
+      const t0 = process.hrtime.bigint();
+      await run();
+      times[name].push(Number(process.hrtime.bigint() - t0) / 1000);
     }
   }
   return times;

@@ -27,7 +27,7 @@ import { spawn } from "node:child_process";
 import { readFileSync, realpathSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { ratios } from "./sides.mjs";
+import { median, ratios } from "./sides.mjs";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const NOW = realpathSync(process.env.BENCH_NOW ?? path.join(REPO, "js"));
@@ -60,6 +60,20 @@ try {
   window.__result = { error: String(e?.stack ?? e) };
 }
 </script>`;
+
+/** Each saferetry side's µs per call less the same side of BENCH_BEFORE's
+ * package, paired by round: "median [quartiles]". */
+function pairedDelta(times) {
+  const out = {};
+  for (const name of Object.keys(times)) {
+    const before = times[`before: ${name}`];
+    if (!name.startsWith("saferetry") || !before) continue;
+    const d = times[name].map((us, round) => us - before[round]).sort((a, b) => a - b);
+    const q = (f) => d[Math.floor(f * (d.length - 1))].toFixed(1);
+    out[name] = `${median(d).toFixed(1)} [${q(0.25)}…${q(0.75)}]`;
+  }
+  return out;
+}
 
 function serve(req, res) {
   const url = new URL(req.url, "http://127.0.0.1");
@@ -122,12 +136,14 @@ server.keepAliveTimeout = 60_000;
 await new Promise((r) => server.listen(0, "127.0.0.1", r));
 const origin = `http://127.0.0.1:${server.address().port}`;
 const results = {};
+const paired = {};
 try {
   for (const runtime of RUNTIMES) {
     if (!ALL.includes(runtime)) throw new Error(`RUNTIMES: ${runtime} is not one of ${ALL.join(", ")}`);
     const t0 = Date.now();
     const { times, version } = ["node", "deno", "bun"].includes(runtime) ? await scriptRuntime(runtime, origin) : await browser(runtime, origin);
     results[runtime] = { version, ...ratios(times) };
+    if (BEFORE) paired[runtime] = pairedDelta(times);
     console.error(`${runtime}: ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   }
 } finally {
@@ -147,6 +163,13 @@ for (const signal of ["", " + signal"]) {
   for (const [runtime, r] of Object.entries(results)) {
     console.log(`| ${runtime} | ${r["raw fetch"].us.toFixed(0)} | ${x(r["raw fetch" + signal], r["raw fetch"])} | ${COLUMNS.map((c) => x(r[c + signal], r["raw fetch"])).join(" | ")} |`);
   }
+  console.log();
+}
+if (BEFORE) {
+  const sides = Object.keys(Object.values(paired)[0] ?? {});
+  console.log("This package − BENCH_BEFORE's, µs per call: the median of each round's difference (the two sides' windows in the same round) [its quartiles]:\n");
+  console.log(`| runtime | ${sides.join(" | ")} |\n|---|${sides.map(() => "---:").join("|")}|`);
+  for (const [runtime, d] of Object.entries(paired)) console.log(`| ${runtime} | ${sides.map((k) => d[k]).join(" | ")} |`);
   console.log();
 }
 if (process.env.RUNTIMES_JSON) writeFileSync(process.env.RUNTIMES_JSON, JSON.stringify(results, null, 2));
