@@ -17,14 +17,18 @@ use saferetry::packed::Facts;
 
 // FETCH's bits that say which headers the step reads (src/host/operation/
 // io.rs, js/src/attempts.js): `redirect: "manual"` (the `Location`), the
-// body's length and encoding, its type.
+// body's length and encoding, its type; and whether it has a body.
 const MANUAL: u32 = 4;
 const LENGTH: u32 = 16;
 const TYPE: u32 = 32;
+const HAS_BODY: u32 = 128;
 // What a Node call reads in each body mode: "stream", "buffer", "auto".
-const STREAM: u32 = MANUAL;
-const BUFFER: u32 = MANUAL | LENGTH;
-const AUTO: u32 = MANUAL | LENGTH | TYPE;
+const STREAM: u32 = MANUAL | HAS_BODY;
+const BUFFER: u32 = MANUAL | LENGTH | HAS_BODY;
+const AUTO: u32 = MANUAL | LENGTH | TYPE | HAS_BODY;
+// Deno's and Bun's "auto": whether it has a body is not asked (the machine
+// knows: `policy::runtime::body_by_rule`), and is packed as present.
+const AUTO_UNASKED: u32 = MANUAL | LENGTH | TYPE;
 
 /// A response (`status` as JSON gives it: a number, or anything a fake
 /// `fetch` may answer), its type, whether it has a body, its headers; the
@@ -44,6 +48,8 @@ const TABLE: &[Row] = &[
     ("200", "basic", true, JSON_11, AUTO, Some(11), true),
     ("200", "default", true, &[("content-length", "5")], LENGTH, Some(5), true),
     ("204", "basic", false, &[], AUTO, None, true),
+    ("204", "basic", false, &[], AUTO_UNASKED, None, true),
+    ("200", "basic", true, JSON_11, AUTO_UNASKED, Some(11), true),
     ("503", "basic", true, &[("content-length", "0")], AUTO, None, true),
     ("1023", "default", true, &[], STREAM, None, true),
     // Headers the step does not read do not matter.
@@ -102,7 +108,7 @@ const out = JSON.parse(input).map((r) => {
   let answer = factsOf(response, false, r.bits, { whole: undefined });
   if (r.read !== null) answer = withRead(answer, r.read, r.bits & 4);
   const read = (name, bit) => (bit ? headers.get(name) : null);
-  let full = packed(r.status) + packed(r.type) + (r.body ? "1:1" : "-");
+  let full = packed(r.status) + packed(r.type) + (r.body || !(r.bits & 128) ? "1:1" : "-");
   full += packed(read("content-length", r.bits & 16)) + packed(read("content-type", r.bits & 32)) + packed(read("content-encoding", r.bits & 16));
   full += packed(headers.get("retry-after")) + packed(headers.get("retry-after-ms"));
   if (r.bits & 4 || r.read !== null) full += packed(read("location", r.bits & 4));

@@ -261,6 +261,8 @@ function failure(a, at, error) {
 // and encoding, its type. The others are packed as absent.
 const LENGTH = 16;
 const TYPE = 32;
+// FETCH's bit asking whether the response has a body (its `body` getter).
+const HAS_BODY = 128;
 // The rate-limit headers the machine reads on a throttling status, in the
 // order the glue's `rate_limit` takes them (src/host/operation/glue.rs).
 const RATE_HEADERS = [
@@ -272,15 +274,21 @@ const RATE_HEADERS = [
   "x-ratelimit-reset-after",
 ];
 
-/** Status, type, whether there is a body, then each header the machine
- * reads: the rate-limit ones, or the body's ones `bits` ask for (FETCH's
- * `LENGTH`, `TYPE`), the `Retry-After` ones, and `location` with `MANUAL`.
+/** Status, type, whether there is a body (with FETCH's `HAS_BODY`, and
+ * for the rate-limit ones), then each header the machine reads: the
+ * rate-limit ones, or the body's ones `bits` ask for (FETCH's `LENGTH`,
+ * `TYPE`), the `Retry-After` ones, and `location` with `MANUAL`.
  * With attempt `a` whose FETCH step folds its read (`fold`), `a.folds`
  * says whether this response is one the rule reads whole: decided on the
  * headers read once for the facts (the rule reads only those `bits` ask
  * for, which its own need: `LENGTH` whenever it folds, `TYPE` for JSON). */
 function factsOf(response, rateLimit, bits, a) {
-  const { headers, status, type, body } = response;
+  const { headers, status, type } = response;
+  // Whether it has a body, where the machine asks (`HAS_BODY`; elsewhere
+  // it knows: src/policy/runtime.rs `body_by_rule`, and a body not asked
+  // for is packed as present). Deno's and Bun's `body` getter builds a
+  // stream, which their `arrayBuffer()` then reads through.
+  const body = rateLimit || bits & HAS_BODY ? response.body : true;
   if (rateLimit) {
     let out = packedHead(status, type, body);
     for (const name of RATE_HEADERS) out += packed(headers.get(name));
@@ -510,14 +518,16 @@ function arrived(a, sent, bits) {
 /** Whether a response (its `status`, `type` and `body`, and its
  * `Content-Length`, `Content-Type` and `Content-Encoding` as read: null
  * when absent or not read) is one the machine's rule (`fold`) has read
- * whole at once: a 2xx of the host's own origin with a body, no
+ * whole at once: a 2xx of the host's own origin with a body (not a 204
+ * or 205, which never has one: where the body is not asked for, it is
+ * packed as present), no
  * `Content-Encoding`, a `Content-Length` of digits from 1 to `bound`, and
  * with `json` a `Content-Type` of `application/json` (or followed by
  * parameters). A table applied as given: any other response goes to the
  * machine first, which decides (src/host/attempt/transport.rs; tests/
  * fold_rule.rs checks the two agree). */
 function readsWhole(status, type, body, length, kind, encoding, bound, json) {
-  if (status < 200 || status > 299 || !body || (type !== "basic" && type !== "default")) return false;
+  if (status < 200 || status > 299 || status === 204 || status === 205 || !body || (type !== "basic" && type !== "default")) return false;
   if (encoding !== null) return false;
   if (length === null || !/^[0-9]+$/.test(length) || Number(length) < 1 || Number(length) > bound) return false;
   if (!json) return true;

@@ -77,9 +77,8 @@ function throughWrapper(wrapper) {
   };
 }
 
-/** The global `fetch` for this call. */
-function globalTransport() {
-  const current = globalThis.fetch;
+/** The global `fetch` for this call, `current` in the global slot. */
+function globalTransport(current) {
   if (current === HOST || typeof current !== "function") return HOST;
   return current[MARK] ?? throughWrapper(current);
 }
@@ -165,6 +164,7 @@ const ABORTED = 64;
 const OWN_KEYS = 128;
 const BODY_STREAM = 256; // and BODY_UNKNOWN = 512: `bodyOf`'s 1 and 2 times this
 const SIGNAL = 1024;
+const WRAPPED = 2048;
 
 /** What the wasm side reads of a call's `input` and `init` (src/host/attempt/request.rs
  * `Given`): `[call, retry, url, strings, flags]` — `strings`: the
@@ -228,7 +228,10 @@ function callOf(input, init) {
   const method = stringOf(own.method) ?? requestMethod;
   const redirect = stringOf(own.redirect) ?? (request && stringOf(read(request, "redirect")));
   const mode = stringOf(own.mode) ?? (request && stringOf(read(request, "mode")));
-  const call = attempts.call(input, own, followed, globalTransport());
+  const current = globalThis.fetch;
+  const transport = globalTransport(current);
+  if (transport !== HOST && transport !== current[MARK]) flags |= WRAPPED;
+  const call = attempts.call(input, own, followed, transport);
   const strings = method ?? redirect ?? mode ?? requestMethod;
   return [call, retry, url ?? "", strings === undefined ? undefined : packed(method) + packed(redirect) + packed(mode) + packed(requestMethod), flags];
 }

@@ -200,6 +200,22 @@ pub fn holding(runtime: Runtime) -> Holding {
     }
 }
 
+/// Whether the machine knows without asking whether a response of the
+/// host's own `fetch` has a body: there its body is null exactly where the
+/// Fetch standard says (a null body status, a HEAD's answer, an opaque
+/// response), and asking (its `body` getter) costs: Deno's and Bun's build
+/// a stream at the first ask, which their `arrayBuffer()` then reads
+/// through (BENCHMARKS.md "A successful call in every runtime"). Checked
+/// in every runtime by tests/e2e/suite.mjs ("fetch gives a null body
+/// exactly to a null body status…"). Not in a browser, where a service
+/// worker may answer a page's `fetch` with any `Response`, nor where Node's
+/// getter costs nothing (its stream is built with the response). A `fetch`
+/// option or a wrapper in the global slot may answer any `Response` too
+/// (a 200 without a body): asked there (src/host/attempt/transport.rs).
+pub fn body_by_rule(runtime: Runtime) -> bool {
+    matches!(runtime, Runtime::Deno | Runtime::Bun)
+}
+
 /// Whether a body shorter than its `Content-Length` can reach us as a
 /// clean end: WebKit resolves one cut by a clean close, so we must call it
 /// a broken attempt ourselves. The other runtimes reject such a read on

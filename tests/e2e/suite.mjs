@@ -1373,6 +1373,54 @@ export function cases({ saferetry, server, runtime = 'unknown', modules }) {
     }
   });
 
+  add('fetch gives a null body exactly to a null body status and a HEAD\'s answer in Node, Deno, Bun and workerd (in Deno and Bun the machine knows it without asking their body getter); in every runtime policy.fetch hands over the body fetch has, reports it the same in each body mode, and reads no body of a HEAD\'s answer (a browser\'s empty one included)', async () => {
+    const steps = ['200', '201', '204', '205', '304', '200~body='];
+    // Browsers give a 204, 205 and 304 an empty body stream.
+    const byRule = ['node', 'deno', 'bun', 'workerd'].includes(runtime);
+    for (const method of ['GET', 'HEAD', 'POST']) {
+      const init = () => ({ method, body: method === 'POST' ? 'x' : undefined });
+      for (const step of steps) {
+        const host = await fetch(seqUrl(rid(), [step]), init());
+        const nullStatus = [204, 205, 304].includes(host.status);
+        const none = host.body === null;
+        if (byRule) assert.equal(none, nullStatus || method === 'HEAD', `fetch's body: ${method} ${step}`);
+        const bytes = (await host.arrayBuffer()).byteLength;
+        for (const responseBody of ['stream', 'buffer', 'auto']) {
+          const label = `${method} ${step} "${responseBody}"`;
+          const res = await policy({ responseBody }).fetch(seqUrl(rid(), [step]), init());
+          assert.equal(res.status, host.status, `status: ${label}`);
+          assert.equal(res.body === null, none, `body: ${label}`);
+          // Streamed: a body "stream" hands over, one of a null body
+          // status, and an empty one "auto" hands over; a body read inside
+          // the attempt, or none (a HEAD's answer has none to read, though
+          // a browser gives it an empty one), reports "buffer".
+          const streamed = !none && method !== 'HEAD' && (responseBody === 'stream' || nullStatus || (responseBody === 'auto' && bytes === 0));
+          assert.equal(reportOf(res).responseBody, streamed ? 'stream' : 'buffer', `report: ${label}`);
+          assert.equal((await res.arrayBuffer()).byteLength, bytes, `bytes: ${label}`);
+        }
+      }
+    }
+    // What a `fetch` option or a wrapper in the global slot answers is asked
+    // about: it may be any Response, a 200 without a body too.
+    const empty = () => Promise.resolve(new Response(null, { status: 200 }));
+    const real = globalThis.fetch;
+    for (const responseBody of ['stream', 'buffer', 'auto']) {
+      const viaOption = await policy({ responseBody, fetch: empty }).fetch(seqUrl(rid(), ['200']));
+      assert.equal(viaOption.body, null, `a fetch option's 200 without a body ("${responseBody}")`);
+      assert.equal(reportOf(viaOption).reason, 'succeeded', `its reason ("${responseBody}")`);
+      let viaWrapper;
+      globalThis.fetch = empty;
+      try {
+        viaWrapper = policy({ responseBody }).fetch(seqUrl(rid(), ['200']));
+      } finally {
+        globalThis.fetch = real;
+      }
+      viaWrapper = await viaWrapper;
+      assert.equal(viaWrapper.body, null, `a wrapper's 200 without a body ("${responseBody}")`);
+      assert.equal(reportOf(viaWrapper).attempts.length, 1, `one attempt ("${responseBody}")`);
+    }
+  });
+
   add('reportOf gives a response its operation\'s report, the same object at every read, for policy.fetch and run() alike, buffered or streamed; a clone has none', async () => {
     for (const responseBody of ['buffer', 'stream']) {
       const p = policy({ responseBody });

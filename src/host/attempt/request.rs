@@ -45,6 +45,8 @@ pub struct Prepared {
     pub streamed: bool,
     /// The call has a signal `fetch` follows (the caller's).
     pub signal: bool,
+    /// The global `fetch` it goes to is a wrapper ([`WRAPPED`]).
+    pub wrapped: bool,
     /// The caller's `redirect` (`init`'s, else the Request's).
     pub redirect: Option<String>,
     /// `mode: "same-origin"`: a redirect to another origin is refused (by
@@ -101,7 +103,7 @@ pub struct Given {
     pub mode: Option<String>,
     /// [`REQUEST`], [`STREAMED`], [`FAKE_REQUEST`], [`FAKE_SIGNAL`],
     /// [`HEADERS`], [`ABORTED`], [`OWN_KEYS`],
-    /// [`BODY_STREAM`], [`BODY_UNKNOWN`], [`SIGNAL`].
+    /// [`BODY_STREAM`], [`BODY_UNKNOWN`], [`SIGNAL`], [`WRAPPED`].
     pub flags: u32,
 }
 
@@ -126,6 +128,10 @@ pub const BODY_STREAM: u32 = 256;
 pub const BODY_UNKNOWN: u32 = 512;
 /// The call has a signal `fetch` would follow.
 pub const SIGNAL: u32 = 1024;
+/// The global `fetch` the call goes to is a wrapper installed after the
+/// package loaded (js/src/core.js `throughWrapper`: a test tool's, an
+/// instrumentation's): it may answer any `Response`.
+pub const WRAPPED: u32 = 2048;
 
 impl Given {
     /// Whether the `Request` has (or, where the host hides it, may have)
@@ -172,6 +178,7 @@ pub fn prepare(glue: &Glue, given: Given, key: &Key) -> Result<Prepared, Unprepa
     // `init.signal: null` drops a Request's own signal, as in `fetch`
     // (core.js `callOf` holds none then).
     let signal = flags & SIGNAL != 0;
+    let wrapped = flags & WRAPPED != 0;
     // `init.method` wins over a Request's own, as in `fetch(request, init)`.
     let method = String::from(normalize_method(method.as_deref().unwrap_or("GET")));
     if signal && flags & ABORTED != 0 {
@@ -189,6 +196,7 @@ pub fn prepare(glue: &Glue, given: Given, key: &Key) -> Result<Prepared, Unprepa
             replayable: false,
             streamed,
             signal,
+            wrapped,
             redirect,
             same_origin: false,
             fate: Fate::default(),
@@ -224,7 +232,7 @@ pub fn prepare(glue: &Glue, given: Given, key: &Key) -> Result<Prepared, Unprepa
         // Nothing to copy, read or build: the caller's values go as they are.
         let (fate, body) = (Fate::default(), Body::None);
         let safety = Safety::of(&method, false);
-        return Ok(Prepared { call, is_request, body, url, safety, method, replayable: !streamed, streamed, signal, redirect, same_origin, fate });
+        return Ok(Prepared { call, is_request, body, url, safety, method, replayable: !streamed, streamed, signal, wrapped, redirect, same_origin, fate });
     }
     let ready = match glue.prepare(call, is_request, headers, key.as_deref(), fate, fold, &url) {
         Ok(ready) => ready,
@@ -254,6 +262,7 @@ pub fn prepare(glue: &Glue, given: Given, key: &Key) -> Result<Prepared, Unprepa
         replayable: !streamed,
         streamed,
         signal,
+        wrapped,
         redirect,
         same_origin,
         fate,

@@ -26,14 +26,14 @@ use super::failure::{delivered_by, failed, fetch_failed, not_sent, StepFailure, 
 use crate::host::operation::glue::{end, reserve, Glue, Held, ABORT, BESIDE, CANCEL, HELD, KEEP};
 use super::hops;
 use crate::host::operation::chain::Followed;
-use crate::host::operation::io::{self, sleep, step, Io, CLONE, CONTROLLED, JOIN, LENGTH, MANUAL, READ_NEXT, READ_UP_TO, READ_WHOLE, TYPE};
+use crate::host::operation::io::{self, sleep, step, Io, CLONE, CONTROLLED, HAS_BODY, JOIN, LENGTH, MANUAL, READ_NEXT, READ_UP_TO, READ_WHOLE, TYPE};
 use super::request::Prepared;
 use crate::engine::{race, Answer, Either, Failed, Transport};
 use crate::policy::body::{folded, handling, Handling, Inside, Next, ResponseBody};
 use crate::policy::classify::{Failure, Stage};
 use crate::policy::redirect::{follower, Follower};
 use crate::policy::report::{secrets_of, snippet, SNIPPET_READ_BYTES};
-use crate::policy::runtime::{body_abort, holding, short_body_is_cut, BodyAbort, Holding, Runtime};
+use crate::policy::runtime::{body_abort, body_by_rule, holding, short_body_is_cut, BodyAbort, Holding, Runtime};
 use wasm_bindgen::JsValue;
 
 pub struct FetchTransport<'a> {
@@ -173,7 +173,7 @@ impl FetchTransport<'_> {
     /// hand-over): a body read inside the attempt, and the request itself,
     /// stop through the machine when the caller aborts, and a buffered
     /// response follows the caller's signal by itself (`rebuild`).
-    fn start(&self, manual: bool) -> Attempt {
+    fn start(&self, manual: bool, knows_body: bool) -> Attempt {
         let p = &self.prepared;
         let again = if p.is_request && p.replayable { CLONE } else { 0 };
         let join = if p.signal && self.response_body != ResponseBody::Buffer { JOIN } else { 0 };
@@ -183,13 +183,22 @@ impl FetchTransport<'_> {
             ResponseBody::Buffer => LENGTH,
             ResponseBody::Auto => LENGTH | TYPE,
         };
-        let attempt = Attempt::start(p.call, self.fetch, CONTROLLED | again | join | manual | body);
+        let asks = if knows_body { 0 } else { HAS_BODY };
+        let attempt = Attempt::start(p.call, self.fetch, CONTROLLED | again | join | manual | body | asks);
         // A small document the rule names is read in the same step: what
-        // `handling` buffers at once (the bound as `read_body` refuses).
-        if let Some((bound, json)) = folded(self.response_body, self.max_body_bytes) {
+        // `handling` buffers at once (the bound as `read_body` refuses). A
+        // HEAD's response has none.
+        if let (Some((bound, json)), false) = (folded(self.response_body, self.max_body_bytes), p.method == "HEAD") {
             io::whole(attempt.id(), bound, json);
         }
         attempt
+    }
+
+    /// Whether this attempt's response has a body is known without asking
+    /// (`policy::runtime::body_by_rule`): the host's own `fetch`, where its
+    /// body is null exactly by the Fetch standard's rule.
+    fn knows_body(&self) -> bool {
+        self.fetch == 0 && !self.prepared.wrapped && body_by_rule(self.runtime)
     }
 
     /// A step of the attempt failed: where, by what the redirect chain (if
@@ -212,7 +221,8 @@ impl FetchTransport<'_> {
             Follower::Us => return Err(hops::unfollowed(self.glue)),
             Follower::Host => false,
         };
-        let attempt = self.start(manual);
+        let knows_body = self.knows_body();
+        let attempt = self.start(manual, knows_body);
         let id = attempt.id();
         // The first response may be a redirect to follow: hop by hop from
         // there (no chain is made for a call that is not redirected), and
@@ -237,13 +247,19 @@ impl FetchTransport<'_> {
             return Err(attempt.failed(failure));
         }
         let status = facts.status;
+        // A HEAD's answer has no body to read, whatever its
+        // `Content-Length` says (a browser gives it an empty one, which
+        // read as declared would be cut short). Otherwise asked, or known:
+        // null for a null body status (an opaque one is `facts.opaque`).
+        let head = self.prepared.method == "HEAD";
+        let has_body = facts.has_body && !head && !(knows_body && null_body(status));
         let (cross_origin, declared) = (facts.cors, facts.content_length);
         let handling = match null_body(status) {
             true => Handling::Stream,
             false => handling(self.response_body, facts.content_type.as_deref(), declared),
         };
         // Opaque responses (manual redirects, no-cors) have no readable body.
-        let body = match (facts.opaque || !facts.has_body, handling, facts.read) {
+        let body = match (facts.opaque || !has_body, handling, facts.read) {
             (true, _, _) => attempt.received(None, false, 0),
             (false, Handling::Stream, _) => attempt.received(None, true, 0),
             (false, Handling::Buffer, read) => {

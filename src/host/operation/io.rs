@@ -52,8 +52,10 @@ pub const AWAIT_HELD: u32 = 6;
 /// caller's abort reaches the attempt through the machine).
 /// [`LENGTH`] and [`TYPE`] say which of the body's headers its facts carry
 /// (`Content-Length` and `Content-Encoding`; `Content-Type`): only those the
-/// response body mode reads. Its step ([`step`]) answers as any attempt's;
-/// a start that threw fails it as thrown.
+/// response body mode reads. [`HAS_BODY`]: its facts say whether the
+/// response has a body; without it they say it has, and the machine knows
+/// (src/host/attempt/transport.rs `attempt`). Its step ([`step`]) answers
+/// as any attempt's; a start that threw fails it as thrown.
 pub const FETCH: u32 = 64;
 pub const CLONE: u32 = 1;
 pub const CONTROLLED: u32 = 2;
@@ -61,6 +63,7 @@ pub const MANUAL: u32 = 4;
 pub const JOIN: u32 = 8;
 pub const LENGTH: u32 = 16;
 pub const TYPE: u32 = 32;
+pub const HAS_BODY: u32 = 128;
 /// Attempt `id`'s response was a redirect its chain follows: the executor
 /// follows it hop by hop (js/src/hops.js, with the chain `Machine::chain`
 /// gives), and the attempt's step answers the final response's facts.
@@ -79,7 +82,8 @@ pub const COPY_UP_TO: u32 = 19;
 pub const COPY_WHOLE: u32 = 20;
 /// Attempt `id`'s FETCH step reads the body whole too (`arrayBuffer()`),
 /// one event instead of two, when its response is one this rule names: a
-/// 2xx of the host's own origin with a body, no `Content-Encoding`, a
+/// 2xx of the host's own origin with a body (never a 204 or 205, whose
+/// body is null even where the facts do not ask), no `Content-Encoding`, a
 /// `Content-Length` of digits from 1 to `arg + more · 2^32`, and for
 /// [`WHOLE_JSON`] a `Content-Type` of `application/json` (with or without
 /// parameters). The executor applies it as given (js/src/attempts.js
