@@ -4,13 +4,11 @@
 // bench/stub.mjs); prints `{ times }` as one JSON line.
 //
 //   <runtime> bench/runtimes-client.mjs <url|stub> <ky URL> <rounds> <perWindow> <warmUp> <entry URL> [<before's entry URL>]
-import { stubbedUrl, successSides, windowed } from "./sides.mjs";
+import { measured } from "./sides.mjs";
 
-const [given, kyUrl, rounds, perWindow, warmUp, ...entries] = globalThis.Deno?.args ?? process.argv.slice(2);
-const url = given === "stub" ? await stubbedUrl() : given;
+const [url, kyUrl, rounds, perWindow, warmUp, ...entries] = globalThis.Deno?.args ?? process.argv.slice(2);
 const packages = [];
 for (const [i, entry] of entries.entries()) packages.push([i ? "before: " : "", (await import(entry)).RetryPolicy]);
 const ky = (await import(kyUrl)).default;
-const sides = successSides(url, { ky, packages });
-const times = await windowed(sides, { rounds: Number(rounds), perWindow: Number(perWindow), warmUp: Number(warmUp) });
+const times = await measured(url, { ky, packages, rounds: Number(rounds), perWindow: Number(perWindow), warmUp: Number(warmUp) });
 console.log(JSON.stringify({ times }));

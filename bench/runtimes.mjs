@@ -53,9 +53,9 @@ try {
   const packages = [["", (await import("/pkg/web.js")).RetryPolicy]];
   ${BEFORE ? 'packages.push(["before: ", (await import("/before/web.js")).RetryPolicy]);' : ""}
   const ky = (await import("/ky/index.js")).default;
-  const { successSides, stubbedUrl, windowed } = await import("/bench/sides.mjs");
-  const sides = successSides(${STUB ? "await stubbedUrl()" : 'location.origin + "/json"'}, { ky, packages });
-  window.__result = { times: await windowed(sides, { rounds: ${ROUNDS}, perWindow: ${PER_WINDOW}, warmUp: ${WARM_UP} }) };
+  const { measured } = await import("/bench/sides.mjs");
+  const url = ${STUB ? '"stub"' : 'location.origin + "/json"'};
+  window.__result = { times: await measured(url, { ky, packages, rounds: ${ROUNDS}, perWindow: ${PER_WINDOW}, warmUp: ${WARM_UP} }) };
 } catch (e) {
   window.__result = { error: String(e?.stack ?? e) };
 }

@@ -12,7 +12,7 @@ export const MODES = ["auto", "stream", "buffer"];
 /** Puts bench/stub.mjs's `fetch` in the global slot (it answers at once
  * with a fresh small JSON Response: what is left of a call is each side's
  * own work around `fetch`) and answers the URL the sides are to ask. */
-export async function stubbedUrl() {
+async function stubbedUrl() {
   globalThis.fetch = (await import("./stub.mjs")).stubFetch;
   return "http://127.0.0.1:9/json";
 }
@@ -42,6 +42,14 @@ export function successSides(url, { ky, packages }) {
     }
   }
   return out;
+}
+
+/** What a client of bench/runtimes.mjs measures (its page in a browser,
+ * bench/runtimes-client.mjs elsewhere): `packages`' sides against `url`
+ * ("stub": `fetch` stubbed), timed by windows (`windowed`). */
+export async function measured(url, { ky, packages, rounds, perWindow, warmUp }) {
+  const sides = successSides(url === "stub" ? await stubbedUrl() : url, { ky, packages });
+  return windowed(sides, { rounds, perWindow, warmUp });
 }
 
 /** Each side's µs per call, timed by windows of `perWindow` sequential
