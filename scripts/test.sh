@@ -72,7 +72,8 @@ package_lane() {
   # adaptive throttling shared by a fleet: an upstream down 30 s, 3 clients per variant — Node processes on redisBudget (beside throttle: false, cockatiel's breaker and an AWS-style limiter), then workerd isolates on durableBudget and Chromium tabs on tabBudget (tests/fleet/throttle.mjs)
   tier throttle      node tests/fleet/throttle.mjs
   tier bundlers      node tests/bundlers/run.mjs test-output/project
-  tier browser-errors bash -c 'node tests/browsers/measure-failures.mjs --check && node tests/browsers/offline.mjs'
+  # how fetch fails in the three browsers as measured, the offline wait in Chromium, and what a page under a service worker gets
+  tier browser-errors bash -c 'node tests/browsers/measure-failures.mjs --check && node tests/browsers/offline.mjs && node tests/browsers/service-worker.mjs'
   tier fleet-browsers node tests/fleet/browsers.mjs
   tier leaks-node    node tests/leaks/run.mjs node
   tier leaks-chromium node tests/leaks/run.mjs chromium

@@ -26,8 +26,9 @@ const HAS_BODY: u32 = 128;
 const STREAM: u32 = MANUAL | HAS_BODY;
 const BUFFER: u32 = MANUAL | LENGTH | HAS_BODY;
 const AUTO: u32 = MANUAL | LENGTH | TYPE | HAS_BODY;
-// Deno's and Bun's "auto": whether it has a body is not asked (the machine
-// knows: `policy::runtime::body_by_rule`), and is packed as present.
+// Deno's, Bun's and a browser's "auto": whether it has a body is not asked
+// (the machine knows: `policy::runtime::body_known`), and is packed as
+// present.
 const AUTO_UNASKED: u32 = MANUAL | LENGTH | TYPE;
 
 /// A response (`status` as JSON gives it: a number, or anything a fake

@@ -285,9 +285,9 @@ const RATE_HEADERS = [
 function factsOf(response, rateLimit, bits, a) {
   const { headers, status, type } = response;
   // Whether it has a body, where the machine asks (`HAS_BODY`; elsewhere
-  // it knows: src/policy/runtime.rs `body_by_rule`, and a body not asked
-  // for is packed as present). Deno's and Bun's `body` getter builds a
-  // stream, which their `arrayBuffer()` then reads through.
+  // it knows: src/policy/runtime.rs `body_known`, and a body not asked
+  // for is packed as present). Deno's, Bun's and WebKit's `body` getter
+  // builds a stream, which their `arrayBuffer()` then reads through.
   const body = rateLimit || bits & HAS_BODY ? response.body : true;
   if (rateLimit) {
     let out = packedHead(status, type, body);

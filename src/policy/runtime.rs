@@ -200,20 +200,39 @@ pub fn holding(runtime: Runtime) -> Holding {
     }
 }
 
-/// Whether the machine knows without asking whether a response of the
-/// host's own `fetch` has a body: there its body is null exactly where the
-/// Fetch standard says (a null body status, a HEAD's answer, an opaque
-/// response), and asking (its `body` getter) costs: Deno's and Bun's build
-/// a stream at the first ask, which their `arrayBuffer()` then reads
-/// through (BENCHMARKS.md "A successful call in every runtime"). Checked
-/// in every runtime by tests/e2e/suite.mjs ("fetch gives a null body
-/// exactly to a null body status…"). Not in a browser, where a service
-/// worker may answer a page's `fetch` with any `Response`, nor where Node's
-/// getter costs nothing (its stream is built with the response). A `fetch`
-/// option or a wrapper in the global slot may answer any `Response` too
-/// (a 200 without a body): asked there (src/host/attempt/transport.rs).
-pub fn body_by_rule(runtime: Runtime) -> bool {
-    matches!(runtime, Runtime::Deno | Runtime::Bun)
+/// What the machine knows, without asking, of whether a response of the
+/// host's own `fetch` has a body. Asking (its `body` getter) costs where
+/// the getter builds a stream the body's later read goes through: Deno's
+/// and Bun's `arrayBuffer()` then read through it, and so does WebKit's
+/// (BENCHMARKS.md "A successful call in every runtime"). Node's getter
+/// costs nothing (its stream is built with the response); workerd's is
+/// asked. A `fetch` option or a wrapper in the global slot may answer any
+/// `Response`, a 200 without a body too: asked there
+/// (src/host/attempt/transport.rs). Checked in every runtime by
+/// tests/e2e/suite.mjs ("fetch gives a null body exactly to a null body
+/// status…"), and in the browsers under a service worker, which may answer
+/// with a `Response` of its own, by tests/browsers/service-worker.mjs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyKnown {
+    /// Asked of each response.
+    Asked,
+    /// Null exactly where the Fetch standard says: a null body status, a
+    /// HEAD's answer, an opaque response (Deno, Bun).
+    ByStatus,
+    /// Always there, if empty (browsers): a 204's, 205's and 304's answer
+    /// has an empty body, and so has a service worker's answer without one.
+    /// Firefox gives a HEAD's answer none and Chromium an opaque one none:
+    /// the machine reads neither's either way.
+    Always,
+}
+
+/// How `runtime`'s own `fetch` tells whether a response has a body ([`BodyKnown`]).
+pub fn body_known(runtime: Runtime) -> BodyKnown {
+    match runtime {
+        Runtime::Deno | Runtime::Bun => BodyKnown::ByStatus,
+        Runtime::Browser => BodyKnown::Always,
+        _ => BodyKnown::Asked,
+    }
 }
 
 /// Whether a body shorter than its `Content-Length` can reach us as a
@@ -616,6 +635,9 @@ mod tests {
         let held = [Node, Bun, Deno, Workerd, Browser].map(holding);
         use Holding::*;
         assert_eq!(held, [Held, Built, Built, HeldBeside, Built], "bytes held in Node, and beside the body in workerd");
+        let known = [Node, Bun, Deno, Workerd, Browser].map(body_known);
+        use BodyKnown::*;
+        assert_eq!(known, [Asked, ByStatus, ByStatus, Asked, Always], "a body asked of Node's and workerd's responses only");
         assert!(cross_origin_redirect_is_cors(Node) && !cross_origin_redirect_is_cors(Deno));
         assert!(fetch_settles_at_once(Deno) && fetch_settles_at_once(Browser) && !fetch_settles_at_once(Node));
     }

@@ -33,7 +33,7 @@ use crate::policy::body::{folded, handling, Handling, Inside, Next, ResponseBody
 use crate::policy::classify::{Failure, Stage};
 use crate::policy::redirect::{follower, Follower};
 use crate::policy::report::{secrets_of, snippet, SNIPPET_READ_BYTES};
-use crate::policy::runtime::{body_abort, body_by_rule, holding, short_body_is_cut, BodyAbort, Holding, Runtime};
+use crate::policy::runtime::{body_abort, body_known, holding, short_body_is_cut, BodyAbort, BodyKnown, Holding, Runtime};
 use wasm_bindgen::JsValue;
 
 pub struct FetchTransport<'a> {
@@ -194,11 +194,15 @@ impl FetchTransport<'_> {
         attempt
     }
 
-    /// Whether this attempt's response has a body is known without asking
-    /// (`policy::runtime::body_by_rule`): the host's own `fetch`, where its
-    /// body is null exactly by the Fetch standard's rule.
-    fn knows_body(&self) -> bool {
-        self.fetch == 0 && !self.prepared.wrapped && body_by_rule(self.runtime)
+    /// What is known without asking of whether this attempt's response has
+    /// a body (`policy::runtime::body_known`): the host's own `fetch`'s
+    /// rule, unless another `fetch` may answer (an option, or a wrapper:
+    /// `Prepared::wrapped`).
+    fn body_known(&self) -> BodyKnown {
+        match self.fetch == 0 && !self.prepared.wrapped {
+            true => body_known(self.runtime),
+            false => BodyKnown::Asked,
+        }
     }
 
     /// A step of the attempt failed: where, by what the redirect chain (if
@@ -221,8 +225,8 @@ impl FetchTransport<'_> {
             Follower::Us => return Err(hops::unfollowed(self.glue)),
             Follower::Host => false,
         };
-        let knows_body = self.knows_body();
-        let attempt = self.start(manual, knows_body);
+        let known = self.body_known();
+        let attempt = self.start(manual, known != BodyKnown::Asked);
         let id = attempt.id();
         // The first response may be a redirect to follow: hop by hop from
         // there (no chain is made for a call that is not redirected), and
@@ -250,9 +254,10 @@ impl FetchTransport<'_> {
         // A HEAD's answer has no body to read, whatever its
         // `Content-Length` says (a browser gives it an empty one, which
         // read as declared would be cut short). Otherwise asked, or known:
-        // null for a null body status (an opaque one is `facts.opaque`).
+        // by Deno's and Bun's rule null for a null body status (an opaque
+        // one is `facts.opaque`).
         let head = self.prepared.method == "HEAD";
-        let has_body = facts.has_body && !head && !(knows_body && null_body(status));
+        let has_body = facts.has_body && !head && !(known == BodyKnown::ByStatus && null_body(status));
         let (cross_origin, declared) = (facts.cors, facts.content_length);
         let handling = match null_body(status) {
             true => Handling::Stream,
