@@ -216,8 +216,10 @@ export function handed(id) {
   a.response = undefined;
   a.run = undefined;
   // A body handed over as a stream (one rebuilt around bytes read follows
-  // the caller's signal by itself: `rebuild`).
-  if (a.joined && a.controller && response?.body) followCaller(a.call.caller, a.controller, a.host ?? response);
+  // the caller's signal by itself: `rebuild`), or none, whose controller
+  // then aborts nothing: the body is not asked for (Deno's, Bun's and
+  // WebKit's getter builds a stream the caller's read then goes through).
+  if (a.joined && a.controller && response) followCaller(a.call.caller, a.controller, a.host ?? response);
   return response;
 }
 
@@ -417,7 +419,8 @@ class Follower {
       return;
     }
     kept.set(response, controller);
-    kept.set(response.body, controller);
+    const { body } = response;
+    if (body) kept.set(body, controller);
     const refs = (this.refs ??= new Set());
     if (refs.size >= this.bound) {
       for (const ref of refs) if (ref.deref() === undefined) refs.delete(ref);
