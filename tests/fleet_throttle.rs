@@ -9,6 +9,7 @@
 mod support;
 
 use std::collections::VecDeque;
+use std::ops::Range;
 
 use saferetry::policy::budget::lease::{
     Authority, AuthorityConfig, AuthorityState, ClientConfig, Grant, LeaseRequest, LeasedClient,
@@ -151,50 +152,92 @@ fn the_fleet_throttles_after_an_outage_seen_by_either_client_and_recovers_within
     }
 }
 
-/// The throttle tier's load on virtual time: three leased clients, each
-/// starting a call every 45-55 ms (60 a second between them), exchanging
-/// with the authority as the host pumps, each request answered
-/// `round_trip` ms later (the authority decides halfway); the upstream
-/// answers 5 ms after a call, refusing everything from 5 s to 35 s of
-/// 50 s. Per millisecond: calls offered and sent.
-fn tier_load(seed: u64, round_trip: u64) -> (Vec<u64>, Vec<u64>) {
-    const END: u64 = 50_000;
-    let mut a = Authority::new(AuthorityConfig::default());
-    let clients = [client(1), client(2), client(3)];
-    let mut draws = Draws(seed);
-    let (mut offered, mut sent) = (vec![0; END as usize], vec![0; END as usize]);
-    let mut next: Vec<u64> = (0..3).map(|_| (draws.next() * 50.0) as u64).collect();
-    let mut answers: Vec<VecDeque<(u64, bool)>> = vec![VecDeque::new(); 3];
-    // A request on its way to the authority, or its grant on its way back.
-    let mut asked: Vec<Option<(u64, LeaseRequest)>> = vec![None, None, None];
-    let mut granted: Vec<Option<(u64, Grant)>> = vec![None, None, None];
-    for t in 0..END {
-        for (i, c) in clients.iter().enumerate() {
-            if let Some((_, request)) = asked[i].take_if(|(at, _)| *at <= t) {
-                granted[i] = Some((t + round_trip - round_trip / 2, a.grant(&request, t)));
-            }
-            if let Some((_, grant)) = granted[i].take_if(|(at, _)| *at <= t) {
-                c.on_grant(&grant, t);
-            }
-            while let Some(&(at, up)) = answers[i].front().filter(|(at, _)| *at <= t) {
-                c.answered(at, up, None);
-                answers[i].pop_front();
-            }
-            if next[i] == t {
-                offered[t as usize] += 1;
-                if c.admit(t, &mut || draws.next()) == Ok(Admit::Go) {
-                    c.sent(t);
-                    sent[t as usize] += 1;
-                    answers[i].push_back((t + 5, !(5_000..35_000).contains(&t)));
+/// A fleet's load on virtual time: three leased clients on one authority,
+/// each starting a call every `every_ms` (plus up to `jitter_ms`), from a
+/// random moment in its first 50 ms, exchanging with the authority as the
+/// host pumps, each request answered `round_trip` ms later (the authority
+/// decides halfway). The upstream answers 5 ms after a call, refusing
+/// everything sent within `down`; with `retry`, a refused call is retried
+/// once (`maxAttempts: 2`) after a full-jitter wait of up to 50 ms, when
+/// the retry quota allows.
+struct Load {
+    every_ms: u64,
+    jitter_ms: u64,
+    retry: bool,
+    down: Range<u64>,
+    end: u64,
+    round_trip: u64,
+}
+
+/// What a [`Load`] did: per millisecond, the calls offered and the first
+/// attempts sent; per client, the first accepted answer from the
+/// upstream's return on (ms after it).
+struct Ran {
+    offered: Vec<u64>,
+    sent: Vec<u64>,
+    back: [Option<u64>; 3],
+}
+
+impl Load {
+    /// The throttle tier's: three clients calling every 45-55 ms (60 a
+    /// second between them), refused from 5 s to 35 s of 50 s.
+    fn tier(round_trip: u64) -> Load {
+        Load { every_ms: 45, jitter_ms: 10, retry: false, down: 5_000..35_000, end: 50_000, round_trip }
+    }
+
+    fn run(&self, seed: u64) -> Ran {
+        let (end, round_trip) = (self.end, self.round_trip);
+        let mut a = Authority::new(AuthorityConfig::default());
+        let clients = [client(1), client(2), client(3)];
+        let mut draws = Draws(seed);
+        let (mut offered, mut sent) = (vec![0; end as usize], vec![0; end as usize]);
+        let mut back = [None; 3];
+        let mut next: Vec<u64> = (0..3).map(|_| (draws.next() * 50.0) as u64).collect();
+        // Answers on their way: when, whether accepted, whether a refusal is retried.
+        let mut answers: Vec<VecDeque<(u64, bool, bool)>> = vec![VecDeque::new(); 3];
+        let mut retries: Vec<VecDeque<u64>> = vec![VecDeque::new(); 3];
+        // A request on its way to the authority, or its grant on its way back.
+        let mut asked: Vec<Option<(u64, LeaseRequest)>> = vec![None, None, None];
+        let mut granted: Vec<Option<(u64, Grant)>> = vec![None, None, None];
+        for t in 0..end {
+            for (i, c) in clients.iter().enumerate() {
+                if let Some((_, request)) = asked[i].take_if(|(at, _)| *at <= t) {
+                    granted[i] = Some((t + round_trip - round_trip / 2, a.grant(&request, t)));
                 }
-                next[i] = t + 45 + (draws.next() * 10.0) as u64;
-            }
-            if asked[i].is_none() && granted[i].is_none() {
-                asked[i] = c.pending_request(t).map(|r| (t + round_trip / 2, r));
+                if let Some((_, grant)) = granted[i].take_if(|(at, _)| *at <= t) {
+                    c.on_grant(&grant, t);
+                }
+                while let Some((at, up, retried)) = answers[i].front().copied().filter(|(at, ..)| *at <= t) {
+                    answers[i].pop_front();
+                    c.answered(at, up, None);
+                    if up && at >= self.down.end {
+                        back[i].get_or_insert(at - self.down.end);
+                    }
+                    if !up && retried && c.spend_retry(false).is_some() {
+                        retries[i].push_back(t + (draws.next() * 50.0) as u64);
+                    }
+                }
+                while retries[i].front().is_some_and(|&at| at <= t) {
+                    retries[i].pop_front();
+                    c.sent(t);
+                    answers[i].push_back((t + 5, !self.down.contains(&t), false));
+                }
+                if next[i] == t {
+                    offered[t as usize] += 1;
+                    if c.admit(t, &mut || draws.next()) == Ok(Admit::Go) {
+                        c.sent(t);
+                        sent[t as usize] += 1;
+                        answers[i].push_back((t + 5, !self.down.contains(&t), self.retry));
+                    }
+                    next[i] = t + self.every_ms + (draws.next() * self.jitter_ms as f64) as u64;
+                }
+                if asked[i].is_none() && granted[i].is_none() {
+                    asked[i] = c.pending_request(t).map(|r| (t + round_trip / 2, r));
+                }
             }
         }
+        Ran { offered, sent, back }
     }
-    (offered, sent)
 }
 
 #[test]
@@ -207,7 +250,8 @@ fn at_the_throttle_tiers_load_a_fleet_holds_back_during_an_outage_and_is_back_wi
     for round_trip in [2, 40] {
         let (mut shares, mut backs) = (Vec::new(), Vec::new());
         for i in 0..100u64 {
-            let (offered, sent) = tier_load(0x2545_f491_4f6c_dd1du64.wrapping_mul(i + 1) | 1, round_trip);
+            let Ran { offered, sent, .. } =
+                Load::tier(round_trip).run(0x2545_f491_4f6c_dd1du64.wrapping_mul(i + 1) | 1);
             shares.push(share(&offered, &sent, 5_000, 35_000));
             // As the tier measures: the end of the first 1 s window
             // (sliding by 250 ms) with ≥ 95 % of the calls out.
@@ -296,4 +340,40 @@ fn counts_are_reported_at_most_five_times_a_window_and_credited_once() {
     let (requests, accepts) = w.buckets.iter().fold((0, 0), |s, b| (s.0 + b.requests, s.1 + b.accepts));
     assert_eq!(requests, accepts);
     assert!((240..=300).contains(&requests), "{requests}");
+}
+
+/// The demo's three tabs (www/scenarios.js "Three tabs, upstream down 5 s,
+/// then back"; tests/demo asserts that each tab gets a 200 in the 9 s
+/// after the return): three leased clients calling every 50 ms,
+/// `maxAttempts: 2`, the upstream down from 1 s to 6 s of 15 s. How soon
+/// each client's first 200 comes is the rule's tail, not a bound it
+/// keeps: while the fleet's window holds no accept, 97 % of its calls are
+/// rejected, so its first probe after the return is a geometric wait of
+/// 3 % a call, and one client's first 200 comes after that, as the
+/// accepts lower the fleet's probability. At 60 calls a second it came
+/// within 6.8 s in every one of 2000 runs; at the 30 a second the demo
+/// made before (every 100 ms), in the rule's slowest band (`policy::
+/// throttle`), 0.5 % of the runs had a tab with none within 9 s, and the
+/// slowest took 13 s: a fresh-clone run of the demo tier failed so once.
+#[test]
+fn at_the_demos_load_every_one_of_three_tabs_gets_a_200_within_9_s_of_the_upstreams_return_in_every_seeded_run(
+) {
+    const RUNS: u64 = 2_000;
+    let load =
+        Load { every_ms: 50, jitter_ms: 0, retry: true, down: 1_000..6_000, end: 15_000, round_trip: 2 };
+    let mut slowest: Vec<u64> = (0..RUNS)
+        .map(|i| {
+            let ran = load.run(0x9e37_79b9_7f4a_7c15u64.wrapping_mul(i + 1) | 1);
+            ran.back.iter().map(|b| b.unwrap_or(u64::MAX)).max().unwrap_or(u64::MAX)
+        })
+        .collect();
+    slowest.sort_unstable();
+    let at = |q: f64| slowest[((RUNS - 1) as f64 * q) as usize] as f64 / 1000.0;
+    println!(
+        "the demo's three tabs at 20 calls a second each, {RUNS} runs: the slowest tab's first 200 after the return at {:.2} s (median), {:.2} s (99th percentile), {:.2} s (slowest; inf: none within the run)",
+        at(0.5),
+        at(0.99),
+        at(1.0)
+    );
+    assert!(slowest[slowest.len() - 1] <= 9_000, "every tab within 9 s: {:.2} s", at(1.0));
 }

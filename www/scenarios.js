@@ -89,11 +89,11 @@ export const SCENARIOS = [
   {
     id: 'tabs-outage',
     title: 'Three tabs, upstream down 5 s, then back',
-    tabs: { tabs: 3, calls: 150, everyMs: 100, upMs: 1_000, downMs: 5_000 },
-    server: 'Answers 200, then 503 to every request for 5 s (from 1 s into the run), then 200 again: one upstream, down and back at the same moment for every tab. Three tabs (frames of this page: same-origin browsing contexts, which share a tabBudget exactly as tabs do) each call it every 100 ms for 15 s through a policy of their own on one tabBudget; beside them, three more do the same with throttle: false. The server counts each tab\'s requests.',
+    tabs: { tabs: 3, calls: 300, everyMs: 50, upMs: 1_000, downMs: 5_000 },
+    server: 'Answers 200, then 503 to every request for 5 s (from 1 s into the run), then 200 again: one upstream, down and back at the same moment for every tab. Three tabs (frames of this page: same-origin browsing contexts, which share a tabBudget exactly as tabs do) each call it every 50 ms for 15 s through a policy of their own on one tabBudget; beside them, three more do the same with throttle: false. The server counts each tab\'s requests.',
     expect: 'The tabs elect a leader that keeps their shared budget, so what one tab sees of the outage throttles all three. About a second into the outage most calls end at once, “throttled”, with nothing sent (stats().throttled counts them), and a few probes still go out; the tabs without throttling keep sending every call, and its retry until their shared retry quota runs out (about 100 retries: the step down in the chart). When the upstream is back, a probe gets the first 200 within a few seconds, often within one; the calls then come back over a few more seconds as the 200s fill the window (the table says when each tab was back to full rate). Every call ends within its 2 s deadline.',
     code: 'const policy = new RetryPolicy({ maxAttempts: 2, totalMs: 2000, shared: tabBudget("api") }); // in each tab\n'
-      + '// every 100 ms, in each of the three tabs:\n'
+      + '// every 50 ms, in each of the three tabs:\n'
       + 'policy.fetch(url).catch((e) => e.reason); // "throttled": nothing was sent\n'
       + 'policy.stats().throttled;                 // the calls that sent nothing',
     request: (runId) => ({ url: `/s/outage/${runId}`, init: {} }),

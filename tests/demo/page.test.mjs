@@ -249,15 +249,18 @@ test('three tabs on one upstream down 5 s, then back: with throttling at most ha
     for (const r of side.rows) {
       // The server's own count, per tab.
       assert.equal((await serverSaw(`${run}-${side.key}-t${r.tab}`)).requests, r.sent, `${side.key} tab ${r.tab}: the server's count`);
-      assert.equal(r.calls, 150, `${side.key} tab ${r.tab}: every call made`);
+      assert.equal(r.calls, 300, `${side.key} tab ${r.tab}: every call made`);
       assert.equal(r.late, 0, `${side.key} tab ${r.tab}: no call ended past its deadline`);
       assert.equal(r.statsThrottled, r.throttled, `${side.key} tab ${r.tab}: stats().throttled counts the calls that ended throttled`);
-      // Traffic returns in every tab within the 10 s the run leaves after
+      // Traffic returns in every tab within the 9 s the run leaves after
       // the upstream is back. How soon it is back at full rate is printed,
-      // not asserted (as in the throttle tier): three tabs at 10 calls a
-      // second share one window at 30 a second, the rule's slowest band
-      // (docs/rules.md: up to 12 s in the slowest of 500 seeded runs); a
-      // fresh-clone CI run once took 8.3 s.
+      // not asserted (as in the throttle tier). Three tabs at 20 calls a
+      // second share one window at 60 a second: on virtual time each got
+      // its first 200 within 6.8 s in every one of 2000 runs
+      // (tests/fleet_throttle.rs, this load). At 10 a second each (30 in
+      // the window, the rule's slowest band, docs/rules.md) 0.5 % of those
+      // runs had a tab with none within 9 s, and so did one fresh-clone run
+      // of this tier: not a bug, the rule's tail.
       assert.ok(r.firstOk !== null, `${side.key} tab ${r.tab}: a 200 after the return (${r.firstOk})\n${rows(side)}`);
     }
   }
@@ -271,7 +274,7 @@ test('three tabs on one upstream down 5 s, then back: with throttling at most ha
   // not back to full rate before the run ended (printed, not asserted,
   // above), that it was not.
   const fullRate = on.total.fullRate === null ? 'not within the run' : '\\+[\\d.]+ m?s';
-  assert.match(await stateText(), new RegExp(`^Done — 3 tabs each way, 150 calls per tab: the upstream got \\d+ requests from the throttling tabs \\(\\d+ while it was down\\), \\d+ without throttling \\(\\d+ while down\\); \\d+ calls ended throttled with nothing sent\\. After the upstream came back: the first 200 at \\+[\\d.]+ m?s, every tab back to full rate at ${fullRate}\\.$`));
+  assert.match(await stateText(), new RegExp(`^Done — 3 tabs each way, 300 calls per tab: the upstream got \\d+ requests from the throttling tabs \\(\\d+ while it was down\\), \\d+ without throttling \\(\\d+ while down\\); \\d+ calls ended throttled with nothing sent\\. After the upstream came back: the first 200 at \\+[\\d.]+ m?s, every tab back to full rate at ${fullRate}\\.$`));
   assert.equal(await page.locator('#tabs iframe').count(), 6);
   assert.equal(await page.locator('.tabs-chart .bars').count(), 2);
   console.log(`several tabs: ${await stateText()}\n${rows(on)}`);
