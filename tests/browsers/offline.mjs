@@ -13,13 +13,10 @@
 //
 //   node tests/browsers/offline.mjs
 import http from 'node:http';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { launch } from './webdriver.mjs';
+import { servePackage } from './serve-package.mjs';
 
-const PKG = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../js/src');
 const PAGE = `<!doctype html><meta charset="utf-8"><title>offline</title>
 <script type="module">
 import { RetryPolicy } from '/pkg/web.js';
@@ -36,17 +33,7 @@ const server = http.createServer((req, res) => {
     hits++;
     return res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'no-store' }).end('ok');
   }
-  if (url.pathname.startsWith('/pkg/')) {
-    const file = path.join(PKG, path.normalize(url.pathname.slice('/pkg/'.length)).replace(/^(\.\.[/\\])+/, ''));
-    const type = file.endsWith('.wasm') ? 'application/wasm' : 'text/javascript';
-    let bytes;
-    try {
-      bytes = readFileSync(file);
-    } catch {
-      return res.writeHead(404).end();
-    }
-    return res.writeHead(200, { 'content-type': type }).end(bytes);
-  }
+  if (servePackage(url, res)) return;
   res.writeHead(404).end();
 });
 await new Promise((r) => server.listen(0, '127.0.0.1', r));

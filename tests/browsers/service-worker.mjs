@@ -16,12 +16,9 @@
 //
 //   node tests/browsers/service-worker.mjs [chromium,firefox,webkit]
 import http from 'node:http';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { runPage } from './run-page.mjs';
+import { servePackage } from './serve-package.mjs';
 
-const PKG = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../js/src');
 const BROWSERS = (process.argv[2] ?? 'chromium,firefox,webkit').split(',');
 
 // Claims the page at once; answers /sw/none and /sw/204 itself, fetches
@@ -74,16 +71,7 @@ const server = http.createServer((req, res) => {
   if (url.pathname === '/sw/worker.js') return res.writeHead(200, { 'content-type': 'text/javascript' }).end(WORKER);
   if (url.pathname === '/sw/head') return res.writeHead(200, { 'content-type': 'text/plain', 'content-length': 5, 'cache-control': 'no-store' }).end('hello');
   if (url.pathname === '/sw/net') return res.writeHead(200, { 'content-type': 'text/plain', 'content-length': 5, 'cache-control': 'no-store' }).end('hello');
-  if (url.pathname.startsWith('/pkg/')) {
-    const file = path.join(PKG, path.normalize(url.pathname.slice('/pkg/'.length)).replace(/^(\.\.[/\\])+/, ''));
-    let bytes;
-    try {
-      bytes = readFileSync(file);
-    } catch {
-      return res.writeHead(404).end();
-    }
-    return res.writeHead(200, { 'content-type': file.endsWith('.wasm') ? 'application/wasm' : 'text/javascript' }).end(bytes);
-  }
+  if (servePackage(url, res)) return;
   res.writeHead(404).end();
 });
 await new Promise((r) => server.listen(0, '127.0.0.1', r));

@@ -173,7 +173,9 @@ impl FetchTransport<'_> {
     /// hand-over): a body read inside the attempt, and the request itself,
     /// stop through the machine when the caller aborts, and a buffered
     /// response follows the caller's signal by itself (`rebuild`).
-    fn start(&self, manual: bool, knows_body: bool) -> Attempt {
+    /// [`HAS_BODY`] only where whether the response has a body is asked
+    /// (`known`, [`FetchTransport::body_known`]).
+    fn start(&self, manual: bool, known: BodyKnown) -> Attempt {
         let p = &self.prepared;
         let again = if p.is_request && p.replayable { CLONE } else { 0 };
         let join = if p.signal && self.response_body != ResponseBody::Buffer { JOIN } else { 0 };
@@ -183,7 +185,7 @@ impl FetchTransport<'_> {
             ResponseBody::Buffer => LENGTH,
             ResponseBody::Auto => LENGTH | TYPE,
         };
-        let asks = if knows_body { 0 } else { HAS_BODY };
+        let asks = if known == BodyKnown::Asked { HAS_BODY } else { 0 };
         let attempt = Attempt::start(p.call, self.fetch, CONTROLLED | again | join | manual | body | asks);
         // A small document the rule names is read in the same step: what
         // `handling` buffers at once (the bound as `read_body` refuses). A
@@ -226,7 +228,7 @@ impl FetchTransport<'_> {
             Follower::Host => false,
         };
         let known = self.body_known();
-        let attempt = self.start(manual, known != BodyKnown::Asked);
+        let attempt = self.start(manual, known);
         let id = attempt.id();
         // The first response may be a redirect to follow: hop by hop from
         // there (no chain is made for a call that is not redirected), and
