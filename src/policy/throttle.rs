@@ -402,16 +402,12 @@ impl Throttle {
         }
         let (counts, fleet_retry_at) = seen.unwrap_or((own, 0));
         let p = counts.reject_probability(self.config.k);
-        if !(p > 0.0 && counts.capped()) {
-            self.countdown = 0;
-            if p <= 0.0 || check_random(random())? >= p {
-                return Ok(Admit::Go);
-            }
-        } else {
-            // At the cap, one call in `PROBE_EVERY` goes, from a phase drawn
-            // on reaching it (the first goes on a draw of 32/33 or more, as
-            // on a draw per call): as many probes as a draw per call lets
-            // through, but never a long run without one.
+        if counts.capped() {
+            // At the cap (where `p` is `MAX_REJECT`), one call in
+            // `PROBE_EVERY` goes, from a phase drawn on reaching it (the
+            // first goes on a draw of 32/33 or more, as on a draw per
+            // call): as many probes as a draw per call lets through, but
+            // never a long run without one.
             let left = match self.countdown {
                 0 => PROBE_EVERY.saturating_sub(draw(PROBE_EVERY, random())?),
                 left => left,
@@ -421,6 +417,11 @@ impl Throttle {
                 return Ok(Admit::Go);
             }
             self.countdown = left.saturating_sub(1);
+        } else {
+            self.countdown = 0;
+            if p <= 0.0 || check_random(random())? >= p {
+                return Ok(Admit::Go);
+            }
         }
         self.add(now, Counts { requests: 1, accepts: 0 });
         Ok(Admit::Reject { retry_at: self.retry_at(now).max(fleet_retry_at) })
