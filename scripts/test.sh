@@ -95,5 +95,11 @@ for name in $ALL; do
     failed=$((failed + 1)); echo "---- $name failed; last lines of test-output/$name.log:"; tail -n 40 "test-output/$name.log"; fi
 done
 for name in $ALL; do [ -f "$results/$name" ] && cat "$results/$name"; done
+# The failed tiers' own failure lines last, beside the count: a CI that shows
+# only the end of this output still names what failed (a case, a test).
+for name in $ALL; do
+  [ -f "$results/$name" ] && [ "$(awk '{print $3}' "$results/$name")" != passed ] || continue
+  grep -E '^[[:space:]]*(FAIL|not ok|test .* FAILED|✖)' "test-output/$name.log" | head -n 6 | cut -c1-400 | sed "s/^/$name: /"
+done
 echo "tiers: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
