@@ -7,6 +7,8 @@
 //! Figures: `cargo test --test fleet_throttle -- --nocapture`.
 
 mod support;
+#[path = "support/traffic.rs"]
+mod traffic;
 
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -17,6 +19,7 @@ use saferetry::policy::budget::lease::{
 use saferetry::policy::budget::{InMemory, Mode, SharedState};
 use saferetry::policy::throttle::{Admit, ThrottleConfig};
 use support::sim::Draws;
+use traffic::Traffic;
 
 fn client(id: u64) -> LeasedClient {
     LeasedClient::new(ClientConfig {
@@ -173,8 +176,7 @@ struct Load {
 /// attempts sent; per client, the first accepted answer from the
 /// upstream's return on (ms after it).
 struct Ran {
-    offered: Vec<u64>,
-    sent: Vec<u64>,
+    traffic: Traffic,
     back: [Option<u64>; 3],
 }
 
@@ -190,7 +192,7 @@ impl Load {
         let mut a = Authority::new(AuthorityConfig::default());
         let clients = [client(1), client(2), client(3)];
         let mut draws = Draws(seed);
-        let (mut offered, mut sent) = (vec![0; end as usize], vec![0; end as usize]);
+        let mut traffic = Traffic::new(end);
         let mut back = [None; 3];
         let mut next: Vec<u64> = (0..3).map(|_| (draws.next() * 50.0) as u64).collect();
         // Answers on their way: when, whether accepted, whether a refusal is retried.
@@ -223,10 +225,10 @@ impl Load {
                     answers[i].push_back((t + 5, !self.down.contains(&t), false));
                 }
                 if next[i] == t {
-                    offered[t as usize] += 1;
+                    traffic.offered[t as usize] += 1;
                     if c.admit(t, &mut || draws.next()) == Ok(Admit::Go) {
                         c.sent(t);
-                        sent[t as usize] += 1;
+                        traffic.sent[t as usize] += 1;
                         answers[i].push_back((t + 5, !self.down.contains(&t), self.retry));
                     }
                     next[i] = t + self.every_ms + (draws.next() * self.jitter_ms as f64) as u64;
@@ -236,27 +238,20 @@ impl Load {
                 }
             }
         }
-        Ran { offered, sent, back }
+        Ran { traffic, back }
     }
 }
 
 #[test]
 fn at_the_throttle_tiers_load_a_fleet_holds_back_during_an_outage_and_is_back_within_10_s_in_every_seeded_run(
 ) {
-    let share = |o: &[u64], s: &[u64], from: u64, to: u64| {
-        let (a, b) = (from as usize, to as usize);
-        s[a..b].iter().sum::<u64>() as f64 / o[a..b].iter().sum::<u64>() as f64
-    };
     for round_trip in [2, 40] {
         let (mut shares, mut backs) = (Vec::new(), Vec::new());
         for i in 0..100u64 {
-            let Ran { offered, sent, .. } =
-                Load::tier(round_trip).run(0x2545_f491_4f6c_dd1du64.wrapping_mul(i + 1) | 1);
-            shares.push(share(&offered, &sent, 5_000, 35_000));
-            // As the tier measures: the end of the first 1 s window
-            // (sliding by 250 ms) with ≥ 95 % of the calls out.
-            let back = (35_000..=49_000).step_by(250).find(|&f| share(&offered, &sent, f, f + 1_000) >= 0.95);
-            backs.push(back.map_or(u64::MAX, |f| f + 1_000 - 35_000));
+            let load = Load::tier(round_trip);
+            let Ran { traffic, .. } = load.run(0x2545_f491_4f6c_dd1du64.wrapping_mul(i + 1) | 1);
+            shares.push(traffic.share(load.down.clone()));
+            backs.push(traffic.back_ms(load.down.end).unwrap_or(u64::MAX));
         }
         backs.sort_unstable();
         let mean = shares.iter().sum::<f64>() / shares.len() as f64;

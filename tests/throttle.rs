@@ -3,6 +3,8 @@
 //! figures the module docs state, for one budget at a steady load.
 
 mod support;
+#[path = "support/traffic.rs"]
+mod traffic;
 
 use std::ops::Range;
 
@@ -10,43 +12,20 @@ use proptest::prelude::*;
 use saferetry::policy::backoff::BadRandom;
 use saferetry::policy::throttle::{Admit, Throttle, ThrottleConfig, MIN_REQUESTS, WINDOW_MS};
 use support::sim::Draws;
+use traffic::Traffic;
 
 /// The outage: the upstream refuses everything from 5 s to 35 s of a 50 s run.
 const DOWN: Range<u64> = 5_000..35_000;
 const END_MS: u64 = 50_000;
 
-/// Per millisecond of a run: calls offered, and calls sent.
-struct Run {
-    offered: Vec<u64>,
-    sent: Vec<u64>,
-}
-
-impl Run {
-    /// Sent / offered over `during` (ms).
-    fn share(&self, during: Range<u64>) -> f64 {
-        let (a, b) = (during.start as usize, during.end as usize);
-        self.sent[a..b].iter().sum::<u64>() as f64 / self.offered[a..b].iter().sum::<u64>() as f64
-    }
-
-    /// How long after the outage traffic was back to ≥ 95 % of the offered
-    /// load, measured as the throttle tier does: the end of the first 1 s
-    /// window (sliding by 250 ms) in which ≥ 95 % of the calls went out.
-    fn back_ms(&self) -> Option<u64> {
-        (DOWN.end..=END_MS - 1_000)
-            .step_by(250)
-            .find(|&from| self.share(from..from + 1_000) >= 0.95)
-            .map(|from| from + 1_000 - DOWN.end)
-    }
-}
-
 /// One budget's calls at `rate` per second for 50 s, the first at a
 /// random point of the first gap (`seed`): each call's first attempt is
 /// admitted or rejected, and an admitted one is answered 5 ms later as
 /// `up(t, draw)` says (accepted or not).
-fn run(rate: u64, seed: u64, mut up: impl FnMut(u64, f64) -> bool) -> Run {
+fn run(rate: u64, seed: u64, mut up: impl FnMut(u64, f64) -> bool) -> Traffic {
     let mut throttle = Throttle::new(ThrottleConfig::default());
     let mut draws = Draws(seed);
-    let mut r = Run { offered: vec![0; END_MS as usize], sent: vec![0; END_MS as usize] };
+    let mut r = Traffic::new(END_MS);
     let gap_us = 1_000_000 / rate;
     let mut answers = std::collections::VecDeque::new();
     let mut at_us = (draws.next() * gap_us as f64) as u64;
@@ -91,7 +70,7 @@ fn an_upstream_down_for_30_s_receives_under_15_percent_of_the_calls_and_all_of_t
                 "{rate}/s: nothing is rejected while the upstream is up"
             );
             shares.push(r.share(DOWN));
-            backs.push(r.back_ms().unwrap_or(u64::MAX));
+            backs.push(r.back_ms(DOWN.end).unwrap_or(u64::MAX));
         }
         backs.sort_unstable();
         let largest = shares.iter().copied().fold(0.0, f64::max);
