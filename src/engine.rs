@@ -121,7 +121,9 @@ pub struct Finished<B, E> {
 
 /// Runs one logical operation to its end. `random` is drawn once per
 /// planned wait, and before the first attempt when adaptive throttling
-/// may reject it; `observe` sees every state change.
+/// may reject it (each call below its cap; at the cap once, as the
+/// window reaches it: `policy::throttle`); `observe` sees every state
+/// change.
 pub async fn run<T: Transport, C: Clock>(
     call: Call<'_>,
     transport: &T,
