@@ -24,10 +24,11 @@
 //                              `fetch`; RUNTIMES_JSON=<file>: the figures)
 import http from "node:http";
 import { spawn } from "node:child_process";
-import { readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { realpathSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { median, ratios } from "./sides.mjs";
+import { serveStatic } from "../tests/runtimes/serve.mjs";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const NOW = realpathSync(process.env.BENCH_NOW ?? path.join(REPO, "js"));
@@ -44,7 +45,6 @@ const KY = path.join(REPO, "node_modules/ky/distribution");
 // What the browsers' page may load, by URL prefix: the package's files,
 // ky's, and the sides with the floors.
 const ROOTS = { "/pkg/": path.join(NOW, "src"), "/ky/": KY, "/bench/": path.join(REPO, "bench"), ...(BEFORE && { "/before/": path.join(BEFORE, "src") }) };
-const TYPES = { ".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm" };
 const BODY = '{"ok":true}';
 
 const page = () => `<!doctype html><meta charset="utf-8"><title>saferetry: a successful call beside fetch</title>
@@ -86,19 +86,11 @@ function serve(req, res) {
     return res.end(page());
   }
   const prefix = Object.keys(ROOTS).find((p) => url.pathname.startsWith(p));
-  const file = prefix && path.join(ROOTS[prefix], url.pathname.slice(prefix.length));
-  if (!file || !file.startsWith(ROOTS[prefix] + path.sep) || !TYPES[path.extname(file)]) {
+  if (!prefix) {
     res.writeHead(404);
     return res.end();
   }
-  try {
-    const bytes = readFileSync(file);
-    res.writeHead(200, { "content-type": TYPES[path.extname(file)] });
-    res.end(bytes);
-  } catch {
-    res.writeHead(404);
-    res.end();
-  }
+  serveStatic(res, ROOTS[prefix], url.pathname.slice(prefix.length));
 }
 
 /** Node, Deno or Bun: bench/runtimes-client.mjs in a child, its JSON line. */
