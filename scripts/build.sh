@@ -17,6 +17,7 @@
 #                             kept (wasm-opt -g), into target/names/ (or
 #                             LEAN=1's target/lean/names/), for
 #                             scripts/wasm-profile.mjs; js/ is left as it is.
+#   NAMES=all scripts/build.sh  the same for all six modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -110,11 +111,17 @@ module() { # <out-name> [cargo flags]   (into $out, default js/src)
   node scripts/short-imports.mjs "$dir" "$name"
 }
 strip=(--strip-debug)
-if [ "${NAMES:-}" = 1 ]; then
+if [ -n "${NAMES:-}" ]; then
   strip=(-g) # the name section stays; the code is the shipped module's
   out=$target/names module saferetry
   out=$target/names module saferetry_web --features browser
-  echo "build: $target/names/saferetry_bg.wasm and saferetry_web_bg.wasm, the browser's (node scripts/wasm-profile.mjs)"
+  if [ "$NAMES" = all ]; then
+    out=$target/names module saferetry_authority --features authority
+    out=$target/names module saferetry_outbox --features outbox
+    out=$target/names module saferetry_poll --features poll
+    out=$target/names module saferetry_redis --features redis
+  fi
+  echo "build: $target/names/saferetry_bg.wasm and saferetry_web_bg.wasm, the browser's (NAMES=all: every module) (node scripts/wasm-profile.mjs)"
   exit 0
 fi
 rm -rf js/pkg js/src/saferetry.js js/src/saferetry_bg.wasm js/src/saferetry_web.js js/src/saferetry_web_bg.wasm js/src/saferetry_authority.js js/src/saferetry_authority_bg.wasm js/src/saferetry_outbox.js js/src/saferetry_outbox_bg.wasm js/src/saferetry_poll.js js/src/saferetry_poll_bg.wasm js/src/saferetry_redis.js js/src/saferetry_redis_bg.wasm
