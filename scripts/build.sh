@@ -121,7 +121,7 @@ if [ -n "${NAMES:-}" ]; then
     out=$target/names module saferetry_poll --features poll
     out=$target/names module saferetry_redis --features redis
   fi
-  echo "build: $target/names/saferetry_bg.wasm and saferetry_web_bg.wasm, the browser's (NAMES=all: every module) (node scripts/wasm-profile.mjs)"
+  echo "build: $target/names/*_bg.wasm with their names (node scripts/wasm-profile.mjs)"
   exit 0
 fi
 rm -rf js/pkg js/src/saferetry.js js/src/saferetry_bg.wasm js/src/saferetry_web.js js/src/saferetry_web_bg.wasm js/src/saferetry_authority.js js/src/saferetry_authority_bg.wasm js/src/saferetry_outbox.js js/src/saferetry_outbox_bg.wasm js/src/saferetry_poll.js js/src/saferetry_poll_bg.wasm js/src/saferetry_redis.js js/src/saferetry_redis_bg.wasm

@@ -1,6 +1,6 @@
 // The built package (js/src) under /pkg/ for a test page's server:
-// `servePackage(url, res)` answers a request under /pkg/ (its file, or 404;
-// nothing outside js/src) and says whether it did.
+// `servePackage(url, res)` answers a request under /pkg/ (its file, 404 when
+// missing, 403 outside js/src) and says whether it did.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serveStatic } from '../runtimes/serve.mjs';
