@@ -8,8 +8,9 @@ import { sleep } from './operate.mjs';
 /** One operation every `everyMs` from `t0` (epoch ms) for `durationMs`,
  * each started on time whatever the others do. `op()` resolves with
  * `[outcome, requests it sent]`. Resolves, once every operation ended,
- * with `[start ms after t0, duration ms, outcome, requests]` per
- * operation. */
+ * with `[start ms after t0, duration ms, outcome, requests, ms its start
+ * was late]` per operation (the last: how late this host's timers fired
+ * then). */
 export async function steadyLoad(op, { t0, durationMs, everyMs }) {
   await sleep(Math.max(0, t0 - Date.now()));
   const ops = [];
@@ -19,7 +20,7 @@ export async function steadyLoad(op, { t0, durationMs, everyMs }) {
     if (at >= t0 + durationMs) break;
     await sleep(Math.max(0, at - Date.now()));
     const s = Date.now();
-    const done = ([outcome, requests]) => ops.push([s - t0, Date.now() - s, outcome, requests]);
+    const done = ([outcome, requests]) => ops.push([s - t0, Date.now() - s, outcome, requests, s - at]);
     running.push(op().then(done, (e) => done([`threw ${e?.message ?? e}`, 0])));
   }
   await Promise.all(running);
