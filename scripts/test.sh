@@ -88,17 +88,16 @@ package_lane & package=$!
 wait $rust $package
 
 echo
-passed=0; failed=0
+passed=0; failed=0; failed_names=()
 for name in $ALL; do
   [ -f "$results/$name" ] || continue
   if [ "$(awk '{print $3}' "$results/$name")" = passed ]; then passed=$((passed + 1)); else
-    failed=$((failed + 1)); echo "---- $name failed; last lines of test-output/$name.log:"; tail -n 40 "test-output/$name.log"; fi
+    failed=$((failed + 1)); failed_names+=("$name"); echo "---- $name failed; last lines of test-output/$name.log:"; tail -n 40 "test-output/$name.log"; fi
 done
 for name in $ALL; do [ -f "$results/$name" ] && cat "$results/$name"; done
 # The failed tiers' own failure lines last, beside the count: a CI that shows
 # only the end of this output still names what failed (a case, a test).
-for name in $ALL; do
-  [ -f "$results/$name" ] && [ "$(awk '{print $3}' "$results/$name")" != passed ] || continue
+for name in "${failed_names[@]}"; do
   grep -E '^[[:space:]]*(FAIL|not ok|test .* FAILED|✖)' "test-output/$name.log" | head -n 6 | cut -c1-400 | sed "s/^/$name: /"
 done
 echo "tiers: $passed passed, $failed failed"
