@@ -48,11 +48,12 @@ async function run({ t0, url, calls, everyMs }) {
   for (let i = 0; i < calls; i++) { // one call every everyMs, each on time whatever the others do
     await sleep(Math.max(0, t0 + i * everyMs - Date.now()));
     const start = Date.now();
+    const lag = start - (t0 + i * everyMs); // how late this tab's own timer fired
     counts.calls += 1;
     running.push(call(url).then(([outcome, sent]) => {
       if (outcome === 'ok') counts.ok += 1;
       if (outcome === 'throttled') counts.throttled += 1;
-      ops.push([start, Date.now() - start, outcome, sent]);
+      ops.push([start, Date.now() - start, outcome, sent, lag]);
     }));
   }
   await Promise.all(running);
