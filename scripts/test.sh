@@ -31,17 +31,27 @@ tier() { # name, command...
   printf 'tier %-14s %-7s %4ss  %s\n' "$name" "$status" $((SECONDS - start)) "$detail" | tee "$results/$name"
 }
 
+# Waits (bounded) for the package lane's pack tier, when it is one of those
+# run, before a tier of the other lane uses the packed project.
+after_pack() {
+  [[ " ${TIERS:-$ALL} " == *" pack "* ]] || return 0
+  local i
+  for ((i = 0; i < 600 && ! -f $results/pack; i++)); do sleep 1; done
+}
+
 # One line over every native test binary, in cargo's own words.
 native_tests() {
   cargo test --all-targets 2>&1 |
     awk '{print} /^test result:/ {p += $4; f += $6} END {printf "test result: %s. %d passed; %d failed\n", (f ? "FAILED" : "ok"), p, f; exit (f > 0)}'
 }
 
-# Two lanes side by side (a fresh clone spends ~8 minutes compiling the Rust
+# Two lanes side by side (a fresh clone spends ~5 minutes compiling the Rust
 # tiers; the package's tiers need only the build above). The Rust lane is
-# compilation and table tests, then the SDK and outbox tiers (their own packed project and
-# pages), which wait on seconds-long Retry-After, not on tight bounds. The package lane keeps every browser,
-# runtime and leak tier one at a time, as they were measured.
+# compilation and table tests, then the SDK and outbox tiers (their own
+# packed project and pages), then three runtimes' e2e suites, the bundlers,
+# types and docs: none waits on a tight bound. The package lane runs the
+# other runtimes, fidelity, leaks and fleets one at a time, and keeps the
+# tiers whose bounds are about time for last, when it runs alone.
 rust_lane() {
   tier fmt           cargo fmt --check
   tier clippy        bash -c 'cargo clippy --all-targets -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features authority -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features outbox -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features poll -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features redis -- -D warnings && cargo clippy --release --target wasm32-unknown-unknown --features browser -- -D warnings'
@@ -51,37 +61,48 @@ rust_lane() {
   tier sdks          bash -c 'bash scripts/pack-install.sh test-output/sdks-project >/dev/null || exit 1; node tests/sdks/run.mjs test-output/sdks-project; node=$?; node tests/sdks/hosts.mjs test-output/sdks-project && [ $node -eq 0 ]'
   # the durable outbox: Node stores and restarts, IndexedDB + Web Locks in three browsers, a Durable Object (tests/outbox)
   tier outbox        node tests/outbox/run.mjs
+  # Tiers that wait on no tight bound, moved here to even the lanes out (the
+  # package lane was ~25 of a fresh clone's ~29 minutes); those on the packed
+  # project wait for the package lane's pack first.
+  tier types         node_modules/.bin/tsc --strict --noEmit -p tests/types
+  # every relative link and #anchor in README.md, BENCHMARKS.md, docs/*.md and the suites' READMEs resolves inside the repository, no doc or source comment cites a file outside it, and the README's examples run as written in Node and workerd (tests/docs)
+  tier docs          node --test tests/docs/
+  after_pack
+  tier bundlers      node tests/bundlers/run.mjs test-output/project
+  local rt
+  for rt in deno bun bundle; do
+    tier "e2e-$rt"   node tests/runtimes/run.mjs "$rt" test-output/project
+  done
 }
 package_lane() {
-  tier types         node_modules/.bin/tsc --strict --noEmit -p tests/types
   tier pack          bash scripts/pack-install.sh test-output/project
   tier e2e-node      bash -c 'cd test-output/project && node run-node.mjs'
   local rt
-  for rt in deno bun workerd chromium firefox webkit bundle; do
+  for rt in workerd chromium firefox webkit; do
     tier "e2e-$rt"   node tests/runtimes/run.mjs "$rt" test-output/project
   done
   # policy.fetch against the host's fetch, side by side, in all seven runtimes (tests/fidelity)
   tier fidelity      node tests/fidelity/run-all.mjs test-output/project
-  # slow text streams (six Content-Types, GET and POST) through fetch and policy.fetch side by side, in all seven runtimes (tests/streams)
-  tier streams       node tests/streams/run-all.mjs test-output/project
   tier fleet-workerd node tests/fleet/workerd.mjs
-  # one budget in a real redis-server shared by four Node processes, one Deno and one Bun (tests/fleet/redis.mjs)
-  tier fleet-redis   node tests/fleet/redis.mjs
   # no wasm export answers a lone JS value, and four fresh Node processes under load through a Redis outage do not die (tests/fleet/crash.mjs)
   tier crash-node    node tests/fleet/crash.mjs
-  # adaptive throttling shared by a fleet: an upstream down 30 s, 3 clients per variant — Node processes on redisBudget (beside throttle: false, cockatiel's breaker and an AWS-style limiter), then workerd isolates on durableBudget and Chromium tabs on tabBudget (tests/fleet/throttle.mjs)
-  tier throttle      node tests/fleet/throttle.mjs
-  tier bundlers      node tests/bundlers/run.mjs test-output/project
   # how fetch fails in the three browsers as measured, the offline wait in Chromium, and what a page under a service worker gets
   tier browser-errors bash -c 'node tests/browsers/measure-failures.mjs --check && node tests/browsers/offline.mjs && node tests/browsers/service-worker.mjs'
-  tier fleet-browsers node tests/fleet/browsers.mjs
   tier leaks-node    node tests/leaks/run.mjs node
   tier leaks-chromium node tests/leaks/run.mjs chromium
-  tier demo          node --test tests/demo/
+  tier fleet-browsers node tests/fleet/browsers.mjs
   # saferetry/otel with the real SDKs: Node (sdk-trace-base, sdk-metrics, context-async-hooks, instrumentation-undici), Chromium (sdk-trace-web, instrumentation-fetch), workerd (the API alone) (tests/otel)
   tier otel          node --test --test-concurrency=1 tests/otel/
-  # every relative link and #anchor in README.md, BENCHMARKS.md, docs/*.md and the suites' READMEs resolves inside the repository, no doc or source comment cites a file outside it, and the README's examples run as written in Node and workerd (tests/docs)
-  tier docs          node --test tests/docs/
+  # Last, once the Rust lane has ended: the tiers whose bounds are about
+  # time (a hand-over at 250 ms, a deadline plus the timers' lag, a shared
+  # rate a second), so that no other tier's load runs beside them.
+  # one budget in a real redis-server shared by four Node processes, one Deno and one Bun (tests/fleet/redis.mjs)
+  tier fleet-redis   node tests/fleet/redis.mjs
+  # slow text streams (six Content-Types, GET and POST) through fetch and policy.fetch side by side, in all seven runtimes (tests/streams)
+  tier streams       node tests/streams/run-all.mjs test-output/project
+  # adaptive throttling shared by a fleet: an upstream down 30 s, 3 clients per variant — Node processes on redisBudget (beside throttle: false, cockatiel's breaker and an AWS-style limiter), then workerd isolates on durableBudget and Chromium tabs on tabBudget (tests/fleet/throttle.mjs)
+  tier throttle      node tests/fleet/throttle.mjs
+  tier demo          node --test tests/demo/
 }
 rust_lane & rust=$!
 package_lane & package=$!
