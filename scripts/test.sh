@@ -35,8 +35,8 @@ tier() { # name, command...
 # run, before a tier of the other lane uses the packed project.
 after_pack() {
   [[ " ${TIERS:-$ALL} " == *" pack "* ]] || return 0
-  local i
-  for ((i = 0; i < 600 && ! -f $results/pack; i++)); do sleep 1; done
+  local i=0
+  while [ ! -f "$results/pack" ] && [ $i -lt 600 ]; do sleep 1; i=$((i + 1)); done
 }
 
 # One line over every native test binary, in cargo's own words.
@@ -111,7 +111,12 @@ wait $rust $package
 echo
 passed=0; failed=0; failed_names=()
 for name in $ALL; do
-  [ -f "$results/$name" ] || continue
+  [[ " ${TIERS:-$ALL} " == *" $name "* ]] || continue
+  # A tier asked for that left no line never ran (its lane died): failed.
+  if [ ! -f "$results/$name" ]; then
+    printf 'tier %-14s %-7s %4ss  %s\n' "$name" FAILED 0 "did not run" >"$results/$name"
+    echo "did not run: its lane ended before it (see the lines above the table)" >"test-output/$name.log"
+  fi
   if [ "$(awk '{print $3}' "$results/$name")" = passed ]; then passed=$((passed + 1)); else
     failed=$((failed + 1)); failed_names+=("$name"); echo "---- $name failed; last lines of test-output/$name.log:"; tail -n 40 "test-output/$name.log"; fi
 done
