@@ -39,6 +39,12 @@ after_pack() {
   while [ ! -f "$results/pack" ] && [ $i -lt 600 ]; do sleep 1; i=$((i + 1)); done
 }
 
+# Waits (bounded) until the Rust lane's process has ended, however it ended.
+after_rust() {
+  local i=0
+  while kill -0 "$rust" 2>/dev/null && [ $i -lt 1800 ]; do sleep 1; i=$((i + 1)); done
+}
+
 # One line over every native test binary, in cargo's own words.
 native_tests() {
   cargo test --all-targets 2>&1 |
@@ -93,9 +99,10 @@ package_lane() {
   tier fleet-browsers node tests/fleet/browsers.mjs
   # saferetry/otel with the real SDKs: Node (sdk-trace-base, sdk-metrics, context-async-hooks, instrumentation-undici), Chromium (sdk-trace-web, instrumentation-fetch), workerd (the API alone) (tests/otel)
   tier otel          node --test --test-concurrency=1 tests/otel/
-  # Last, once the Rust lane has ended: the tiers whose bounds are about
-  # time (a hand-over at 250 ms, a deadline plus the timers' lag, a shared
-  # rate a second), so that no other tier's load runs beside them.
+  # Last, once the Rust lane has ended (waited for): the tiers whose bounds
+  # are about time (a hand-over at 250 ms, a deadline plus the timers' lag,
+  # a shared rate a second), so that no other tier's load runs beside them.
+  after_rust
   # one budget in a real redis-server shared by four Node processes, one Deno and one Bun (tests/fleet/redis.mjs)
   tier fleet-redis   node tests/fleet/redis.mjs
   # slow text streams (six Content-Types, GET and POST) through fetch and policy.fetch side by side, in all seven runtimes (tests/streams)
