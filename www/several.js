@@ -84,11 +84,14 @@ export async function severalTabs({ runId, spec, totalMs, host, alive, onProgres
   }
 }
 
-/** How late the tab's own timers fired while `o` ran (the starts begun
- * during it or up to two starts after it ended): a deadline's timer is no
- * more punctual than they are, so an operation is past its deadline only
- * beyond that lag (as the throttle tier counts, tests/fleet/throttle.mjs). */
-function lagDuring(ops, o, everyMs) {
+/** How late a load's own timers fired while operation `o` of `ops` ran
+ * (each `[start ms, duration ms, …, ms its start was late]`, one start
+ * every `everyMs`): the latest start among those begun during it or up to
+ * two starts after it ended, which a stall that delayed its end delayed
+ * too. A deadline's timer is no more punctual than they are, so an
+ * operation is past its deadline only beyond that lag: the tabs' here,
+ * and the throttle tier's (tests/fleet/throttle.mjs imports it). */
+export function lagDuring(ops, o, everyMs) {
   return Math.max(0, ...ops.filter((p) => p[0] >= o[0] && p[0] <= o[0] + o[1] + 2 * everyMs).map((p) => p[4]));
 }
 

@@ -55,6 +55,7 @@
 import http from 'node:http';
 import { runMain } from '../runtimes/procs.mjs';
 import { chromiumCarrier, nodeCarrier, workerdCarrier } from './throttle-carriers.mjs';
+import { lagDuring } from '../../www/several.js';
 
 const RUN_BUDGET_MS = 170_000; // the whole tier, hard stop for every wait below
 const t00 = Date.now();
@@ -122,16 +123,14 @@ function recovery(arrivals, starts) {
 
 /** Of `ops`, those that ran over `TOTAL_MS` + 100 ms (`over`), and of
  * those the ones past their deadline (`late`): over it by more than how
- * late the same load's timers fired while it ran (the latest start of an
- * operation begun meanwhile, or up to two starts after its end, which a
- * stall that delayed its end delayed too). A host too busy to run a timer
- * on time runs the deadline's late too: a fresh-clone run had 1–10
- * operations a variant 100 ms past it in workerd and Chromium, beside the
- * Rust lane's tiers, in every variant alike (`today`'s too). */
+ * late the same load's timers fired while it ran (`lagDuring`, the demo's
+ * count too). A host too busy to run a timer on time runs the deadline's
+ * late too: a fresh-clone run had 1–10 operations a variant 100 ms past
+ * it in workerd and Chromium, beside the Rust lane's tiers, in every
+ * variant alike (`today`'s too). */
 function pastDeadline(ops) {
-  const lagDuring = (o) => Math.max(0, ...ops.filter((p) => p[0] >= o[0] && p[0] <= o[0] + o[1] + 2 * EVERY_MS).map((p) => p[4]));
   const over = ops.filter((o) => o[1] > TOTAL_MS + 100);
-  return { over: over.length, late: over.filter((o) => o[1] > TOTAL_MS + 100 + lagDuring(o)).length };
+  return { over: over.length, late: over.filter((o) => o[1] > TOTAL_MS + 100 + lagDuring(ops, o, EVERY_MS)).length };
 }
 
 /** One window of the load: `these` carriers set up, then run at once from
