@@ -20,9 +20,12 @@ rm -rf "$results" && mkdir -p "$results"
 
 # Each tier leaves its summary line in $results/<name> ("passed"/"FAILED"
 # first), so tiers can run in lanes side by side and still be counted here.
+# Whether tier $1 is one of those run.
+selected() { [[ " ${TIERS:-$ALL} " == *" $1 "* ]]; }
+
 tier() { # name, command...
   local name=$1; shift
-  [[ " ${TIERS:-$ALL} " == *" $name "* ]] || return 0
+  selected "$name" || return 0
   local log="test-output/$name.log" start=$SECONDS missing status detail
   missing=$(need_tools "$name")
   [ -z "$missing" ] || echo "tier $name needs $missing, which bootstrap did not install (scripts/bootstrap.sh)" >"$log"
@@ -34,7 +37,7 @@ tier() { # name, command...
 # Waits (bounded) for the package lane's pack tier, when it is one of those
 # run, before a tier of the other lane uses the packed project.
 after_pack() {
-  [[ " ${TIERS:-$ALL} " == *" pack "* ]] || return 0
+  selected pack || return 0
   local i=0
   while [ ! -f "$results/pack" ] && [ $i -lt 600 ]; do sleep 1; i=$((i + 1)); done
 }
@@ -118,7 +121,7 @@ wait $rust $package
 echo
 passed=0; failed=0; failed_names=()
 for name in $ALL; do
-  [[ " ${TIERS:-$ALL} " == *" $name "* ]] || continue
+  selected "$name" || continue
   # A tier asked for that left no line never ran (its lane died): failed.
   if [ ! -f "$results/$name" ]; then
     printf 'tier %-14s %-7s %4ss  %s\n' "$name" FAILED 0 "did not run" >"$results/$name"
