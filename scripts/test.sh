@@ -125,7 +125,8 @@ for name in $ALL; do
   # A tier asked for that left no line never ran (its lane died): failed.
   if [ ! -f "$results/$name" ]; then
     printf 'tier %-14s %-7s %4ss  %s\n' "$name" FAILED 0 "did not run" >"$results/$name"
-    echo "did not run: its lane ended before it (see the lines above the table)" >"test-output/$name.log"
+    # Worded as a failure line, so that the lines beside the count name it too.
+    echo "FAIL: did not run: its lane ended before it (see the lines above the table)" >"test-output/$name.log"
   fi
   if [ "$(awk '{print $3}' "$results/$name")" = passed ]; then passed=$((passed + 1)); else
     failed=$((failed + 1)); failed_names+=("$name"); echo "---- $name failed; last lines of test-output/$name.log:"; tail -n 40 "test-output/$name.log"; fi
