@@ -18,6 +18,8 @@
 #                             LEAN=1's target/lean/names/), for
 #                             scripts/wasm-profile.mjs; js/ is left as it is.
 #   NAMES=all scripts/build.sh  the same for all six modules.
+#   NAMES=web scripts/build.sh  the same for the browser's module alone
+#                             (bench/page-weights.mjs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -113,7 +115,7 @@ module() { # <out-name> [cargo flags]   (into $out, default js/src)
 strip=(--strip-debug)
 if [ -n "${NAMES:-}" ]; then
   strip=(-g) # the name section stays; the code is the shipped module's
-  out=$target/names module saferetry
+  [ "$NAMES" = web ] || out=$target/names module saferetry
   out=$target/names module saferetry_web --features browser
   if [ "$NAMES" = all ]; then
     out=$target/names module saferetry_authority --features authority
