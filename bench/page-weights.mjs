@@ -113,7 +113,7 @@ const sh = (cmd, opts = {}) => execFileSync("bash", ["-c", cmd], { cwd: REPO, en
 function extract() {
   rmSync(TREE, { recursive: true, force: true });
   mkdirSync(TREE, { recursive: true });
-  sh(`git archive --format=tar HEAD | tar -x -C "${TREE}"`);
+  sh(`git archive --format=tar HEAD | tar -x -m -C "${TREE}"`);
   symlinkSync(path.join(REPO, "node_modules"), path.join(TREE, "node_modules"));
   const target = path.join(REPO, "target/page-weights");
   mkdirSync(target, { recursive: true });
@@ -124,7 +124,7 @@ function extract() {
 /** `edits` applied to HEAD's src/ in TREE; the anchors not found. */
 function edit(edits) {
   rmSync(path.join(TREE, "src"), { recursive: true, force: true });
-  sh(`git archive --format=tar HEAD src | tar -x -C "${TREE}"`);
+  sh(`git archive --format=tar HEAD src | tar -x -m -C "${TREE}"`);
   const missing = [];
   for (const [file, from, to] of edits) {
     const full = path.join(TREE, file);
@@ -185,10 +185,10 @@ for (const row of ROWS) {
   }
   const size = build();
   head ??= size;
-  const delta = size === head ? "" : `−${kb(head.gzip - size.gzip)} KB`;
+  const delta = size === head ? "" : `${size.gzip > head.gzip ? "+" : "−"}${kb(Math.abs(head.gzip - size.gzip))} KB`;
   console.log(`| ${row.label} | ${size.raw.toLocaleString("en").replace(/,/g, " ")} | ${size.gzip.toLocaleString("en").replace(/,/g, " ")} | ${delta} |`);
 }
-const shipped = withoutNames(readFileSync(path.join(REPO, "js/src/saferetry_web_bg.wasm")));
+const shipped = readFileSync(path.join(REPO, "js/src/saferetry_web_bg.wasm"));
 if (head && shipped.length !== head.raw) {
   console.log(`\n(this checkout's js/src/saferetry_web_bg.wasm is ${shipped.length} bytes, not HEAD's ${head.raw}: \`make build\` after the last commit?)`);
 }
