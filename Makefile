@@ -29,6 +29,7 @@ ship:
 # workerd-cpu.mjs and profile.mjs); bench/coldstart.mjs says where a
 # Worker's cold start goes, step by step, bench/page-split.mjs how
 # small a page's wasm could get by loading only what a successful call runs,
+# bench/page-weights.mjs what each guarantee weighs in it,
 # and bench/runtimes.mjs what a successful call costs beside fetch in Node,
 # Deno, Bun, Chromium, Firefox and WebKit.
 bench: build
@@ -37,6 +38,7 @@ bench: build
 	node bench/redis.mjs
 	node bench/coldstart.mjs
 	node bench/page-split.mjs
+	node bench/page-weights.mjs
 	node bench/runtimes.mjs
 	node bench/table.mjs
 
