@@ -137,7 +137,7 @@ function edit(edits) {
 
 /** A module's bytes without its custom "name" section (the names build's
  * only difference from the shipped module). */
-export function withoutNames(wasm) {
+function withoutNames(wasm) {
   const parts = [wasm.subarray(0, 8)];
   let at = 8;
   const leb = () => {
