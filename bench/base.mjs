@@ -50,19 +50,27 @@ export function leanPackage() {
   }
 }
 
+/** Tree-ish `id` extracted into the folder `tree` (emptied first), ready
+ * for its own scripts/build.sh: node_modules a link to this checkout's,
+ * its cargo artifacts in `target` (kept between runs), its bootstrap a
+ * no-op. Files get the time of extraction, not the commit's (`tar -m`),
+ * so that cargo rebuilds what a later edit of them changes. */
+export function extract(id, tree, target) {
+  rmSync(tree, { recursive: true, force: true });
+  mkdirSync(tree, { recursive: true });
+  execFileSync("bash", ["-c", `git archive --format=tar ${id} | tar -x -m -C "${tree}"`], { cwd: REPO, stdio: "inherit" });
+  symlinkSync(path.join(REPO, "node_modules"), path.join(tree, "node_modules"));
+  mkdirSync(target, { recursive: true });
+  symlinkSync(target, path.join(tree, "target"));
+  writeFileSync(path.join(tree, "scripts/bootstrap.sh"), "#!/usr/bin/env bash\n# bench/base.mjs: the tools are this checkout's.\n", { mode: 0o755 });
+}
+
 /** Extracts tree-ish `id` and builds its package (LEAN=1 with `lean`); its js/ folder. */
 function build(id, lean) {
   const tree = path.join(REPO, "test-output/bench-base", id.slice(0, 12) + (lean ? "-lean" : ""));
   const pkg = path.join(tree, "js");
   if (existsSync(path.join(pkg, "src/saferetry_bg.wasm"))) return pkg;
-  rmSync(tree, { recursive: true, force: true });
-  mkdirSync(tree, { recursive: true });
-  execFileSync("bash", ["-c", `git archive --format=tar ${id} | tar -x -C "${tree}"`], { cwd: REPO, stdio: "inherit" });
-  symlinkSync(path.join(REPO, "node_modules"), path.join(tree, "node_modules"));
-  const target = path.join(REPO, "target/bench-base");
-  mkdirSync(target, { recursive: true });
-  symlinkSync(target, path.join(tree, "target"));
-  writeFileSync(path.join(tree, "scripts/bootstrap.sh"), "#!/usr/bin/env bash\n# bench/base.mjs: the tools are this checkout's.\n", { mode: 0o755 });
+  extract(id, tree, path.join(REPO, "target/bench-base"));
   console.error(`bench: building the ${lean ? "lean " : ""}package of ${id.slice(0, 12)} in ${path.relative(REPO, tree)}`);
   try {
     execFileSync("bash", ["scripts/build.sh"], { cwd: tree, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, LEAN: lean ? "1" : "" } });

@@ -12,18 +12,18 @@
 //
 //   node bench/page-weights.mjs     (one build per row, ~1 minute each)
 //
-// HEAD is extracted with `git archive` into test-output/page-weights/ (its
-// cargo artifacts in target/page-weights, kept between runs) and built
-// there with its own scripts/build.sh (`NAMES=web`: the page's module with
-// its names, whose name section is dropped before it is measured: the
-// code is the shipped module's), node_modules a link to this checkout's
-// and its bootstrap a no-op, as bench/base.mjs does. A row whose edit no
+// HEAD is extracted into test-output/page-weights/ (its cargo artifacts in
+// target/page-weights, kept between runs) as bench/base.mjs extracts a
+// base, and built there with its own scripts/build.sh (`NAMES=web`: the
+// page's module with its names, whose name section is dropped before it
+// is measured: the code is the shipped module's). A row whose edit no
 // longer finds its anchor in the source says so instead of a figure.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { fileURLToPath } from "node:url";
+import { extract } from "./base.mjs";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const TREE = path.join(REPO, "test-output/page-weights");
@@ -109,18 +109,6 @@ const ROWS = [
 
 const sh = (cmd, opts = {}) => execFileSync("bash", ["-c", cmd], { cwd: REPO, encoding: "utf8", ...opts });
 
-/** HEAD's tree in TREE, built with this checkout's tools (bench/base.mjs's way). */
-function extract() {
-  rmSync(TREE, { recursive: true, force: true });
-  mkdirSync(TREE, { recursive: true });
-  sh(`git archive --format=tar HEAD | tar -x -m -C "${TREE}"`);
-  symlinkSync(path.join(REPO, "node_modules"), path.join(TREE, "node_modules"));
-  const target = path.join(REPO, "target/page-weights");
-  mkdirSync(target, { recursive: true });
-  symlinkSync(target, path.join(TREE, "target"));
-  writeFileSync(path.join(TREE, "scripts/bootstrap.sh"), "#!/usr/bin/env bash\n# bench/page-weights.mjs: the tools are this checkout's.\n", { mode: 0o755 });
-}
-
 /** `edits` applied to HEAD's src/ in TREE; the anchors not found. */
 function edit(edits) {
   rmSync(path.join(TREE, "src"), { recursive: true, force: true });
@@ -172,7 +160,7 @@ function build() {
 
 const kb = (n) => (n / 1000).toFixed(1);
 const commit = sh("git rev-parse --short HEAD").trim();
-extract();
+extract("HEAD", TREE, path.join(REPO, "target/page-weights"));
 console.log(`\n## What each guarantee weighs in a page's wasm (saferetry_web, HEAD ${commit}, ${new Date().toISOString().slice(0, 16)} UTC)\n`);
 console.log("| taken out of the page's wasm | raw bytes | gzip -9 | − HEAD |");
 console.log("|---|---:|---:|---:|");
