@@ -23,6 +23,7 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { fileURLToPath } from "node:url";
+import { parse } from "../scripts/wasm-profile.mjs";
 import { extract } from "./base.mjs";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
@@ -124,32 +125,11 @@ function edit(edits) {
 }
 
 /** A module's bytes without its custom "name" section (the names build's
- * only difference from the shipped module). */
+ * only difference from the shipped module), by scripts/wasm-profile.mjs's
+ * reading of its sections. */
 function withoutNames(wasm) {
-  const parts = [wasm.subarray(0, 8)];
-  let at = 8;
-  const leb = () => {
-    let n = 0, shift = 0, b;
-    do { b = wasm[at++]; n += (b & 0x7f) * 2 ** shift; shift += 7; } while (b & 0x80);
-    return n;
-  };
-  while (at < wasm.length) {
-    const start = at;
-    const id = wasm[at++];
-    const size = leb();
-    const body = at;
-    at += size;
-    if (id === 0) {
-      const save = at;
-      at = body;
-      const len = leb();
-      const name = wasm.subarray(at, at + len).toString();
-      at = save;
-      if (name === "name") continue;
-    }
-    parts.push(wasm.subarray(start, at));
-  }
-  return Buffer.concat(parts);
+  const kept = parse(wasm).sections.filter((s) => s.label !== 'custom "name"');
+  return Buffer.concat([wasm.subarray(0, 8), ...kept.map((s) => wasm.subarray(s.start, s.end))]);
 }
 
 function build() {
