@@ -33,7 +33,8 @@ const TREE = path.join(REPO, "test-output/page-weights");
 // made unreachable with an unconditional `return` or a value in place of a
 // call (not `if true`: inside an `async fn` the generator keeps the states
 // after it); rustc's warnings about the code after it are expected.
-const once = (call, pending) => `match crate::engine::once(${call}) { core::task::Poll::Ready(x) => x, core::task::Poll::Pending => ${pending} }`;
+// `call` polled once: its output as `ready` makes it (`x`), else `pending`.
+const once = (call, pending, ready = "x") => `match crate::engine::once(${call}) { core::task::Poll::Ready(x) => ${ready}, core::task::Poll::Pending => ${pending} }`;
 const PIECES = {
   options: {
     label: "reading and checking options (a policy's, a call's `retry`, every `checkOptions` schema)",
@@ -91,7 +92,7 @@ const SUSPENSION = [
     `match ${once("race(transport.send(attempt), clock.sleep(timer_ms))", "Either::Right(Slept::Elapsed)")} {`],
   ["src/engine.rs", "if clock.until_online(remaining).await == Slept::Cancelled {", "if { let _ = remaining; Slept::Elapsed } == Slept::Cancelled {"],
   ["src/engine.rs", "match race(acquire, clock.sleep(remaining)).await {",
-    `match ${once("acquire", "{ let _ = remaining; Either::Right(Slept::Elapsed) }").replace("Poll::Ready(x) => x", "Poll::Ready(x) => Either::Left(x)")} {`],
+    `match ${once("acquire", "{ let _ = remaining; Either::Right(Slept::Elapsed) }", "Either::Left(x)")} {`],
   ["src/engine.rs", "if clock.sleep(until - now).await == Slept::Cancelled {", "if { let _ = until - now; Slept::Elapsed } == Slept::Cancelled {"],
   ["src/host/api/exports.rs", "match race(step(prepared.call), ctx.clock.sleep(options.limits.attempt_ms)).await {",
     `match ${once("race(step(prepared.call), ctx.clock.sleep(options.limits.attempt_ms))", "Either::Right(crate::engine::Slept::Elapsed)")} {`],
